@@ -1,0 +1,154 @@
+# pcbench - GNU Make only. `make` builds libpcbench and the pcbench tool;
+# `make test` and `make bench` install what they need first (make deps).
+
+BUILD    ?= build
+DEPS_DIR ?= .deps/root
+CC       ?= gcc
+CXX      ?= g++
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+PYTHON   ?= python3
+SUITE    ?= seed
+comma    := ,
+
+# Packages unpacked from .deb files (make deps DEBS=folder) live in DEPS_DIR.
+DEPS_INC := $(wildcard $(DEPS_DIR)/usr/include)
+DEPS_LIB := $(wildcard $(DEPS_DIR)/usr/lib/x86_64-linux-gnu)
+CPPFLAGS += -Iimpl $(if $(DEPS_INC),-I$(DEPS_INC))
+LDFLAGS  += $(if $(DEPS_LIB),-L$(DEPS_LIB) -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_LIB)))
+
+WARN     := -Wall -Wextra $(if $(CI),-Werror)
+CFLAGS   ?= -O2 -g
+# No FMA contraction: the CPU implementations must round identically.
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -ffp-contract=off $(WARN)
+CXXFLAGS ?= -O2 -g
+CXXFLAGS += -std=c++17 -fopenmp $(WARN)
+LDLIBS   += -fopenmp -lm
+
+# Optional parts, each detected here.
+have_hdr = $(or $(wildcard /usr/include/$(1)),$(if $(DEPS_INC),$(wildcard $(DEPS_INC)/$(1))))
+HAVE_FLANN  := $(if $(call have_hdr,flann/flann.h),1)
+HAVE_GBENCH := $(if $(call have_hdr,benchmark/benchmark.h),1)
+HAVE_CUDA   := $(if $(NVCC),1)
+
+LIB_C   := $(wildcard impl/*.c impl/*/*.c datasets/*.c)
+ifeq ($(HAVE_FLANN),1)
+CPPFLAGS += -DPCB_HAVE_FLANN
+LDLIBS   += -lflann
+else
+LIB_C   := $(filter-out %_flann.c,$(LIB_C))
+endif
+LIB_CU  := $(wildcard impl/*.cu impl/*/*.cu)
+TOOL_C  := $(wildcard bench/*.c)
+TOOL_CC :=
+ifeq ($(HAVE_GBENCH),1)
+TOOL_CC := $(wildcard bench/*.cc)
+CPPFLAGS_TOOL := -DPCB_HAVE_GBENCH
+LDLIBS_TOOL   := -lbenchmark -lpthread
+endif
+
+ifeq ($(HAVE_CUDA),1)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra$(if $(CI),$(comma)-Werror) -Iimpl
+CPPFLAGS  += -DPCB_HAVE_CUDA
+LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)
+endif
+
+LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_OBJ_CU)
+TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
+LIB      := $(BUILD)/libpcbench.a
+TOOL     := $(BUILD)/pcbench
+
+# Sanitized build (AddressSanitizer + UBSan, no CUDA) for the tests.
+ASAN       := $(BUILD)/asan
+SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_OBJ   := $(LIB_C:%.c=$(ASAN)/%.o)
+ASAN_LIB   := $(ASAN)/libpcbench.a
+TESTS_C    := $(wildcard tests/test_*.c)
+TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
+ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
+LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
+
+.PHONY: all lib tool deps debs test test-unit test-cli bench tables plots regress datasets clean
+all: tool
+
+lib: $(LIB)
+tool: $(TOOL)
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(TOOL): $(TOOL_OBJ) $(LIB)
+	$(CXX) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CXXFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(filter -D% -I%,$(CPPFLAGS)) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@.o -c $<
+	$(CXX) $(LDFLAGS) -o $@ $@.o $(LIB) $(LDLIBS)
+
+$(ASAN)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) $(CFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(ASAN_LIB): $(ASAN_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
+	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_LIB) $(LDLIBS_ASAN)
+
+# ---- dependencies ---------------------------------------------------------
+# make deps            install missing Debian packages (apt-get, needs root)
+# make deps DEBS=dir   unpack a folder of .deb files into $(DEPS_DIR) (offline)
+# make debs DEBS=dir   download those .deb files here, for an offline host
+deps:
+	@DEBS="$(DEBS)" DEPS_DIR="$(DEPS_DIR)" sh scripts/deps.sh install
+
+debs:
+	@DEBS="$(or $(DEBS),debs)" sh scripts/deps.sh download
+
+# ---- tests ----------------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory test-build
+	@sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)
+
+test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS)
+
+# ---- data, benchmarks, results --------------------------------------------
+datasets: tool
+	@sh datasets/fetch_real.sh datasets/real
+
+bench: deps
+	@$(MAKE) --no-print-directory tool
+	$(TOOL) bench --suite $(SUITE)
+
+tables:
+	$(PYTHON) scripts/tables.py results
+
+plots:
+	$(PYTHON) scripts/plots.py results
+
+regress: tool
+	$(TOOL) bench --suite quick --regress results/baseline
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

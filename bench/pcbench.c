@@ -1,0 +1,457 @@
+/* pcbench.c - the command-line tool.
+ *
+ * Exit status: 0 success, 1 verification failure, 2 usage error, 3 bad input
+ * (file or arguments), 4 implementation unsupported or unavailable, 5 device
+ * or system error. Messages on stderr start with "pcbench:". */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../datasets/cloud.h"
+#include "../impl/pcbench.h"
+#include "../impl/outfile.h"
+#include "verify.h"
+
+enum { EXIT_VERIFY = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_UNSUPPORTED = 4, EXIT_SYSTEM = 5 };
+
+static int exit_for(int rc)
+{
+    switch (rc) {
+    case PCB_OK: return 0;
+    case PCB_EINVAL:
+    case PCB_EBADFILE: return EXIT_INPUT;
+    case PCB_EUNSUPPORTED:
+    case PCB_EUNAVAIL: return EXIT_UNSUPPORTED;
+    default: return EXIT_SYSTEM;
+    }
+}
+
+/* Print "pcbench: <what>: <message>" and return the exit status for rc. */
+static int report(int rc, const char *what)
+{
+    fprintf(stderr, "pcbench: %s%s%s: %s\n", what ? what : "", what ? ": " : "",
+            pcb_strerror(rc), pcb_errmsg());
+    return exit_for(rc);
+}
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("pcbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (see --help)\n", stderr);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+static int parse_i64(const char *s, const char *what, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return usage_error("%s: '%s' is not an integer", what, s), 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_f64(const char *s, const char *what, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return usage_error("%s: '%s' is not a number", what, s), 0;
+    *out = v;
+    return 1;
+}
+
+/* ---- shared option handling for fps / nn / emd ---------------------------- */
+typedef struct {
+    const char *impl, *out, *in_a, *in_b;
+    int64_t m, start;
+    int have_m;
+    pcb_options opt;
+} run_args;
+
+static const struct option run_opts[] = {
+    {"impl", required_argument, 0, 'I'},     {"output", required_argument, 0, 'o'},
+    {"input", required_argument, 0, 'i'},    {"samples", required_argument, 0, 'm'},
+    {"start", required_argument, 0, 's'},    {"ref", required_argument, 0, 'r'},
+    {"query", required_argument, 0, 'q'},    {"threads", required_argument, 0, 't'},
+    {"partitions", required_argument, 0, 'P'}, {"eps", required_argument, 0, 'e'},
+    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+
+/* Returns -1 to go on, else an exit status. */
+static int parse_run_args(int argc, char **argv, const char *shortopts, const char *help,
+                          run_args *a)
+{
+    int c;
+    int64_t v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, shortopts, run_opts, NULL)) != -1) {
+        switch (c) {
+        case 'I': a->impl = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'i':
+        case 'r':
+        case 'a': a->in_a = optarg; break;
+        case 'q':
+        case 'b': a->in_b = optarg; break;
+        case 'm':
+            if (!parse_i64(optarg, "-m", &a->m)) return EXIT_USAGE;
+            a->have_m = 1;
+            break;
+        case 's':
+            if (!parse_i64(optarg, "--start", &a->start)) return EXIT_USAGE;
+            break;
+        case 't':
+            if (!parse_i64(optarg, "--threads", &v)) return EXIT_USAGE;
+            if (v < 0 || v > 4096) return usage_error("--threads out of range");
+            a->opt.threads = (int)v;
+            break;
+        case 'P':
+            if (!parse_i64(optarg, "--partitions", &v)) return EXIT_USAGE;
+            if (v < 1 || v > 1000000) return usage_error("--partitions out of range");
+            a->opt.partitions = (int)v;
+            break;
+        case 'e':
+            if (!parse_f64(optarg, "--eps", &a->opt.eps)) return EXIT_USAGE;
+            break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* Pick the implementation: --impl NAME, else the fastest exact one. */
+static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **impl)
+{
+    if (!name) {
+        int rc = pcb_best(t, impl);
+        return rc == PCB_OK ? 0 : report(rc, pcb_problem_name(t->problem));
+    }
+    *impl = pcb_find(t->problem, name);
+    if (*impl)
+        return 0;
+    for (const char *const *m = pcb_not_built(); *m; m += 2)
+        if (strcmp(m[0], pcb_problem_name(t->problem)) == 0 && strcmp(m[1], name) == 0) {
+            fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s)\n", m[0], name,
+                    strcmp(name, "flann") == 0 ? "libflann-dev was not found"
+                                               : "nvcc was not found");
+            return EXIT_UNSUPPORTED;
+        }
+    fprintf(stderr, "pcbench: unknown %s implementation '%s' (see pcbench list)\n",
+            pcb_problem_name(t->problem), name);
+    return EXIT_USAGE;
+}
+
+static int load(const char *path, pcb_cloud *c)
+{
+    int rc = pcb_load(path, c);
+    return rc == PCB_OK ? 0 : report(rc, NULL);
+}
+
+static int run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)
+{
+    int rc = pcb_run(impl, t, r, NULL);
+    if (rc == PCB_OK)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s", pcb_problem_name(impl->problem), impl->name);
+    return report(rc, what);
+}
+
+/* ---- commands ------------------------------------------------------------- */
+static int cmd_list(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+        puts("usage: pcbench list\n"
+             "One line per implementation: <problem> <name> <device> <exact|approx> <status>");
+        return 0;
+    }
+    for (int p = 0; p < PCB_NPROBLEMS; p++) {
+        for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+            const pcb_impl *impl = *it;
+            if ((int)impl->problem != p)
+                continue;
+            int rc = pcb_impl_available(impl);
+            printf("%s %s %s %s %s%s%s\n", pcb_problem_name(impl->problem), impl->name,
+                   pcb_device_name(impl->device), impl->exact ? "exact" : "approx",
+                   rc == PCB_OK ? "available" : "unavailable", rc == PCB_OK ? "" : ": ",
+                   rc == PCB_OK ? "" : pcb_errmsg());
+        }
+        for (const char *const *m = pcb_not_built(); *m; m += 2)
+            if (strcmp(m[0], pcb_problem_name((pcb_problem)p)) == 0)
+                printf("%s %s %s - unavailable: not built (%s)\n", m[0], m[1],
+                       strcmp(m[1], "flann") == 0 ? "cpu" : "cuda",
+                       strcmp(m[1], "flann") == 0 ? "libflann-dev not found" : "nvcc not found");
+    }
+    return 0;
+}
+
+static const char gen_help[] =
+    "usage: pcbench gen KIND -n N [--seed S] -o FILE\n"
+    "Write a generated cloud as binary PLY. KIND: uniform, sphere, clusters, lidar,\n"
+    "equal, duplicates, collinear, offset. Same KIND, N and seed give the same cloud.\n"
+    "lidar with -n 0 gives a full sweep (about 120,000 points).\n";
+
+static int cmd_gen(int argc, char **argv)
+{
+    static const struct option opts[] = {{"seed", required_argument, 0, 'S'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int64_t n = -1, seed = 1;
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:o:S:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n': if (!parse_i64(optarg, "-n", &n)) return EXIT_USAGE; break;
+        case 'S': if (!parse_i64(optarg, "--seed", &seed)) return EXIT_USAGE; break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(gen_help, stdout); return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1)
+        return usage_error("gen needs exactly one KIND");
+    if (n < 0 || !out)
+        return usage_error("gen needs -n N and -o FILE");
+    pcb_cloud cloud;
+    int rc = pcb_generate(argv[optind], n, (uint64_t)seed, &cloud);
+    if (rc == PCB_OK)
+        rc = pcb_save_ply(out, &cloud);
+    pcb_cloud_free(&cloud);
+    return rc == PCB_OK ? 0 : report(rc, "gen");
+}
+
+static const char fps_help[] =
+    "usage: pcbench fps -i FILE -m M [--impl NAME] [--start S] [--threads T] [-o OUT]\n"
+    "Farthest point sampling: M lines, each a 0-based index into FILE's points, in\n"
+    "selection order. Without --impl the fastest available exact implementation runs.\n";
+
+static int cmd_fps(int argc, char **argv)
+{
+    run_args a = {0};
+    int rc = parse_run_args(argc, argv, "i:m:o:s:t:h", fps_help, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.in_a || !a.have_m)
+        return usage_error("fps needs -i FILE and -m M");
+    pcb_cloud cloud;
+    if ((rc = load(a.in_a, &cloud)))
+        return rc;
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = cloud.n, .m = a.m, .start = a.start,
+                  .a = cloud.xyz, .opt = a.opt};
+    const pcb_impl *impl = NULL;
+    int32_t *idx = NULL;
+    if ((rc = pcb_task_check(&t)) != PCB_OK)
+        rc = report(rc, "fps");
+    else if (!(rc = choose_impl(a.impl, &t, &impl))) {
+        idx = malloc((size_t)t.m * sizeof *idx);
+        pcb_result r = {.index = idx};
+        if (!idx)
+            rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld indices", (long long)t.m), "fps");
+        else if (!(rc = run_task(impl, &t, &r))) {
+            pcb_outfile o;
+            if ((rc = pcb_out_open(&o, a.out)) == PCB_OK) {
+                for (int64_t i = 0; i < t.m; i++)
+                    fprintf(o.f, "%" PRId32 "\n", idx[i]);
+                rc = pcb_out_commit(&o);
+            }
+            rc = rc == PCB_OK ? 0 : report(rc, "fps");
+        }
+    }
+    free(idx);
+    pcb_cloud_free(&cloud);
+    return rc;
+}
+
+static const char nn_help[] =
+    "usage: pcbench nn -r REF -q QUERY [--impl NAME] [--threads T] [--partitions P] [-o OUT]\n"
+    "Nearest neighbour: one line per query point, '<index> <squared distance>' of its\n"
+    "nearest point in REF. Without --impl the fastest available exact implementation runs.\n";
+
+static int cmd_nn(int argc, char **argv)
+{
+    run_args a = {0};
+    int rc = parse_run_args(argc, argv, "r:q:o:t:P:h", nn_help, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.in_a || !a.in_b)
+        return usage_error("nn needs -r REF and -q QUERY");
+    pcb_cloud ref = {0}, qry = {0};
+    if ((rc = load(a.in_a, &ref)) || (rc = load(a.in_b, &qry))) {
+        pcb_cloud_free(&ref);
+        return rc;
+    }
+    pcb_task t = {.problem = PCB_NN, .batch = 1, .n = ref.n, .nq = qry.n, .a = ref.xyz,
+                  .b = qry.xyz, .opt = a.opt};
+    const pcb_impl *impl = NULL;
+    int32_t *idx = malloc((size_t)qry.n * sizeof *idx);
+    float *d2 = malloc((size_t)qry.n * sizeof *d2);
+    if (!idx || !d2)
+        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)qry.n), "nn");
+    else if ((rc = pcb_task_check(&t)) != PCB_OK)
+        rc = report(rc, "nn");
+    else if (!(rc = choose_impl(a.impl, &t, &impl))) {
+        pcb_result r = {.index = idx, .dist2 = d2};
+        if (!(rc = run_task(impl, &t, &r))) {
+            pcb_outfile o;
+            if ((rc = pcb_out_open(&o, a.out)) == PCB_OK) {
+                for (int64_t i = 0; i < t.nq; i++)
+                    fprintf(o.f, "%" PRId32 " %.9g\n", idx[i], (double)d2[i]);
+                rc = pcb_out_commit(&o);
+            }
+            rc = rc == PCB_OK ? 0 : report(rc, "nn");
+        }
+    }
+    free(idx);
+    free(d2);
+    pcb_cloud_free(&ref);
+    pcb_cloud_free(&qry);
+    return rc;
+}
+
+static const char emd_help[] =
+    "usage: pcbench emd -a FILE_A -b FILE_B [--impl NAME] [--eps E] [--threads T] [-o OUT]\n"
+    "Earth mover's distance between two clouds of equal size: prints 'emd <mean matched\n"
+    "Euclidean distance>'. OUT (stdout after the emd line when there is no -o) gets one\n"
+    "line per point of A: the index in B it is matched to (-1 if left unmatched).\n";
+
+static int cmd_emd(int argc, char **argv)
+{
+    run_args a = {0};
+    int rc = parse_run_args(argc, argv, "a:b:o:t:e:h", emd_help, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.in_a || !a.in_b)
+        return usage_error("emd needs -a FILE_A and -b FILE_B");
+    pcb_cloud ca = {0}, cb = {0};
+    if ((rc = load(a.in_a, &ca)) || (rc = load(a.in_b, &cb))) {
+        pcb_cloud_free(&ca);
+        return rc;
+    }
+    pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = ca.n, .nq = cb.n, .a = ca.xyz,
+                  .b = cb.xyz, .opt = a.opt};
+    const pcb_impl *impl = NULL;
+    int32_t *match = malloc((size_t)ca.n * sizeof *match);
+    double value = 0;
+    if (!match)
+        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)ca.n), "emd");
+    else if ((rc = pcb_task_check(&t)) != PCB_OK)
+        rc = report(rc, "emd");
+    else if (!(rc = choose_impl(a.impl, &t, &impl))) {
+        pcb_result r = {.index = match, .value = &value};
+        if (!(rc = run_task(impl, &t, &r))) {
+            int64_t unmatched = 0;
+            for (int64_t i = 0; i < t.n; i++)
+                unmatched += match[i] < 0;
+            if (unmatched)
+                fprintf(stderr, "pcbench: emd %s: %lld points left unmatched\n", impl->name,
+                        (long long)unmatched);
+            printf("emd %.9g\n", value);
+            fflush(stdout);
+            pcb_outfile o;
+            if ((rc = pcb_out_open(&o, a.out)) == PCB_OK) {
+                for (int64_t i = 0; i < t.n; i++)
+                    fprintf(o.f, "%" PRId32 "\n", match[i]);
+                rc = pcb_out_commit(&o);
+            }
+            rc = rc == PCB_OK ? 0 : report(rc, "emd");
+        }
+    }
+    free(match);
+    pcb_cloud_free(&ca);
+    pcb_cloud_free(&cb);
+    return rc;
+}
+
+static const char verify_help[] =
+    "usage: pcbench verify [--problem fps|nn|emd] [--impl NAME]\n"
+    "Run every available implementation over the problem's matrix of datasets and\n"
+    "print a pass/fail table. Exit status 1 if anything fails.\n";
+
+static int cmd_verify(int argc, char **argv)
+{
+    static const struct option opts[] = {{"problem", required_argument, 0, 'p'},
+                                         {"impl", required_argument, 0, 'I'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *problem = NULL, *impl = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': problem = optarg; break;
+        case 'I': impl = optarg; break;
+        case 'h': fputs(verify_help, stdout); return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    pcb_problem only = PCB_FPS;
+    if (problem && pcb_problem_parse(problem, &only) != PCB_OK)
+        return usage_error("%s", pcb_errmsg());
+    if (impl && !problem)
+        return usage_error("--impl needs --problem");
+    int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {pcb_verify_fps, pcb_verify_nn,
+                                                             pcb_verify_emd};
+    int failures = 0;
+    for (int p = 0; p < PCB_NPROBLEMS; p++) {
+        if (problem && p != (int)only)
+            continue;
+        int rc = run[p](impl, stdout);
+        if (rc < 0)
+            return report(rc, "verify");
+        failures += rc;
+    }
+    printf("verify: %d failure%s\n", failures, failures == 1 ? "" : "s");
+    return failures ? EXIT_VERIFY : 0;
+}
+
+static const char main_help[] =
+    "usage: pcbench COMMAND [options]   (pcbench COMMAND --help for each)\n"
+    "  list                      implementations and whether they can run here\n"
+    "  gen KIND -n N -o FILE     write a generated cloud (binary PLY)\n"
+    "  fps -i FILE -m M          farthest point sampling\n"
+    "  nn -r REF -q QUERY        nearest neighbour of each query point\n"
+    "  emd -a A -b B             earth mover's distance by assignment\n"
+    "  verify [--problem P]      verify every implementation\n"
+    "  bench [--suite S]         time implementations (Google Benchmark)\n"
+    "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
+    "4 unsupported or unavailable, 5 device or system error.\n";
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"list", cmd_list},     {"gen", cmd_gen},       {"fps", cmd_fps},
+                {"nn", cmd_nn},         {"emd", cmd_emd},       {"verify", cmd_verify},
+                {"bench", pcb_bench_main}};
+    if (argc < 2)
+        return usage_error("no command given");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(main_help, stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(argv[1], cmds[i].name) == 0)
+            return cmds[i].fn(argc - 1, argv + 1);
+    return usage_error("unknown command '%s'", argv[1]);
+}

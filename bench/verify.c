@@ -1,0 +1,93 @@
+/* verify.c - the shared part of `pcbench verify`: run one case through every
+ * implementation, validate, print a row. The problems' matrices live in
+ * verify_fps.c, verify_nn.c and verify_emd.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+void pcb_verify_header(FILE *out, pcb_problem p)
+{
+    fprintf(out, "\n== verify %s ==\n%-40s %-20s %-5s %-6s %s\n", pcb_problem_name(p), "case",
+            "implementation", "dev", "result", "detail");
+}
+
+int pcb_verify_impl_known(pcb_problem p, const char *impl)
+{
+    if (!impl || pcb_find(p, impl))
+        return 1;
+    for (const char *const *m = pcb_not_built(); *m; m += 2)
+        if (strcmp(m[0], pcb_problem_name(p)) == 0 && strcmp(m[1], impl) == 0)
+            return 1;
+    return 0;
+}
+
+static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const char *result,
+                const char *detail)
+{
+    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", c->label, impl->name,
+            pcb_device_name(impl->device), result, detail);
+    fflush(out);
+}
+
+static int validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r,
+                    pcb_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
+    switch (t->problem) {
+    case PCB_FPS: return pcb_fps_validate(t, r, rep);
+    case PCB_NN: return pcb_nn_validate(t, r, impl->exact, rep);
+    case PCB_EMD: return pcb_emd_validate(t, r, impl->exact, rep);
+    default: return pcb_fail(PCB_EINVAL, "unknown problem");
+    }
+}
+
+int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
+{
+    const pcb_task *t = &c->task;
+    size_t count = (size_t)t->batch * (size_t)(t->problem == PCB_FPS  ? t->m
+                                                : t->problem == PCB_NN ? t->nq
+                                                                       : t->n);
+    int failures = 0;
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        if (impl->problem != t->problem || (name && strcmp(name, impl->name) != 0))
+            continue;
+        int32_t *index = malloc(count * sizeof *index);
+        float *dist2 = malloc(count * sizeof *dist2);
+        double *value = malloc((size_t)t->batch * sizeof *value);
+        double *price = malloc(count * sizeof *price);
+        if (!index || !dist2 || !value || !price) {
+            free(index), free(dist2), free(value), free(price);
+            return pcb_fail(PCB_ENOMEM, "verify: out of memory for %zu results", count);
+        }
+        for (size_t i = 0; i < count; i++)
+            index[i] = -7; /* poison: every element must be written */
+        pcb_result r = {.index = index, .dist2 = dist2, .value = value, .price = price};
+        int rc = pcb_run(impl, t, &r, NULL);
+        char detail[320];
+        if (rc == PCB_EUNSUPPORTED || rc == PCB_EUNAVAIL) {
+            snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());
+            row(out, c, impl, "skip", detail);
+        } else if (rc != PCB_OK) {
+            snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());
+            row(out, c, impl, "FAIL", detail);
+            failures++;
+        } else {
+            pcb_report rep;
+            rc = validate(impl, t, &r, &rep);
+            if (rc != PCB_OK) {
+                snprintf(detail, sizeof detail, "validator: %s: %s", pcb_strerror(rc),
+                         pcb_errmsg());
+                rep.ok = 0;
+            } else {
+                snprintf(detail, sizeof detail, "%s", rep.detail);
+            }
+            row(out, c, impl, rep.ok ? "pass" : "FAIL", detail);
+            failures += !rep.ok;
+        }
+        free(index), free(dist2), free(value), free(price);
+    }
+    return failures;
+}

@@ -1,0 +1,40 @@
+/* verify.h - the verification matrix of each problem, and what they share.
+ *
+ * pcb_verify_<problem>() runs every available implementation (or only
+ * `impl`, when not NULL) over that problem's matrix of datasets, prints one
+ * row per (case, implementation) to out, and returns the number of
+ * failures (0 = all passed), or a negative status on a system error. */
+#ifndef PCB_VERIFY_H
+#define PCB_VERIFY_H
+
+#include <stdio.h>
+
+#include "../datasets/cloud.h"
+#include "../impl/pcbench.h"
+
+int pcb_verify_fps(const char *impl, FILE *out);
+int pcb_verify_nn(const char *impl, FILE *out);
+int pcb_verify_emd(const char *impl, FILE *out);
+
+/* One case of a matrix: a label and a fully built task (the caller owns
+ * the point arrays). */
+typedef struct {
+    char label[96];
+    pcb_task task;
+} pcb_verify_case;
+
+/* Print the table header for a problem. */
+void pcb_verify_header(FILE *out, pcb_problem p);
+/* Run every implementation of the case's problem (or only `impl`) on the
+ * case, validate each answer with the problem's validator, print one row
+ * each. Unsupported or unavailable implementations get a "skip" row and do
+ * not count as failures; approximate ones pass when their validator says
+ * they are within their stated tolerance. Returns the number of failures. */
+int pcb_verify_case_run(const pcb_verify_case *c, const char *impl, FILE *out);
+/* 1 if `impl` names an implementation of problem p (or is NULL). */
+int pcb_verify_impl_known(pcb_problem p, const char *impl);
+
+/* pcbench bench: argv after "bench"; returns a CLI exit status. */
+int pcb_bench_main(int argc, char **argv);
+
+#endif

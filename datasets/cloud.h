@@ -1,0 +1,50 @@
+/* cloud.h - point clouds in and out: loaders, writer, generators.
+ *
+ * Loaders choose the format by content first (PLY magic, PCD header), then
+ * by extension (.xyz/.txt/.csv text, .bin KITTI float32 x,y,z,intensity).
+ * Every loader rejects truncated files, bad headers, missing x/y/z,
+ * non-numeric text, counts the file cannot hold and non-finite coordinates
+ * with PCB_EBADFILE and a message naming the file and the line or byte
+ * offset. Writers go through a temporary file and rename(). */
+#ifndef PCB_CLOUD_H
+#define PCB_CLOUD_H
+
+#include <stdint.h>
+
+#include "../impl/pcbench.h"
+
+typedef struct {
+    float *xyz; /* n x 3 */
+    int64_t n;
+} pcb_cloud;
+
+int pcb_cloud_alloc(pcb_cloud *c, int64_t n);
+void pcb_cloud_free(pcb_cloud *c);
+
+int pcb_load(const char *path, pcb_cloud *out);
+int pcb_save_ply(const char *path, const pcb_cloud *c); /* binary little endian */
+
+/* ---- deterministic random numbers (xoshiro256**, seeded by splitmix64) -- */
+typedef struct {
+    uint64_t s[4];
+} pcb_rng;
+
+void pcb_rng_seed(pcb_rng *r, uint64_t seed);
+uint64_t pcb_rng_next(pcb_rng *r);
+double pcb_rng_uniform(pcb_rng *r); /* [0, 1) */
+double pcb_rng_normal(pcb_rng *r);  /* standard normal */
+
+/* ---- generators: same kind, n and seed give the same cloud ------------ */
+/* Kinds: uniform, sphere, clusters, lidar, equal, duplicates, collinear,
+ * offset. NULL-terminated list of names. */
+const char *const *pcb_generator_kinds(void);
+int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out);
+
+/* A spinning-lidar sweep (64 beams, ~1,800 azimuth steps) ray-cast against a
+ * procedural street chosen by seed, seen from a sensor at (x, y) with
+ * heading yaw (radians). n > 0 asks for about n points (the sweep is
+ * resampled to exactly n), n = 0 for the sensor's natural resolution. */
+int pcb_gen_lidar(int64_t n, uint64_t seed, double sensor_x, double sensor_y, double yaw,
+                  pcb_cloud *out);
+
+#endif

@@ -1,0 +1,199 @@
+/* generate.c - seeded synthetic clouds. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cloud.h"
+
+int pcb_cloud_alloc(pcb_cloud *c, int64_t n)
+{
+    c->xyz = NULL;
+    c->n = 0;
+    if (n < 1 || n > PCB_MAX_POINTS)
+        return pcb_fail(PCB_EINVAL, "cloud of %lld points (need 1..%d)", (long long)n,
+                        PCB_MAX_POINTS);
+    if (!(c->xyz = malloc((size_t)n * 3 * sizeof(float))))
+        return pcb_fail(PCB_ENOMEM, "no memory for %lld points", (long long)n);
+    c->n = n;
+    return PCB_OK;
+}
+
+void pcb_cloud_free(pcb_cloud *c)
+{
+    if (c) {
+        free(c->xyz);
+        c->xyz = NULL;
+        c->n = 0;
+    }
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void pcb_rng_seed(pcb_rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t pcb_rng_next(pcb_rng *r)
+{
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+double pcb_rng_uniform(pcb_rng *r)
+{
+    return (double)(pcb_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double pcb_rng_normal(pcb_rng *r)
+{
+    double u = pcb_rng_uniform(r), v = pcb_rng_uniform(r);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+static void put(pcb_cloud *c, int64_t i, double x, double y, double z)
+{
+    c->xyz[3 * i] = (float)x;
+    c->xyz[3 * i + 1] = (float)y;
+    c->xyz[3 * i + 2] = (float)z;
+}
+
+static void gen_uniform(pcb_cloud *c, pcb_rng *r)
+{
+    for (int64_t i = 0; i < c->n; i++)
+        put(c, i, pcb_rng_uniform(r), pcb_rng_uniform(r), pcb_rng_uniform(r));
+}
+
+static void gen_sphere(pcb_cloud *c, pcb_rng *r)
+{
+    for (int64_t i = 0; i < c->n; i++) {
+        double x = pcb_rng_normal(r), y = pcb_rng_normal(r), z = pcb_rng_normal(r);
+        double len = sqrt(x * x + y * y + z * z);
+        if (len < 1e-12) { /* astronomically rare; keep determinism */
+            x = 1;
+            len = 1;
+        }
+        put(c, i, x / len, y / len, z / len);
+    }
+}
+
+/* 16 gaussian blobs (sigma 0.03) with centres uniform in the unit cube. */
+static void gen_clusters(pcb_cloud *c, pcb_rng *r)
+{
+    double centre[16][3];
+    for (int k = 0; k < 16; k++)
+        for (int d = 0; d < 3; d++)
+            centre[k][d] = pcb_rng_uniform(r);
+    for (int64_t i = 0; i < c->n; i++) {
+        const double *m = centre[pcb_rng_next(r) % 16];
+        put(c, i, m[0] + 0.03 * pcb_rng_normal(r), m[1] + 0.03 * pcb_rng_normal(r),
+            m[2] + 0.03 * pcb_rng_normal(r));
+    }
+}
+
+static void gen_equal(pcb_cloud *c, pcb_rng *r)
+{
+    double x = pcb_rng_uniform(r), y = pcb_rng_uniform(r), z = pcb_rng_uniform(r);
+    for (int64_t i = 0; i < c->n; i++)
+        put(c, i, x, y, z);
+}
+
+/* Each point is one of max(1, n/8) distinct positions: many exact copies. */
+static void gen_duplicates(pcb_cloud *c, pcb_rng *r)
+{
+    int64_t distinct = c->n / 8 > 0 ? c->n / 8 : 1;
+    pcb_cloud base;
+    if (pcb_cloud_alloc(&base, distinct) != PCB_OK) { /* fall back to one point */
+        gen_equal(c, r);
+        return;
+    }
+    gen_uniform(&base, r);
+    for (int64_t i = 0; i < c->n; i++) {
+        const float *p = base.xyz + 3 * (int64_t)(pcb_rng_next(r) % (uint64_t)distinct);
+        put(c, i, p[0], p[1], p[2]);
+    }
+    pcb_cloud_free(&base);
+}
+
+static void gen_collinear(pcb_cloud *c, pcb_rng *r)
+{
+    for (int64_t i = 0; i < c->n; i++) {
+        double t = pcb_rng_uniform(r);
+        put(c, i, t, 2 * t, -t);
+    }
+}
+
+/* Uniform in a 100 m cube 3,000 km from the origin: float32 keeps about
+ * 0.25 m there, so distances are coarse and the GEMM form would fail. */
+static void gen_offset(pcb_cloud *c, pcb_rng *r)
+{
+    for (int64_t i = 0; i < c->n; i++)
+        put(c, i, 3.0e6 + 100 * pcb_rng_uniform(r), -2.0e6 + 100 * pcb_rng_uniform(r),
+            1.0e3 + 100 * pcb_rng_uniform(r));
+}
+
+static int gen_lidar_kind(pcb_cloud *c, int64_t n, uint64_t seed)
+{
+    return pcb_gen_lidar(n, seed, 0.0, 0.0, 0.0, c);
+}
+
+typedef struct {
+    const char *name;
+    void (*fill)(pcb_cloud *, pcb_rng *);
+} generator;
+
+static const generator generators[] = {
+    {"uniform", gen_uniform},     {"sphere", gen_sphere},       {"clusters", gen_clusters},
+    {"lidar", NULL},              {"equal", gen_equal},         {"duplicates", gen_duplicates},
+    {"collinear", gen_collinear}, {"offset", gen_offset},
+};
+#define NGEN (sizeof generators / sizeof generators[0])
+
+const char *const *pcb_generator_kinds(void)
+{
+    static const char *names[NGEN + 1];
+    for (size_t i = 0; i < NGEN; i++)
+        names[i] = generators[i].name;
+    return names;
+}
+
+int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out)
+{
+    out->xyz = NULL;
+    out->n = 0;
+    for (size_t i = 0; i < NGEN; i++) {
+        if (!kind || strcmp(kind, generators[i].name) != 0)
+            continue;
+        if (!generators[i].fill)
+            return gen_lidar_kind(out, n, seed);
+        int rc = pcb_cloud_alloc(out, n);
+        if (rc != PCB_OK)
+            return rc;
+        pcb_rng r;
+        pcb_rng_seed(&r, seed);
+        generators[i].fill(out, &r);
+        return PCB_OK;
+    }
+    return pcb_fail(PCB_EINVAL,
+                    "unknown generator '%s' (uniform, sphere, clusters, lidar, equal, "
+                    "duplicates, collinear, offset)",
+                    kind ? kind : "");
+}

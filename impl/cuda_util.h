@@ -1,0 +1,50 @@
+/* cuda_util.h - shared helpers for the CUDA implementations (.cu files).
+ *
+ * Every CUDA call and every launch is checked; a failure becomes PCB_EDEVICE
+ * (PCB_ENOMEM for allocation failures) with the CUDA error string. Each
+ * implementation owns a stream and a pair of events, so compute() only
+ * queues work, sync() waits, and device_ms() reads the event time. */
+#ifndef PCB_CUDA_UTIL_H
+#define PCB_CUDA_UTIL_H
+
+#include <cuda_runtime.h>
+
+#include "pcbench.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int pcb_cuda_fail(cudaError_t err, const char *what, const char *file, int line);
+
+/* Return from the calling function on any CUDA error. */
+#define PCB_CUDA_TRY(call)                                                    \
+    do {                                                                      \
+        cudaError_t pcb_err_ = (call);                                        \
+        if (pcb_err_ != cudaSuccess)                                          \
+            return pcb_cuda_fail(pcb_err_, #call, __FILE__, __LINE__);        \
+    } while (0)
+
+/* After a launch: catches bad configurations at once. */
+#define PCB_CUDA_LAUNCHED(name) PCB_CUDA_TRY(cudaGetLastError())
+
+/* PCB_OK when a CUDA device can be used, else PCB_EUNAVAIL "no CUDA device". */
+int pcb_cuda_available(void);
+
+typedef struct {
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    int timed; /* 1 once start/stop were recorded around a compute */
+} pcb_cuda_ctx;
+
+int pcb_cuda_ctx_init(pcb_cuda_ctx *c);
+void pcb_cuda_ctx_free(pcb_cuda_ctx *c);
+int pcb_cuda_begin(pcb_cuda_ctx *c);              /* record start */
+int pcb_cuda_end(pcb_cuda_ctx *c);                /* record stop, check launch */
+int pcb_cuda_sync(pcb_cuda_ctx *c);               /* wait for the stream */
+int pcb_cuda_elapsed_ms(pcb_cuda_ctx *c, double *ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

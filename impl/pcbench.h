@@ -1,0 +1,191 @@
+/* pcbench.h - the one public interface of libpcbench.
+ *
+ * Points are float32 xyz, a batch is B clouds of N points stored contiguously
+ * (B x N x 3). Sizes are int64_t; returned point indices are int32_t, so every
+ * cloud is limited to PCB_MAX_POINTS points (checked, never silently wrapped).
+ *
+ * Every function returns a status code (PCB_OK = 0, errors < 0). The message
+ * that goes with the last error of the calling thread is pcb_errmsg(). The
+ * library never calls exit() or abort().
+ */
+#ifndef PCBENCH_H
+#define PCBENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PCB_MAX_POINTS INT32_MAX
+
+/* ---- status codes (libuv/sqlite style) -------------------------------- */
+enum {
+    PCB_OK = 0,
+    PCB_EINVAL = -1,       /* invalid argument */
+    PCB_EUNSUPPORTED = -2, /* outside this implementation's limits */
+    PCB_EUNAVAIL = -3,     /* not built, or no device */
+    PCB_ENOMEM = -4,       /* out of memory (host or device) */
+    PCB_EDEVICE = -5,      /* device error (message carries the CUDA string) */
+    PCB_EBADFILE = -6,     /* bad input file (message names file and position) */
+    PCB_EIO = -7           /* system I/O error (open, write, rename) */
+};
+
+/* Short fixed name of a code: "invalid argument", "unsupported", ... */
+const char *pcb_strerror(int code);
+/* Detailed message of the calling thread's last error ("" if none). */
+const char *pcb_errmsg(void);
+/* Record an error for this thread and return code (for implementations). */
+int pcb_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- problems and implementations ------------------------------------- */
+typedef enum { PCB_FPS = 0, PCB_NN = 1, PCB_EMD = 2, PCB_NPROBLEMS = 3 } pcb_problem;
+typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;
+
+const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd" */
+int pcb_problem_parse(const char *s, pcb_problem *out);
+const char *pcb_device_name(pcb_device d);     /* "cpu", "cuda" */
+
+/* Tunables; 0 means "the implementation's default". */
+typedef struct {
+    int threads;       /* OpenMP threads */
+    int partitions;    /* NN azimuth partitions (cuda_attempt3) */
+    double eps;        /* EMD auction target epsilon (absolute, cost units) */
+} pcb_options;
+
+/* One problem instance, the same shape for every implementation.
+ *   FPS: a = batch x n x 3 clouds, n = points, m = samples, start = first index.
+ *   NN:  a = batch x n x 3 reference clouds, b = batch x nq x 3 query clouds.
+ *   EMD: a, b = batch x n x 3 clouds (nq == n).
+ */
+typedef struct {
+    pcb_problem problem;
+    int64_t batch;
+    int64_t n;
+    int64_t nq;
+    int64_t m;
+    int64_t start;
+    const float *a;
+    const float *b;
+    pcb_options opt;
+} pcb_task;
+
+/* Where results go; the caller owns the arrays.
+ *   FPS: index[batch*m] sample indices in selection order.
+ *   NN:  index[batch*nq] nearest reference index, dist2[batch*nq] its
+ *        squared distance (dist2 may be NULL).
+ *   EMD: index[batch*n] the point of B matched to each point of A (-1 if an
+ *        implementation left it unmatched), value[batch] the mean matched
+ *        Euclidean distance (may be NULL), price[batch*n] the final prices of
+ *        B's points for implementations that have them (may be NULL; sets
+ *        has_price).
+ */
+typedef struct {
+    int32_t *index;
+    float *dist2;
+    double *value;
+    double *price;
+    int has_price;
+} pcb_result;
+
+/* Deterministic work counters; -1 where an implementation has none. */
+typedef struct {
+    int64_t distance_evals;
+    int64_t bids;
+    int64_t iterations;
+} pcb_counters;
+
+/* Limits; 0 means none. */
+typedef struct {
+    int64_t max_n;
+    int64_t max_m;
+    int64_t max_batch;
+} pcb_limits;
+
+/* An implementation is one table entry. The life cycle separates what a
+ * benchmark must not time from what it times:
+ *   prepare  - allocate, upload inputs, build indexes (state is private);
+ *   compute  - the work itself, inputs resident where the implementation
+ *              keeps them; for CUDA it returns after the work is queued on
+ *              the state's stream, sync() waits for it;
+ *   fetch    - copy results to host arrays;
+ *   release  - free everything (accepts NULL).
+ * prepare validates the task against the implementation's limits and says
+ * PCB_EUNSUPPORTED when it is outside them. */
+typedef struct pcb_impl {
+    const char *name;
+    pcb_problem problem;
+    pcb_device device;
+    int exact;               /* 1 exact, 0 approximate by design */
+    pcb_limits limits;
+    const char *summary;     /* one line */
+    int (*available)(void);  /* PCB_OK, or PCB_EUNAVAIL with a message */
+    int (*prepare)(const pcb_task *task, void **state);
+    int (*compute)(void *state);
+    int (*sync)(void *state);            /* NULL for CPU implementations */
+    int (*fetch)(void *state, pcb_result *out);
+    void (*release)(void *state);
+    int (*counters)(void *state, pcb_counters *out); /* NULL if none */
+    /* CUDA only: time the last compute with device events (ms). NULL else. */
+    int (*device_ms)(void *state, double *ms);
+} pcb_impl;
+
+/* ---- registry --------------------------------------------------------- */
+/* All implementations that were built, NULL-terminated, in speed order
+ * within a problem (fastest first). */
+const pcb_impl *const *pcb_registry(void);
+const pcb_impl *pcb_find(pcb_problem p, const char *name);
+/* Names that exist in the project but were not built here (e.g. CUDA
+ * without nvcc), NULL-terminated pairs {problem name, impl name}. */
+const char *const *pcb_not_built(void);
+/* Availability of an implementation (PCB_OK or PCB_EUNAVAIL + message). */
+int pcb_impl_available(const pcb_impl *impl);
+
+/* ---- running ---------------------------------------------------------- */
+/* Check a task's arguments (sizes, overflow, non-finite coordinates). */
+int pcb_task_check(const pcb_task *t);
+/* Check a task against an implementation's limits. */
+int pcb_task_fits(const pcb_impl *impl, const pcb_task *t);
+/* Whole life cycle: check, prepare, compute, sync, fetch, release. */
+int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
+            pcb_counters *counters /* may be NULL */);
+/* The fastest available exact implementation that accepts the task. */
+int pcb_best(const pcb_task *t, const pcb_impl **out);
+
+/* ---- simple entry points: fastest available verified exact ----------- */
+int pcb_fps(const float *xyz, int64_t batch, int64_t n, int64_t m,
+            int64_t start, int32_t *idx);
+int pcb_nn(const float *ref, int64_t n, const float *query, int64_t nq,
+           int64_t batch, int32_t *idx, float *dist2);
+int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n,
+            int32_t *match, double *value);
+
+/* ---- validation (double precision, accepts every correct answer) ------ */
+typedef struct {
+    int ok;              /* 1 when the answer is correct (or, for approximate
+                            implementations, within their stated tolerance) */
+    char detail[256];    /* the first problem found, or a short summary */
+    double recall;       /* NN: share of queries answered exactly; -1 n/a */
+    double worst_ratio;  /* NN: worst returned/true distance ratio; -1 n/a */
+    double gap;          /* EMD: (cost - optimum) / optimum; -1 if not computed */
+    double bound;        /* EMD: certified bound (P - D) / D; -1 n/a */
+    int64_t unmatched;   /* EMD: points left unmatched */
+} pcb_report;
+
+/* Validate a result against the task; exact = whether to demand an exact
+ * answer. Returns PCB_OK when validation ran (see rep->ok for the verdict).
+ *   FPS: implemented in impl/fps/fps_validate.c
+ *   NN:  impl/nn/nn_validate.c   EMD: impl/emd/emd_validate.c */
+int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
+int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

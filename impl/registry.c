@@ -1,0 +1,66 @@
+/* registry.c - the one list of implementations.
+ *
+ * Adding an implementation: write impl/<problem>/<problem>_<name>.c (or .cu)
+ * defining `const pcb_impl pcb_<problem>_<name>`, then add one line to
+ * registry_list.h in its problem's block, in speed order (fastest first). */
+#include <string.h>
+
+#include "pcbench.h"
+
+#ifdef PCB_HAVE_CUDA
+#define CUDA_IMPL(p, n) IMPL(p, n)
+#else
+#define CUDA_IMPL(p, n) MISSING(p, n)
+#endif
+#ifdef PCB_HAVE_FLANN
+#define FLANN_IMPL(p, n) IMPL(p, n)
+#else
+#define FLANN_IMPL(p, n) MISSING(p, n)
+#endif
+
+#define IMPL(p, n) extern const pcb_impl pcb_##p##_##n;
+#define MISSING(p, n)
+#include "registry_list.h"
+#undef IMPL
+#undef MISSING
+
+static const pcb_impl *const all[] = {
+#define IMPL(p, n) &pcb_##p##_##n,
+#define MISSING(p, n)
+#include "registry_list.h"
+#undef IMPL
+#undef MISSING
+    NULL};
+
+static const char *const missing[] = {
+#define IMPL(p, n)
+#define MISSING(p, n) #p, #n,
+#include "registry_list.h"
+#undef IMPL
+#undef MISSING
+    NULL};
+
+const pcb_impl *const *pcb_registry(void)
+{
+    return all;
+}
+
+const char *const *pcb_not_built(void)
+{
+    return missing;
+}
+
+const pcb_impl *pcb_find(pcb_problem p, const char *name)
+{
+    for (const pcb_impl *const *it = all; *it; it++)
+        if ((*it)->problem == p && strcmp((*it)->name, name) == 0)
+            return *it;
+    return NULL;
+}
+
+int pcb_impl_available(const pcb_impl *impl)
+{
+    if (!impl)
+        return pcb_fail(PCB_EINVAL, "no implementation given");
+    return impl->available ? impl->available() : PCB_OK;
+}

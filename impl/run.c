@@ -1,0 +1,178 @@
+/* run.c - argument checks, the run life cycle and the simple entry points. */
+#include <math.h>
+#include <string.h>
+
+#include "pcbench.h"
+
+static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd"};
+
+const char *pcb_problem_name(pcb_problem p)
+{
+    return (unsigned)p < PCB_NPROBLEMS ? problem_names[p] : "?";
+}
+
+int pcb_problem_parse(const char *s, pcb_problem *out)
+{
+    for (int i = 0; i < PCB_NPROBLEMS; i++)
+        if (s && strcmp(s, problem_names[i]) == 0) {
+            *out = (pcb_problem)i;
+            return PCB_OK;
+        }
+    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd)", s ? s : "");
+}
+
+const char *pcb_device_name(pcb_device d)
+{
+    return d == PCB_CUDA ? "cuda" : "cpu";
+}
+
+/* batch * n * 3 floats must be addressable; n must fit an int32 index. */
+static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n)
+{
+    if (!xyz)
+        return pcb_fail(PCB_EINVAL, "%s: no points given", what);
+    if (n < 1)
+        return pcb_fail(PCB_EINVAL, "%s: %lld points (need at least 1)", what, (long long)n);
+    if (n > PCB_MAX_POINTS)
+        return pcb_fail(PCB_EINVAL, "%s: %lld points exceed the int32 index limit", what,
+                        (long long)n);
+    if (batch > (int64_t)(SIZE_MAX / 3 / sizeof(float)) / n)
+        return pcb_fail(PCB_EINVAL, "%s: batch %lld x %lld points overflows memory sizes", what,
+                        (long long)batch, (long long)n);
+    size_t count = (size_t)batch * (size_t)n * 3;
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(xyz[i]))
+            return pcb_fail(PCB_EINVAL, "%s: non-finite coordinate at cloud %zu point %zu", what,
+                            i / 3 / (size_t)n, i / 3 % (size_t)n);
+    return PCB_OK;
+}
+
+int pcb_task_check(const pcb_task *t)
+{
+    if (!t)
+        return pcb_fail(PCB_EINVAL, "no task given");
+    if ((unsigned)t->problem >= PCB_NPROBLEMS)
+        return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
+    if (t->batch < 1)
+        return pcb_fail(PCB_EINVAL, "batch %lld (need at least 1)", (long long)t->batch);
+    if (t->opt.threads < 0 || t->opt.partitions < 0 || !(t->opt.eps >= 0) || !isfinite(t->opt.eps))
+        return pcb_fail(PCB_EINVAL, "negative or non-finite option");
+    int rc;
+    switch (t->problem) {
+    case PCB_FPS:
+        if ((rc = check_cloud("cloud", t->a, t->batch, t->n)) != PCB_OK)
+            return rc;
+        if (t->m < 1 || t->m > t->n)
+            return pcb_fail(PCB_EINVAL, "samples m = %lld must be in 1..n (n = %lld)",
+                            (long long)t->m, (long long)t->n);
+        if (t->start < 0 || t->start >= t->n)
+            return pcb_fail(PCB_EINVAL, "start index %lld out of range 0..%lld",
+                            (long long)t->start, (long long)t->n - 1);
+        if (t->batch > (int64_t)(SIZE_MAX / sizeof(int32_t)) / t->m)
+            return pcb_fail(PCB_EINVAL, "batch x m overflows memory sizes");
+        return PCB_OK;
+    case PCB_NN:
+        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n)) != PCB_OK)
+            return rc;
+        return check_cloud("query cloud", t->b, t->batch, t->nq);
+    case PCB_EMD:
+        if (t->nq != t->n)
+            return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size (%lld and %lld)",
+                            (long long)t->n, (long long)t->nq);
+        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n)) != PCB_OK)
+            return rc;
+        return check_cloud("cloud B", t->b, t->batch, t->n);
+    default:
+        return pcb_fail(PCB_EINVAL, "unknown problem");
+    }
+}
+
+int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
+{
+    if (impl->problem != t->problem)
+        return pcb_fail(PCB_EINVAL, "%s is a %s implementation, not %s", impl->name,
+                        pcb_problem_name(impl->problem), pcb_problem_name(t->problem));
+    const pcb_limits *l = &impl->limits;
+    int64_t n = t->n > t->nq ? t->n : t->nq;
+    if (l->max_n && n > l->max_n)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld points exceed its limit of %lld",
+                        pcb_problem_name(impl->problem), impl->name, (long long)n,
+                        (long long)l->max_n);
+    if (l->max_m && t->m > l->max_m)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld samples exceed its limit of %lld",
+                        pcb_problem_name(impl->problem), impl->name, (long long)t->m,
+                        (long long)l->max_m);
+    if (l->max_batch && t->batch > l->max_batch)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: batch %lld exceeds its limit of %lld",
+                        pcb_problem_name(impl->problem), impl->name, (long long)t->batch,
+                        (long long)l->max_batch);
+    return PCB_OK;
+}
+
+int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counters *counters)
+{
+    int rc;
+    void *state = NULL;
+    if (!impl || !out || !out->index)
+        return pcb_fail(PCB_EINVAL, "pcb_run: missing implementation or result array");
+    if ((rc = pcb_task_check(t)) != PCB_OK || (rc = pcb_task_fits(impl, t)) != PCB_OK ||
+        (rc = pcb_impl_available(impl)) != PCB_OK)
+        return rc;
+    if ((rc = impl->prepare(t, &state)) == PCB_OK && (rc = impl->compute(state)) == PCB_OK &&
+        (!impl->sync || (rc = impl->sync(state)) == PCB_OK) &&
+        (rc = impl->fetch(state, out)) == PCB_OK && counters) {
+        counters->distance_evals = counters->bids = counters->iterations = -1;
+        if (impl->counters)
+            rc = impl->counters(state, counters);
+    }
+    if (impl->release)
+        impl->release(state);
+    return rc;
+}
+
+int pcb_best(const pcb_task *t, const pcb_impl **out)
+{
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return rc;
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        if (impl->problem == t->problem && impl->exact && pcb_task_fits(impl, t) == PCB_OK &&
+            pcb_impl_available(impl) == PCB_OK) {
+            *out = impl;
+            return PCB_OK;
+        }
+    }
+    return pcb_fail(PCB_EUNAVAIL, "no available exact %s implementation accepts this task",
+                    pcb_problem_name(t->problem));
+}
+
+static int run_best(const pcb_task *t, pcb_result *r)
+{
+    const pcb_impl *impl;
+    int rc = pcb_best(t, &impl);
+    return rc == PCB_OK ? pcb_run(impl, t, r, NULL) : rc;
+}
+
+int pcb_fps(const float *xyz, int64_t batch, int64_t n, int64_t m, int64_t start, int32_t *idx)
+{
+    pcb_task t = {.problem = PCB_FPS, .batch = batch, .n = n, .m = m, .start = start, .a = xyz};
+    pcb_result r = {.index = idx};
+    return run_best(&t, &r);
+}
+
+int pcb_nn(const float *ref, int64_t n, const float *query, int64_t nq, int64_t batch,
+           int32_t *idx, float *dist2)
+{
+    pcb_task t = {.problem = PCB_NN, .batch = batch, .n = n, .nq = nq, .a = ref, .b = query};
+    pcb_result r = {.index = idx, .dist2 = dist2};
+    return run_best(&t, &r);
+}
+
+int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *match,
+            double *value)
+{
+    pcb_task t = {.problem = PCB_EMD, .batch = batch, .n = n, .nq = n, .a = a, .b = b};
+    pcb_result r = {.index = match, .value = value};
+    return run_best(&t, &r);
+}
