@@ -14,7 +14,7 @@ say() { echo "pcbench deps: $*" >&2; }
 case "${1:-install}" in
 download)
     mkdir -p "$DEBS"
-    (cd "$DEBS" && apt-get download $OFFLINE_PKGS) || {
+    (cd "$DEBS" && apt-get -q -o APT::Sandbox::User=root download $OFFLINE_PKGS) || {
         say "apt-get download failed (no network or unknown package?)"; exit 1; }
     say "downloaded into $DEBS: $(ls "$DEBS" | tr '\n' ' ')"
     ;;
@@ -28,7 +28,11 @@ install)
         # Make the unversioned .so links point inside the prefix.
         for l in "$DEPS_DIR"/usr/lib/x86_64-linux-gnu/*.so; do
             [ -L "$l" ] || continue
-            t=$(readlink "$l"); case "$t" in /*) ln -sf "$(basename "$t")" "$l";; esac
+            t=$(readlink "$l")
+            case "$t" in /*)
+                if [ -e "$(dirname "$l")/$(basename "$t")" ]; then ln -sf "$(basename "$t")" "$l"
+                else rm -f "$l"; fi ;; # its runtime library is the host's own
+            esac
         done
         say "unpacked $# packages into $DEPS_DIR"
         exit 0

@@ -1,0 +1,79 @@
+#!/bin/sh
+# cli.sh PCBENCH - the command-line contract: output formats, exit statuses,
+# messages on stderr, --help everywhere, atomic output files.
+pcb=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect STATUS DESCRIPTION -- command...
+expect() {
+    want=$1 what=$2; shift 3
+    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+    if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, expected $want"; cat "$tmp/err"; fi
+}
+
+expect 2 "no command" -- "$pcb"
+expect 2 "unknown command" -- "$pcb" frobnicate
+grep -q '^pcbench: ' "$tmp/err" && ok || bad "usage message does not start with pcbench:"
+expect 0 "--help" -- "$pcb" --help
+for c in list gen fps nn emd verify bench; do
+    expect 0 "$c --help" -- "$pcb" "$c" --help
+    grep -qi usage "$tmp/out" && ok || bad "$c --help prints no usage"
+done
+
+# list: <problem> <name> <device> <exact|approx> <status>
+expect 0 "list" -- "$pcb" list
+awk '!($1 ~ /^(fps|nn|emd)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
+for p in fps nn emd; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
+cp "$tmp/out" "$tmp/list"
+
+expect 0 "gen uniform" -- "$pcb" gen uniform -n 300 --seed 5 -o "$tmp/a.ply"
+expect 0 "gen sphere" -- "$pcb" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"
+expect 3 "gen unknown kind" -- "$pcb" gen nonsense -n 10 -o "$tmp/x.ply"
+expect 2 "gen without -o" -- "$pcb" gen uniform -n 10
+expect 2 "gen bad -n" -- "$pcb" gen uniform -n ten -o "$tmp/x.ply"
+
+expect 0 "fps" -- "$pcb" fps -i "$tmp/a.ply" -m 12 --start 4
+[ "$(wc -l <"$tmp/out")" = 12 ] && [ "$(head -n 1 "$tmp/out")" = 4 ] && ok || bad "fps output: 12 lines starting with the start index"
+grep -qv '^[0-9][0-9]*$' "$tmp/out" && bad "fps output has a non-index line" || ok
+expect 0 "fps -o" -- "$pcb" fps -i "$tmp/a.ply" -m 12 -o "$tmp/fps.txt"
+[ "$(wc -l <"$tmp/fps.txt")" = 12 ] && [ ! -s "$tmp/out" ] && ok || bad "fps -o writes the file, not stdout"
+ls "$tmp" | grep -q '\.tmp\.' && bad "a temporary file was left behind" || ok
+expect 3 "fps m > n" -- "$pcb" fps -i "$tmp/a.ply" -m 301
+expect 3 "fps start out of range" -- "$pcb" fps -i "$tmp/a.ply" -m 3 --start 300
+expect 3 "fps missing file" -- "$pcb" fps -i "$tmp/missing.ply" -m 3
+grep -q "missing.ply" "$tmp/err" && ok || bad "error does not name the missing file"
+expect 2 "fps without -m" -- "$pcb" fps -i "$tmp/a.ply"
+expect 2 "fps unknown impl" -- "$pcb" fps -i "$tmp/a.ply" -m 3 --impl nosuch
+
+# every implementation listed: runs when available, says so (exit 4) when not
+while read -r problem name device kind status rest; do
+    case $problem in
+    fps) set -- fps -i "$tmp/a.ply" -m 8 ;;
+    nn) set -- nn -r "$tmp/a.ply" -q "$tmp/b.ply" ;;
+    emd) set -- emd -a "$tmp/a.ply" -b "$tmp/b.ply" ;;
+    esac
+    case $status in
+    available) expect 0 "$problem $name" -- "$pcb" "$@" --impl "$name" ;;
+    *) expect 4 "$problem $name unavailable" -- "$pcb" "$@" --impl "$name"
+       grep -q "unavailable" "$tmp/err" && ok || bad "$problem $name: no 'unavailable' message" ;;
+    esac
+done <"$tmp/list"
+
+expect 0 "nn self" -- "$pcb" nn -r "$tmp/a.ply" -q "$tmp/a.ply"
+[ "$(wc -l <"$tmp/out")" = 300 ] && awk '$2 != 0 {exit 1}' "$tmp/out" && ok || bad "nn of a cloud with itself: 300 zero distances"
+expect 0 "nn" -- "$pcb" nn -r "$tmp/a.ply" -q "$tmp/b.ply" -o "$tmp/nn.txt"
+awk 'NF != 2 || $1 < 0 || $1 >= 300 || $2 < 0 {exit 1}' "$tmp/nn.txt" && ok || bad "nn output format"
+expect 2 "nn without -q" -- "$pcb" nn -r "$tmp/a.ply"
+
+expect 0 "emd" -- "$pcb" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
+grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: $(cat "$tmp/out")"
+[ "$(sort -n "$tmp/m.txt" | uniq | wc -l)" = 300 ] && ok || bad "emd matching is not a bijection"
+"$pcb" gen uniform -n 299 -o "$tmp/c.ply" >/dev/null 2>&1
+expect 3 "emd different sizes" -- "$pcb" emd -a "$tmp/a.ply" -b "$tmp/c.ply"
+expect 2 "verify unknown problem" -- "$pcb" verify --problem knn
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

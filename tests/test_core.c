@@ -1,0 +1,169 @@
+/* test_core.c - status codes, registry, argument checks and the simple entry
+ * points: the parts every implementation relies on. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datasets/cloud.h"
+#include "../impl/pcbench.h"
+#include "testlib.h"
+
+static void test_status_strings(void)
+{
+    int codes[] = {PCB_OK, PCB_EINVAL, PCB_EUNSUPPORTED, PCB_EUNAVAIL,
+                   PCB_ENOMEM, PCB_EDEVICE, PCB_EBADFILE, PCB_EIO};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        CHECK(pcb_strerror(codes[i]) != NULL);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(pcb_strerror(codes[i]), pcb_strerror(codes[j])) != 0);
+    }
+    CHECK(strcmp(pcb_strerror(12345), "unknown error") == 0);
+    CHECK(pcb_fail(PCB_EINVAL, "value %d", 42) == PCB_EINVAL);
+    CHECK(strcmp(pcb_errmsg(), "value 42") == 0);
+}
+
+static void test_registry(void)
+{
+    const pcb_impl *const *all = pcb_registry();
+    int per_problem[PCB_NPROBLEMS] = {0};
+    for (const pcb_impl *const *it = all; *it; it++) {
+        const pcb_impl *impl = *it;
+        CHECK(impl->name && impl->summary && impl->prepare && impl->compute && impl->fetch);
+        CHECK((unsigned)impl->problem < PCB_NPROBLEMS);
+        CHECK(pcb_find(impl->problem, impl->name) == impl); /* names unique per problem */
+        CHECK((impl->device == PCB_CUDA) == (impl->sync != NULL));
+        per_problem[impl->problem]++;
+    }
+    CHECK(per_problem[PCB_FPS] >= 1 && per_problem[PCB_NN] >= 1);
+    CHECK(pcb_find(PCB_FPS, "no-such-impl") == NULL);
+    for (const char *const *m = pcb_not_built(); *m; m += 2) {
+        pcb_problem p;
+        CHECK_RC(pcb_problem_parse(m[0], &p), PCB_OK);
+        CHECK(pcb_find(p, m[1]) == NULL);
+    }
+}
+
+static void test_problem_names(void)
+{
+    pcb_problem p;
+    for (int i = 0; i < PCB_NPROBLEMS; i++) {
+        CHECK_RC(pcb_problem_parse(pcb_problem_name((pcb_problem)i), &p), PCB_OK);
+        CHECK((int)p == i);
+    }
+    CHECK_RC(pcb_problem_parse("knn", &p), PCB_EINVAL);
+    CHECK_RC(pcb_problem_parse(NULL, &p), PCB_EINVAL);
+}
+
+static void test_task_checks(void)
+{
+    float pts[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = 4, .m = 2, .a = pts};
+    CHECK_RC(pcb_task_check(&t), PCB_OK);
+    t.m = 5;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL); /* m > n */
+    t.m = 0;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.m = 2, t.start = 4;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.start = -1;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.start = 0, t.batch = 0;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.batch = 1, t.n = (int64_t)PCB_MAX_POINTS + 1;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.n = 4, t.batch = INT64_MAX / 2;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL); /* size overflow, caught before reading */
+    t.batch = 1;
+    pts[7] = NAN;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    CHECK(strstr(pcb_errmsg(), "point 2") != NULL);
+    pts[7] = INFINITY;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    pts[7] = 1;
+    t.a = NULL;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    CHECK_RC(pcb_task_check(NULL), PCB_EINVAL);
+
+    pcb_task nn = {.problem = PCB_NN, .batch = 1, .n = 4, .nq = 0, .a = pts, .b = pts};
+    CHECK_RC(pcb_task_check(&nn), PCB_EINVAL); /* empty query cloud */
+    nn.nq = 2;
+    CHECK_RC(pcb_task_check(&nn), PCB_OK);
+    pcb_task emd = {.problem = PCB_EMD, .batch = 1, .n = 4, .nq = 3, .a = pts, .b = pts};
+    CHECK_RC(pcb_task_check(&emd), PCB_EINVAL); /* different sizes */
+    emd.nq = 4;
+    CHECK_RC(pcb_task_check(&emd), PCB_OK);
+    emd.opt.eps = -1;
+    CHECK_RC(pcb_task_check(&emd), PCB_EINVAL);
+}
+
+static void test_limits(void)
+{
+    static const pcb_impl limited = {.name = "limited", .problem = PCB_FPS,
+                                     .limits = {.max_n = 8, .max_m = 4, .max_batch = 2}};
+    float pts[16 * 3] = {0};
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = 8, .m = 4, .a = pts};
+    CHECK_RC(pcb_task_fits(&limited, &t), PCB_OK);
+    t.n = 9;
+    CHECK_RC(pcb_task_fits(&limited, &t), PCB_EUNSUPPORTED);
+    CHECK(strstr(pcb_errmsg(), "limited") != NULL);
+    t.n = 8, t.m = 5;
+    CHECK_RC(pcb_task_fits(&limited, &t), PCB_EUNSUPPORTED);
+    t.m = 4, t.batch = 3;
+    CHECK_RC(pcb_task_fits(&limited, &t), PCB_EUNSUPPORTED);
+    t.batch = 1, t.problem = PCB_NN;
+    CHECK_RC(pcb_task_fits(&limited, &t), PCB_EINVAL); /* wrong problem */
+}
+
+/* Every CPU implementation is unaffected by input it must not change, and
+ * the entry points pick an available exact implementation. */
+static void test_entry_points(void)
+{
+    pcb_cloud c;
+    CHECK_RC(pcb_generate("uniform", 200, 7, &c), PCB_OK);
+    if (!c.xyz)
+        return;
+    int32_t idx[10];
+    CHECK_RC(pcb_fps(c.xyz, 1, c.n, 10, 3, idx), PCB_OK);
+    CHECK(idx[0] == 3);
+    for (int i = 1; i < 10; i++)
+        CHECK(idx[i] >= 0 && idx[i] < 200 && idx[i] != 3);
+    CHECK_RC(pcb_fps(c.xyz, 1, c.n, 201, 0, idx), PCB_EINVAL);
+
+    int32_t nn[200];
+    float d2[200];
+    CHECK_RC(pcb_nn(c.xyz, c.n, c.xyz, c.n, 1, nn, d2), PCB_OK);
+    for (int i = 0; i < 200; i++)
+        CHECK(d2[i] == 0.0f); /* every point is its own nearest neighbour */
+
+    const pcb_impl *best;
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = c.n, .m = 4, .a = c.xyz};
+    CHECK_RC(pcb_best(&t, &best), PCB_OK);
+    CHECK(best->exact && best->problem == PCB_FPS && pcb_impl_available(best) == PCB_OK);
+    pcb_cloud_free(&c);
+}
+
+static void test_generators(void)
+{
+    for (const char *const *k = pcb_generator_kinds(); *k; k++) {
+        if (strcmp(*k, "lidar") == 0)
+            continue; /* covered by the loader and dataset tests */
+        pcb_cloud a, b, c;
+        CHECK_RC(pcb_generate(*k, 500, 11, &a), PCB_OK);
+        CHECK_RC(pcb_generate(*k, 500, 11, &b), PCB_OK);
+        CHECK_RC(pcb_generate(*k, 500, 12, &c), PCB_OK);
+        if (a.xyz && b.xyz && c.xyz) {
+            CHECK(a.n == 500 && memcmp(a.xyz, b.xyz, 500 * 3 * sizeof(float)) == 0);
+            CHECK(memcmp(a.xyz, c.xyz, 500 * 3 * sizeof(float)) != 0);
+            for (int i = 0; i < 1500; i++)
+                CHECK(isfinite(a.xyz[i]));
+        }
+        pcb_cloud_free(&a), pcb_cloud_free(&b), pcb_cloud_free(&c);
+    }
+    pcb_cloud x;
+    CHECK_RC(pcb_generate("nope", 10, 1, &x), PCB_EINVAL);
+    CHECK_RC(pcb_generate("uniform", 0, 1, &x), PCB_EINVAL);
+    CHECK(x.xyz == NULL);
+}
+
+TEST_MAIN(T(test_status_strings), T(test_registry), T(test_problem_names), T(test_task_checks),
+          T(test_limits), T(test_entry_points), T(test_generators))
