@@ -55,7 +55,7 @@ static int load_text(pcb_src *s, pcb_cloud *out, int pts)
                 return pcb_bad_line(s, s->line, "%d column%s; need at least 3 (x y z)", k,
                                     k == 1 ? "" : "s");
             if (got < 0)
-                return pcb_bad_line(s, s->line, "'%.20s' is not a number", p);
+                return pcb_bad_line(s, s->line, "'%.*s' is not a number", pcb_token_len(p), p);
         }
         if ((rc = pcb_grow(s, out, &cap, n)) != PCB_OK ||
             (rc = pcb_put_point(s, out, n, v, 1, s->line)) != PCB_OK)

@@ -219,7 +219,8 @@ static int ascii_point(pcb_src *s, const pcd_header *h, int64_t i, int64_t n, do
                 return pcb_bad_line(s, s->line, "point %lld has fewer than %lld values",
                                     (long long)i, (long long)h->columns);
             if (got < 0)
-                return pcb_bad_line(s, s->line, "%s '%.20s' is not a number", h->f[fi].name, p);
+                return pcb_bad_line(s, s->line, "%s '%.*s' is not a number", h->f[fi].name,
+                                    pcb_token_len(p), p);
         }
     }
     if (pcb_skip_token(&p))
