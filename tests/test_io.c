@@ -306,6 +306,63 @@ static void lidar_pair_sees_the_same_street(void)
     pcb_cloud_free(&b);
 }
 
+/* One manifest row: the source it names really gives the points it states
+ * (real files are checked only when make datasets has fetched them). */
+static void check_manifest_row(const char *name, const char *kind, long long points,
+                               const char *source)
+{
+    char what[32], path[256];
+    long long n;
+    unsigned long long seed;
+    double x, y, yaw;
+    pcb_cloud c = {0};
+    int rc = PCB_OK;
+    if (sscanf(source, "generate %31s %lld %llu", what, &n, &seed) == 3)
+        rc = pcb_generate(what, n, seed, &c);
+    else if (sscanf(source, "lidar %lld %llu %lf %lf %lf", &n, &seed, &x, &y, &yaw) == 5)
+        rc = pcb_gen_lidar(n, seed, x, y, yaw, &c);
+    else if (sscanf(source, "file %255s", path) == 1 && strcmp(kind, "real") == 0) {
+        if (access(path, F_OK) != 0)
+            return;
+        rc = pcb_load(path, &c);
+    } else {
+        fprintf(stderr, "manifest %s: unknown source '%s'\n", name, source);
+        CHECK(0);
+        return;
+    }
+    CHECK_RC(rc, PCB_OK);
+    if (c.n != points) {
+        fprintf(stderr, "manifest %s: %lld points, the source gives %lld\n", name, points,
+                (long long)c.n);
+        CHECK(0);
+    }
+    pcb_cloud_free(&c);
+}
+
+static void manifest_matches_its_sources(void)
+{
+    FILE *f = fopen("datasets/manifest.tsv", "r");
+    CHECK(f != NULL);
+    char line[1024];
+    int rows = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || strncmp(line, "name\t", 5) == 0)
+            continue;
+        char *save = NULL, *name = strtok_r(line, "\t", &save);
+        char *kind = strtok_r(NULL, "\t", &save), *points = strtok_r(NULL, "\t", &save);
+        char *source = strtok_r(NULL, "\t", &save), *desc = strtok_r(NULL, "\t\n", &save);
+        CHECK(name && kind && points && source && desc);
+        if (!desc)
+            continue;
+        CHECK(strcmp(kind, "synthetic") == 0 || strcmp(kind, "real") == 0);
+        check_manifest_row(name, kind, atoll(points), source);
+        rows++;
+    }
+    if (f)
+        fclose(f);
+    CHECK(rows >= 20);
+}
+
 static void cleanup(void)
 {
     if (tmpdir[0])
@@ -316,4 +373,4 @@ TEST_MAIN(T(corpus_files_are_refused_with_file_and_position), T(valid_files_load
           T(unreadable_paths_are_io_errors), T(text_variants_load),
           T(save_load_round_trip_is_bit_exact), T(generators_are_deterministic),
           T(lidar_sweep_looks_like_a_scan), T(lidar_resamples_to_exactly_n),
-          T(lidar_pair_sees_the_same_street), T(cleanup))
+          T(lidar_pair_sees_the_same_street), T(manifest_matches_its_sources), T(cleanup))
