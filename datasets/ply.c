@@ -266,11 +266,30 @@ static int binary_body(pcb_src *s, const ply_header *h, pcb_cloud *out)
                             (long long)v->line, (long long)rec);
     if ((rc = pcb_alloc_points(s, out, v->count, 0, s->offset)) != PCB_OK)
         return rc;
+    /* Without list properties every record has the same layout: read whole
+     * records and pick the coordinates at fixed offsets (the common case). */
+    int fixed = 1;
+    int64_t offset[3] = {0, 0, 0};
+    for (int i = 0; i < v->nprops; i++) {
+        fixed &= !v->prop[i].is_list;
+        for (int k = 0; k < 3; k++)
+            if (i < h->axis[k])
+                offset[k] += pcb_scalar_size(v->prop[i].type);
+    }
     for (int64_t j = 0; j < v->count; j++) {
         double xyz[3];
         int64_t at = s->offset;
-        if ((rc = binary_record(s, h, v, j, xyz)) != PCB_OK ||
-            (rc = pcb_put_point(s, out, j, xyz, 0, at)) != PCB_OK)
+        if (fixed) {
+            const unsigned char *b = pcb_src_take(s, (size_t)rec);
+            if (!b) /* the size was checked; only a file shrinking under us */
+                return pcb_bad_byte(s, at, "the file ends inside vertex %lld", (long long)j);
+            for (int k = 0; k < 3; k++)
+                xyz[k] = pcb_scalar_get(b + offset[k], v->prop[h->axis[k]].type,
+                                        h->format == PLY_BE);
+        } else if ((rc = binary_record(s, h, v, j, xyz)) != PCB_OK) {
+            return rc;
+        }
+        if ((rc = pcb_put_point(s, out, j, xyz, 0, at)) != PCB_OK)
             return rc;
     }
     return PCB_OK;

@@ -100,9 +100,9 @@ static void corpus_files_are_refused_with_file_and_position(void)
 
 static void valid_files_load_exactly(void)
 {
-    static const char *const files[] = {"ascii_extra.ply", "be_double.ply", "le_prefix.ply",
-                                        "ascii.pcd",       "binary.pcd",    "points.csv",
-                                        "normals.xyz",     "scan.pts",      "scan.bin"};
+    static const char *const files[] = {
+        "ascii_extra.ply", "be_double.ply", "le_prefix.ply", "vertex_list.ply", "ascii.pcd",
+        "binary.pcd",      "points.csv",    "normals.xyz",   "scan.pts",        "scan.bin"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[128];
         snprintf(path, sizeof path, DATA "/%s", files[i]);

@@ -76,6 +76,14 @@ def valid_files():
                      before=b"element group 2\nproperty list uchar int members\n")
           + struct.pack("<B2iB", 2, 5, 6, 0)
           + b"".join(struct.pack("<b3f", -1, *p) for p in POINTS))
+    # little endian with a list property inside the vertex element.
+    lists = [(), (0.5, 0.25), (7.0,)]
+    write(DATA, "vertex_list.ply",
+          ply_header("binary_little_endian", 3,
+                     b"property float x\nproperty list uchar float extra\n"
+                     b"property float y\nproperty float z\n")
+          + b"".join(struct.pack("<fB%dfff" % len(l), p[0], len(l), *l, p[1], p[2])
+                     for p, l in zip(POINTS, lists)))
     write(DATA, "ascii.pcd",
           "# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\nFIELDS x y z rgb\n"
           "SIZE 4 4 4 4\nTYPE F F F U\nCOUNT 1 1 1 1\nWIDTH 3\nHEIGHT 1\n"
