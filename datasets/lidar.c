@@ -112,13 +112,15 @@ static void build_side(street *st, pcb_rng *r, double side, double road_half)
     for (double x = -STREET_HALF_LEN + uni(r, 0, 20);; x += uni(r, 20.0, 35.0)) {
         if (x > STREET_HALF_LEN)
             break;
-        add_cylinder(st, x, side * (road_half + 0.5), uni(r, 0.1, 0.15), uni(r, 5.0, 9.0));
+        double radius = uni(r, 0.1, 0.15), height = uni(r, 5.0, 9.0);
+        add_cylinder(st, x, side * (road_half + 0.5), radius, height);
     }
     for (double x = -STREET_HALF_LEN + uni(r, 0, 15);; x += uni(r, 12.0, 30.0)) {
         if (x > STREET_HALF_LEN)
             break;
         double y = side * (facade - 1.0), trunk = uni(r, 2.5, 3.5), crown = uni(r, 1.5, 2.5);
-        add_cylinder(st, x, y, uni(r, 0.15, 0.25), trunk + 0.5);
+        double radius = uni(r, 0.15, 0.25);
+        add_cylinder(st, x, y, radius, trunk + 0.5);
         if (st->ns < MAX_SPHERES)
             st->s[st->ns++] = (sphere){x, y, trunk + 0.7 * crown, crown};
     }

@@ -220,7 +220,8 @@ static double *elevations(const pcb_cloud *c, double sx, double sy)
     double *e = malloc((size_t)c->n * sizeof *e);
     for (int64_t i = 0; e && i < c->n; i++) {
         const float *p = c->xyz + 3 * i;
-        e[i] = atan2(p[2] - PCB_LIDAR_HEIGHT, hypot(p[0] - sx, p[1] - sy)) * (180 / 3.14159265358979323846);
+        double rad = atan2(p[2] - PCB_LIDAR_HEIGHT, hypot(p[0] - sx, p[1] - sy));
+        e[i] = rad * (180 / 3.14159265358979323846);
     }
     return e;
 }
