@@ -10,8 +10,10 @@
  *   - cars (boxes about 4.5 x 1.8 x 1.5 m) parked along both kerbs and a few
  *     in the lanes; poles (vertical cylinders, r 0.1..0.15 m, 5..9 m) every
  *     20..35 m on both sidewalks; trees (a trunk cylinder and a sphere crown);
- *   - everything lies in |x| <= 170 m, and the road within 6 m of the origin
- *     is kept clear, so a sensor near the origin never sits inside an object.
+ *   - buildings line x in [-160, 160] m (the last may reach a little further),
+ *     and no car stands on the road within 6 m of x = 0, so a sensor near the
+ *     origin never sits inside an object. Sensor poses are limited to
+ *     |x|, |y| <= 100 m (the street around them). About 300 objects in all.
  * The sensor is PCB_LIDAR_HEIGHT above (sensor_x, sensor_y) with heading yaw:
  * 64 beams, the upper 32 evenly from +2.0 to -8.33 degrees and the lower 32
  * from -8.83 to -24.8 degrees (the HDL-64 layout), LIDAR_STEPS azimuth
