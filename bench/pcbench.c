@@ -155,10 +155,14 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
     return EXIT_USAGE;
 }
 
+/* An input that cannot be read, whatever the reason, is bad input (3). */
 static int load(const char *path, pcb_cloud *c)
 {
     int rc = pcb_load(path, c);
-    return rc == PCB_OK ? 0 : report(rc, NULL);
+    if (rc == PCB_OK)
+        return 0;
+    report(rc, NULL);
+    return rc == PCB_ENOMEM ? EXIT_SYSTEM : EXIT_INPUT;
 }
 
 static int run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pcbench.h"
@@ -23,6 +24,11 @@ int pcb_out_open(pcb_outfile *o, const char *path)
     }
     snprintf(o->tmp, len + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
+    /* mkstemp makes the file 0600; results are ordinary files (0666 & ~umask). */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fd >= 0)
+        fchmod(fd, 0666 & ~mask);
     if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
         int e = errno;
         if (fd >= 0) {
