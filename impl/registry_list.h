@@ -7,6 +7,7 @@
 IMPL(fps, naive)
 
 /* NN */
+IMPL(nn, omp)
 IMPL(nn, naive)
 
 /* EMD */
