@@ -173,6 +173,13 @@ static void run_ok(const char *name, const pcb_task *t, int32_t *idx, float *d2)
     }
 }
 
+static void validate(const pcb_task *t, const int32_t *idx, const float *d2, int exact,
+                     pcb_report *rep)
+{
+    pcb_result r = {.index = (int32_t *)idx, .dist2 = (float *)d2};
+    CHECK_RC(pcb_nn_validate(t, &r, exact, rep), PCB_OK);
+}
+
 /* Same float formula on both: the distances must agree bit for bit. */
 static void test_omp_matches_naive_and_threads(void)
 {
@@ -185,6 +192,9 @@ static void test_omp_matches_naive_and_threads(void)
         p.task.opt.threads = threads;
         run_ok("omp", &p.task, i1, d1);
         CHECK(memcmp(d0, d1, total * sizeof *d0) == 0);
+        pcb_report rep;
+        validate(&p.task, i1, d1, 1, &rep); /* several reference blocks: indices too */
+        CHECK(rep.ok);
     }
     pcb_counters c;
     pcb_result r = {.index = i1};
@@ -194,13 +204,6 @@ static void test_omp_matches_naive_and_threads(void)
     CHECK(c.distance_evals == p.task.batch * p.task.n * p.task.nq);
     free(i0), free(i1), free(d0), free(d1);
     free_pair(&p);
-}
-
-static void validate(const pcb_task *t, const int32_t *idx, const float *d2, int exact,
-                     pcb_report *rep)
-{
-    pcb_result r = {.index = (int32_t *)idx, .dist2 = (float *)d2};
-    CHECK_RC(pcb_nn_validate(t, &r, exact, rep), PCB_OK);
 }
 
 static void test_ties_accepted(void)

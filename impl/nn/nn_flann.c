@@ -5,7 +5,8 @@
  * benchmark times the build (prepare) apart from the queries (compute).
  * flann_randomized: FLANN's default FLANN_INDEX_KDTREE, 4 randomized trees,
  * 32 checks: approximate by design (in 3-D it misses neighbours even with
- * unlimited checks), registered as such. The two differ only in their
+ * unlimited checks), registered as such, and not repeatable (see
+ * base_params). The two differ only in their
  * parameters, so they share this file. cores = 1: the baseline is serial.
  * FLANN returns squared Euclidean distances, as this interface does. */
 #include <limits.h>
@@ -109,7 +110,10 @@ static struct FLANNParameters base_params(void)
     p.eps = 0;
     p.cores = 1;
     p.log_level = FLANN_LOG_NONE;
-    p.random_seed = 1; /* randomized trees: same trees every run */
+    /* Seeds FLANN's rand() choices; Debian's FLANN 1.9.2 also shuffles the
+     * randomized trees' points from std::random_device, so flann_randomized
+     * still differs from run to run. */
+    p.random_seed = 1;
     return p;
 }
 
