@@ -297,6 +297,28 @@ static void test_validator_rejects_wrong_answers(void)
     free_pair(&p);
 }
 
+/* The tolerance: one float32 ulp farther is a rounding tie, accepted;
+ * 2e-4 farther (squared) is a wrong neighbour, rejected. */
+static void test_validator_tolerance(void)
+{
+    float ref[9] = {1, 0, 0, 0, nextafterf(1, 2), 0, 0, 0, 1.0001f}, qry[3] = {0, 0, 0};
+    pcb_task t = {.problem = PCB_NN, .batch = 1, .n = 3, .nq = 1, .a = ref, .b = qry};
+    pcb_report rep;
+    int32_t idx = 1;
+    validate(&t, &idx, NULL, 1, &rep);
+    CHECK(rep.ok);
+    idx = 2;
+    validate(&t, &idx, NULL, 1, &rep);
+    CHECK(!rep.ok && rep.recall == 0);
+    float d2 = nextafterf(1, 2) * nextafterf(1, 2);
+    idx = 1;
+    validate(&t, &idx, &d2, 1, &rep);
+    CHECK(rep.ok);
+    d2 = 1.0002f;
+    validate(&t, &idx, &d2, 1, &rep);
+    CHECK(!rep.ok);
+}
+
 static void test_approximate_report(void)
 {
     pair p = make_pair("uniform", "uniform", 400, 100, 1, 0);
@@ -411,5 +433,6 @@ static void test_cuda_attempt3_recall(void)
 
 TEST_MAIN(T(test_oracle_matches_brute_force), T(test_every_impl_validates),
           T(test_omp_matches_naive_and_threads), T(test_ties_accepted),
-          T(test_validator_rejects_wrong_answers), T(test_approximate_report),
+          T(test_validator_rejects_wrong_answers), T(test_validator_tolerance),
+          T(test_approximate_report),
           T(test_invalid_arguments), T(test_pcb_nn_entry_point), T(test_cuda_attempt3_recall))
