@@ -7,6 +7,12 @@
 IMPL(fps, naive)
 
 /* NN */
+FLANN_IMPL(nn, flann)
+FLANN_IMPL(nn, flann_randomized)
+CUDA_IMPL(nn, cuda_attempt3)
+CUDA_IMPL(nn, cuda_attempt2)
+IMPL(nn, omp)
+CUDA_IMPL(nn, cuda_attempt1)
 IMPL(nn, naive)
 
 /* EMD */

@@ -14,6 +14,9 @@ typedef struct {
 
 static int naive_prepare(const pcb_task *t, void **state)
 {
+    int rc = pcb_nn_coords_fit(t, "naive");
+    if (rc != PCB_OK)
+        return rc;
     size_t q = (size_t)(t->batch * t->nq);
     naive_state *s = calloc(1, sizeof *s);
     if (!s || !(s->idx = malloc(q * sizeof *s->idx)) || !(s->dist2 = malloc(q * sizeof *s->dist2))) {

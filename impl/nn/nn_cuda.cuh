@@ -1,0 +1,113 @@
+/* nn_cuda.cuh - what the CUDA NN attempts share: the device buffers and
+ * their life cycle, and the shared-memory (distance, index) min-reduction.
+ * Included by the nn_cuda_*.cu files only. */
+#ifndef PCB_NN_CUDA_CUH
+#define PCB_NN_CUDA_CUH
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "../cuda_util.h"
+#include "nn.h"
+
+/* State common to the attempts; each embeds it first. */
+typedef struct {
+    pcb_task task;
+    pcb_cuda_ctx ctx;     /* zeroed until created: pcb_cuda_ctx_free accepts that */
+    float *ref, *qry;     /* device clouds, batch*n*3 and batch*nq*3 */
+    int32_t *idx;         /* device results, batch*nq */
+    float *dist2;
+} nn_cuda_base;
+
+static inline void nn_cuda_base_free(nn_cuda_base *s)
+{
+    pcb_cuda_ctx_free(&s->ctx); /* waits for queued work before freeing */
+    cudaFree(s->ref);
+    cudaFree(s->qry);
+    cudaFree(s->idx);
+    cudaFree(s->dist2);
+    s->ref = s->qry = s->dist2 = NULL;
+    s->idx = NULL;
+}
+
+/* Checks, stream, result buffers and the query upload; the reference cloud
+ * too when upload_ref (attempt 3 uploads its partitioned copy itself). */
+static inline int nn_cuda_base_init(nn_cuda_base *s, const pcb_task *t, const char *name,
+                                    int upload_ref)
+{
+    int rc = pcb_nn_coords_fit(t, name);
+    if (rc != PCB_OK)
+        return rc;
+    s->task = *t;
+    size_t refs = (size_t)(t->batch * t->n), q = (size_t)(t->batch * t->nq);
+    if ((rc = pcb_cuda_ctx_init(&s->ctx)) != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->qry, q * 3 * sizeof(float)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->idx, q * sizeof(int32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->dist2, q * sizeof(float)));
+    PCB_CUDA_TRY(cudaMemcpyAsync(s->qry, t->b, q * 3 * sizeof(float), cudaMemcpyHostToDevice,
+                                 s->ctx.stream));
+    if (upload_ref) {
+        PCB_CUDA_TRY(cudaMalloc((void **)&s->ref, refs * 3 * sizeof(float)));
+        PCB_CUDA_TRY(cudaMemcpyAsync(s->ref, t->a, refs * 3 * sizeof(float),
+                                     cudaMemcpyHostToDevice, s->ctx.stream));
+    }
+    /* The uploads read the caller's pageable arrays: finish them here so
+     * prepare alone pays for them. */
+    return pcb_cuda_sync(&s->ctx);
+}
+
+static inline int nn_cuda_base_fetch(nn_cuda_base *s, pcb_result *out)
+{
+    size_t q = (size_t)(s->task.batch * s->task.nq);
+    PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->idx, q * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                 s->ctx.stream));
+    if (out->dist2)
+        PCB_CUDA_TRY(cudaMemcpyAsync(out->dist2, s->dist2, q * sizeof(float),
+                                     cudaMemcpyDeviceToHost, s->ctx.stream));
+    return pcb_cuda_sync(&s->ctx);
+}
+
+/* (d, i) is better than (bd, bi): a smaller distance, ties to the lower
+ * index, so the reduction's answer does not depend on thread timing. */
+__device__ __forceinline__ bool nn_better(float d, int i, float bd, int bi)
+{
+    return d < bd || (d == bd && i < bi);
+}
+
+/* Block-wide min of every thread's (d, i) in shared memory; BLOCK threads,
+ * a power of two. On return (after the last barrier) sd[0], si[0] hold the
+ * winner for every thread to read; the caller must pass a barrier before
+ * it writes sd or si again. At each level thread t < s writes slot t and
+ * reads slot t + s >= s, which no thread writes at that level. */
+template <int BLOCK>
+__device__ __forceinline__ void nn_block_min(float *sd, int *si, float d, int i)
+{
+    static_assert((BLOCK & (BLOCK - 1)) == 0, "BLOCK must be a power of two");
+    const int t = threadIdx.x;
+    sd[t] = d;
+    si[t] = i;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s && nn_better(sd[t + s], si[t + s], sd[t], si[t])) {
+            sd[t] = sd[t + s];
+            si[t] = si[t + s];
+        }
+        __syncthreads();
+    }
+}
+
+/* A thread's running minimum over reference points p = ref + 3 j. */
+__device__ __forceinline__ void nn_consider(const float *ref, unsigned j, float qx, float qy,
+                                            float qz, float *best, int *besti)
+{
+    const float *p = ref + 3 * (size_t)j;
+    float dx = p[0] - qx, dy = p[1] - qy, dz = p[2] - qz;
+    float d = dx * dx + dy * dy + dz * dz;
+    if (d < *best) {
+        *best = d;
+        *besti = (int)j;
+    }
+}
+
+#endif

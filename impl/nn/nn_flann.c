@@ -1,0 +1,163 @@
+/* nn_flann.c - the slides' baseline: FLANN through its C API, serial.
+ *
+ * flann: FLANN_INDEX_KDTREE_SINGLE, one k-d tree searched exactly (eps 0,
+ * unlimited checks). prepare builds one index per cloud of the batch, so a
+ * benchmark times the build (prepare) apart from the queries (compute).
+ * flann_randomized: FLANN's default FLANN_INDEX_KDTREE, 4 randomized trees,
+ * 32 checks: approximate by design (in 3-D it misses neighbours even with
+ * unlimited checks), registered as such, and not repeatable (see
+ * base_params). The two differ only in their
+ * parameters, so they share this file. cores = 1: the baseline is serial.
+ * FLANN returns squared Euclidean distances, as this interface does. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <flann/flann.h>
+
+#include "nn.h"
+
+_Static_assert(sizeof(int) == sizeof(int32_t), "FLANN writes int indices into int32_t arrays");
+
+typedef struct {
+    pcb_task task;
+    const char *name;
+    struct FLANNParameters params;
+    flann_index_t *index; /* one per cloud of the batch; NULL where not built */
+    int32_t *idx;
+    float *dist2;
+} flann_state;
+
+static void flann_release(void *state)
+{
+    flann_state *s = state;
+    if (!s)
+        return;
+    for (int64_t b = 0; s->index && b < s->task.batch; b++)
+        if (s->index[b])
+            flann_free_index_float(s->index[b], &s->params); /* nothing to do if it fails */
+    free(s->index);
+    free(s->idx);
+    free(s->dist2);
+    free(s);
+}
+
+static int flann_prepare_with(const pcb_task *t, void **state, const char *name,
+                              struct FLANNParameters params)
+{
+    int rc = pcb_nn_coords_fit(t, name);
+    if (rc != PCB_OK)
+        return rc;
+    if (t->n > INT_MAX || t->nq > INT_MAX)
+        return pcb_fail(PCB_EUNSUPPORTED, "nn %s: FLANN counts rows in int (%d at most)", name,
+                        INT_MAX);
+    size_t q = (size_t)(t->batch * t->nq);
+    flann_state *s = calloc(1, sizeof *s);
+    if (!s || !(s->index = calloc((size_t)t->batch, sizeof *s->index)) ||
+        !(s->idx = malloc(q * sizeof *s->idx)) || !(s->dist2 = malloc(q * sizeof *s->dist2))) {
+        flann_release(s);
+        return pcb_fail(PCB_ENOMEM, "nn %s: out of memory", name);
+    }
+    s->task = *t;
+    s->name = name;
+    s->params = params;
+    /* The C API keeps the metric in a global: make sure it is squared L2. */
+    flann_set_distance_type(FLANN_DIST_EUCLIDEAN, 0);
+    for (int64_t b = 0; b < t->batch; b++) {
+        float speedup = 0;
+        /* FLANN takes non-const data but only reads it. */
+        s->index[b] = flann_build_index_float((float *)(t->a + b * t->n * 3), (int)t->n, 3,
+                                              &speedup, &s->params);
+        if (!s->index[b]) {
+            flann_release(s);
+            return pcb_fail(PCB_EDEVICE, "nn %s: FLANN could not build the index of cloud %lld",
+                            name, (long long)b);
+        }
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int flann_compute(void *state)
+{
+    flann_state *s = state;
+    const pcb_task *t = &s->task;
+    for (int64_t b = 0; b < t->batch; b++) {
+        int rc = flann_find_nearest_neighbors_index_float(
+            s->index[b], (float *)(t->b + b * t->nq * 3), (int)t->nq, (int *)(s->idx + b * t->nq),
+            s->dist2 + b * t->nq, 1, &s->params);
+        if (rc != 0)
+            return pcb_fail(PCB_EDEVICE, "nn %s: FLANN search failed on cloud %lld (%d)", s->name,
+                            (long long)b, rc);
+    }
+    return PCB_OK;
+}
+
+static int flann_fetch(void *state, pcb_result *out)
+{
+    flann_state *s = state;
+    size_t q = (size_t)(s->task.batch * s->task.nq);
+    memcpy(out->index, s->idx, q * sizeof *s->idx);
+    if (out->dist2)
+        memcpy(out->dist2, s->dist2, q * sizeof *s->dist2);
+    return PCB_OK;
+}
+
+/* Fields set explicitly, the rest from DEFAULT_FLANN_PARAMETERS. */
+static struct FLANNParameters base_params(void)
+{
+    struct FLANNParameters p = DEFAULT_FLANN_PARAMETERS;
+    p.eps = 0;
+    p.cores = 1;
+    p.log_level = FLANN_LOG_NONE;
+    /* Seeds FLANN's rand() choices; Debian's FLANN 1.9.2 also shuffles the
+     * randomized trees' points from std::random_device, so flann_randomized
+     * still differs from run to run. */
+    p.random_seed = 1;
+    return p;
+}
+
+static int single_prepare(const pcb_task *t, void **state)
+{
+    struct FLANNParameters p = base_params();
+    p.algorithm = FLANN_INDEX_KDTREE_SINGLE;
+    p.checks = FLANN_CHECKS_UNLIMITED;
+    p.trees = 1;
+    p.leaf_max_size = 10;
+    return flann_prepare_with(t, state, "flann", p);
+}
+
+static int randomized_prepare(const pcb_task *t, void **state)
+{
+    struct FLANNParameters p = base_params();
+    p.algorithm = FLANN_INDEX_KDTREE;
+    p.checks = 32;
+    p.trees = 4;
+    return flann_prepare_with(t, state, "flann_randomized", p);
+}
+
+const pcb_impl pcb_nn_flann = {
+    .name = "flann",
+    .problem = PCB_NN,
+    .device = PCB_CPU,
+    .exact = 1,
+    .limits = {.max_n = INT_MAX},
+    .summary = "FLANN single k-d tree, exact search, one core (the slides' baseline)",
+    .prepare = single_prepare,
+    .compute = flann_compute,
+    .fetch = flann_fetch,
+    .release = flann_release,
+};
+
+const pcb_impl pcb_nn_flann_randomized = {
+    .name = "flann_randomized",
+    .problem = PCB_NN,
+    .device = PCB_CPU,
+    .exact = 0,
+    .limits = {.max_n = INT_MAX},
+    .summary = "FLANN 4 randomized k-d trees, 32 checks, one core (approximate)",
+    .prepare = randomized_prepare,
+    .compute = flann_compute,
+    .fetch = flann_fetch,
+    .release = flann_release,
+};
