@@ -133,6 +133,12 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
     return -1;
 }
 
+/* Implementations that are not built lack either FLANN or nvcc. */
+static int is_flann(const char *name)
+{
+    return strncmp(name, "flann", 5) == 0;
+}
+
 /* Pick the implementation: --impl NAME, else the fastest exact one. */
 static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **impl)
 {
@@ -145,9 +151,8 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
         return 0;
     for (const char *const *m = pcb_not_built(); *m; m += 2)
         if (strcmp(m[0], pcb_problem_name(t->problem)) == 0 && strcmp(m[1], name) == 0) {
-            fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s)\n", m[0], name,
-                    strcmp(name, "flann") == 0 ? "libflann-dev was not found"
-                                               : "nvcc was not found");
+            fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m[0],
+                    name, is_flann(name) ? "libflann-dev" : "nvcc");
             return EXIT_UNSUPPORTED;
         }
     fprintf(stderr, "pcbench: unknown %s implementation '%s' (see pcbench list)\n",
@@ -197,9 +202,8 @@ static int cmd_list(int argc, char **argv)
         }
         for (const char *const *m = pcb_not_built(); *m; m += 2)
             if (strcmp(m[0], pcb_problem_name((pcb_problem)p)) == 0)
-                printf("%s %s %s - unavailable: not built (%s)\n", m[0], m[1],
-                       strcmp(m[1], "flann") == 0 ? "cpu" : "cuda",
-                       strcmp(m[1], "flann") == 0 ? "libflann-dev not found" : "nvcc not found");
+                printf("%s %s %s - unavailable: not built (%s not found)\n", m[0], m[1],
+                       is_flann(m[1]) ? "cpu" : "cuda", is_flann(m[1]) ? "libflann-dev" : "nvcc");
     }
     return 0;
 }
