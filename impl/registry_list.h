@@ -10,3 +10,7 @@ IMPL(fps, naive)
 IMPL(nn, naive)
 
 /* EMD */
+CUDA_IMPL(emd, cuda_auction_match)
+IMPL(emd, auction_omp)
+IMPL(emd, auction)
+IMPL(emd, exact)
