@@ -13,7 +13,7 @@
 #include "verify.h"
 
 #define REAL_DIR "datasets/real"
-#define REAL_MAX_FILES 4
+#define REAL_MAX_FILES 32
 #define REAL_N 1024
 
 static void skip_row(FILE *out, const char *label, const char *why)
@@ -115,36 +115,36 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Two interleaved even subsamples of one real cloud, REAL_N points each. */
+/* Two interleaved even subsamples of one real cloud, up to REAL_N points
+ * each. */
 static int real_cloud(const char *name, const char *impl, FILE *out)
 {
     char path[512], label[96];
     snprintf(path, sizeof path, "%s/%s", REAL_DIR, name);
-    snprintf(label, sizeof label, "real %.40s two subsamples n=%d", name, REAL_N);
     pcb_cloud cloud;
     int rc = pcb_load(path, &cloud);
-    if (rc != PCB_OK) {
+    if (rc != PCB_OK || cloud.n < 2) {
         char why[320];
-        snprintf(why, sizeof why, "%s: %s", pcb_strerror(rc), pcb_errmsg());
+        snprintf(why, sizeof why, "%s: %s", rc ? pcb_strerror(rc) : "too small",
+                 rc ? pcb_errmsg() : "fewer than 2 points");
+        snprintf(label, sizeof label, "real %.35s", name);
         skip_row(out, label, why);
+        pcb_cloud_free(&cloud);
         return rc == PCB_ENOMEM ? rc : 0;
     }
-    if (cloud.n < 2 * REAL_N) {
-        skip_row(out, label, "fewer than 2048 points");
-        pcb_cloud_free(&cloud);
-        return 0;
-    }
-    float *a = malloc(REAL_N * 3 * sizeof *a), *b = malloc(REAL_N * 3 * sizeof *b);
+    const int64_t n = cloud.n / 2 < REAL_N ? cloud.n / 2 : REAL_N;
+    snprintf(label, sizeof label, "real %.22s 2 x n=%lld", name, (long long)n);
+    float *a = malloc((size_t)n * 3 * sizeof *a), *b = malloc((size_t)n * 3 * sizeof *b);
     int failures;
     if (!a || !b) {
         failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for subsamples");
     } else {
-        for (int64_t i = 0; i < REAL_N; i++) {
-            memcpy(a + 3 * i, cloud.xyz + 3 * (2 * i * cloud.n / (2 * REAL_N)), 3 * sizeof(float));
-            memcpy(b + 3 * i, cloud.xyz + 3 * ((2 * i + 1) * cloud.n / (2 * REAL_N)),
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(a + 3 * i, cloud.xyz + 3 * (2 * i * cloud.n / (2 * n)), 3 * sizeof(float));
+            memcpy(b + 3 * i, cloud.xyz + 3 * ((2 * i + 1) * cloud.n / (2 * n)),
                    3 * sizeof(float));
         }
-        failures = run_case(label, a, b, 1, REAL_N, impl, out);
+        failures = run_case(label, a, b, 1, n, impl, out);
     }
     free(a);
     free(b);
@@ -152,6 +152,7 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
     return failures;
 }
 
+/* The first REAL_MAX_FILES clouds of REAL_DIR in name order. */
 static int real_clouds(const char *impl, FILE *out)
 {
     DIR *dir = opendir(REAL_DIR);
@@ -159,23 +160,35 @@ static int real_clouds(const char *impl, FILE *out)
         skip_row(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
         return 0;
     }
-    char *names[REAL_MAX_FILES];
-    int count = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) && count < REAL_MAX_FILES)
-        if (e->d_name[0] != '.' && has_cloud_extension(e->d_name) &&
-            (names[count] = strdup(e->d_name)))
-            count++;
-    closedir(dir);
-    qsort(names, (size_t)count, sizeof names[0], by_name);
-    if (!count)
-        skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
+    char **names = NULL;
+    size_t count = 0, room = 0;
     int failures = 0;
-    for (int i = 0; i < count; i++) {
-        int rc = failures < 0 ? 0 : real_cloud(names[i], impl, out);
+    struct dirent *e;
+    while ((e = readdir(dir)) && failures == 0) {
+        if (e->d_name[0] == '.' || !has_cloud_extension(e->d_name))
+            continue;
+        if (count == room) {
+            char **more = realloc(names, (room = room ? 2 * room : 16) * sizeof *names);
+            if (!more)
+                failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for file names");
+            else
+                names = more;
+        }
+        if (failures == 0 && !(names[count++] = strdup(e->d_name)))
+            failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for file names");
+    }
+    closedir(dir);
+    if (failures == 0) {
+        qsort(names, count, sizeof names[0], by_name);
+        if (!count)
+            skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
+    }
+    for (size_t i = 0; i < count; i++) {
+        int rc = failures < 0 || i >= REAL_MAX_FILES ? 0 : real_cloud(names[i], impl, out);
         failures = rc < 0 ? rc : failures + rc;
         free(names[i]);
     }
+    free(names);
     return failures;
 }
 
