@@ -142,9 +142,9 @@ __global__ void __launch_bounds__(THREADS)
     __shared__ int warp_bestj[WARPS];
     __shared__ int qhead, qlen;
     const int tid = threadIdx.x, lane = tid & 31;
-    float *const mine = cost + (size_t)blockIdx.x * n * n;
 
     for (int64_t bno = blockIdx.x; bno < batch; bno += gridDim.x) {
+        float *const mine = cost + (size_t)blockIdx.x * n * n; /* this block's slot */
         const float *a = xyz1 + bno * n * 3, *b = xyz2 + bno * n * 3;
         int *match = matchl + bno * n;
         for (int j = tid; j < n; j += THREADS) {
