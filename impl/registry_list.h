@@ -16,3 +16,7 @@ CUDA_IMPL(nn, cuda_attempt1)
 IMPL(nn, naive)
 
 /* EMD */
+CUDA_IMPL(emd, cuda_auction_match)
+IMPL(emd, auction_omp)
+IMPL(emd, auction)
+IMPL(emd, exact)

@@ -1,0 +1,238 @@
+/* verify_emd.c - the EMD verification matrix. Sizes stay where the exact
+ * solver, which every answer's gap is measured against, takes at most a few
+ * seconds per pair (the whole matrix: under a minute on 2 cores). Every
+ * scan path of the seed's CUDA kernel is covered (n < 1024, 1024, 2048,
+ * 4096; n = 1500 it refuses; a batch beyond its 32 blocks). At n = 4096 the
+ * gap is only computed with PCB_EMD_GAP_MAX_N=4096 (see emd_validate.c);
+ * the bound needs no exact solver. The validator's detail reads
+ * "bijection yes/no, gap x%, bound y%". */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+#define REAL_DIR "datasets/real"
+#define REAL_MAX_FILES 32
+#define REAL_N 1024
+
+static void skip_row(FILE *out, const char *label, const char *why)
+{
+    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
+    fflush(out);
+}
+
+static int run_case(const char *label, const float *a, const float *b, int64_t batch, int64_t n,
+                    const char *impl, FILE *out)
+{
+    pcb_verify_case c = {.task = {.problem = PCB_EMD, .batch = batch, .n = n, .nq = n, .a = a,
+                                  .b = b}};
+    snprintf(c.label, sizeof c.label, "%s", label);
+    return pcb_verify_case_run(&c, impl, out);
+}
+
+/* Fill batch x n points of `kind`, the cloud of pair p from seed + p. */
+static int fill(const char *kind, int64_t batch, int64_t n, uint64_t seed, float *xyz)
+{
+    for (int64_t p = 0; p < batch; p++) {
+        pcb_cloud cloud;
+        int rc = pcb_generate(kind, n, seed + (uint64_t)p, &cloud);
+        if (rc == PCB_OK && cloud.n != n)
+            rc = pcb_fail(PCB_EINVAL, "generator '%s' made %lld points, asked for %lld", kind,
+                          (long long)cloud.n, (long long)n);
+        if (rc == PCB_OK)
+            memcpy(xyz + p * n * 3, cloud.xyz, (size_t)n * 3 * sizeof(float));
+        pcb_cloud_free(&cloud);
+        if (rc != PCB_OK)
+            return rc;
+    }
+    return PCB_OK;
+}
+
+/* B = A with its points shuffled and moved by gaussian noise of the given
+ * standard deviation (0: an exact permuted copy, optimum 0). */
+static void noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, float *b)
+{
+    pcb_rng rng;
+    pcb_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++)
+        memcpy(b + 3 * i, a + 3 * i, 3 * sizeof(float));
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t k = (int64_t)(pcb_rng_next(&rng) % (uint64_t)(i + 1));
+        for (int c = 0; c < 3; c++) {
+            float t = b[3 * i + c];
+            b[3 * i + c] = b[3 * k + c];
+            b[3 * k + c] = t;
+        }
+    }
+    if (sigma > 0)
+        for (int64_t i = 0; i < n * 3; i++)
+            b[i] = (float)(b[i] + sigma * pcb_rng_normal(&rng));
+}
+
+/* A from kind_a, B from kind_b (or a noisy copy of A when kind_b is NULL).
+ * Returns failures, or < 0 on a system error; a generator that is not
+ * available gets a skip row. */
+static int generated(const char *kind_a, const char *kind_b, double sigma, int64_t batch,
+                     int64_t n, const char *label, const char *impl, FILE *out)
+{
+    float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
+    float *b = malloc((size_t)(batch * n * 3) * sizeof *b);
+    int rc = a && b ? fill(kind_a, batch, n, 1000, a)
+                    : pcb_fail(PCB_ENOMEM, "verify emd: no memory for %lld points",
+                               (long long)(batch * n));
+    if (rc == PCB_OK && kind_b)
+        rc = fill(kind_b, batch, n, 2000, b);
+    else if (rc == PCB_OK)
+        for (int64_t p = 0; p < batch; p++)
+            noisy_copy(a + p * n * 3, n, sigma, 3000 + (uint64_t)p, b + p * n * 3);
+    int failures = rc;
+    if (rc == PCB_OK) {
+        failures = run_case(label, a, b, batch, n, impl, out);
+    } else if (rc != PCB_ENOMEM) {
+        char why[320];
+        snprintf(why, sizeof why, "generator: %s: %s", pcb_strerror(rc), pcb_errmsg());
+        skip_row(out, label, why);
+        failures = 0;
+    }
+    free(a);
+    free(b);
+    return failures;
+}
+
+static int has_cloud_extension(const char *name)
+{
+    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv", ".bin"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (len > 4 && strcmp(name + len - 4, ext[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Two interleaved even subsamples of one real cloud, up to REAL_N points
+ * each. */
+static int real_cloud(const char *name, const char *impl, FILE *out)
+{
+    char path[512], label[96];
+    snprintf(path, sizeof path, "%s/%s", REAL_DIR, name);
+    pcb_cloud cloud;
+    int rc = pcb_load(path, &cloud);
+    if (rc != PCB_OK || cloud.n < 2) {
+        char why[320];
+        snprintf(why, sizeof why, "%s: %s", rc ? pcb_strerror(rc) : "too small",
+                 rc ? pcb_errmsg() : "fewer than 2 points");
+        snprintf(label, sizeof label, "real %.35s", name);
+        skip_row(out, label, why);
+        pcb_cloud_free(&cloud);
+        return rc == PCB_ENOMEM ? rc : 0;
+    }
+    const int64_t n = cloud.n / 2 < REAL_N ? cloud.n / 2 : REAL_N;
+    snprintf(label, sizeof label, "real %.22s 2 x n=%lld", name, (long long)n);
+    float *a = malloc((size_t)n * 3 * sizeof *a), *b = malloc((size_t)n * 3 * sizeof *b);
+    int failures;
+    if (!a || !b) {
+        failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for subsamples");
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(a + 3 * i, cloud.xyz + 3 * (2 * i * cloud.n / (2 * n)), 3 * sizeof(float));
+            memcpy(b + 3 * i, cloud.xyz + 3 * ((2 * i + 1) * cloud.n / (2 * n)),
+                   3 * sizeof(float));
+        }
+        failures = run_case(label, a, b, 1, n, impl, out);
+    }
+    free(a);
+    free(b);
+    pcb_cloud_free(&cloud);
+    return failures;
+}
+
+/* The first REAL_MAX_FILES clouds of REAL_DIR in name order. */
+static int real_clouds(const char *impl, FILE *out)
+{
+    DIR *dir = opendir(REAL_DIR);
+    if (!dir) {
+        skip_row(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
+        return 0;
+    }
+    char **names = NULL;
+    size_t count = 0, room = 0;
+    int failures = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) && failures == 0) {
+        if (e->d_name[0] == '.' || !has_cloud_extension(e->d_name))
+            continue;
+        if (count == room) {
+            char **more = realloc(names, (room = room ? 2 * room : 16) * sizeof *names);
+            if (!more)
+                failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for file names");
+            else
+                names = more;
+        }
+        if (failures == 0 && !(names[count++] = strdup(e->d_name)))
+            failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for file names");
+    }
+    closedir(dir);
+    if (failures == 0) {
+        qsort(names, count, sizeof names[0], by_name);
+        if (!count)
+            skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
+    }
+    for (size_t i = 0; i < count; i++) {
+        int rc = failures < 0 || i >= REAL_MAX_FILES ? 0 : real_cloud(names[i], impl, out);
+        failures = rc < 0 ? rc : failures + rc;
+        free(names[i]);
+    }
+    free(names);
+    return failures;
+}
+
+int pcb_verify_emd(const char *impl, FILE *out)
+{
+    if (!pcb_verify_impl_known(PCB_EMD, impl))
+        return pcb_fail(PCB_EINVAL, "unknown emd implementation '%s' (see pcbench list)", impl);
+    static const struct {
+        const char *kind_a, *kind_b; /* kind_b NULL: B is a noisy copy of A */
+        double sigma;
+        int64_t batch, n;
+        const char *label;
+    } cases[] = {
+        {"uniform", "uniform", 0, 1, 500, "uniform cube n=500"},
+        {"sphere", "sphere", 0, 1, 500, "sphere surface n=500"},
+        {"clusters", "clusters", 0, 1, 1000, "clusters n=1000"},
+        {"sphere", NULL, 0.01, 1, 1000, "sphere + noise 0.01, shuffled n=1000"},
+        {"clusters", NULL, 0.001, 1, 512, "clusters + noise 0.001, shuffled n=512"},
+        {"uniform", NULL, 0, 1, 256, "shuffled copy (optimum 0) n=256"},
+        {"duplicates", "duplicates", 0, 1, 512, "duplicates n=512 (64 distinct)"},
+        {"equal", "uniform", 0, 1, 256, "all-equal A vs uniform n=256"},
+        {"collinear", "uniform", 0, 1, 500, "collinear A vs uniform n=500"},
+        {"offset", "offset", 0, 1, 500, "offset 3000 km n=500"},
+        {"uniform", "uniform", 0, 1, 1, "n=1"},
+        {"uniform", "uniform", 0, 1, 3, "n=3"},
+        {"uniform", "uniform", 0, 1, 1000, "n<1024 n=1000"},
+        {"uniform", "uniform", 0, 1, 1500, "non-power-of-two n=1500"},
+        {"uniform", "uniform", 0, 1, 1024, "uniform n=1024"},
+        {"uniform", "uniform", 0, 1, 2048, "uniform n=2048"},
+        {"sphere", "sphere", 0, 1, 2048, "sphere surface n=2048"},
+        {"uniform", "uniform", 0, 1, 4096, "uniform n=4096"},
+        {"sphere", "sphere", 0, 1, 4096, "sphere surface n=4096"},
+        {"sphere", "uniform", 0, 3, 300, "batch 3 sphere vs cube n=300"},
+        {"uniform", "clusters", 0, 40, 64, "batch 40 cube vs clusters n=64"},
+    };
+    pcb_verify_header(out, PCB_EMD);
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = generated(cases[i].kind_a, cases[i].kind_b, cases[i].sigma, cases[i].batch,
+                           cases[i].n, cases[i].label, impl, out);
+        if (rc < 0)
+            return rc;
+        failures += rc;
+    }
+    int rc = real_clouds(impl, out);
+    return rc < 0 ? rc : failures + rc;
+}

@@ -1,0 +1,482 @@
+/* test_emd.c - EMD: the exact solver against brute force, every CPU
+ * implementation validated, the price certificate against the exact
+ * optimum, the validator's rejections, argument checks, the seed kernel's
+ * point-count rule, and the CUDA kernel where a device exists. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emd/emd.h"
+#include "testlib.h"
+
+/* A pair of clouds (and room for an answer), batch x n points each. */
+typedef struct {
+    pcb_task task;
+    float *a, *b;
+    int32_t *index;
+    double *value, *price;
+} instance;
+
+static void instance_free(instance *in)
+{
+    free(in->a);
+    free(in->b);
+    free(in->index);
+    free(in->value);
+    free(in->price);
+}
+
+/* Test clouds from a local generator: the library's generators live with
+ * the loaders, which this test does not need. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *state)
+{
+    return (double)(next_random(state) >> 11) * 0x1.0p-53;
+}
+
+/* Kinds: uniform (unit cube), sphere (unit sphere surface), clusters (8
+ * tight blobs), duplicates (n/8 distinct points, repeated), lattice (a
+ * 3 x 3 x 3 integer grid: exact ties and repeats), equal (one point n
+ * times), collinear, offset (a 100-unit cube 3,000 km from the origin). */
+static void make_cloud(const char *kind, int64_t n, uint64_t seed, float *xyz)
+{
+    uint64_t st = seed;
+    double centre[8][3], base[3] = {uniform01(&st), uniform01(&st), uniform01(&st)};
+    for (int k = 0; k < 8; k++)
+        for (int c = 0; c < 3; c++)
+            centre[k][c] = uniform01(&st);
+    for (int64_t i = 0; i < n; i++) {
+        double p[3];
+        for (int c = 0; c < 3; c++)
+            p[c] = uniform01(&st);
+        if (strcmp(kind, "sphere") == 0) {
+            double len = 0;
+            for (int c = 0; c < 3; c++)
+                len += (p[c] - 0.5) * (p[c] - 0.5);
+            for (int c = 0; c < 3; c++)
+                p[c] = len > 0 ? (p[c] - 0.5) / sqrt(len) : 1;
+        } else if (strcmp(kind, "clusters") == 0) {
+            const double *m = centre[next_random(&st) % 8];
+            for (int c = 0; c < 3; c++)
+                p[c] = m[c] + 0.05 * (p[c] - 0.5);
+        } else if (strcmp(kind, "duplicates") == 0) {
+            uint64_t pick = seed * 7919 + next_random(&st) % (uint64_t)(n / 8 + 1);
+            for (int c = 0; c < 3; c++)
+                p[c] = uniform01(&pick);
+        } else if (strcmp(kind, "lattice") == 0) {
+            for (int c = 0; c < 3; c++)
+                p[c] = (double)(next_random(&st) % 3);
+        } else if (strcmp(kind, "equal") == 0) {
+            for (int c = 0; c < 3; c++)
+                p[c] = base[c];
+        } else if (strcmp(kind, "collinear") == 0) {
+            p[1] = 2 * p[0];
+            p[2] = -p[0];
+        } else if (strcmp(kind, "offset") == 0) {
+            p[0] = 3.0e6 + 100 * p[0];
+            p[1] = -2.0e6 + 100 * p[1];
+            p[2] = 1.0e3 + 100 * p[2];
+        }
+        for (int c = 0; c < 3; c++)
+            xyz[3 * i + c] = (float)p[c];
+    }
+}
+
+static int instance_make(instance *in, const char *kind_a, const char *kind_b, int64_t batch,
+                         int64_t n, uint64_t seed)
+{
+    size_t all = (size_t)(batch * n);
+    memset(in, 0, sizeof *in);
+    in->a = malloc(all * 3 * sizeof(float));
+    in->b = malloc(all * 3 * sizeof(float));
+    in->index = malloc(all * sizeof(int32_t));
+    in->value = malloc((size_t)batch * sizeof(double));
+    in->price = malloc(all * sizeof(double));
+    if (!in->a || !in->b || !in->index || !in->value || !in->price)
+        return PCB_ENOMEM;
+    for (int64_t p = 0; p < batch; p++) {
+        make_cloud(kind_a, n, seed * 1000 + (uint64_t)(2 * p), in->a + p * n * 3);
+        make_cloud(kind_b, n, seed * 1000 + (uint64_t)(2 * p + 1), in->b + p * n * 3);
+    }
+    pcb_task t = {.problem = PCB_EMD, .batch = batch, .n = n, .nq = n, .a = in->a, .b = in->b};
+    in->task = t;
+    return PCB_OK;
+}
+
+static int run(const pcb_impl *impl, instance *in, pcb_result *r)
+{
+    size_t all = (size_t)(in->task.batch * in->task.n);
+    for (size_t i = 0; i < all; i++)
+        in->index[i] = -7;
+    pcb_result fresh = {.index = in->index, .value = in->value, .price = in->price};
+    *r = fresh;
+    return pcb_run(impl, &in->task, r, NULL);
+}
+
+static pcb_report validate(const instance *in, const pcb_result *r, int exact)
+{
+    pcb_report rep;
+    memset(&rep, 0, sizeof rep);
+    CHECK_RC(pcb_emd_validate(&in->task, r, exact, &rep), PCB_OK);
+    return rep;
+}
+
+/* The least total cost over all n! bijections (n <= 8), by recursion. */
+static double brute_force(const double *cost, int n, int row, unsigned used, double sum,
+                          double best)
+{
+    if (row == n)
+        return sum < best ? sum : best;
+    for (int j = 0; j < n; j++)
+        if (!(used & (1u << j)))
+            best = brute_force(cost, n, row + 1, used | (1u << j), sum + cost[row * n + j], best);
+    return best;
+}
+
+static void test_exact_matches_brute_force(void)
+{
+    static const char *const kinds[][2] = {
+        {"uniform", "uniform"}, {"lattice", "lattice"}, {"duplicates", "uniform"},
+        {"equal", "sphere"},    {"collinear", "clusters"}};
+    int compared = 0;
+    for (int n = 1; n <= 8; n++)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+            for (uint64_t seed = 1; seed <= (n < 8 ? 8u : 3u); seed++) {
+                instance in;
+                pcb_result r;
+                CHECK_RC(instance_make(&in, kinds[k][0], kinds[k][1], 1, n, seed), PCB_OK);
+                CHECK_RC(run(&pcb_emd_exact, &in, &r), PCB_OK);
+                double cost[64];
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < n; j++)
+                        cost[i * n + j] = pcb_emd_cost(in.a + 3 * i, in.b + 3 * j);
+                double best = brute_force(cost, n, 0, 0, 0, HUGE_VAL) / n;
+                CHECK(fabs(in.value[0] - best) <= 1e-12 * (1 + best));
+                pcb_report rep = validate(&in, &r, 1);
+                CHECK(rep.ok && rep.unmatched == 0);
+                compared++;
+                instance_free(&in);
+            }
+    CHECK(compared == 7 * 5 * 8 + 5 * 3);
+}
+
+/* Every CPU implementation, small and awkward cases. */
+static void test_cpu_implementations(void)
+{
+    static const struct {
+        const char *a, *b;
+        int64_t batch, n;
+    } cases[] = {{"uniform", "uniform", 1, 1},     {"uniform", "sphere", 1, 2},
+                 {"lattice", "lattice", 1, 40},    {"duplicates", "duplicates", 1, 64},
+                 {"equal", "uniform", 1, 50},      {"equal", "equal", 1, 30},
+                 {"clusters", "uniform", 1, 200},  {"sphere", "clusters", 3, 90},
+                 {"offset", "offset", 1, 100},     {"uniform", "collinear", 5, 33}};
+    int ran = 0;
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        if (impl->problem != PCB_EMD || impl->device != PCB_CPU)
+            continue;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            instance in;
+            pcb_result r;
+            CHECK_RC(instance_make(&in, cases[c].a, cases[c].b, cases[c].batch, cases[c].n, c + 1),
+                     PCB_OK);
+            CHECK_RC(run(impl, &in, &r), PCB_OK);
+            CHECK(r.has_price);
+            pcb_report rep = validate(&in, &r, impl->exact);
+            if (!rep.ok)
+                fprintf(stderr, "%s on %s/%s n=%lld: %s\n", impl->name, cases[c].a, cases[c].b,
+                        (long long)cases[c].n, rep.detail);
+            CHECK(rep.ok);
+            CHECK(rep.gap >= 0 && rep.bound >= 0);
+            instance_free(&in);
+            ran++;
+        }
+    }
+    CHECK(ran >= 3 * (int)(sizeof cases / sizeof cases[0]));
+}
+
+/* The auctions' stated guarantee: the mean within their target eps of the
+ * optimum, for the default eps and a coarse one. */
+static void test_auctions_within_eps(void)
+{
+    const pcb_impl *impls[] = {pcb_find(PCB_EMD, "auction"), pcb_find(PCB_EMD, "auction_omp")};
+    for (int k = 0; k < 2; k++) {
+        CHECK(impls[k] != NULL);
+        for (int coarse = 0; impls[k] && coarse < 2; coarse++)
+            for (uint64_t seed = 1; seed <= 4; seed++) {
+                instance in, ref;
+                pcb_result r, rr;
+                CHECK_RC(instance_make(&in, "clusters", "sphere", 1, 150, seed), PCB_OK);
+                CHECK_RC(instance_make(&ref, "clusters", "sphere", 1, 150, seed), PCB_OK);
+                in.task.opt.eps = coarse ? 0.02 : 0;
+                CHECK_RC(run(impls[k], &in, &r), PCB_OK);
+                CHECK_RC(run(&pcb_emd_exact, &ref, &rr), PCB_OK);
+                double extent = pcb_emd_cost_bound(in.a, in.b, 150);
+                double eps = coarse ? 0.02 : PCB_EMD_AUCTION_EPS_SHARE * extent;
+                CHECK(in.value[0] >= ref.value[0] - 1e-12);
+                CHECK(in.value[0] - ref.value[0] <= eps + 1e-12);
+                instance_free(&in);
+                instance_free(&ref);
+            }
+    }
+}
+
+/* D <= OPT for any prices: the bound covers the gap, on many instances,
+ * with the auctions' own prices (coarse eps: real gaps) and with perturbed
+ * and arbitrary prices on a non-optimal bijection. */
+static void test_certificate_bounds_gap(void)
+{
+    static const char *const kinds[] = {"uniform", "sphere", "clusters", "duplicates", "lattice"};
+    const pcb_impl *auction = pcb_find(PCB_EMD, "auction");
+    const pcb_impl *omp = pcb_find(PCB_EMD, "auction_omp");
+    int positive = 0, checked = 0;
+    for (int k = 0; k < 5; k++)
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            const int64_t n = 20 + 13 * (int64_t)seed;
+            instance in;
+            pcb_result r;
+            CHECK_RC(instance_make(&in, kinds[k], kinds[(k + 1) % 5], 1, n, seed), PCB_OK);
+            in.task.opt.eps = 0.01 * (double)seed;
+            for (int which = 0; which < 3; which++) {
+                if (which < 2) {
+                    CHECK_RC(run(which ? omp : auction, &in, &r), PCB_OK);
+                } else {
+                    /* exact prices, perturbed; a bijection two swaps off */
+                    CHECK_RC(run(&pcb_emd_exact, &in, &r), PCB_OK);
+                    uint64_t st = seed;
+                    for (int64_t j = 0; j < n; j++)
+                        in.price[j] += 0.05 * (uniform01(&st) - 0.5);
+                    int32_t t = in.index[0];
+                    in.index[0] = in.index[n - 1];
+                    in.index[n - 1] = t;
+                    t = in.index[1];
+                    in.index[1] = in.index[2];
+                    in.index[2] = t;
+                    in.value[0] = pcb_emd_mean_matched(in.a, in.b, n, in.index, NULL);
+                }
+                pcb_report rep = validate(&in, &r, 0);
+                CHECK(rep.gap >= 0 && rep.bound >= 0);
+                CHECK(rep.bound >= rep.gap - 1e-12);
+                positive += rep.gap > 1e-9;
+                checked++;
+            }
+            instance_free(&in);
+        }
+    CHECK(checked == 90);
+    CHECK(positive >= 30); /* the check had real gaps to bound */
+}
+
+static void test_omp_same_for_every_thread_count(void)
+{
+    const pcb_impl *omp = pcb_find(PCB_EMD, "auction_omp");
+    for (int64_t batch = 1; batch <= 4; batch += 3) {
+        instance ref, in;
+        pcb_result r;
+        CHECK_RC(instance_make(&ref, "uniform", "clusters", batch, 300, 9), PCB_OK);
+        ref.task.opt.threads = 1;
+        CHECK_RC(run(omp, &ref, &r), PCB_OK);
+        static const int threads[] = {2, 3, 5, 8};
+        for (int k = 0; k < 4; k++) {
+            CHECK_RC(instance_make(&in, "uniform", "clusters", batch, 300, 9), PCB_OK);
+            in.task.opt.threads = threads[k];
+            CHECK_RC(run(omp, &in, &r), PCB_OK);
+            size_t all = (size_t)(batch * 300);
+            CHECK(memcmp(in.index, ref.index, all * sizeof *in.index) == 0);
+            CHECK(memcmp(in.price, ref.price, all * sizeof *in.price) == 0);
+            instance_free(&in);
+        }
+        instance_free(&ref);
+    }
+}
+
+static void test_validator_rejects(void)
+{
+    const int64_t n = 40;
+    instance in;
+    pcb_result r;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 2, n, 3), PCB_OK);
+    CHECK_RC(run(&pcb_emd_exact, &in, &r), PCB_OK);
+    CHECK(validate(&in, &r, 1).ok);
+    int32_t saved[80];
+    memcpy(saved, in.index, sizeof saved);
+    double saved_value[2] = {in.value[0], in.value[1]};
+    pcb_report rep;
+
+    in.index[n + 5] = in.index[n + 6]; /* second pair: a point of B twice */
+    rep = validate(&in, &r, 0);
+    CHECK(!rep.ok && strstr(rep.detail, "not a bijection"));
+    memcpy(in.index, saved, sizeof saved);
+
+    in.index[3] = (int32_t)n; /* out of range */
+    rep = validate(&in, &r, 0);
+    CHECK(!rep.ok && strstr(rep.detail, "out of"));
+    in.index[3] = -7; /* the poison of an element never written */
+    rep = validate(&in, &r, 0);
+    CHECK(!rep.ok && strstr(rep.detail, "out of"));
+    memcpy(in.index, saved, sizeof saved);
+
+    in.index[4] = -1; /* unmatched: reported and failed, even approximate */
+    in.index[n + 1] = -1;
+    in.value[0] = pcb_emd_mean_matched(in.a, in.b, n, in.index, NULL);
+    in.value[1] = pcb_emd_mean_matched(in.a + n * 3, in.b + n * 3, n, in.index + n, NULL);
+    rep = validate(&in, &r, 0);
+    CHECK(!rep.ok && rep.unmatched == 2 && strstr(rep.detail, "bijection no"));
+    memcpy(in.index, saved, sizeof saved);
+    in.value[0] = saved_value[0];
+    in.value[1] = saved_value[1];
+
+    in.value[1] *= 1.001; /* a wrong value */
+    rep = validate(&in, &r, 1);
+    CHECK(!rep.ok && strstr(rep.detail, "value"));
+    in.value[1] = saved_value[1];
+
+    /* a slightly worse bijection (the cheapest swap that costs something):
+     * not exact, approximate ok */
+    int64_t swap_i = 0, swap_k = 1;
+    double least = HUGE_VAL;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = i + 1; k < n; k++) {
+            double d = pcb_emd_cost(in.a + 3 * i, in.b + 3 * (int64_t)in.index[k]) +
+                       pcb_emd_cost(in.a + 3 * k, in.b + 3 * (int64_t)in.index[i]) -
+                       pcb_emd_cost(in.a + 3 * i, in.b + 3 * (int64_t)in.index[i]) -
+                       pcb_emd_cost(in.a + 3 * k, in.b + 3 * (int64_t)in.index[k]);
+            if (d > 1e-6 && d < least) {
+                least = d;
+                swap_i = i;
+                swap_k = k;
+            }
+        }
+    int32_t t = in.index[swap_i];
+    in.index[swap_i] = in.index[swap_k];
+    in.index[swap_k] = t;
+    in.value[0] = pcb_emd_mean_matched(in.a, in.b, n, in.index, NULL);
+    r.has_price = 0;
+    rep = validate(&in, &r, 1);
+    CHECK(!rep.ok && rep.gap > 1e-9 && strstr(rep.detail, "not optimal"));
+    rep = validate(&in, &r, 0);
+    CHECK(rep.ok && rep.gap < 0.05);
+    memcpy(in.index, saved, sizeof saved);
+    in.value[0] = saved_value[0];
+
+    for (int64_t i = 0; i < n; i++) /* far from optimal: fails approximate too */
+        in.index[i] = (int32_t)(n - 1 - i);
+    in.value[0] = pcb_emd_mean_matched(in.a, in.b, n, in.index, NULL);
+    rep = validate(&in, &r, 0);
+    CHECK(!rep.ok && rep.gap > 0.05);
+    memcpy(in.index, saved, sizeof saved);
+    in.value[0] = saved_value[0];
+
+    r.has_price = 1; /* an optimal bijection whose prices prove nothing */
+    for (int64_t j = 0; j < 2 * n; j++)
+        in.price[j] = 0;
+    rep = validate(&in, &r, 1);
+    CHECK(!rep.ok && rep.bound > 1e-9 && rep.gap == 0);
+    CHECK(validate(&in, &r, 0).ok);
+
+    CHECK_RC(pcb_emd_validate(NULL, &r, 1, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_emd_validate(&in.task, NULL, 1, &rep), PCB_EINVAL);
+    instance_free(&in);
+}
+
+static void test_invalid_arguments(void)
+{
+    instance in;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 20, 4), PCB_OK);
+    int32_t idx[20];
+    pcb_result r = {.index = idx};
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        if (impl->problem != PCB_EMD)
+            continue;
+        pcb_task t = in.task;
+        t.nq = 19; /* different sizes */
+        CHECK_RC(pcb_run(impl, &t, &r, NULL), PCB_EINVAL);
+        t = in.task;
+        t.n = t.nq = 0;
+        CHECK_RC(pcb_run(impl, &t, &r, NULL), PCB_EINVAL);
+        t = in.task;
+        t.b = NULL;
+        CHECK_RC(pcb_run(impl, &t, &r, NULL), PCB_EINVAL);
+        t = in.task;
+        t.opt.eps = -1;
+        CHECK_RC(pcb_run(impl, &t, &r, NULL), PCB_EINVAL);
+        in.b[7] = NAN;
+        CHECK_RC(pcb_run(impl, &in.task, &r, NULL), PCB_EINVAL);
+        in.b[7] = INFINITY;
+        CHECK_RC(pcb_run(impl, &in.task, &r, NULL), PCB_EINVAL);
+        in.b[7] = 0.5f;
+    }
+    /* an eps the auctions cannot resolve in double precision */
+    in.task.opt.eps = 1e-13;
+    CHECK_RC(pcb_run(pcb_find(PCB_EMD, "auction"), &in.task, &r, NULL), PCB_EUNSUPPORTED);
+    CHECK_RC(pcb_run(pcb_find(PCB_EMD, "auction_omp"), &in.task, &r, NULL), PCB_EUNSUPPORTED);
+    CHECK_RC(pcb_run(&pcb_emd_exact, &in.task, &r, NULL), PCB_OK);
+    instance_free(&in);
+}
+
+/* The n the seed kernel's scans handle: every n < 1024, then 1024, 2048 and
+ * 4096 only. */
+static void test_seed_point_counts(void)
+{
+    for (int64_t n = 1; n < 1024; n++)
+        CHECK(pcb_emd_seed_n_ok(n));
+    static const int64_t ok[] = {1024, 2048, 4096};
+    static const int64_t bad[] = {0, -3, 1025, 1500, 1536, 2047, 2049, 3000, 3072, 4095, 4097, 8192};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        CHECK(pcb_emd_seed_n_ok(ok[i]));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!pcb_emd_seed_n_ok(bad[i]));
+    int accepted = 0;
+    for (int64_t n = 1024; n <= 8192; n++)
+        accepted += pcb_emd_seed_n_ok(n);
+    CHECK(accepted == 3);
+}
+
+/* Where the CUDA kernel is built: its limits hold without a device; with
+ * one it runs every scan path, batch 1 and 3, and is validated. */
+static void test_cuda_auction_match(void)
+{
+    const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction_match");
+    if (!cuda) {
+        printf("cuda_auction_match: not built, skipped\n");
+        return;
+    }
+    instance in;
+    pcb_result r;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 4097, 5), PCB_OK);
+    CHECK_RC(run(cuda, &in, &r), PCB_EUNSUPPORTED); /* max_n, checked before the device */
+    instance_free(&in);
+    int available = pcb_impl_available(cuda) == PCB_OK;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 1500, 5), PCB_OK);
+    CHECK_RC(run(cuda, &in, &r), available ? PCB_EUNSUPPORTED : PCB_EUNAVAIL);
+    instance_free(&in);
+    if (!available) {
+        printf("cuda_auction_match: no CUDA device, runs skipped\n");
+        return;
+    }
+    static const int64_t sizes[] = {256, 1000, 1024, 2048, 4096};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        for (int64_t batch = 1; batch <= 3; batch += 2) {
+            CHECK_RC(instance_make(&in, "uniform", "uniform", batch, sizes[k], 6), PCB_OK);
+            CHECK_RC(run(cuda, &in, &r), PCB_OK);
+            CHECK(r.has_price);
+            pcb_report rep = validate(&in, &r, 0);
+            printf("cuda_auction_match n=%lld batch %lld: %s\n", (long long)sizes[k],
+                   (long long)batch, rep.detail);
+            CHECK(rep.ok);
+            instance_free(&in);
+        }
+}
+
+TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
+          T(test_auctions_within_eps), T(test_certificate_bounds_gap),
+          T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
+          T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match))
