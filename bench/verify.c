@@ -38,7 +38,7 @@ static int validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r
     switch (t->problem) {
     case PCB_FPS: return pcb_fps_validate(t, r, rep);
     case PCB_NN: return pcb_nn_validate(t, r, impl->exact, rep);
-    case PCB_EMD: return pcb_emd_validate(t, r, impl->exact, rep);
+    case PCB_EMD: return pcb_emd_validate(t, r, impl->exact, impl->max_gap, rep);
     default: return pcb_fail(PCB_EINVAL, "unknown problem");
     }
 }

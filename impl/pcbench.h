@@ -123,6 +123,10 @@ typedef struct pcb_impl {
     pcb_device device;
     int exact;               /* 1 exact, 0 approximate by design */
     pcb_limits limits;
+    /* Approximate EMD implementations: the relative gap to the optimum they
+     * promise (verification fails a larger one); 0 = no promise beyond a
+     * bijection (the gap is still measured and reported). */
+    double max_gap;
     const char *summary;     /* one line */
     int (*available)(void);  /* PCB_OK, or PCB_EUNAVAIL with a message */
     int (*prepare)(const pcb_task *task, void **state);
@@ -183,7 +187,9 @@ typedef struct {
  *   NN:  impl/nn/nn_validate.c   EMD: impl/emd/emd_validate.c */
 int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
 int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
-int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
+/* EMD: max_gap as in pcb_impl (approximate implementations only). */
+int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
+                     pcb_report *rep);
 
 #ifdef __cplusplus
 }

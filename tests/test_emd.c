@@ -124,7 +124,7 @@ static pcb_report validate(const instance *in, const pcb_result *r, int exact)
 {
     pcb_report rep;
     memset(&rep, 0, sizeof rep);
-    CHECK_RC(pcb_emd_validate(&in->task, r, exact, &rep), PCB_OK);
+    CHECK_RC(pcb_emd_validate(&in->task, r, exact, exact ? 0 : 0.01, &rep), PCB_OK);
     return rep;
 }
 
@@ -381,8 +381,8 @@ static void test_validator_rejects(void)
     CHECK(!rep.ok && rep.bound > 1e-9 && rep.gap == 0);
     CHECK(validate(&in, &r, 0).ok);
 
-    CHECK_RC(pcb_emd_validate(NULL, &r, 1, &rep), PCB_EINVAL);
-    CHECK_RC(pcb_emd_validate(&in.task, NULL, 1, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_emd_validate(NULL, &r, 1, 0, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_emd_validate(&in.task, NULL, 1, 0, &rep), PCB_EINVAL);
     instance_free(&in);
 }
 

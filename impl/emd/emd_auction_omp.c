@@ -225,6 +225,7 @@ const pcb_impl pcb_emd_auction_omp = {
     .problem = PCB_EMD,
     .device = PCB_CPU,
     .exact = 0,
+    .max_gap = 0.01, /* far above n * eps: a larger gap means a broken auction */
     .summary = "OpenMP Jacobi forward auction with eps-scaling (one pair per thread for "
                "large batches), same answer for every thread count; returns prices",
     .prepare = omp_prepare,

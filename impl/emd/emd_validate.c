@@ -11,9 +11,10 @@
  *
  * Verdict: an exact implementation needs a bijection with gap <= 1e-9 and,
  * when it returns prices, bound <= 1e-9 (a proof of optimality that does
- * not trust the solver). An approximate one needs a bijection with
- * gap <= 5% where the gap was computed: the auctions land far inside it,
- * and the seed's CUDA kernel (+0.9% to +3.9% reported at n = 4096) passes.
+ * not trust the solver). An approximate one needs a bijection, and a gap
+ * within the max_gap it promises where the gap was computed (the auctions
+ * promise 1%, landing far inside it). The seed's CUDA kernel promises
+ * nothing beyond a bijection: its gap is measured and reported.
  * Gap and bound of a batch are the worst over its pairs. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,6 @@
 #include "emd.h"
 
 #define EXACT_TOL 1e-9
-#define APPROX_GAP_TOL 0.05
 #define VALUE_RTOL 1e-5
 #define DEFAULT_GAP_MAX_N 2048
 #define ROUNDING 1e-12
@@ -139,7 +139,8 @@ static int check_indices(const int32_t *match, int64_t n, int64_t pair, int32_t 
     return 1;
 }
 
-int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep)
+int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
+                     pcb_report *rep)
 {
     if (!t || !r || !r->index || !rep || t->problem != PCB_EMD)
         return pcb_fail(PCB_EINVAL, "emd validate: missing task, result or report");
@@ -216,7 +217,7 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_repo
         snprintf(bound, sizeof bound, "bound %.3g%%", 100 * rep->bound);
     else
         snprintf(bound, sizeof bound, "bound n/a (no prices)");
-    const double tol = exact ? EXACT_TOL : APPROX_GAP_TOL;
+    const double tol = exact ? EXACT_TOL : max_gap > 0 ? max_gap : INFINITY;
     if (problem[0]) {
         snprintf(rep->detail, sizeof rep->detail, "%s", problem);
     } else if (rep->unmatched) {
@@ -227,7 +228,7 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_repo
         rep->ok = rep->gap <= tol && (!exact || rep->bound <= EXACT_TOL);
         snprintf(rep->detail, sizeof rep->detail, "bijection yes, %s, %s%s", gap, bound,
                  rep->ok                ? ""
-                 : rep->gap > tol       ? (exact ? ": not optimal" : ": gap above 5%")
+                 : rep->gap > tol       ? (exact ? ": not optimal" : ": gap above its promise")
                                         : ": prices do not certify optimality");
     }
     return PCB_OK;

@@ -111,6 +111,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .device = PCB_CUDA,
     .exact = 1,
     .limits = {},
+    .max_gap = 0,
     .summary = "slides' attempt 2: one launch, blocks loop over queries, threads over points",
     .available = pcb_cuda_available,
     .prepare = a2_prepare,
