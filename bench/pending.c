@@ -3,10 +3,8 @@
 __attribute__((weak)) int pcb_load(const char *p, pcb_cloud *c) { (void)p; (void)c; return pcb_fail(PCB_EUNAVAIL, "loaders pending"); }
 __attribute__((weak)) int pcb_save_ply(const char *p, const pcb_cloud *c) { (void)p; (void)c; return pcb_fail(PCB_EUNAVAIL, "writer pending"); }
 __attribute__((weak)) int pcb_gen_lidar(int64_t n, uint64_t s, double x, double y, double w, pcb_cloud *o) { (void)n; (void)s; (void)x; (void)y; (void)w; (void)o; return pcb_fail(PCB_EUNAVAIL, "lidar pending"); }
-__attribute__((weak)) int pcb_verify_fps(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_nn(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_emd(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_bench_main(int c, char **v) { (void)c; (void)v; return 4; }
-__attribute__((weak)) int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep) { (void)t; (void)r; (void)rep; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int e, pcb_report *rep) { (void)t; (void)r; (void)e; (void)rep; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int e, pcb_report *rep) { (void)t; (void)r; (void)e; (void)rep; return pcb_fail(PCB_EUNAVAIL, "pending"); }

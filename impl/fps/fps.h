@@ -17,4 +17,16 @@ static inline float pcb_fps_d2(const float *p, const float *q)
     return dx * dx + dy * dy + dz * dz;
 }
 
+/* The canonical order of candidates: larger distance first, then lower index. */
+static inline int pcb_fps_better(float d, int32_t i, float best_d, int32_t best_i)
+{
+    return d > best_d || (d == best_d && i < best_i);
+}
+
+/* Serial dynamic-programming FPS of one cloud (fps_dp.c): mind[n] is scratch
+ * for each point's running minimum distance to the samples so far. Shared by
+ * dp and by omp when it parallelises over the batch. */
+void pcb_fps_dp_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, float *mind,
+                      int32_t *idx);
+
 #endif

@@ -1,0 +1,155 @@
+/* fps_omp.c - OpenMP FPS. With at least as many clouds as threads, each
+ * thread samples whole clouds with the serial dp code. Otherwise the threads
+ * share one cloud at a time: each owns a contiguous block of points, updates
+ * their running minima and finds its block's best candidate, and after one
+ * barrier every thread reduces the per-thread candidates itself (max
+ * distance, then lowest index), so the result is the canonical sequence for
+ * any thread count. One parallel region per cloud, one barrier per step. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fps.h"
+
+/* One thread's candidate, alone on its cache line. */
+typedef struct {
+    float d;
+    int32_t i;
+    char pad[56];
+} candidate;
+
+typedef struct {
+    pcb_task task;
+    int threads;
+    int32_t *idx;
+    float *mind;      /* threads x n (per-cloud threads) or n (shared cloud) */
+    candidate *cand;  /* 2 x threads: alternate halves on alternate steps */
+} omp_state;
+
+static int over_batch(const omp_state *s)
+{
+    return s->task.batch >= s->threads;
+}
+
+static void omp_release(void *state)
+{
+    omp_state *s = state;
+    if (s) {
+        free(s->idx);
+        free(s->mind);
+        free(s->cand);
+    }
+    free(s);
+}
+
+static int omp_prepare(const pcb_task *t, void **state)
+{
+    omp_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
+    s->task = *t;
+    s->threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
+    size_t rows = over_batch(s) ? (size_t)s->threads : 1;
+    if (!(s->idx = malloc((size_t)(t->batch * t->m) * sizeof *s->idx)) ||
+        !(s->mind = malloc(rows * (size_t)t->n * sizeof *s->mind)) ||
+        !(s->cand = aligned_alloc(64, 2 * (size_t)s->threads * sizeof *s->cand))) {
+        omp_release(s);
+        return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static void sample_shared_cloud(omp_state *s, const float *xyz, int32_t *idx)
+{
+    const int64_t n = s->task.n, m = s->task.m;
+#pragma omp parallel num_threads(s->threads)
+    {
+        /* The team may be smaller than asked for (nesting, limits). */
+        const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
+        const int64_t lo = n * tid / nt, hi = n * (tid + 1) / nt;
+        float *mind = s->mind;
+        for (int64_t k = lo; k < hi; k++)
+            mind[k] = INFINITY;
+        int32_t last = (int32_t)s->task.start;
+        if (tid == 0)
+            idx[0] = last;
+        for (int64_t j = 1; j < m; j++) {
+            const float *q = xyz + 3 * (int64_t)last;
+            float best = -1.0f; /* an empty block never wins: distances are >= 0 */
+            int32_t besti = -1;
+            for (int64_t k = lo; k < hi; k++) {
+                float d = pcb_fps_d2(xyz + 3 * k, q);
+                float dk = d < mind[k] ? d : mind[k];
+                mind[k] = dk;
+                if (dk > best) {
+                    best = dk;
+                    besti = (int32_t)k;
+                }
+            }
+            /* Step j writes one half and reads it after the barrier; the
+             * next write to that half (step j + 2) comes after the barrier
+             * of step j + 1, which no thread passes before all have read. */
+            candidate *c = s->cand + (j & 1) * s->threads;
+            c[tid].d = best;
+            c[tid].i = besti;
+#pragma omp barrier
+            float bd = c[0].d;
+            int32_t bi = c[0].i;
+            for (int t = 1; t < nt; t++)
+                if (pcb_fps_better(c[t].d, c[t].i, bd, bi)) {
+                    bd = c[t].d;
+                    bi = c[t].i;
+                }
+            last = bi;
+            if (tid == 0)
+                idx[j] = last;
+        }
+    }
+}
+
+static int omp_compute(void *state)
+{
+    omp_state *s = state;
+    const pcb_task *t = &s->task;
+    if (over_batch(s)) {
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+        for (int64_t b = 0; b < t->batch; b++)
+            pcb_fps_dp_cloud(t->a + b * t->n * 3, t->n, t->m, t->start,
+                             s->mind + (size_t)omp_get_thread_num() * (size_t)t->n,
+                             s->idx + b * t->m);
+    } else {
+        for (int64_t b = 0; b < t->batch; b++)
+            sample_shared_cloud(s, t->a + b * t->n * 3, s->idx + b * t->m);
+    }
+    return PCB_OK;
+}
+
+static int omp_fetch(void *state, pcb_result *out)
+{
+    omp_state *s = state;
+    memcpy(out->index, s->idx, (size_t)(s->task.batch * s->task.m) * sizeof *s->idx);
+    return PCB_OK;
+}
+
+static int omp_counters(void *state, pcb_counters *c)
+{
+    const pcb_task *t = &((omp_state *)state)->task;
+    c->distance_evals = t->batch * t->n * (t->m - 1);
+    c->iterations = t->batch * (t->m - 1);
+    return PCB_OK;
+}
+
+const pcb_impl pcb_fps_omp = {
+    .name = "omp",
+    .problem = PCB_FPS,
+    .device = PCB_CPU,
+    .exact = 1,
+    .summary = "OpenMP over the batch, or within a cloud (one barrier a step): O(n m)",
+    .prepare = omp_prepare,
+    .compute = omp_compute,
+    .fetch = omp_fetch,
+    .release = omp_release,
+    .counters = omp_counters,
+};
