@@ -159,7 +159,6 @@ static int setup(unrolled_state *s)
 {
     const pcb_task *t = &s->task;
     const size_t points = (size_t)t->batch * (size_t)t->n;
-    PCB_CUDA_TRY(cudaSetDevice(0));
     int rc = pcb_cuda_ctx_init(&s->ctx);
     if (rc != PCB_OK)
         return rc;
