@@ -40,10 +40,14 @@ double pcb_rng_normal(pcb_rng *r);  /* standard normal */
 const char *const *pcb_generator_kinds(void);
 int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out);
 
-/* A spinning-lidar sweep (64 beams, ~1,800 azimuth steps) ray-cast against a
- * procedural street chosen by seed, seen from a sensor at (x, y) with
- * heading yaw (radians). n > 0 asks for about n points (the sweep is
- * resampled to exactly n), n = 0 for the sensor's natural resolution. */
+/* A spinning-lidar sweep (64 beams, 1,880 azimuth steps) ray-cast against a
+ * procedural street chosen by seed, seen from a sensor PCB_LIDAR_HEIGHT
+ * above (x, y) with heading yaw (radians); points in the street (world)
+ * frame, ring by ring. n > 0 asks for exactly n points (the sweep is
+ * resampled), n = 0 for the sensor's natural resolution (about 120,000).
+ * Geometry: see datasets/lidar.c. */
+#define PCB_LIDAR_HEIGHT 1.73
+#define PCB_LIDAR_BEAMS 64
 int pcb_gen_lidar(int64_t n, uint64_t seed, double sensor_x, double sensor_y, double yaw,
                   pcb_cloud *out);
 
