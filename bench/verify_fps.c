@@ -18,19 +18,19 @@ static void skip_row(FILE *out, const char *label, const char *why)
 }
 
 static int run_case(const char *label, const float *xyz, int64_t batch, int64_t n, int64_t m,
-                    int64_t start, const char *impl, FILE *out)
+                    int64_t start, int threads, const char *impl, FILE *out)
 {
     pcb_verify_case c = {.task = {.problem = PCB_FPS, .batch = batch, .n = n, .m = m,
-                                  .start = start, .a = xyz}};
+                                  .start = start, .a = xyz, .opt = {.threads = threads}}};
     snprintf(c.label, sizeof c.label, "%s", label);
     return pcb_verify_case_run(&c, impl, out);
 }
 
-/* A batch of generated clouds (seeds seed, seed + 1, ...), scaled by
- * `scale`. Returns failures, or < 0 on a system error; a generator that is
+/* A batch of generated clouds (seeds 1000, 1001, ...), scaled by `scale`;
+ * threads > 0 sets the OpenMP thread count. Returns failures, or < 0 on a system error; a generator that is
  * not available gets a skip row. */
 static int generated(const char *kind, int64_t batch, int64_t n, int64_t m, int64_t start,
-                     float scale, const char *label, const char *impl, FILE *out)
+                     float scale, int threads, const char *label, const char *impl, FILE *out)
 {
     float *xyz = malloc((size_t)(batch * n * 3) * sizeof *xyz);
     if (!xyz)
@@ -55,7 +55,7 @@ static int generated(const char *kind, int64_t batch, int64_t n, int64_t m, int6
             xyz[b * n * 3 + i] = cloud.xyz[i] * scale;
         pcb_cloud_free(&cloud);
     }
-    int failures = run_case(label, xyz, batch, n, m, start, impl, out);
+    int failures = run_case(label, xyz, batch, n, m, start, threads, impl, out);
     free(xyz);
     return failures;
 }
@@ -75,7 +75,7 @@ static int lattice(int side, int64_t m, const char *impl, FILE *out)
     char label[96];
     snprintf(label, sizeof label, "lattice %dx%dx%d ties m=%lld", side, side, side,
              (long long)m);
-    int failures = run_case(label, xyz, 1, n, m, 0, impl, out);
+    int failures = run_case(label, xyz, 1, n, m, 0, 0, impl, out);
     free(xyz);
     return failures;
 }
@@ -114,7 +114,7 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
         memmove(cloud.xyz + 3 * i, cloud.xyz + 3 * (i * cloud.n / n), 3 * sizeof(float));
     snprintf(label, sizeof label, "real %.40s n=%lld/%lld m=64", name, (long long)n,
              (long long)cloud.n);
-    int failures = run_case(label, cloud.xyz, 1, n, n < 64 ? n : 64, 0, impl, out);
+    int failures = run_case(label, cloud.xyz, 1, n, n < 64 ? n : 64, 0, 0, impl, out);
     pcb_cloud_free(&cloud);
     return failures;
 }
@@ -157,31 +157,35 @@ int pcb_verify_fps(const char *impl, FILE *out)
         const char *kind, *label;
         int64_t batch, n, m, start;
         float scale;
+        int threads;
     } cases[] = {
-        {"uniform", "uniform n=2000 m=64", 1, 2000, 64, 0, 1},
-        {"sphere", "sphere n=2000 m=64", 1, 2000, 64, 0, 1},
-        {"clusters", "clusters n=2000 m=64", 1, 2000, 64, 0, 1},
-        {"collinear", "collinear n=2000 m=64", 1, 2000, 64, 0, 1},
-        {"lidar", "lidar sweep n=20000 m=64", 1, 20000, 64, 0, 1},
-        {"duplicates", "duplicates n=2000 (250 distinct) m=300", 1, 2000, 300, 0, 1},
-        {"equal", "all-equal n=500 m=20", 1, 500, 20, 0, 1},
-        {"offset", "offset 3000 km n=2000 m=64", 1, 2000, 64, 0, 1},
-        {"uniform", "wide 1e6 units n=2000 m=64", 1, 2000, 64, 0, 1e6f},
-        {"uniform", "uniform n=20000 m=128", 1, 20000, 128, 0, 1},
-        {"uniform", "n=1 m=1", 1, 1, 1, 0, 1},
-        {"uniform", "n=3 m=3", 1, 3, 3, 0, 1},
-        {"uniform", "m=n n=300", 1, 300, 300, 0, 1},
-        {"uniform", "n<1024 n=1000 m=100", 1, 1000, 100, 0, 1},
-        {"uniform", "non-power-of-two n=1537 m=100", 1, 1537, 100, 0, 1},
-        {"uniform", "batch 4 x n=1000 m=32", 4, 1000, 32, 0, 1},
-        {"clusters", "start=1234 n=2000 m=64", 1, 2000, 64, 1234, 1},
-        {"sphere", "batch 3 start=17 n=700 m=50", 3, 700, 50, 17, 1},
+        {"uniform", "uniform n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"sphere", "sphere n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"clusters", "clusters n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"collinear", "collinear n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"lidar", "lidar sweep n=20000 m=64", 1, 20000, 64, 0, 1, 0},
+        {"duplicates", "duplicates n=2000 (250 distinct) m=300", 1, 2000, 300, 0, 1, 0},
+        {"equal", "all-equal n=500 m=20", 1, 500, 20, 0, 1, 0},
+        {"offset", "offset 3000 km n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"uniform", "wide 1e6 units n=2000 m=64", 1, 2000, 64, 0, 1e6f, 0},
+        {"uniform", "uniform n=20000 m=128", 1, 20000, 128, 0, 1, 0},
+        {"uniform", "n=1 m=1", 1, 1, 1, 0, 1, 0},
+        {"uniform", "n=3 m=3", 1, 3, 3, 0, 1, 0},
+        {"uniform", "m=n n=300", 1, 300, 300, 0, 1, 0},
+        {"uniform", "n<1024 n=1000 m=100", 1, 1000, 100, 0, 1, 0},
+        {"uniform", "non-power-of-two n=1537 m=100", 1, 1537, 100, 0, 1, 0},
+        {"uniform", "batch 4 x n=1000 m=32", 4, 1000, 32, 0, 1, 0},
+        {"clusters", "start=1234 n=2000 m=64", 1, 2000, 64, 1234, 1, 0},
+        {"sphere", "batch 3 start=17 n=700 m=50", 3, 700, 50, 17, 1, 0},
+        {"clusters", "3 threads a cloud n=3001 m=100", 1, 3001, 100, 0, 1, 3},
+        {"uniform", "batch 3 x 5 threads n=999 m=40", 3, 999, 40, 2, 1, 5},
     };
     pcb_verify_header(out, PCB_FPS);
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = generated(cases[i].kind, cases[i].batch, cases[i].n, cases[i].m,
-                           cases[i].start, cases[i].scale, cases[i].label, impl, out);
+                           cases[i].start, cases[i].scale, cases[i].threads, cases[i].label,
+                           impl, out);
         if (rc < 0)
             return rc;
         failures += rc;

@@ -87,11 +87,11 @@ static void cpu_impls_agree(void)
     static const struct {
         const char *kind;
         int64_t n, m, start;
-    } sets[] = {{"uniform", 2000, 64, 0},   {"sphere", 1500, 48, 3},
+    } sets[] = {{"uniform", 9000, 64, 0},   {"sphere", 1500, 48, 3},
                 {"clusters", 1537, 64, 0},  {"collinear", 900, 40, 0},
                 {"offset", 1200, 40, 11},   {"duplicates", 800, 150, 0},
                 {"equal", 100, 12, 5}};
-    static const int threads[] = {1, 2, 3, 7};
+    static const int threads[] = {0, 1, 2, 3, 7}; /* 0: the default */
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         float *xyz = make(sets[s].kind, 1, sets[s].n, 42);
         pcb_task t = fps_task(xyz, 1, sets[s].n, sets[s].m, sets[s].start, 0);
@@ -122,7 +122,7 @@ static void ties_canonical(void)
     const float xyz[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
     pcb_task t = fps_task(xyz, 1, 4, 4, 0, 0);
     const int32_t canonical[] = {0, 3, 1, 2}, other[] = {0, 3, 2, 1}, wrong[] = {0, 1, 3, 2};
-    static const int threads[] = {1, 2, 3, 7};
+    static const int threads[] = {0, 1, 2, 3, 7}; /* 0: the default */
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
         t.opt.threads = threads[k];
         int32_t *omp = run(impl("omp"), &t, NULL);

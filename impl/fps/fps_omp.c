@@ -4,13 +4,17 @@
  * their running minima and finds its block's best candidate, and after one
  * barrier every thread reduces the per-thread candidates itself (max
  * distance, then lowest index), so the result is the canonical sequence for
- * any thread count. One parallel region per cloud, one barrier per step. */
+ * any thread count. One parallel region per cloud, one barrier per step.
+ * Without an explicit thread count a cloud gets at most one thread per
+ * OMP_MIN_BLOCK points: below that the barrier costs more than the work. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fps.h"
+
+#define OMP_MIN_BLOCK 4096
 
 /* One thread's candidate, alone on its cache line. */
 typedef struct {
@@ -21,16 +25,12 @@ typedef struct {
 
 typedef struct {
     pcb_task task;
-    int threads;
+    int threads;      /* team size */
+    int over_batch;   /* 1: a thread per cloud, 0: the team shares each cloud */
     int32_t *idx;
     float *mind;      /* threads x n (per-cloud threads) or n (shared cloud) */
     candidate *cand;  /* 2 x threads: alternate halves on alternate steps */
 } omp_state;
-
-static int over_batch(const omp_state *s)
-{
-    return s->task.batch >= s->threads;
-}
 
 static void omp_release(void *state)
 {
@@ -50,7 +50,11 @@ static int omp_prepare(const pcb_task *t, void **state)
         return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
     s->task = *t;
     s->threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
-    size_t rows = over_batch(s) ? (size_t)s->threads : 1;
+    s->over_batch = t->batch >= s->threads;
+    const int64_t useful = t->n / OMP_MIN_BLOCK > 1 ? t->n / OMP_MIN_BLOCK : 1;
+    if (!s->over_batch && t->opt.threads == 0 && s->threads > useful)
+        s->threads = (int)useful;
+    size_t rows = s->over_batch ? (size_t)s->threads : 1;
     if (!(s->idx = malloc((size_t)(t->batch * t->m) * sizeof *s->idx)) ||
         !(s->mind = malloc(rows * (size_t)t->n * sizeof *s->mind)) ||
         !(s->cand = aligned_alloc(64, 2 * (size_t)s->threads * sizeof *s->cand))) {
@@ -113,7 +117,7 @@ static int omp_compute(void *state)
 {
     omp_state *s = state;
     const pcb_task *t = &s->task;
-    if (over_batch(s)) {
+    if (s->over_batch) {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
         for (int64_t b = 0; b < t->batch; b++)
             pcb_fps_dp_cloud(t->a + b * t->n * 3, t->n, t->m, t->start,
