@@ -23,10 +23,4 @@ static inline int pcb_fps_better(float d, int32_t i, float best_d, int32_t best_
     return d > best_d || (d == best_d && i < best_i);
 }
 
-/* Serial dynamic-programming FPS of one cloud (fps_dp.c): mind[n] is scratch
- * for each point's running minimum distance to the samples so far. Shared by
- * dp and by omp when it parallelises over the batch. */
-void pcb_fps_dp_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, float *mind,
-                      int32_t *idx);
-
 #endif

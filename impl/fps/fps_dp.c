@@ -7,8 +7,9 @@
 
 #include "fps.h"
 
-void pcb_fps_dp_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, float *mind,
-                      int32_t *idx)
+/* One cloud; mind[n] holds each point's running minimum distance. */
+static void sample_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, float *mind,
+                         int32_t *idx)
 {
     for (int64_t k = 0; k < n; k++)
         mind[k] = INFINITY;
@@ -67,7 +68,7 @@ static int dp_compute(void *state)
     dp_state *s = state;
     const pcb_task *t = &s->task;
     for (int64_t b = 0; b < t->batch; b++)
-        pcb_fps_dp_cloud(t->a + b * t->n * 3, t->n, t->m, t->start, s->mind, s->idx + b * t->m);
+        sample_cloud(t->a + b * t->n * 3, t->n, t->m, t->start, s->mind, s->idx + b * t->m);
     return PCB_OK;
 }
 

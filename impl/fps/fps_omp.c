@@ -1,12 +1,16 @@
-/* fps_omp.c - OpenMP FPS. With at least as many clouds as threads, each
- * thread samples whole clouds with the serial dp code. Otherwise the threads
- * share one cloud at a time: each owns a contiguous block of points, updates
- * their running minima and finds its block's best candidate, and after one
- * barrier every thread reduces the per-thread candidates itself (max
- * distance, then lowest index), so the result is the canonical sequence for
- * any thread count. One parallel region per cloud, one barrier per step.
- * Without an explicit thread count a cloud gets at most one thread per
- * OMP_MIN_BLOCK points: below that the barrier costs more than the work. */
+/* fps_omp.c - OpenMP FPS. prepare copies the clouds to separate x, y, z
+ * arrays so that the distance update vectorises; each step then makes two
+ * passes over a block of points: update the running minima while taking
+ * their maximum (SIMD), then find the first point at that maximum.
+ *
+ * With at least as many clouds as threads, each thread samples whole clouds.
+ * Otherwise the threads share one cloud at a time: each owns a contiguous
+ * block of points, and after one barrier every thread reduces the per-thread
+ * candidates itself (max distance, then lowest index), so the result is the
+ * canonical sequence for any thread count. One parallel region per cloud,
+ * one barrier per step. Without an explicit thread count a shared cloud gets
+ * at most one thread per OMP_MIN_BLOCK points: below that the barrier costs
+ * more than the work. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -27,71 +31,67 @@ typedef struct {
     pcb_task task;
     int threads;      /* team size */
     int over_batch;   /* 1: a thread per cloud, 0: the team shares each cloud */
+    float *x, *y, *z; /* batch x n each */
     int32_t *idx;
-    float *mind;      /* threads x n (per-cloud threads) or n (shared cloud) */
+    float *mind;      /* threads x n (a thread per cloud) or n (shared cloud) */
     candidate *cand;  /* 2 x threads: alternate halves on alternate steps */
 } omp_state;
 
-static void omp_release(void *state)
+/* Update the running minima of points [lo, hi) with sample q; return the
+ * block's largest one (-1 if empty) and its lowest index in *besti. The
+ * arithmetic is pcb_fps_d2's, so the values equal dp's bit for bit. */
+static float update_block(const float *x, const float *y, const float *z, float *mind,
+                          int64_t lo, int64_t hi, int32_t q, int32_t *besti)
 {
-    omp_state *s = state;
-    if (s) {
-        free(s->idx);
-        free(s->mind);
-        free(s->cand);
+    const float qx = x[q], qy = y[q], qz = z[q];
+    float best = -1.0f;
+#pragma omp simd reduction(max : best)
+    for (int64_t k = lo; k < hi; k++) {
+        float dx = x[k] - qx, dy = y[k] - qy, dz = z[k] - qz;
+        float d = dx * dx + dy * dy + dz * dz;
+        float dk = d < mind[k] ? d : mind[k];
+        mind[k] = dk;
+        best = dk > best ? dk : best;
     }
-    free(s);
+    *besti = -1;
+    for (int64_t k = lo; k < hi; k++)
+        if (mind[k] == best) {
+            *besti = (int32_t)k;
+            break;
+        }
+    return best;
 }
 
-static int omp_prepare(const pcb_task *t, void **state)
-{
-    omp_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
-    s->task = *t;
-    s->threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
-    s->over_batch = t->batch >= s->threads;
-    const int64_t useful = t->n / OMP_MIN_BLOCK > 1 ? t->n / OMP_MIN_BLOCK : 1;
-    if (!s->over_batch && t->opt.threads == 0 && s->threads > useful)
-        s->threads = (int)useful;
-    size_t rows = s->over_batch ? (size_t)s->threads : 1;
-    if (!(s->idx = malloc((size_t)(t->batch * t->m) * sizeof *s->idx)) ||
-        !(s->mind = malloc(rows * (size_t)t->n * sizeof *s->mind)) ||
-        !(s->cand = aligned_alloc(64, 2 * (size_t)s->threads * sizeof *s->cand))) {
-        omp_release(s);
-        return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
-    }
-    *state = s;
-    return PCB_OK;
-}
-
-static void sample_shared_cloud(omp_state *s, const float *xyz, int32_t *idx)
+static void sample_own_cloud(const omp_state *s, int64_t b, float *mind)
 {
     const int64_t n = s->task.n, m = s->task.m;
+    const float *x = s->x + b * n, *y = s->y + b * n, *z = s->z + b * n;
+    int32_t *idx = s->idx + b * m;
+    for (int64_t k = 0; k < n; k++)
+        mind[k] = INFINITY;
+    idx[0] = (int32_t)s->task.start;
+    for (int64_t j = 1; j < m; j++)
+        update_block(x, y, z, mind, 0, n, idx[j - 1], &idx[j]);
+}
+
+static void sample_shared_cloud(omp_state *s, int64_t b)
+{
+    const int64_t n = s->task.n, m = s->task.m;
+    const float *x = s->x + b * n, *y = s->y + b * n, *z = s->z + b * n;
+    int32_t *idx = s->idx + b * m;
 #pragma omp parallel num_threads(s->threads)
     {
         /* The team may be smaller than asked for (nesting, limits). */
         const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
         const int64_t lo = n * tid / nt, hi = n * (tid + 1) / nt;
-        float *mind = s->mind;
         for (int64_t k = lo; k < hi; k++)
-            mind[k] = INFINITY;
+            s->mind[k] = INFINITY;
         int32_t last = (int32_t)s->task.start;
         if (tid == 0)
             idx[0] = last;
         for (int64_t j = 1; j < m; j++) {
-            const float *q = xyz + 3 * (int64_t)last;
-            float best = -1.0f; /* an empty block never wins: distances are >= 0 */
-            int32_t besti = -1;
-            for (int64_t k = lo; k < hi; k++) {
-                float d = pcb_fps_d2(xyz + 3 * k, q);
-                float dk = d < mind[k] ? d : mind[k];
-                mind[k] = dk;
-                if (dk > best) {
-                    best = dk;
-                    besti = (int32_t)k;
-                }
-            }
+            int32_t besti;
+            float best = update_block(x, y, z, s->mind, lo, hi, last, &besti);
             /* Step j writes one half and reads it after the barrier; the
              * next write to that half (step j + 2) comes after the barrier
              * of step j + 1, which no thread passes before all have read. */
@@ -113,6 +113,49 @@ static void sample_shared_cloud(omp_state *s, const float *xyz, int32_t *idx)
     }
 }
 
+static void omp_release(void *state)
+{
+    omp_state *s = state;
+    if (s) {
+        free(s->x);
+        free(s->idx);
+        free(s->mind);
+        free(s->cand);
+    }
+    free(s);
+}
+
+static int omp_prepare(const pcb_task *t, void **state)
+{
+    omp_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
+    s->task = *t;
+    s->threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
+    s->over_batch = t->batch >= s->threads;
+    const int64_t useful = t->n / OMP_MIN_BLOCK > 1 ? t->n / OMP_MIN_BLOCK : 1;
+    if (!s->over_batch && t->opt.threads == 0 && s->threads > useful)
+        s->threads = (int)useful;
+    const size_t points = (size_t)t->batch * (size_t)t->n;
+    const size_t rows = s->over_batch ? (size_t)s->threads : 1;
+    if (!(s->x = malloc(3 * points * sizeof *s->x)) ||
+        !(s->idx = malloc((size_t)(t->batch * t->m) * sizeof *s->idx)) ||
+        !(s->mind = malloc(rows * (size_t)t->n * sizeof *s->mind)) ||
+        !(s->cand = aligned_alloc(64, 2 * (size_t)s->threads * sizeof *s->cand))) {
+        omp_release(s);
+        return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
+    }
+    s->y = s->x + points;
+    s->z = s->y + points;
+    for (size_t i = 0; i < points; i++) {
+        s->x[i] = t->a[3 * i];
+        s->y[i] = t->a[3 * i + 1];
+        s->z[i] = t->a[3 * i + 2];
+    }
+    *state = s;
+    return PCB_OK;
+}
+
 static int omp_compute(void *state)
 {
     omp_state *s = state;
@@ -120,12 +163,10 @@ static int omp_compute(void *state)
     if (s->over_batch) {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
         for (int64_t b = 0; b < t->batch; b++)
-            pcb_fps_dp_cloud(t->a + b * t->n * 3, t->n, t->m, t->start,
-                             s->mind + (size_t)omp_get_thread_num() * (size_t)t->n,
-                             s->idx + b * t->m);
+            sample_own_cloud(s, b, s->mind + (size_t)omp_get_thread_num() * (size_t)t->n);
     } else {
         for (int64_t b = 0; b < t->batch; b++)
-            sample_shared_cloud(s, t->a + b * t->n * 3, s->idx + b * t->m);
+            sample_shared_cloud(s, b);
     }
     return PCB_OK;
 }
@@ -150,7 +191,8 @@ const pcb_impl pcb_fps_omp = {
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,
-    .summary = "OpenMP over the batch, or within a cloud (one barrier a step): O(n m)",
+    .summary = "OpenMP over the batch or within a cloud (one barrier a step), SIMD "
+               "distance update on x/y/z arrays: O(n m)",
     .prepare = omp_prepare,
     .compute = omp_compute,
     .fetch = omp_fetch,
