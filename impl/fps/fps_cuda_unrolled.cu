@@ -10,7 +10,11 @@
  * always go to the lowest index; every choice among ties is still correct.
  * Like the original it starts the running minima at 1e10, which would cap
  * larger squared distances, so prepare refuses clouds whose bounding-box
- * diagonal exceeds 1e5 coordinate units (PCB_EUNSUPPORTED). */
+ * diagonal exceeds 1e5 coordinate units (PCB_EUNSUPPORTED). Its per-thread
+ * start (best = -1, besti = 0) is harmless: with block <= n every thread
+ * owns at least one point. Unlike the original, the reduction buffers
+ * alternate between steps, which closes the race between reading one step's
+ * winner and writing the next step's candidates (no extra barrier). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
