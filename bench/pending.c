@@ -1,6 +1,5 @@
 /* TEMPORARY during parallel development: replaced by the real modules. */
 #include "verify.h"
-__attribute__((weak)) int pcb_load(const char *p, pcb_cloud *c) { (void)p; (void)c; return pcb_fail(PCB_EUNAVAIL, "loaders pending"); }
 __attribute__((weak)) int pcb_verify_nn(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_emd(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_bench_main(int c, char **v) { (void)c; (void)v; return 4; }

@@ -172,6 +172,14 @@ int pcb_next_number(const char **p, double *v)
     return 1;
 }
 
+int pcb_token_len(const char *p)
+{
+    int n = 0;
+    while (p[n] && !is_separator(p[n]) && n < 40)
+        n++;
+    return n;
+}
+
 int pcb_skip_token(const char **p)
 {
     const char *q = *p;

@@ -54,6 +54,8 @@ double pcb_scalar_get(const unsigned char *p, pcb_scalar t, int big_endian);
  * Returns 1 and advances *p, 0 at the end of the line, -1 for a token that
  * is not a number (*p then points at it). */
 int pcb_next_number(const char **p, double *v);
+/* Length of the token at p (up to a separator or the end). */
+int pcb_token_len(const char *p);
 /* Skip one token (any text up to a separator); 0 at the end of the line. */
 int pcb_skip_token(const char **p);
 

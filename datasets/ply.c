@@ -310,7 +310,8 @@ static int ascii_record(pcb_src *s, const ply_header *h, const ply_element *e, i
                                                 "declares",
                                     e->name, (long long)index);
             if (got < 0)
-                return pcb_bad_line(s, s->line, "%s '%.20s' is not a number", pr->name, p);
+                return pcb_bad_line(s, s->line, "%s '%.*s' is not a number", pr->name,
+                                    pcb_token_len(p), p);
         } else if (!pcb_skip_token(&p)) {
             return pcb_bad_line(s, s->line, "%s %lld has fewer values than the header declares",
                                 e->name, (long long)index);
