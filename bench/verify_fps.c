@@ -8,7 +8,7 @@
 #include "verify.h"
 
 #define REAL_DIR "datasets/real"
-#define REAL_MAX_FILES 8
+#define REAL_MAX_FILES 32
 #define REAL_MAX_POINTS 20000
 
 static void skip_row(FILE *out, const char *label, const char *why)
@@ -82,7 +82,8 @@ static int lattice(int side, int64_t m, const char *impl, FILE *out)
 
 static int has_cloud_extension(const char *name)
 {
-    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv", ".bin"};
+    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv",
+                                      ".pts", ".pwn", ".asc", ".bin"};
     size_t len = strlen(name);
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
         if (len > 4 && strcmp(name + len - 4, ext[i]) == 0)
@@ -105,20 +106,22 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
     if (rc != PCB_OK) {
         char why[320];
         snprintf(why, sizeof why, "%s: %s", pcb_strerror(rc), pcb_errmsg());
-        snprintf(label, sizeof label, "real %.60s", name);
+        snprintf(label, sizeof label, "real %.35s", name);
         skip_row(out, label, why);
         return rc == PCB_ENOMEM ? rc : 0;
     }
     int64_t n = cloud.n < REAL_MAX_POINTS ? cloud.n : REAL_MAX_POINTS;
     for (int64_t i = 0; i < n; i++) /* i * cloud.n / n >= i: in place is safe */
         memmove(cloud.xyz + 3 * i, cloud.xyz + 3 * (i * cloud.n / n), 3 * sizeof(float));
-    snprintf(label, sizeof label, "real %.40s n=%lld/%lld m=64", name, (long long)n,
-             (long long)cloud.n);
-    int failures = run_case(label, cloud.xyz, 1, n, n < 64 ? n : 64, 0, 0, impl, out);
+    const int64_t m = n < 64 ? n : 64;
+    snprintf(label, sizeof label, "real %.18s n=%lld/%lld m=%lld", name, (long long)n,
+             (long long)cloud.n, (long long)m);
+    int failures = run_case(label, cloud.xyz, 1, n, m, 0, 0, impl, out);
     pcb_cloud_free(&cloud);
     return failures;
 }
 
+/* The first REAL_MAX_FILES cloud files of REAL_DIR in name order. */
 static int real_clouds(const char *impl, FILE *out)
 {
     DIR *dir = opendir(REAL_DIR);
@@ -126,27 +129,45 @@ static int real_clouds(const char *impl, FILE *out)
         skip_row(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
         return 0;
     }
-    char *names[REAL_MAX_FILES];
-    int count = 0;
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
     struct dirent *e;
-    while ((e = readdir(dir)) && count < REAL_MAX_FILES)
-        if (e->d_name[0] != '.' && has_cloud_extension(e->d_name) &&
-            (names[count] = strdup(e->d_name)))
+    while (rc == 0 && (e = readdir(dir))) {
+        if (e->d_name[0] == '.' || !has_cloud_extension(e->d_name))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) {
+                rc = pcb_fail(PCB_ENOMEM, "verify fps: no memory for file names");
+                break;
+            }
+            names = grown;
+        }
+        if (!(names[count] = strdup(e->d_name)))
+            rc = pcb_fail(PCB_ENOMEM, "verify fps: no memory for file names");
+        else
             count++;
+    }
     closedir(dir);
-    qsort(names, (size_t)count, sizeof names[0], by_name);
-    if (!count)
+    if (count)
+        qsort(names, count, sizeof names[0], by_name);
+    else if (rc == 0)
         skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
     int failures = 0;
-    for (int i = 0; i < count; i++) {
-        int rc = real_cloud(names[i], impl, out);
-        if (rc < 0 && failures >= 0)
-            failures = rc;
-        else if (failures >= 0)
-            failures += rc;
+    for (size_t i = 0; i < count; i++) {
+        if (rc == 0 && i < REAL_MAX_FILES) {
+            int r = real_cloud(names[i], impl, out);
+            if (r < 0)
+                rc = r;
+            else
+                failures += r;
+        }
         free(names[i]);
     }
-    return failures;
+    free(names);
+    return rc < 0 ? rc : failures;
 }
 
 int pcb_verify_fps(const char *impl, FILE *out)
