@@ -27,8 +27,8 @@ static int run_case(const char *label, const float *xyz, int64_t batch, int64_t 
 }
 
 /* A batch of generated clouds (seeds 1000, 1001, ...), scaled by `scale`;
- * threads > 0 sets the OpenMP thread count. Returns failures, or < 0 on a system error; a generator that is
- * not available gets a skip row. */
+ * threads > 0 sets the OpenMP thread count. Returns the failures, or < 0 on
+ * a system error; a generator that is not available gets a skip row. */
 static int generated(const char *kind, int64_t batch, int64_t n, int64_t m, int64_t start,
                      float scale, int threads, const char *label, const char *impl, FILE *out)
 {
