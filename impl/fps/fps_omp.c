@@ -9,8 +9,9 @@
  * candidates itself (max distance, then lowest index), so the result is the
  * canonical sequence for any thread count. One parallel region per cloud,
  * one barrier per step. Without an explicit thread count a shared cloud gets
- * at most one thread per OMP_MIN_BLOCK points: below that the barrier costs
- * more than the work. */
+ * at most one thread per OMP_MIN_BLOCK points (below that the barrier costs
+ * more than the work), and the clouds are shared only when there are fewer
+ * of them than such a team. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -131,11 +132,18 @@ static int omp_prepare(const pcb_task *t, void **state)
     if (!s)
         return pcb_fail(PCB_ENOMEM, "fps omp: out of memory");
     s->task = *t;
-    s->threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
-    s->over_batch = t->batch >= s->threads;
-    const int64_t useful = t->n / OMP_MIN_BLOCK > 1 ? t->n / OMP_MIN_BLOCK : 1;
-    if (!s->over_batch && t->opt.threads == 0 && s->threads > useful)
-        s->threads = (int)useful;
+    if (t->opt.threads > 0) {
+        s->threads = t->opt.threads;
+        s->over_batch = t->batch >= s->threads;
+    } else {
+        /* Sharing a cloud among `team` threads beats a thread per cloud
+         * only when there are fewer clouds than that team. */
+        const int most = omp_get_max_threads();
+        const int64_t useful = t->n / OMP_MIN_BLOCK > 1 ? t->n / OMP_MIN_BLOCK : 1;
+        const int team = useful < most ? (int)useful : most;
+        s->over_batch = t->batch >= team;
+        s->threads = !s->over_batch ? team : t->batch < most ? (int)t->batch : most;
+    }
     const size_t points = (size_t)t->batch * (size_t)t->n;
     const size_t rows = s->over_batch ? (size_t)s->threads : 1;
     if (!(s->x = malloc(3 * points * sizeof *s->x)) ||
