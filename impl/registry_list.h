@@ -4,6 +4,9 @@
  * when libflann is found. Included by registry.c only. */
 
 /* FPS */
+CUDA_IMPL(fps, cuda_unrolled)
+IMPL(fps, omp)
+IMPL(fps, dp)
 IMPL(fps, naive)
 
 /* NN */

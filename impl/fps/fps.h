@@ -17,4 +17,10 @@ static inline float pcb_fps_d2(const float *p, const float *q)
     return dx * dx + dy * dy + dz * dz;
 }
 
+/* The canonical order of candidates: larger distance first, then lower index. */
+static inline int pcb_fps_better(float d, int32_t i, float best_d, int32_t best_i)
+{
+    return d > best_d || (d == best_d && i < best_i);
+}
+
 #endif

@@ -1,0 +1,218 @@
+/* verify_fps.c - the FPS verification matrix. Every case stays small enough
+ * for the O(n m^2) naive implementation (a few seconds in all on 2 cores),
+ * since every implementation runs every case. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+#define REAL_DIR "datasets/real"
+#define REAL_MAX_FILES 32
+#define REAL_MAX_POINTS 20000
+
+static void skip_row(FILE *out, const char *label, const char *why)
+{
+    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
+    fflush(out);
+}
+
+static int run_case(const char *label, const float *xyz, int64_t batch, int64_t n, int64_t m,
+                    int64_t start, int threads, const char *impl, FILE *out)
+{
+    pcb_verify_case c = {.task = {.problem = PCB_FPS, .batch = batch, .n = n, .m = m,
+                                  .start = start, .a = xyz, .opt = {.threads = threads}}};
+    snprintf(c.label, sizeof c.label, "%s", label);
+    return pcb_verify_case_run(&c, impl, out);
+}
+
+/* A batch of generated clouds (seeds 1000, 1001, ...), scaled by `scale`;
+ * threads > 0 sets the OpenMP thread count. Returns the failures, or < 0 on
+ * a system error; a generator that is not available gets a skip row. */
+static int generated(const char *kind, int64_t batch, int64_t n, int64_t m, int64_t start,
+                     float scale, int threads, const char *label, const char *impl, FILE *out)
+{
+    float *xyz = malloc((size_t)(batch * n * 3) * sizeof *xyz);
+    if (!xyz)
+        return pcb_fail(PCB_ENOMEM, "verify fps: no memory for %lld points",
+                        (long long)(batch * n));
+    for (int64_t b = 0; b < batch; b++) {
+        pcb_cloud cloud;
+        int rc = pcb_generate(kind, n, 1000 + (uint64_t)b, &cloud);
+        if (rc == PCB_OK && cloud.n != n)
+            rc = pcb_fail(PCB_EINVAL, "generator '%s' made %lld points, asked for %lld", kind,
+                          (long long)cloud.n, (long long)n);
+        if (rc != PCB_OK) {
+            char why[320];
+            snprintf(why, sizeof why, "generator '%s': %s: %s", kind, pcb_strerror(rc),
+                     pcb_errmsg());
+            skip_row(out, label, why);
+            pcb_cloud_free(&cloud);
+            free(xyz);
+            return rc == PCB_ENOMEM ? rc : 0;
+        }
+        for (int64_t i = 0; i < n * 3; i++)
+            xyz[b * n * 3 + i] = cloud.xyz[i] * scale;
+        pcb_cloud_free(&cloud);
+    }
+    int failures = run_case(label, xyz, batch, n, m, start, threads, impl, out);
+    free(xyz);
+    return failures;
+}
+
+/* An integer lattice side^3: full of exact ties. */
+static int lattice(int side, int64_t m, const char *impl, FILE *out)
+{
+    int64_t n = (int64_t)side * side * side;
+    float *xyz = malloc((size_t)n * 3 * sizeof *xyz);
+    if (!xyz)
+        return pcb_fail(PCB_ENOMEM, "verify fps: no memory for the lattice");
+    for (int64_t i = 0; i < n; i++) {
+        xyz[3 * i] = (float)(i % side);
+        xyz[3 * i + 1] = (float)(i / side % side);
+        xyz[3 * i + 2] = (float)(i / side / side);
+    }
+    char label[96];
+    snprintf(label, sizeof label, "lattice %dx%dx%d ties m=%lld", side, side, side,
+             (long long)m);
+    int failures = run_case(label, xyz, 1, n, m, 0, 0, impl, out);
+    free(xyz);
+    return failures;
+}
+
+static int has_cloud_extension(const char *name)
+{
+    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv",
+                                      ".pts", ".pwn", ".asc", ".bin"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (len > 4 && strcmp(name + len - 4, ext[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One real cloud, evenly subsampled to at most REAL_MAX_POINTS points. */
+static int real_cloud(const char *name, const char *impl, FILE *out)
+{
+    char path[512], label[96];
+    snprintf(path, sizeof path, "%s/%s", REAL_DIR, name);
+    pcb_cloud cloud;
+    int rc = pcb_load(path, &cloud);
+    if (rc != PCB_OK) {
+        char why[320];
+        snprintf(why, sizeof why, "%s: %s", pcb_strerror(rc), pcb_errmsg());
+        snprintf(label, sizeof label, "real %.35s", name);
+        skip_row(out, label, why);
+        return rc == PCB_ENOMEM ? rc : 0;
+    }
+    int64_t n = cloud.n < REAL_MAX_POINTS ? cloud.n : REAL_MAX_POINTS;
+    for (int64_t i = 0; i < n; i++) /* i * cloud.n / n >= i: in place is safe */
+        memmove(cloud.xyz + 3 * i, cloud.xyz + 3 * (i * cloud.n / n), 3 * sizeof(float));
+    const int64_t m = n < 64 ? n : 64;
+    snprintf(label, sizeof label, "real %.18s n=%lld/%lld m=%lld", name, (long long)n,
+             (long long)cloud.n, (long long)m);
+    int failures = run_case(label, cloud.xyz, 1, n, m, 0, 0, impl, out);
+    pcb_cloud_free(&cloud);
+    return failures;
+}
+
+/* The first REAL_MAX_FILES cloud files of REAL_DIR in name order. */
+static int real_clouds(const char *impl, FILE *out)
+{
+    DIR *dir = opendir(REAL_DIR);
+    if (!dir) {
+        skip_row(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
+        return 0;
+    }
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(dir))) {
+        if (e->d_name[0] == '.' || !has_cloud_extension(e->d_name))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) {
+                rc = pcb_fail(PCB_ENOMEM, "verify fps: no memory for file names");
+                break;
+            }
+            names = grown;
+        }
+        if (!(names[count] = strdup(e->d_name)))
+            rc = pcb_fail(PCB_ENOMEM, "verify fps: no memory for file names");
+        else
+            count++;
+    }
+    closedir(dir);
+    if (count)
+        qsort(names, count, sizeof names[0], by_name);
+    else if (rc == 0)
+        skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
+    int failures = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (rc == 0 && i < REAL_MAX_FILES) {
+            int r = real_cloud(names[i], impl, out);
+            if (r < 0)
+                rc = r;
+            else
+                failures += r;
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc < 0 ? rc : failures;
+}
+
+int pcb_verify_fps(const char *impl, FILE *out)
+{
+    if (!pcb_verify_impl_known(PCB_FPS, impl))
+        return pcb_fail(PCB_EINVAL, "unknown fps implementation '%s' (see pcbench list)", impl);
+    static const struct {
+        const char *kind, *label;
+        int64_t batch, n, m, start;
+        float scale;
+        int threads;
+    } cases[] = {
+        {"uniform", "uniform n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"sphere", "sphere n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"clusters", "clusters n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"collinear", "collinear n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"lidar", "lidar sweep n=20000 m=64", 1, 20000, 64, 0, 1, 0},
+        {"duplicates", "duplicates n=2000 (250 distinct) m=300", 1, 2000, 300, 0, 1, 0},
+        {"equal", "all-equal n=500 m=20", 1, 500, 20, 0, 1, 0},
+        {"offset", "offset 3000 km n=2000 m=64", 1, 2000, 64, 0, 1, 0},
+        {"uniform", "wide 1e6 units n=2000 m=64", 1, 2000, 64, 0, 1e6f, 0},
+        {"uniform", "uniform n=20000 m=128", 1, 20000, 128, 0, 1, 0},
+        {"uniform", "n=1 m=1", 1, 1, 1, 0, 1, 0},
+        {"uniform", "n=3 m=3", 1, 3, 3, 0, 1, 0},
+        {"uniform", "m=n n=300", 1, 300, 300, 0, 1, 0},
+        {"uniform", "n<1024 n=1000 m=100", 1, 1000, 100, 0, 1, 0},
+        {"uniform", "non-power-of-two n=1537 m=100", 1, 1537, 100, 0, 1, 0},
+        {"uniform", "batch 4 x n=1000 m=32", 4, 1000, 32, 0, 1, 0},
+        {"clusters", "start=1234 n=2000 m=64", 1, 2000, 64, 1234, 1, 0},
+        {"sphere", "batch 3 start=17 n=700 m=50", 3, 700, 50, 17, 1, 0},
+        {"clusters", "3 threads a cloud n=3001 m=100", 1, 3001, 100, 0, 1, 3},
+        {"uniform", "batch 3 x 5 threads n=999 m=40", 3, 999, 40, 2, 1, 5},
+    };
+    pcb_verify_header(out, PCB_FPS);
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = generated(cases[i].kind, cases[i].batch, cases[i].n, cases[i].m,
+                           cases[i].start, cases[i].scale, cases[i].threads, cases[i].label,
+                           impl, out);
+        if (rc < 0)
+            return rc;
+        failures += rc;
+    }
+    int rc = lattice(12, 100, impl, out);
+    if (rc < 0 || (failures += rc, rc = real_clouds(impl, out)) < 0)
+        return rc;
+    return failures + rc;
+}

@@ -1,0 +1,101 @@
+/* fps_validate.c - checks an FPS answer in double precision, accepting every
+ * correct sequence (any choice among tied points).
+ *
+ * Distances are recomputed in double from the float32 coordinates the
+ * implementation was given, so the rounding of the coordinates themselves is
+ * shared and needs no slack. What differs is the implementation's float32
+ * arithmetic on them: each squared distance carries a relative error of a
+ * few float32 units in the last place (about 3e-7 with or without FMA, every
+ * term being >= 0), and so does its running minimum. Step j is accepted when
+ *     d(chosen) >= dmax * (1 - FPS_REL_TOL) - FPS_ABS_TOL
+ * with d = a point's minimum squared distance to the previous samples and
+ * dmax its maximum over all points. FPS_REL_TOL = 1e-5 leaves a margin of
+ * ~30x; FPS_ABS_TOL = 1e-36 covers float32 underflow of tiny distances. When
+ * dmax = 0 (every distinct point already chosen) any index passes.
+ * O(n * m) time, O(n) doubles of memory per call. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fps.h"
+
+#define FPS_REL_TOL 1e-5
+#define FPS_ABS_TOL 1e-36
+
+static double d2_double(const float *p, const float *q)
+{
+    double dx = (double)p[0] - q[0], dy = (double)p[1] - q[1], dz = (double)p[2] - q[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* Checks one cloud; on failure writes the reason to rep and returns 0.
+ * *margin gets the smallest (d(chosen) - dmax) / dmax seen (0 = exact max). */
+static int check_cloud(const pcb_task *t, int64_t b, const int32_t *idx, double *mind,
+                       pcb_report *rep, double *margin)
+{
+    const float *xyz = t->a + b * t->n * 3;
+    const int64_t n = t->n;
+    for (int64_t j = 0; j < t->m; j++)
+        if (idx[j] < 0 || idx[j] >= n) {
+            snprintf(rep->detail, sizeof rep->detail,
+                     "cloud %lld step %lld: index %ld out of range 0..%lld", (long long)b,
+                     (long long)j, (long)idx[j], (long long)n - 1);
+            return 0;
+        }
+    if (idx[0] != t->start) {
+        snprintf(rep->detail, sizeof rep->detail, "cloud %lld: first index %ld, start is %lld",
+                 (long long)b, (long)idx[0], (long long)t->start);
+        return 0;
+    }
+    for (int64_t k = 0; k < n; k++)
+        mind[k] = INFINITY;
+    for (int64_t j = 1; j < t->m; j++) {
+        const float *q = xyz + 3 * (int64_t)idx[j - 1];
+        double dmax = -1;
+        int64_t kmax = 0;
+        for (int64_t k = 0; k < n; k++) {
+            double d = d2_double(xyz + 3 * k, q);
+            if (d < mind[k])
+                mind[k] = d;
+            if (mind[k] > dmax) {
+                dmax = mind[k];
+                kmax = k;
+            }
+        }
+        double chosen = mind[idx[j]];
+        if (!(chosen >= dmax * (1 - FPS_REL_TOL) - FPS_ABS_TOL)) {
+            snprintf(rep->detail, sizeof rep->detail,
+                     "cloud %lld step %lld: chose %ld (d2=%.9g) but %lld has d2=%.9g",
+                     (long long)b, (long long)j, (long)idx[j], chosen, (long long)kmax, dmax);
+            return 0;
+        }
+        if (dmax > 0 && (chosen - dmax) / dmax < *margin)
+            *margin = (chosen - dmax) / dmax;
+    }
+    return 1;
+}
+
+int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep)
+{
+    if (!t || !r || !r->index || !rep)
+        return pcb_fail(PCB_EINVAL, "fps validate: missing task, result or report");
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return rc;
+    if (t->problem != PCB_FPS)
+        return pcb_fail(PCB_EINVAL, "fps validate: not an FPS task");
+    double *mind = malloc((size_t)t->n * sizeof *mind);
+    if (!mind)
+        return pcb_fail(PCB_ENOMEM, "fps validate: no memory for %lld distances",
+                        (long long)t->n);
+    double margin = 0;
+    rep->ok = 1;
+    for (int64_t b = 0; b < t->batch && rep->ok; b++)
+        rep->ok = check_cloud(t, b, r->index + b * t->m, mind, rep, &margin);
+    if (rep->ok)
+        snprintf(rep->detail, sizeof rep->detail,
+                 "%lld x %lld steps ok, worst relative shortfall %.2g (tolerance %.0e)",
+                 (long long)t->batch, (long long)t->m, margin < 0 ? -margin : 0.0, FPS_REL_TOL);
+    free(mind);
+    return PCB_OK;
+}

@@ -1,0 +1,377 @@
+/* test_fps.c - FPS implementations, the validator, and the CUDA kernel when
+ * a device is present. The CPU implementations must return the canonical
+ * sequence (ties to the lowest index), so they are compared element by
+ * element; the validator must accept every correct answer and reject
+ * corrupted ones. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datasets/cloud.h"
+#include "../impl/pcbench.h"
+#include "testlib.h"
+
+/* batch clouds of one kind, seeds seed, seed + 1, ... */
+static float *make(const char *kind, int64_t batch, int64_t n, uint64_t seed)
+{
+    float *xyz = malloc((size_t)(batch * n * 3) * sizeof *xyz);
+    CHECK(xyz != NULL);
+    for (int64_t b = 0; xyz && b < batch; b++) {
+        pcb_cloud c;
+        CHECK_RC(pcb_generate(kind, n, seed + (uint64_t)b, &c), PCB_OK);
+        if (c.xyz)
+            memcpy(xyz + b * n * 3, c.xyz, (size_t)n * 3 * sizeof *xyz);
+        pcb_cloud_free(&c);
+    }
+    return xyz;
+}
+
+static pcb_task fps_task(const float *xyz, int64_t batch, int64_t n, int64_t m, int64_t start,
+                         int threads)
+{
+    pcb_task t = {.problem = PCB_FPS, .batch = batch, .n = n, .m = m, .start = start,
+                  .a = xyz, .opt = {.threads = threads}};
+    return t;
+}
+
+static const pcb_impl *impl(const char *name)
+{
+    const pcb_impl *i = pcb_find(PCB_FPS, name);
+    CHECK(i != NULL);
+    return i;
+}
+
+/* Run into a freshly poisoned array (caller frees). */
+static int32_t *run(const pcb_impl *im, const pcb_task *t, pcb_counters *cnt)
+{
+    size_t count = (size_t)(t->batch * t->m);
+    int32_t *idx = malloc(count * sizeof *idx);
+    CHECK(idx != NULL);
+    for (size_t i = 0; idx && i < count; i++)
+        idx[i] = -7;
+    pcb_result r = {.index = idx};
+    CHECK_RC(pcb_run(im, t, &r, cnt), PCB_OK);
+    return idx;
+}
+
+static int valid(const pcb_task *t, const int32_t *idx)
+{
+    pcb_report rep = {0};
+    pcb_result r = {.index = (int32_t *)idx};
+    CHECK_RC(pcb_fps_validate(t, &r, &rep), PCB_OK);
+    if (!rep.ok)
+        fprintf(stderr, "  validator: %s\n", rep.detail);
+    return rep.ok;
+}
+
+static int rejected(const pcb_task *t, const int32_t *idx, const char *want_in_detail)
+{
+    pcb_report rep = {0};
+    pcb_result r = {.index = (int32_t *)idx};
+    CHECK_RC(pcb_fps_validate(t, &r, &rep), PCB_OK);
+    if (!rep.ok && want_in_detail && !strstr(rep.detail, want_in_detail)) {
+        fprintf(stderr, "  detail '%s' lacks '%s'\n", rep.detail, want_in_detail);
+        return 0;
+    }
+    return !rep.ok;
+}
+
+static int same(const int32_t *a, const int32_t *b, int64_t count)
+{
+    return a && b && memcmp(a, b, (size_t)count * sizeof *a) == 0;
+}
+
+/* Every CPU implementation, every thread count: valid and equal to dp. */
+static void cpu_impls_agree(void)
+{
+    static const struct {
+        const char *kind;
+        int64_t n, m, start;
+    } sets[] = {{"uniform", 9000, 64, 0},   {"sphere", 1500, 48, 3},
+                {"clusters", 1537, 64, 0},  {"collinear", 900, 40, 0},
+                {"offset", 1200, 40, 11},   {"duplicates", 800, 150, 0},
+                {"equal", 100, 12, 5}};
+    static const int threads[] = {0, 1, 2, 3, 7}; /* 0: the default */
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        float *xyz = make(sets[s].kind, 1, sets[s].n, 42);
+        pcb_task t = fps_task(xyz, 1, sets[s].n, sets[s].m, sets[s].start, 0);
+        int32_t *ref = run(impl("dp"), &t, NULL);
+        CHECK(valid(&t, ref));
+        int32_t *naive = run(impl("naive"), &t, NULL);
+        CHECK(same(naive, ref, t.m));
+        free(naive);
+        for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+            t.opt.threads = threads[k];
+            int32_t *omp = run(impl("omp"), &t, NULL);
+            if (!same(omp, ref, t.m))
+                fprintf(stderr, "  omp threads %d differs from dp on %s\n", threads[k],
+                        sets[s].kind);
+            CHECK(same(omp, ref, t.m));
+            free(omp);
+        }
+        free(ref);
+        free(xyz);
+    }
+}
+
+/* Square corners: after 0 and 3, points 1 and 2 tie; the canonical answer
+ * takes 1, the validator accepts either; n = 4 with 3 or 7 threads leaves
+ * some threads' blocks tiny or empty. */
+static void ties_canonical(void)
+{
+    const float xyz[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
+    pcb_task t = fps_task(xyz, 1, 4, 4, 0, 0);
+    const int32_t canonical[] = {0, 3, 1, 2}, other[] = {0, 3, 2, 1}, wrong[] = {0, 1, 3, 2};
+    static const int threads[] = {0, 1, 2, 3, 7}; /* 0: the default */
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        t.opt.threads = threads[k];
+        int32_t *omp = run(impl("omp"), &t, NULL);
+        CHECK(same(omp, canonical, 4));
+        free(omp);
+    }
+    int32_t *dp = run(impl("dp"), &t, NULL), *naive = run(impl("naive"), &t, NULL);
+    CHECK(same(dp, canonical, 4));
+    CHECK(same(naive, canonical, 4));
+    free(dp);
+    free(naive);
+    CHECK(valid(&t, canonical));
+    CHECK(valid(&t, other));
+    CHECK(rejected(&t, wrong, "step 1"));
+    /* The lattice is full of ties across every thread's block. */
+    float lat[6 * 6 * 6 * 3];
+    for (int i = 0; i < 216; i++) {
+        lat[3 * i] = (float)(i % 6);
+        lat[3 * i + 1] = (float)(i / 6 % 6);
+        lat[3 * i + 2] = (float)(i / 36);
+    }
+    t = fps_task(lat, 1, 216, 216, 0, 0);
+    int32_t *ref = run(impl("dp"), &t, NULL);
+    CHECK(valid(&t, ref));
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        t.opt.threads = threads[k];
+        int32_t *omp = run(impl("omp"), &t, NULL);
+        CHECK(same(omp, ref, t.m));
+        free(omp);
+    }
+    free(ref);
+}
+
+/* A batch equals its clouds sampled one at a time, on both omp paths. */
+static void batch_equals_single(void)
+{
+    const int64_t batch = 5, n = 800, m = 40, start = 9;
+    float *xyz = make("clusters", batch, n, 7);
+    const char *names[] = {"naive", "dp", "omp", "omp"};
+    const int threads[] = {0, 0, 2, 7}; /* omp: 2 = over the batch, 7 = within clouds */
+    for (int k = 0; k < 4; k++) {
+        pcb_task t = fps_task(xyz, batch, n, m, start, threads[k]);
+        int32_t *all = run(impl(names[k]), &t, NULL);
+        CHECK(valid(&t, all));
+        for (int64_t b = 0; all && b < batch; b++) {
+            pcb_task one = fps_task(xyz + b * n * 3, 1, n, m, start, threads[k]);
+            int32_t *single = run(impl(names[k]), &one, NULL);
+            CHECK(same(all + b * m, single, m));
+            free(single);
+        }
+        free(all);
+    }
+    free(xyz);
+}
+
+static void start_and_sizes(void)
+{
+    const char *names[] = {"naive", "dp", "omp"};
+    float *xyz = make("uniform", 1, 200, 3);
+    for (int k = 0; k < 3; k++) {
+        /* start != 0 */
+        pcb_task t = fps_task(xyz, 1, 200, 30, 137, 3);
+        int32_t *idx = run(impl(names[k]), &t, NULL);
+        CHECK(idx && idx[0] == 137);
+        CHECK(valid(&t, idx));
+        free(idx);
+        /* m = n on distinct points: a permutation */
+        t = fps_task(xyz, 1, 200, 200, 0, 3);
+        idx = run(impl(names[k]), &t, NULL);
+        char seen[200] = {0};
+        int perm = idx != NULL;
+        for (int j = 0; idx && j < 200; j++) {
+            if (idx[j] < 0 || idx[j] >= 200 || seen[idx[j]])
+                perm = 0;
+            else
+                seen[idx[j]] = 1;
+        }
+        CHECK(perm);
+        CHECK(valid(&t, idx));
+        free(idx);
+        /* n = 1 */
+        t = fps_task(xyz, 1, 1, 1, 0, 2);
+        idx = run(impl(names[k]), &t, NULL);
+        CHECK(idx && idx[0] == 0);
+        free(idx);
+    }
+    free(xyz);
+}
+
+/* Once every distinct point is chosen, any index is a correct choice. */
+static void duplicates_accepted(void)
+{
+    float *eq = make("equal", 1, 50, 1);
+    pcb_task t = fps_task(eq, 1, 50, 10, 4, 0);
+    const int32_t any[] = {4, 4, 49, 0, 17, 17, 3, 2, 1, 0};
+    CHECK(valid(&t, any));
+    int32_t *idx = run(impl("omp"), &t, NULL);
+    CHECK(valid(&t, idx));
+    free(idx);
+    free(eq);
+    float *dup = make("duplicates", 1, 400, 5); /* 50 distinct positions */
+    t = fps_task(dup, 1, 400, 120, 0, 0);
+    for (int k = 0; k < 3; k++) {
+        idx = run(impl(k == 0 ? "naive" : k == 1 ? "dp" : "omp"), &t, NULL);
+        CHECK(valid(&t, idx));
+        free(idx);
+    }
+    free(dup);
+}
+
+static void invalid_arguments(void)
+{
+    float *xyz = make("uniform", 1, 100, 8);
+    int32_t idx[200];
+    pcb_result r = {.index = idx};
+    const char *names[] = {"naive", "dp", "omp"};
+    for (int k = 0; k < 3; k++) {
+        const pcb_impl *im = impl(names[k]);
+        pcb_task t = fps_task(xyz, 1, 100, 101, 0, 0);
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        t.m = 0;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        t.m = 10;
+        t.start = 100;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        t.start = -1;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        t.start = 0;
+        t.batch = 0;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        t.batch = 1;
+        xyz[3 * 50 + 1] = NAN;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        xyz[3 * 50 + 1] = INFINITY;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
+        xyz[3 * 50 + 1] = 0.5f;
+        CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_OK);
+    }
+    free(xyz);
+}
+
+/* The validator must catch every kind of wrong answer. */
+static void validator_rejects(void)
+{
+    const int64_t n = 500, m = 40;
+    float *xyz = make("uniform", 3, n, 21);
+    pcb_task t = fps_task(xyz, 3, n, m, 0, 0);
+    int32_t *good = run(impl("dp"), &t, NULL), bad[3 * 40];
+    if (!good)
+        return;
+    CHECK(valid(&t, good));
+#define CORRUPT(stmt, detail)                                                 \
+    do {                                                                      \
+        memcpy(bad, good, sizeof bad);                                        \
+        stmt;                                                                 \
+        CHECK(rejected(&t, bad, detail));                                     \
+    } while (0)
+    CORRUPT((bad[5] = good[20], bad[20] = good[5]), "step 5");    /* swapped steps */
+    CORRUPT(bad[10] = good[3], "step 10");                         /* a chosen point again */
+    CORRUPT(bad[12] = good[12] == 0 ? 1 : 0, "step 12");           /* point 0: not farthest */
+    CORRUPT(bad[0] = 1, "first index");                            /* wrong start */
+    CORRUPT(bad[7] = (int32_t)n, "out of range");
+    CORRUPT(bad[7] = -7, "out of range");                          /* poison left behind */
+    CORRUPT(bad[m - 1] = -7, "out of range");                      /* last element unwritten */
+    CORRUPT((bad[2 * m + 9] = good[2 * m + 30], bad[2 * m + 30] = good[2 * m + 9]), "cloud 2");
+#undef CORRUPT
+    free(good);
+    free(xyz);
+    /* A near miss beyond the tolerance: 1.0 chosen over 1.002001. */
+    const float line[] = {0, 0, 0, 1, 0, 0, -1.001f, 0, 0};
+    t = fps_task(line, 1, 3, 2, 0, 0);
+    const int32_t near_miss[] = {0, 1}, right[] = {0, 2};
+    CHECK(rejected(&t, near_miss, "step 1"));
+    CHECK(valid(&t, right));
+}
+
+static void counters(void)
+{
+    float *xyz = make("sphere", 2, 300, 4);
+    pcb_task t = fps_task(xyz, 2, 300, 25, 0, 3);
+    const char *names[] = {"dp", "omp"};
+    for (int k = 0; k < 2; k++) {
+        pcb_counters c;
+        free(run(impl(names[k]), &t, &c));
+        CHECK(c.distance_evals == 2 * 300 * 24);
+        CHECK(c.iterations == 2 * 24);
+    }
+    pcb_counters c;
+    free(run(impl("naive"), &t, &c));
+    CHECK(c.distance_evals == 2 * 300 * (24 * 25 / 2)); /* steps j = 1..24 cost j each */
+    free(xyz);
+}
+
+static void cuda_unrolled(void)
+{
+    const pcb_impl *cu = pcb_find(PCB_FPS, "cuda_unrolled");
+    if (!cu || pcb_impl_available(cu) != PCB_OK) {
+        printf("note: cuda_unrolled not run: %s\n", cu ? pcb_errmsg() : "not built");
+        return;
+    }
+    static const struct {
+        const char *kind;
+        int64_t batch, n, m, start;
+    } sets[] = {{"uniform", 6, 10000, 1000, 0}, {"clusters", 1, 1537, 200, 5},
+                {"sphere", 1, 1000, 1000, 0},   {"offset", 2, 3000, 100, 7},
+                {"duplicates", 1, 2000, 400, 0}, {"equal", 1, 300, 30, 0},
+                {"uniform", 1, 1, 1, 0},        {"uniform", 3, 5, 5, 2},
+                {"collinear", 1, 70000, 64, 0}};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 77);
+        pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
+        pcb_counters c;
+        int32_t *idx = run(cu, &t, &c);
+        if (!valid(&t, idx))
+            fprintf(stderr, "  cuda_unrolled failed on %s\n", sets[s].kind);
+        CHECK(c.iterations == t.batch * (t.m - 1));
+        free(idx);
+        free(xyz);
+    }
+    /* Repeated compute on one prepared state gives the same answer. */
+    float *xyz = make("clusters", 2, 5000, 13);
+    pcb_task t = fps_task(xyz, 2, 5000, 300, 0, 0);
+    int32_t first[600], second[600];
+    pcb_result r1 = {.index = first}, r2 = {.index = second};
+    void *state = NULL;
+    double ms = -1;
+    CHECK_RC(cu->prepare(&t, &state), PCB_OK);
+    if (state) {
+        CHECK_RC(cu->compute(state), PCB_OK);
+        CHECK_RC(cu->sync(state), PCB_OK);
+        CHECK_RC(cu->fetch(state, &r1), PCB_OK);
+        CHECK_RC(cu->compute(state), PCB_OK);
+        CHECK_RC(cu->sync(state), PCB_OK);
+        CHECK_RC(cu->device_ms(state, &ms), PCB_OK);
+        CHECK_RC(cu->fetch(state, &r2), PCB_OK);
+        CHECK(same(first, second, 600));
+        CHECK(ms >= 0);
+        CHECK(valid(&t, second));
+    }
+    cu->release(state);
+    free(xyz);
+    /* Wider than its 1e10 initialisation can bound: refused, not wrong. */
+    float wide[] = {0, 0, 0, 2e5f, 0, 0, 0, 1, 0};
+    t = fps_task(wide, 1, 3, 2, 0, 0);
+    int32_t idx[2];
+    pcb_result r = {.index = idx};
+    CHECK_RC(pcb_run(cu, &t, &r, NULL), PCB_EUNSUPPORTED);
+}
+
+TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(batch_equals_single), T(start_and_sizes),
+          T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
+          T(cuda_unrolled))
