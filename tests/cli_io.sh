@@ -31,10 +31,10 @@ if "$tool" gen lidar -n 120000 -o "$tmp/s.ply" && "$tool" fps -i "$tmp/s.ply" -m
 if "$tool" gen lidar -n 0 --seed 4 -o "$tmp/a.ply" && "$tool" gen lidar -n 0 --seed 4 -o "$tmp/b.ply" &&
     cmp -s "$tmp/a.ply" "$tmp/b.ply"; then ok; else no "gen lidar -n 0 is not reproducible"; fi
 
-# A missing file is an I/O error (status 5) naming the path.
+# A missing input file is bad input (status 3), and the message names it.
 "$tool" fps -i "$tmp/missing.ply" -m 1 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 5 ] && grep -qF "missing.ply" "$tmp/err"; then ok; else no "missing file: exit $rc"; fi
+if [ $rc -eq 3 ] && grep -qF "missing.ply" "$tmp/err"; then ok; else no "missing file: exit $rc"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
