@@ -12,6 +12,12 @@ void pcb_verify_header(FILE *out, pcb_problem p)
             "implementation", "dev", "result", "detail");
 }
 
+void pcb_verify_skip(FILE *out, const char *label, const char *why)
+{
+    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
+    fflush(out);
+}
+
 int pcb_verify_impl_known(pcb_problem p, const char *impl)
 {
     if (!impl || pcb_find(p, impl))

@@ -16,12 +16,6 @@
 #define REAL_MAX_FILES 32
 #define REAL_N 1024
 
-static void skip_row(FILE *out, const char *label, const char *why)
-{
-    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
-    fflush(out);
-}
-
 static int run_case(const char *label, const float *a, const float *b, int64_t batch, int64_t n,
                     const char *impl, FILE *out)
 {
@@ -92,7 +86,7 @@ static int generated(const char *kind_a, const char *kind_b, double sigma, int64
     } else if (rc != PCB_ENOMEM) {
         char why[320];
         snprintf(why, sizeof why, "generator: %s: %s", pcb_strerror(rc), pcb_errmsg());
-        skip_row(out, label, why);
+        pcb_verify_skip(out, label, why);
         failures = 0;
     }
     free(a);
@@ -128,7 +122,7 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
         snprintf(why, sizeof why, "%s: %s", rc ? pcb_strerror(rc) : "too small",
                  rc ? pcb_errmsg() : "fewer than 2 points");
         snprintf(label, sizeof label, "real %.35s", name);
-        skip_row(out, label, why);
+        pcb_verify_skip(out, label, why);
         pcb_cloud_free(&cloud);
         return rc == PCB_ENOMEM ? rc : 0;
     }
@@ -157,7 +151,7 @@ static int real_clouds(const char *impl, FILE *out)
 {
     DIR *dir = opendir(REAL_DIR);
     if (!dir) {
-        skip_row(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
+        pcb_verify_skip(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
         return 0;
     }
     char **names = NULL;
@@ -181,7 +175,7 @@ static int real_clouds(const char *impl, FILE *out)
     if (failures == 0) {
         qsort(names, count, sizeof names[0], by_name);
         if (!count)
-            skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
+            pcb_verify_skip(out, "real clouds", "no point cloud files in " REAL_DIR);
     }
     for (size_t i = 0; i < count; i++) {
         int rc = failures < 0 || i >= REAL_MAX_FILES ? 0 : real_cloud(names[i], impl, out);

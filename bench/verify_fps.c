@@ -11,12 +11,6 @@
 #define REAL_MAX_FILES 32
 #define REAL_MAX_POINTS 20000
 
-static void skip_row(FILE *out, const char *label, const char *why)
-{
-    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
-    fflush(out);
-}
-
 static int run_case(const char *label, const float *xyz, int64_t batch, int64_t n, int64_t m,
                     int64_t start, int threads, const char *impl, FILE *out)
 {
@@ -46,7 +40,7 @@ static int generated(const char *kind, int64_t batch, int64_t n, int64_t m, int6
             char why[320];
             snprintf(why, sizeof why, "generator '%s': %s: %s", kind, pcb_strerror(rc),
                      pcb_errmsg());
-            skip_row(out, label, why);
+            pcb_verify_skip(out, label, why);
             pcb_cloud_free(&cloud);
             free(xyz);
             return rc == PCB_ENOMEM ? rc : 0;
@@ -107,7 +101,7 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
         char why[320];
         snprintf(why, sizeof why, "%s: %s", pcb_strerror(rc), pcb_errmsg());
         snprintf(label, sizeof label, "real %.35s", name);
-        skip_row(out, label, why);
+        pcb_verify_skip(out, label, why);
         return rc == PCB_ENOMEM ? rc : 0;
     }
     int64_t n = cloud.n < REAL_MAX_POINTS ? cloud.n : REAL_MAX_POINTS;
@@ -126,7 +120,7 @@ static int real_clouds(const char *impl, FILE *out)
 {
     DIR *dir = opendir(REAL_DIR);
     if (!dir) {
-        skip_row(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
+        pcb_verify_skip(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
         return 0;
     }
     char **names = NULL;
@@ -154,7 +148,7 @@ static int real_clouds(const char *impl, FILE *out)
     if (count)
         qsort(names, count, sizeof names[0], by_name);
     else if (rc == 0)
-        skip_row(out, "real clouds", "no point cloud files in " REAL_DIR);
+        pcb_verify_skip(out, "real clouds", "no point cloud files in " REAL_DIR);
     int failures = 0;
     for (size_t i = 0; i < count; i++) {
         if (rc == 0 && i < REAL_MAX_FILES) {

@@ -13,12 +13,6 @@
 
 enum { REAL_MAX_FILES = 3, REAL_MAX_POINTS = 30000 };
 
-static void skip_row(FILE *out, const char *label, const char *why)
-{
-    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
-    fflush(out);
-}
-
 /* Run one case; clouds ref and qry hold batch clouds each. Frees them. */
 static int run_pair(const char *label, pcb_cloud *ref, pcb_cloud *qry, int64_t batch,
                     const char *impl, FILE *out)
@@ -77,7 +71,7 @@ static int lidar(int64_t n, const char *impl, FILE *out)
     if (rc == PCB_EUNAVAIL || rc == PCB_EUNSUPPORTED) {
         char why[320];
         snprintf(why, sizeof why, "lidar generator: %s", pcb_errmsg());
-        skip_row(out, label, why);
+        pcb_verify_skip(out, label, why);
         pcb_cloud_free(&ref);
         return 0;
     }
@@ -99,7 +93,7 @@ static int real_cloud(const char *dir, const char *name, const char *impl, FILE 
     if (pcb_load(path, &full) != PCB_OK) {
         char why[320];
         snprintf(why, sizeof why, "cannot load: %s", pcb_errmsg());
-        skip_row(out, label, why);
+        pcb_verify_skip(out, label, why);
         return 0;
     }
     int64_t step = (full.n + REAL_MAX_POINTS - 1) / REAL_MAX_POINTS, n = (full.n + step - 1) / step;
@@ -139,7 +133,7 @@ static int real_clouds(const char *dir, const char *impl, FILE *out)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        skip_row(out, "real clouds", "datasets/real/ not present (make datasets)");
+        pcb_verify_skip(out, "real clouds", "datasets/real/ not present (make datasets)");
         return 0;
     }
     char *names[64];
@@ -158,7 +152,7 @@ static int real_clouds(const char *dir, const char *impl, FILE *out)
         free(names[i]);
     }
     if (!count)
-        skip_row(out, "real clouds", "datasets/real/ is empty (make datasets)");
+        pcb_verify_skip(out, "real clouds", "datasets/real/ is empty (make datasets)");
     return failures;
 }
 
