@@ -6,7 +6,6 @@ __attribute__((weak)) int pcb_gen_lidar(int64_t n, uint64_t s, double x, double 
 __attribute__((weak)) int pcb_verify_fps(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_nn(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_emd(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
-__attribute__((weak)) int pcb_bench_main(int c, char **v) { (void)c; (void)v; return 4; }
 __attribute__((weak)) int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep) { (void)t; (void)r; (void)rep; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int e, pcb_report *rep) { (void)t; (void)r; (void)e; (void)rep; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int e, pcb_report *rep) { (void)t; (void)r; (void)e; (void)rep; return pcb_fail(PCB_EUNAVAIL, "pending"); }
