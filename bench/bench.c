@@ -29,6 +29,8 @@ static const char help[] =
     "  --budget S           skip runs predicted to take over S seconds each\n"
     "                       (default per suite: seed 30, full 20, quick 5)\n"
     "  --reps R             repetitions per figure (default per suite: 5, 3, 7)\n"
+    "  --threads T          OpenMP threads while timing, 0 = all (default; quick: 1,\n"
+    "                       for stable CPU-time ratios); verification uses all\n"
     "  --flush-l2           evict caches before every timed iteration (GPU: a write\n"
     "                       over twice the L2; CPU: over 64 MiB)\n"
     "  --force              re-run configurations already stored\n"
@@ -82,7 +84,8 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"machine", required_argument, 0, 'M'},  {"list", no_argument, 0, 'l'},
         {"regress", required_argument, 0, 'G'},  {"update-baseline", required_argument, 0, 'U'},
         {"compare", required_argument, 0, 'C'},  {"tolerance", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+        {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     double v;
     int c;
     optind = 1;
@@ -99,6 +102,11 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'R':
             if (!number(optarg, 1, MAX_SAMPLES, &v)) return usage("--reps '%s': need 1..64", optarg);
             o->reps = (int)v;
+            break;
+        case 'N':
+            if (!number(optarg, 0, 4096, &v)) return usage("bad --threads '%s'", optarg);
+            o->threads = (int)v;
+            o->have_threads = 1;
             break;
         case 'F': o->flush_l2 = 1; break;
         case 'x': o->force = 1; break;
@@ -169,10 +177,11 @@ static int problem_selected(const char *list, pcb_problem p)
 /* ---- output ----------------------------------------------------------------------- */
 static void fmt_ms(char *buf, size_t len, const bench_figure *f)
 {
-    if (f->reps < 1 || !isfinite(f->median))
+    double ms = f->median * 1e3;
+    if (f->reps < 1 || !isfinite(ms))
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "%.4g", f->median * 1e3);
+        snprintf(buf, len, ms >= 100 ? "%.0f" : ms >= 1 ? "%.3g" : "%.2g", ms);
 }
 
 static void summary(const bench_suite *s, const bench_env *env, bench_result *res, int count,
@@ -185,6 +194,9 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
     for (int i = 0; i < count; i++) {
         bench_result *r = &res[i];
         const bench_entry *ref = r->reference[0] ? bench_result_entry(r, r->reference, 0) : NULL;
+        if (r->count == 0)
+            printf("%-32s (no %s implementation selected or built)\n", r->config.id,
+                   pcb_problem_name(r->config.problem));
         for (int k = 0; k < r->count; k++) {
             const bench_entry *e = &r->entries[k];
             char cm[32], em[32], sp[32] = "-";

@@ -31,6 +31,7 @@ typedef struct {
     int reps;           /* repetitions per figure */
     double rep_seconds; /* target length of one repetition */
     double budget;      /* default per-run budget, seconds */
+    int threads;        /* OpenMP threads while timing, 0 = all */
 } bench_suite;
 
 int bench_suite_get(const char *name, bench_suite *out); /* PCB_EINVAL if unknown */
@@ -118,7 +119,7 @@ typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
     const char *regress_dir, *baseline_out, *compare_dir;
     double budget, tolerance, max_time;
-    int reps, flush_l2, force, list_only, have_budget, have_tolerance;
+    int reps, threads, flush_l2, force, list_only, have_budget, have_tolerance, have_threads;
 } bench_opts;
 
 /* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */

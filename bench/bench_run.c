@@ -16,6 +16,10 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "../impl/cuda_bench.h"
 #include "gbench.h"
 #include "bench.h"
@@ -394,15 +398,24 @@ static void flush_cpu_caches(void)
     flush_sink = acc;
 }
 
+static void flush_gpu_cache(void)
+{
+    static int warned;
+    if (pcb_cuda_flush_l2() != PCB_OK && !warned) {
+        fprintf(stderr, "pcbench: bench: --flush-l2: %s\n", pcb_errmsg());
+        warned = 1;
+    }
+}
+
 static void flush_caches(timed *t, pcb_gb_state *st)
 {
     if (t->manual) { /* device time excludes the flush anyway */
-        pcb_cuda_flush_l2();
+        flush_gpu_cache();
         return;
     }
     pcb_gb_pause(st);
     if (t->im->device == PCB_CUDA)
-        pcb_cuda_flush_l2();
+        flush_gpu_cache();
     else
         flush_cpu_caches();
     pcb_gb_resume(st);
@@ -640,7 +653,7 @@ static double work_points(const bench_config *c)
 
 /* Check, predict and verify one implementation; 1 when it is to be timed. */
 static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *task,
-                         bench_entry *e, timed *t)
+                         const pcb_task *timing, bench_entry *e, timed *t)
 {
     const bench_config *cfg = ctx->cfg;
     double budget = e->budget_s;
@@ -694,7 +707,7 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     }
     t->ctx = ctx;
     t->im = im;
-    t->task = task;
+    t->task = timing;
     t->e = e;
     t->manual = im->device == PCB_CUDA && im->device_ms;
     /* A warm-up compute per repetition where it is cheap: GPU first launches
@@ -704,6 +717,15 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     t->points = work_points(cfg);
     t->pairs = cfg->problem == PCB_NN ? (double)cfg->batch * (double)cfg->n * (double)cfg->nq : 0;
     return 1;
+}
+
+static const char *fmt_time(char *buf, size_t len, double s)
+{
+    if (s >= 1)
+        snprintf(buf, len, "%.3g s", s);
+    else
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    return buf;
 }
 
 static void time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
@@ -718,9 +740,19 @@ static void time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
     } else {
         for (int i = 0; i < nt; i++)
             k += plan(ctx, &tv[i], list, slots, k, names);
+        int threads = ctx->opt->have_threads ? ctx->opt->threads : ctx->suite->threads;
         bench_progress(ctx, "%s: timing %d implementation%s, %d benchmarks, repetitions "
-                       "interleaved", r->config.id, nt, nt == 1 ? "" : "s", k);
+                       "interleaved%s", r->config.id, nt, nt == 1 ? "" : "s", k,
+                       threads == 1 ? ", one thread" : "");
+#ifdef _OPENMP
+        int saved = omp_get_max_threads();
+        if (threads > 0) /* for code that ignores opt.threads */
+            omp_set_num_threads(threads);
+#endif
         rc = pcb_gb_run(list, k, take_sample, slots, &report);
+#ifdef _OPENMP
+        omp_set_num_threads(saved);
+#endif
     }
     if (rc == PCB_OK)
         append_report(r, report);
@@ -735,10 +767,12 @@ static void time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
             set_status(e, tv[i].fail_status, "%s", tv[i].fail_msg);
         else if (e->compute.reps < 1)
             set_status(e, ST_FAILED_RUN, "timing produced no samples");
+        char tc[32], te[32];
         if (e->status == ST_OK)
-            bench_progress(ctx, "%s %s: %.4g ms (cv %.1f%%, %d x %lld), end-to-end %.4g ms",
-                           r->config.id, e->impl, e->compute.median * 1e3, e->compute.cv * 100,
-                           e->compute.reps, (long long)e->compute.iterations, e->e2e.median * 1e3);
+            bench_progress(ctx, "%s %s: %s (cv %.1f%%, %d x %lld), end-to-end %s", r->config.id,
+                           e->impl, fmt_time(tc, sizeof tc, e->compute.median), e->compute.cv * 100,
+                           e->compute.reps, (long long)e->compute.iterations,
+                           fmt_time(te, sizeof te, e->e2e.median));
         else
             bench_progress(ctx, "%s %s: %s: %s", r->config.id, e->impl,
                            bench_status_name(e->status), e->detail);
@@ -810,6 +844,8 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     pcb_task task = {.problem = cfg->problem, .batch = cfg->batch, .n = cfg->n,
                      .nq = cfg->problem == PCB_EMD ? cfg->n : cfg->nq, .m = cfg->m,
                      .a = d.a, .b = d.b};
+    pcb_task timing = task; /* verified with every thread, maybe timed on fewer */
+    timing.opt.threads = o->have_threads ? o->threads : ctx->suite->threads;
     timed *tv = calloc((size_t)np, sizeof *tv);
     if (!tv) {
         bench_data_free(&d);
@@ -817,8 +853,8 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     }
     int nt = 0;
     for (int i = 0; i < np; i++)
-        nt += prepare_entry(ctx, pending[i], &task, bench_result_entry(r, pending[i]->name, 0),
-                            &tv[nt]);
+        nt += prepare_entry(ctx, pending[i], &task, &timing,
+                            bench_result_entry(r, pending[i]->name, 0), &tv[nt]);
     if (nt > 0)
         time_all(ctx, r, tv, nt);
     for (int i = 0; i < nt; i++) {
