@@ -1,8 +1,5 @@
 /* TEMPORARY during parallel development: replaced by the real modules. */
 #include "verify.h"
-__attribute__((weak)) int pcb_load(const char *p, pcb_cloud *c) { (void)p; (void)c; return pcb_fail(PCB_EUNAVAIL, "loaders pending"); }
-__attribute__((weak)) int pcb_save_ply(const char *p, const pcb_cloud *c) { (void)p; (void)c; return pcb_fail(PCB_EUNAVAIL, "writer pending"); }
-__attribute__((weak)) int pcb_gen_lidar(int64_t n, uint64_t s, double x, double y, double w, pcb_cloud *o) { (void)n; (void)s; (void)x; (void)y; (void)w; (void)o; return pcb_fail(PCB_EUNAVAIL, "lidar pending"); }
 __attribute__((weak)) int pcb_verify_fps(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_nn(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }
 __attribute__((weak)) int pcb_verify_emd(const char *i, FILE *o) { (void)i; (void)o; return pcb_fail(PCB_EUNAVAIL, "pending"); }

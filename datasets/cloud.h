@@ -1,11 +1,14 @@
 /* cloud.h - point clouds in and out: loaders, writer, generators.
  *
- * Loaders choose the format by content first (PLY magic, PCD header), then
- * by extension (.xyz/.txt/.csv text, .bin KITTI float32 x,y,z,intensity).
- * Every loader rejects truncated files, bad headers, missing x/y/z,
- * non-numeric text, counts the file cannot hold and non-finite coordinates
- * with PCB_EBADFILE and a message naming the file and the line or byte
- * offset. Writers go through a temporary file and rename(). */
+ * pcb_load chooses the format by content first (PLY magic; PCD "# .PCD",
+ * VERSION or FIELDS), then by extension (.xyz .txt .csv .pts .pwn .asc:
+ * text columns, the first three are x y z; .bin: KITTI float32 x, y, z,
+ * intensity). Every loader rejects truncated files, bad headers, missing
+ * x/y/z, non-numeric text, counts the file cannot hold (checked against the
+ * file size before allocating), zero points and NaN or infinite coordinates
+ * with PCB_EBADFILE and a message "FILE: line N: ..." or "FILE: byte N: ...";
+ * files that cannot be opened or read give PCB_EIO. The writer goes through
+ * a temporary file and rename(). Implementation: io.c, load.c, ply.c, pcd.c. */
 #ifndef PCB_CLOUD_H
 #define PCB_CLOUD_H
 
@@ -40,10 +43,14 @@ double pcb_rng_normal(pcb_rng *r);  /* standard normal */
 const char *const *pcb_generator_kinds(void);
 int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out);
 
-/* A spinning-lidar sweep (64 beams, ~1,800 azimuth steps) ray-cast against a
- * procedural street chosen by seed, seen from a sensor at (x, y) with
- * heading yaw (radians). n > 0 asks for about n points (the sweep is
- * resampled to exactly n), n = 0 for the sensor's natural resolution. */
+/* A spinning-lidar sweep (64 beams, 1,880 azimuth steps) ray-cast against a
+ * procedural street chosen by seed, seen from a sensor PCB_LIDAR_HEIGHT
+ * above (x, y) with heading yaw (radians); points in the street (world)
+ * frame, ring by ring. n > 0 asks for exactly n points (the sweep is
+ * resampled), n = 0 for the sensor's natural resolution (about 120,000).
+ * |x|, |y| <= 100 m. Same arguments, same cloud. Geometry: datasets/lidar.c. */
+#define PCB_LIDAR_HEIGHT 1.73
+#define PCB_LIDAR_BEAMS 64
 int pcb_gen_lidar(int64_t n, uint64_t seed, double sensor_x, double sensor_y, double yaw,
                   pcb_cloud *out);
 

@@ -78,8 +78,11 @@ static void put(pcb_cloud *c, int64_t i, double x, double y, double z)
 
 static void gen_uniform(pcb_cloud *c, pcb_rng *r)
 {
-    for (int64_t i = 0; i < c->n; i++)
-        put(c, i, pcb_rng_uniform(r), pcb_rng_uniform(r), pcb_rng_uniform(r));
+    for (int64_t i = 0; i < c->n; i++) {
+        /* One draw per declarator: argument order is unspecified in C. */
+        double x = pcb_rng_uniform(r), y = pcb_rng_uniform(r), z = pcb_rng_uniform(r);
+        put(c, i, x, y, z);
+    }
 }
 
 static void gen_sphere(pcb_cloud *c, pcb_rng *r)
@@ -104,8 +107,8 @@ static void gen_clusters(pcb_cloud *c, pcb_rng *r)
             centre[k][d] = pcb_rng_uniform(r);
     for (int64_t i = 0; i < c->n; i++) {
         const double *m = centre[pcb_rng_next(r) % 16];
-        put(c, i, m[0] + 0.03 * pcb_rng_normal(r), m[1] + 0.03 * pcb_rng_normal(r),
-            m[2] + 0.03 * pcb_rng_normal(r));
+        double x = pcb_rng_normal(r), y = pcb_rng_normal(r), z = pcb_rng_normal(r);
+        put(c, i, m[0] + 0.03 * x, m[1] + 0.03 * y, m[2] + 0.03 * z);
     }
 }
 
@@ -145,9 +148,10 @@ static void gen_collinear(pcb_cloud *c, pcb_rng *r)
  * 0.25 m there, so distances are coarse and the GEMM form would fail. */
 static void gen_offset(pcb_cloud *c, pcb_rng *r)
 {
-    for (int64_t i = 0; i < c->n; i++)
-        put(c, i, 3.0e6 + 100 * pcb_rng_uniform(r), -2.0e6 + 100 * pcb_rng_uniform(r),
-            1.0e3 + 100 * pcb_rng_uniform(r));
+    for (int64_t i = 0; i < c->n; i++) {
+        double x = pcb_rng_uniform(r), y = pcb_rng_uniform(r), z = pcb_rng_uniform(r);
+        put(c, i, 3.0e6 + 100 * x, -2.0e6 + 100 * y, 1.0e3 + 100 * z);
+    }
 }
 
 static int gen_lidar_kind(pcb_cloud *c, int64_t n, uint64_t seed)
