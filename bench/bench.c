@@ -189,7 +189,7 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
 {
     printf("\n== bench %s on %s: %d configuration%s (%d run now) ==\n", s->name, env->machine,
            count, count == 1 ? "" : "s", fresh_configs);
-    printf("%-32s %-16s %-4s %12s %12s %9s  %s\n", "configuration", "implementation", "dev",
+    printf("%-32s %-18s %-4s %12s %12s %9s  %s\n", "configuration", "implementation", "dev",
            "compute ms", "e2e ms", "vs ref", "status");
     for (int i = 0; i < count; i++) {
         bench_result *r = &res[i];
@@ -204,7 +204,7 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
             fmt_ms(em, sizeof em, &e->e2e);
             if (ref && ref->status == ST_OK && e->status == ST_OK && e->compute.median > 0)
                 snprintf(sp, sizeof sp, "%.3gx", ref->compute.median / e->compute.median);
-            printf("%-32s %-16s %-4s %12s %12s %9s  %s%s\n", k ? "" : r->config.id, e->impl,
+            printf("%-32s %-18s %-4s %12s %12s %9s  %s%s\n", k ? "" : r->config.id, e->impl,
                    pcb_device_name(e->device), cm, em, sp, bench_status_name(e->status),
                    e->fresh ? "" : " (stored)");
         }
@@ -247,7 +247,7 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
                 continue;
             const bench_entry *e = bench_result_entry(r, (*it)->name, 0);
             int avail = pcb_impl_available(*it) == PCB_OK;
-            printf("  %-16s %-4s %s%s\n", (*it)->name, pcb_device_name((*it)->device),
+            printf("  %-18s %-4s %s%s\n", (*it)->name, pcb_device_name((*it)->device),
                    e && bench_entry_final(e, budget) ? "stored: " : avail ? "to run" : "unavailable: ",
                    e && bench_entry_final(e, budget) ? bench_status_name(e->status)
                    : avail                          ? ""
@@ -307,6 +307,7 @@ int pcb_bench_main(int argc, char **argv)
             continue;
         bench_result *r = &res[count++];
         r->config = *c;
+        r->load_avg = -1;
         char path[1024];
         if (!store[0] || o.force || bench_store_path(store, suite.name, c, path, sizeof path))
             continue;
@@ -315,6 +316,7 @@ int pcb_bench_main(int argc, char **argv)
             fprintf(stderr, "pcbench: bench: ignoring stored %s: %s\n", path, pcb_errmsg());
             bench_result_free(r);
             r->config = *c;
+            r->load_avg = -1;
         }
         for (int k = 0; k < r->count; k++) /* stored runs calibrate the predictions */
             if (r->entries[k].status == ST_OK || r->entries[k].status == ST_SKIPPED_BUDGET)

@@ -93,6 +93,7 @@ typedef struct {
     bench_entry *entries;
     int count;
     json gbench; /* arrays of Google Benchmark reports, one per timing run */
+    double load_avg; /* 1-minute load average when timing started, -1 unknown */
 } bench_result;
 
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create);

@@ -25,7 +25,7 @@ static void row(gate *g, const bench_config *c, const char *impl, const char *ch
 {
     g->checks++;
     g->failures += !ok;
-    fprintf(g->out, "%-32s %-16s %-12s %12s %12s  %s%s%s\n", c->id, impl, check, base, now,
+    fprintf(g->out, "%-32s %-18s %-12s %12s %12s  %s%s%s\n", c->id, impl, check, base, now,
             ok ? "ok" : "FAIL", why && *why ? ": " : "", why ? why : "");
 }
 
@@ -92,7 +92,7 @@ int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result 
     }
     fprintf(out, "\n== regression gate: suite %s against %s (ratio tolerance %.0f%%) ==\n",
             suite->name, baseline_dir, tolerance * 100);
-    fprintf(out, "%-32s %-16s %-12s %12s %12s  %s\n", "configuration", "implementation",
+    fprintf(out, "%-32s %-18s %-12s %12s %12s  %s\n", "configuration", "implementation",
             "check", "baseline", "now", "verdict");
     /* The anchor: the first configuration whose reference was timed. */
     bench_result anchor_base = {0};
@@ -127,12 +127,12 @@ int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result 
             }
             if (e->status != ST_OK) {
                 if (b && b->status == ST_OK)
-                    fprintf(out, "%-32s %-16s not run here: %s: %s\n", c->id, e->impl,
+                    fprintf(out, "%-32s %-18s not run here: %s: %s\n", c->id, e->impl,
                             bench_status_name(e->status), e->detail);
                 continue;
             }
             if (!b || b->status != ST_OK) { /* e.g. a new implementation */
-                fprintf(out, "%-32s %-16s verified, not gated: %s in the baseline (refresh it)\n",
+                fprintf(out, "%-32s %-18s verified, not gated: %s in the baseline (refresh it)\n",
                         c->id, e->impl, b ? bench_status_name(b->status) : "absent");
                 continue;
             }
@@ -176,7 +176,7 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
     int slower = 0;
     fprintf(out, "\n== comparison with %s (suite %s, tolerance %.0f%%) ==\n", dir, suite->name,
             tolerance * 100);
-    fprintf(out, "%-32s %-16s %-12s %12s %12s  %s\n", "configuration", "implementation",
+    fprintf(out, "%-32s %-18s %-12s %12s %12s  %s\n", "configuration", "implementation",
             "median ms", "stored", "now", "verdict");
     for (int i = 0; i < count; i++) {
         bench_result *r = &results[i], base;

@@ -686,6 +686,7 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     int count_fault;
     fault_for(ctx, im, &t->slow, &count_fault);
     verify(im, task, e, &t->verified, count_fault);
+    bench_utc_now(e->when, sizeof e->when);
     if (e->status == ST_OK || e->status == ST_FAILED_VERIFY)
         bench_calib_note(ctx->calib, im, cfg, e->total_s);
     bench_progress(ctx, "%s %s: %s in %.3g s%s%s", cfg->id, im->name,
@@ -719,6 +720,18 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     return 1;
 }
 
+static double load_average(void)
+{
+    double one = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &one) != 1)
+            one = -1;
+        fclose(f);
+    }
+    return one;
+}
+
 static const char *fmt_time(char *buf, size_t len, double s)
 {
     if (s >= 1)
@@ -744,6 +757,7 @@ static void time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         bench_progress(ctx, "%s: timing %d implementation%s, %d benchmarks, repetitions "
                        "interleaved%s", r->config.id, nt, nt == 1 ? "" : "s", k,
                        threads == 1 ? ", one thread" : "");
+        r->load_avg = load_average();
 #ifdef _OPENMP
         int saved = omp_get_max_threads();
         if (threads > 0) /* for code that ignores opt.threads */
@@ -761,6 +775,7 @@ static void time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         bench_entry *e = tv[i].e;
         bench_figure_stats(&e->compute);
         bench_figure_stats(&e->e2e);
+        bench_utc_now(e->when, sizeof e->when);
         if (rc != PCB_OK)
             set_status(e, status_for(rc), "timing: %s", pcb_errmsg());
         else if (tv[i].fail_status != ST_NONE)
@@ -810,7 +825,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         e->budget_s = budget;
         e->predicted_s = -1;
         e->fresh = 1;
-        snprintf(e->when, sizeof e->when, "%s", ctx->env->when);
+        bench_utc_now(e->when, sizeof e->when);
         snprintf(e->git, sizeof e->git, "%s", ctx->env->git);
         if (np < 64)
             pending[np++] = im;

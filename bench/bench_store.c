@@ -223,6 +223,8 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
             (long long)c->batch, (long long)c->n, (long long)c->nq, (long long)c->m);
     fputs("  \"reference\": ", f);
     json_put_str(f, r->reference);
+    fputs(",\n  \"load_avg\": ", f);
+    json_put_num(f, r->load_avg);
     fprintf(f, ",\n  \"env\": %s,\n  \"results\": [\n", env->json);
     for (int i = 0; i < r->count; i++) {
         put_entry(f, &r->entries[i]);
@@ -304,6 +306,7 @@ int bench_store_read(const char *path, bench_result *r)
         json_free(&doc);
         return pcb_fail(PCB_EBADFILE, "%s: not the results of %s", path, r->config.id);
     }
+    r->load_avg = json_num(&doc, "load_avg", -1);
     const char *ref = json_str(&doc, "reference");
     snprintf(r->reference, sizeof r->reference, "%s", ref ? ref : "");
     for (int i = 0; i < res->count; i++) {

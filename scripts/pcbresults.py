@@ -133,15 +133,9 @@ def latest_env(suites):
 
 
 def load_averages(suites):
-    """One-minute load averages Google Benchmark recorded at each timing run."""
-    loads = []
-    for docs in suites.values():
-        for d in docs:
-            for rep in d.get("gbench", []):
-                la = (rep.get("context") or {}).get("load_avg") or []
-                if la:
-                    loads.append(la[0])
-    return loads
+    """One-minute load averages when each configuration's timing started."""
+    return [d["load_avg"] for docs in suites.values() for d in docs
+            if isinstance(d.get("load_avg"), (int, float)) and d["load_avg"] >= 0]
 
 
 def fmt_ms(v):
