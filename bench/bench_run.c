@@ -814,7 +814,9 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         bench_entry *e = bench_result_entry(r, im->name, 1);
         if (!e)
             return pcb_fail(PCB_ENOMEM, "out of memory");
-        if (!o->force && bench_entry_final(e, budget)) {
+        /* Also kept: unavailable before and still unavailable (no device). */
+        if (!o->force && (bench_entry_final(e, budget) ||
+                          (e->status == ST_UNAVAILABLE && pcb_impl_available(im) != PCB_OK))) {
             kept++;
             continue;
         }
@@ -836,6 +838,8 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         bench_entry *e = bench_result_entry(r, m[1], 1);
         if (!e)
             return pcb_fail(PCB_ENOMEM, "out of memory");
+        if (e->status == ST_UNAVAILABLE && !o->force)
+            continue;
         e->device = strcmp(m[1], "flann") == 0 ? PCB_CPU : PCB_CUDA;
         e->fresh = 1;
         set_status(e, ST_UNAVAILABLE, "not built (%s)",

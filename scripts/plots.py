@@ -33,7 +33,7 @@ def docs_of(suites, problem, prefer=("full", "seed", "quick")):
     return out
 
 
-def series(docs, select, x_of, y_of):
+def series(docs, select, x_of, y_of, zero_ok=False):
     """{impl: [(x, y), ...]} over the selected documents, sorted by x."""
     out = {}
     for d in docs:
@@ -41,7 +41,7 @@ def series(docs, select, x_of, y_of):
             continue
         for impl, e in R.entries(d).items():
             y = y_of(d, impl, e)
-            if y is not None and y > 0:
+            if y is not None and (y > 0 or (zero_ok and y == 0)):
                 out.setdefault(impl, []).append((x_of(d["config"]), y))
     return {k: sorted(v) for k, v in out.items() if len(v) >= 2}
 
@@ -174,8 +174,8 @@ def emd_plots(p, suites):
             return 100 * v if ok else None
         return get
 
-    gap = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], percent("gap"))
-    bound = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], percent("bound"))
+    gap = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], percent("gap"), zero_ok=True)
+    bound = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], percent("bound"), zero_ok=True)
     if gap or bound:
         p.lines("emd-gap-vs-n", "EMD cost above the exact optimum (solid) and certified bound (dashed), "
                 "batch 1", "points per cloud n", "percent of the optimum", gap, dashed=bound)
