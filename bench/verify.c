@@ -36,19 +36,6 @@ static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const
     fflush(out);
 }
 
-static int validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r,
-                    pcb_report *rep)
-{
-    memset(rep, 0, sizeof *rep);
-    rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
-    switch (t->problem) {
-    case PCB_FPS: return pcb_fps_validate(t, r, rep);
-    case PCB_NN: return pcb_nn_validate(t, r, impl->exact, rep);
-    case PCB_EMD: return pcb_emd_validate(t, r, impl->exact, impl->max_gap, rep);
-    default: return pcb_fail(PCB_EINVAL, "unknown problem");
-    }
-}
-
 int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
 {
     const pcb_task *t = &c->task;
@@ -82,7 +69,7 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             failures++;
         } else {
             pcb_report rep;
-            rc = validate(impl, t, &r, &rep);
+            rc = pcb_validate(impl, t, &r, &rep);
             if (rc != PCB_OK) {
                 snprintf(detail, sizeof detail, "validator: %s: %s", pcb_strerror(rc),
                          pcb_errmsg());

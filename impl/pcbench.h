@@ -187,6 +187,9 @@ typedef struct {
  *   NN:  impl/nn/nn_validate.c   EMD: impl/emd/emd_validate.c */
 int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
 int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
+/* An implementation's answer through its problem's validator, with the
+ * promises the implementation makes (exact, max_gap). */
+int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep);
 /* EMD: max_gap as in pcb_impl (approximate implementations only). */
 int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
                      pcb_report *rep);

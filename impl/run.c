@@ -147,6 +147,20 @@ int pcb_best(const pcb_task *t, const pcb_impl **out)
                     pcb_problem_name(t->problem));
 }
 
+int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep)
+{
+    if (!impl || !t || !rep)
+        return pcb_fail(PCB_EINVAL, "pcb_validate: missing implementation, task or report");
+    memset(rep, 0, sizeof *rep);
+    rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
+    switch (t->problem) {
+    case PCB_FPS: return pcb_fps_validate(t, r, rep);
+    case PCB_NN: return pcb_nn_validate(t, r, impl->exact, rep);
+    case PCB_EMD: return pcb_emd_validate(t, r, impl->exact, impl->max_gap, rep);
+    default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
+    }
+}
+
 static int run_best(const pcb_task *t, pcb_result *r)
 {
     const pcb_impl *impl;

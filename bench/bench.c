@@ -1,0 +1,415 @@
+/* bench.c - `pcbench bench`: options, the loop over a suite's configurations
+ * (resuming after stored ones), progress on stderr, the summary on stdout,
+ * and the gate or comparison at the end. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../impl/cuda_bench.h"
+#include "gbench.h"
+#include "bench.h"
+#include "verify.h"
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 4, EXIT_SYSTEM = 5 };
+
+static const char help[] =
+    "usage: pcbench bench [--suite seed|full|quick] [options]\n"
+    "Verify, then time, every implementation on each configuration of a suite with\n"
+    "Google Benchmark. Results go to RESULTS/MACHINE/SUITE/<configuration>.json, one\n"
+    "file per configuration written as soon as it is done; a later run skips the\n"
+    "configurations already stored (resume), so a long run may be split or stopped.\n"
+    "  --suite NAME         seed (default): the configurations the documents report;\n"
+    "                       full: sweeps for the plots; quick: small, for CI\n"
+    "  --problem P[,P]      only these problems (fps, nn, emd)\n"
+    "  --impl NAME[,NAME]   only these implementations\n"
+    "  --filter TEXT        only configurations whose id contains TEXT\n"
+    "                       (ids look like fps/uniform/b6/n10000/m1000)\n"
+    "  --budget S           skip runs predicted to take over S seconds each\n"
+    "                       (default per suite: seed 30, full 20, quick 5)\n"
+    "  --reps R             repetitions per figure (default per suite: 5, 3, 7)\n"
+    "  --threads T          OpenMP threads while timing, 0 = all (default; quick: 1,\n"
+    "                       for stable CPU-time ratios); verification uses all\n"
+    "  --flush-l2           evict caches before every timed iteration (GPU: a write\n"
+    "                       over twice the L2; CPU: over 64 MiB)\n"
+    "  --force              re-run configurations already stored\n"
+    "  --max-time S         start no new configuration after S seconds\n"
+    "  --results DIR        results root (default results)\n"
+    "  --machine NAME       machine folder name (default from the GPU, else the CPU\n"
+    "                       model and core count)\n"
+    "  --list               show the configurations and what is stored; run nothing\n"
+    "  --regress DIR        run afresh, store nothing, and gate against the baseline\n"
+    "                       in DIR: all verified, work counters equal, CPU-time ratios\n"
+    "                       to the reference within the tolerance (default 0.5)\n"
+    "  --update-baseline DIR  run afresh and write the results to DIR as the baseline\n"
+    "  --compare DIR        compare median compute times with a machine folder (e.g.\n"
+    "                       results/gpu-nvidia-h100-80gb-hbm3); slower by more than\n"
+    "                       the tolerance (default 0.25) fails\n"
+    "  --tolerance T        relative tolerance for --regress or --compare\n"
+    "Statuses: ok, failed-verification, failed-run, unsupported, skipped-budget,\n"
+    "unavailable. Fault injection for testing the gate: PCBENCH_FAULT=slow:fps/dp:4\n"
+    "runs that implementation's compute 4 times per timed iteration;\n"
+    "PCBENCH_FAULT=count:fps/dp adds 1 to its work counters (comma-separate several).\n"
+    "Exit status: 0 ok, 1 a verification failure or a regression, 2 usage,\n"
+    "4 Google Benchmark not built, 5 system error.\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+    fputs("pcbench: bench: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (see pcbench bench --help)\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int number(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse(int argc, char **argv, bench_opts *o)
+{
+    static const struct option opts[] = {
+        {"suite", required_argument, 0, 's'},    {"problem", required_argument, 0, 'p'},
+        {"impl", required_argument, 0, 'I'},     {"filter", required_argument, 0, 'f'},
+        {"budget", required_argument, 0, 'B'},   {"reps", required_argument, 0, 'R'},
+        {"flush-l2", no_argument, 0, 'F'},       {"force", no_argument, 0, 'x'},
+        {"max-time", required_argument, 0, 'T'}, {"results", required_argument, 0, 'r'},
+        {"machine", required_argument, 0, 'M'},  {"list", no_argument, 0, 'l'},
+        {"regress", required_argument, 0, 'G'},  {"update-baseline", required_argument, 0, 'U'},
+        {"compare", required_argument, 0, 'C'},  {"tolerance", required_argument, 0, 't'},
+        {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    double v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': o->suite = optarg; break;
+        case 'p': o->problems = optarg; break;
+        case 'I': o->impls = optarg; break;
+        case 'f': o->filter = optarg; break;
+        case 'B':
+            if (!number(optarg, 1e-3, 1e7, &o->budget)) return usage("bad --budget '%s'", optarg);
+            o->have_budget = 1;
+            break;
+        case 'R':
+            if (!number(optarg, 1, MAX_SAMPLES, &v)) return usage("--reps '%s': need 1..64", optarg);
+            o->reps = (int)v;
+            break;
+        case 'N':
+            if (!number(optarg, 0, 4096, &v)) return usage("bad --threads '%s'", optarg);
+            o->threads = (int)v;
+            o->have_threads = 1;
+            break;
+        case 'F': o->flush_l2 = 1; break;
+        case 'x': o->force = 1; break;
+        case 'T':
+            if (!number(optarg, 0, 1e9, &o->max_time)) return usage("bad --max-time '%s'", optarg);
+            break;
+        case 'r': o->results_dir = optarg; break;
+        case 'M': o->machine = optarg; break;
+        case 'l': o->list_only = 1; break;
+        case 'G': o->regress_dir = optarg; break;
+        case 'U': o->baseline_out = optarg; break;
+        case 'C': o->compare_dir = optarg; break;
+        case 't':
+            if (!number(optarg, 1e-3, 100, &o->tolerance))
+                return usage("bad --tolerance '%s'", optarg);
+            o->have_tolerance = 1;
+            break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return usage("unexpected argument '%s'", argv[optind]);
+    if (o->regress_dir && o->baseline_out)
+        return usage("%s", "--regress and --update-baseline exclude each other");
+    if (o->machine && (!*o->machine || strspn(o->machine, "abcdefghijklmnopqrstuvwxyz"
+                                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                                           strlen(o->machine)))
+        return usage("--machine '%s': use letters, digits, '.', '_' and '-'", o->machine);
+    for (const char *p = o->problems; p && *p;) {
+        char name[16];
+        size_t w = strcspn(p, ",");
+        snprintf(name, sizeof name, "%.*s", (int)(w < 15 ? w : 15), p);
+        pcb_problem pr;
+        if (pcb_problem_parse(name, &pr) != PCB_OK)
+            return usage("unknown problem '%s' (fps, nn, emd)", name);
+        p += w + (p[w] == ',');
+    }
+    for (const char *p = o->impls; p && *p;) {
+        char name[64];
+        size_t w = strcspn(p, ",");
+        snprintf(name, sizeof name, "%.*s", (int)(w < 63 ? w : 63), p);
+        int known = 0;
+        for (int k = 0; k < PCB_NPROBLEMS; k++)
+            known |= pcb_verify_impl_known((pcb_problem)k, name);
+        if (!known)
+            return usage("unknown implementation '%s' (see pcbench list)", name);
+        p += w + (p[w] == ',');
+    }
+    return -1;
+}
+
+static int problem_selected(const char *list, pcb_problem p)
+{
+    const char *name = pcb_problem_name(p);
+    size_t len = strlen(name);
+    if (!list)
+        return 1;
+    for (const char *s = list; *s;) {
+        size_t w = strcspn(s, ",");
+        if (w == len && strncmp(s, name, len) == 0)
+            return 1;
+        s += w + (s[w] == ',');
+    }
+    return 0;
+}
+
+/* ---- output ----------------------------------------------------------------------- */
+static void fmt_ms(char *buf, size_t len, const bench_figure *f)
+{
+    double ms = f->median * 1e3;
+    if (f->reps < 1 || !isfinite(ms))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, ms >= 100 ? "%.0f" : ms >= 1 ? "%.3g" : "%.2g", ms);
+}
+
+static void summary(const bench_suite *s, const bench_env *env, bench_result *res, int count,
+                    int fresh_configs)
+{
+    printf("\n== bench %s on %s: %d configuration%s (%d run now) ==\n", s->name, env->machine,
+           count, count == 1 ? "" : "s", fresh_configs);
+    printf("%-32s %-18s %-4s %12s %12s %9s  %s\n", "configuration", "implementation", "dev",
+           "compute ms", "e2e ms", "vs ref", "status");
+    for (int i = 0; i < count; i++) {
+        bench_result *r = &res[i];
+        const bench_entry *ref = r->reference[0] ? bench_result_entry(r, r->reference, 0) : NULL;
+        if (r->count == 0)
+            printf("%-32s (no %s implementation selected or built)\n", r->config.id,
+                   pcb_problem_name(r->config.problem));
+        for (int k = 0; k < r->count; k++) {
+            const bench_entry *e = &r->entries[k];
+            char cm[32], em[32], sp[32] = "-";
+            fmt_ms(cm, sizeof cm, &e->compute);
+            fmt_ms(em, sizeof em, &e->e2e);
+            if (ref && ref->status == ST_OK && e->status == ST_OK && e->compute.median > 0)
+                snprintf(sp, sizeof sp, "%.3gx", ref->compute.median / e->compute.median);
+            printf("%-32s %-18s %-4s %12s %12s %9s  %s%s\n", k ? "" : r->config.id, e->impl,
+                   pcb_device_name(e->device), cm, em, sp, bench_status_name(e->status),
+                   e->fresh ? "" : " (stored)");
+        }
+    }
+}
+
+/* Say which CUDA implementations did not run, and why. */
+static void not_run_note(bench_result *res, int count)
+{
+    char seen[2048] = "";
+    size_t used = 0;
+    const char *why = NULL;
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < res[i].count; k++) {
+            const bench_entry *e = &res[i].entries[k];
+            char name[80];
+            snprintf(name, sizeof name, " %s/%s", pcb_problem_name(res[i].config.problem), e->impl);
+            if (e->device != PCB_CUDA || e->status != ST_UNAVAILABLE || strstr(seen, name))
+                continue;
+            used += (size_t)snprintf(seen + used, sizeof seen - (used < sizeof seen ? used : sizeof seen),
+                                     "%s", name);
+            if (used >= sizeof seen)
+                used = sizeof seen - 1;
+            why = e->detail;
+        }
+    if (why)
+        printf("\nCUDA implementations not run here (%s):%s\n", why, seen);
+}
+
+static void list_plan(const bench_suite *s, const char *dir, bench_result *res, int count,
+                      double budget)
+{
+    printf("suite %s: %s; %d configuration%s, budget %g s per run%s%s\n", s->name, s->about,
+           count, count == 1 ? "" : "s", budget, dir ? ", results in " : "", dir ? dir : "");
+    for (int i = 0; i < count; i++) {
+        bench_result *r = &res[i];
+        printf("%s\n", r->config.id);
+        for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+            if ((*it)->problem != r->config.problem)
+                continue;
+            const bench_entry *e = bench_result_entry(r, (*it)->name, 0);
+            int avail = pcb_impl_available(*it) == PCB_OK;
+            printf("  %-18s %-4s %s%s\n", (*it)->name, pcb_device_name((*it)->device),
+                   e && bench_entry_final(e, budget) ? "stored: " : avail ? "to run" : "unavailable: ",
+                   e && bench_entry_final(e, budget) ? bench_status_name(e->status)
+                   : avail                          ? ""
+                                                    : pcb_errmsg());
+        }
+    }
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+int pcb_bench_main(int argc, char **argv)
+{
+    bench_opts o = {.suite = "seed", .results_dir = "results"};
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    bench_suite suite;
+    if (bench_suite_get(o.suite, &suite) != PCB_OK)
+        return usage("%s", pcb_errmsg());
+    bench_fault faults[8];
+    int nfaults = 0;
+    if (bench_fault_parse(getenv("PCBENCH_FAULT"), faults, 8, &nfaults) != PCB_OK) {
+        bench_suite_free(&suite);
+        return usage("%s", pcb_errmsg());
+    }
+    if (!o.list_only && pcb_gb_available() != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: unavailable: %s\n", pcb_errmsg());
+        bench_suite_free(&suite);
+        return EXIT_UNAVAILABLE;
+    }
+    int fresh_run = o.force || o.regress_dir || o.baseline_out;
+    o.force = fresh_run;
+    double budget = o.have_budget ? o.budget : suite.budget;
+    bench_env env;
+    if (bench_env_collect(&env, o.machine) != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        bench_suite_free(&suite);
+        return EXIT_SYSTEM;
+    }
+    /* Where results go: none for the gate, the baseline folder, or the machine's. */
+    char store[1024] = "";
+    if (o.baseline_out)
+        snprintf(store, sizeof store, "%s", o.baseline_out);
+    else if (!o.regress_dir)
+        snprintf(store, sizeof store, "%s/%s", o.results_dir, env.machine);
+
+    bench_result *res = calloc((size_t)suite.count, sizeof *res);
+    bench_calib *calib = bench_calib_new();
+    int count = 0, exit_status = 0, fresh_configs = 0;
+    if (!res || !calib) {
+        fprintf(stderr, "pcbench: bench: out of memory\n");
+        exit_status = EXIT_SYSTEM;
+        goto done;
+    }
+    for (int i = 0; i < suite.count; i++) {
+        const bench_config *c = &suite.configs[i];
+        if (!problem_selected(o.problems, c->problem) || (o.filter && !strstr(c->id, o.filter)))
+            continue;
+        bench_result *r = &res[count++];
+        r->config = *c;
+        r->load_avg = -1;
+        char path[1024];
+        if (!store[0] || o.force || bench_store_path(store, suite.name, c, path, sizeof path))
+            continue;
+        int lr = bench_store_read(path, r);
+        if (lr != PCB_OK && !(lr == PCB_EIO && errno == ENOENT)) {
+            fprintf(stderr, "pcbench: bench: ignoring stored %s: %s\n", path, pcb_errmsg());
+            bench_result_free(r);
+            r->config = *c;
+            r->load_avg = -1;
+        }
+        for (int k = 0; k < r->count; k++) /* stored runs calibrate the predictions */
+            if (r->entries[k].status == ST_OK || r->entries[k].status == ST_SKIPPED_BUDGET)
+                bench_calib_note(calib, pcb_find(c->problem, r->entries[k].impl), c,
+                                 r->entries[k].total_s);
+    }
+    if (count == 0) {
+        fprintf(stderr, "pcbench: bench: no configuration of suite %s matches\n", suite.name);
+        exit_status = EXIT_USAGE;
+        goto done;
+    }
+    if (o.list_only) {
+        list_plan(&suite, store[0] ? store : NULL, res, count, budget);
+        goto done;
+    }
+
+    bench_ctx ctx = {.opt = &o, .suite = &suite, .env = &env, .calib = calib, .faults = faults,
+                     .nfaults = nfaults, .started = bench_now(), .total = count};
+    if (nfaults)
+        fprintf(stderr, "pcbench: bench: fault injection active: PCBENCH_FAULT=%s\n",
+                getenv("PCBENCH_FAULT"));
+    fprintf(stderr, "pcbench: bench: suite %s, %d configuration%s, machine %s%s%s\n", suite.name,
+            count, count == 1 ? "" : "s", env.machine, store[0] ? ", results in " : "", store);
+    int stopped_at = -1;
+    for (int i = 0; i < count; i++) {
+        ctx.index = i;
+        ctx.cfg = &res[i].config;
+        if (o.max_time > 0 && bench_now() - ctx.started > o.max_time) {
+            stopped_at = i;
+            break;
+        }
+        if ((rc = bench_run_config(&ctx, &res[i])) != PCB_OK) {
+            fprintf(stderr, "pcbench: bench: %s: %s\n", res[i].config.id, pcb_errmsg());
+            exit_status = EXIT_SYSTEM;
+            goto done;
+        }
+        int fresh = 0;
+        for (int k = 0; k < res[i].count; k++)
+            fresh |= res[i].entries[k].fresh;
+        fresh_configs += fresh;
+        char path[1024];
+        if (fresh && store[0] && !o.baseline_out &&
+            ((rc = bench_store_path(store, suite.name, ctx.cfg, path, sizeof path)) != PCB_OK ||
+             (rc = bench_store_write(path, suite.name, &env, &res[i])) != PCB_OK)) {
+            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+            exit_status = EXIT_SYSTEM;
+            goto done;
+        }
+    }
+    summary(&suite, &env, res, stopped_at >= 0 ? stopped_at : count, fresh_configs);
+    not_run_note(res, stopped_at >= 0 ? stopped_at : count);
+    if (stopped_at >= 0)
+        printf("\nStopped after --max-time %g s: %d configuration%s left; run the same command "
+               "again to continue.\n",
+               o.max_time, count - stopped_at, count - stopped_at == 1 ? "" : "s");
+    int ran = stopped_at >= 0 ? stopped_at : count;
+    for (int i = 0; i < ran; i++)
+        for (int k = 0; k < res[i].count; k++)
+            if (res[i].entries[k].status == ST_FAILED_VERIFY ||
+                res[i].entries[k].status == ST_FAILED_RUN)
+                exit_status = EXIT_FAIL;
+    if (o.baseline_out && (exit_status || stopped_at >= 0)) {
+        printf("\nBaseline NOT written: every configuration must run and verify.\n");
+        exit_status = EXIT_FAIL;
+    } else if (o.baseline_out) { /* all or nothing: a baseline with failures is useless */
+        for (int i = 0; i < ran; i++) {
+            char path[1024];
+            if ((rc = bench_store_path(store, suite.name, &res[i].config, path, sizeof path)) !=
+                    PCB_OK ||
+                (rc = bench_store_write(path, suite.name, &env, &res[i])) != PCB_OK) {
+                fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+                exit_status = EXIT_SYSTEM;
+                goto done;
+            }
+        }
+    }
+    if (store[0] && !exit_status)
+        printf("\nResults: %s/%s/\n", store, suite.name);
+    if (o.regress_dir &&
+        bench_gate(o.regress_dir, &suite, res, ran, o.have_tolerance ? o.tolerance : 0.5, stdout))
+        exit_status = EXIT_FAIL;
+    if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
+                                       o.have_tolerance ? o.tolerance : 0.25, stdout))
+        exit_status = EXIT_FAIL;
+done:
+    for (int i = 0; i < count; i++)
+        bench_result_free(&res[i]);
+    free(res);
+    bench_calib_free(calib);
+    bench_env_free(&env);
+    bench_suite_free(&suite);
+    pcb_cuda_flush_release();
+    pcb_gb_shutdown();
+    fflush(stdout);
+    return exit_status;
+}

@@ -1,0 +1,184 @@
+/* bench.h - the parts of `pcbench bench` (internal to bench/).
+ *
+ *   bench.c          options, the loop over configurations, progress, summary
+ *   bench_suites.c   the suites (seed, full, quick) and their data
+ *   bench_run.c      one configuration: verify, predict, time, collect
+ *   bench_store.c    results files: write, read back, resume
+ *   bench_gate.c     the regression gate and comparisons between runs
+ *   bench_env.c      the environment record and the machine name
+ */
+#ifndef PCB_BENCH_H
+#define PCB_BENCH_H
+
+#include <stdio.h>
+
+#include "../impl/pcbench.h"
+#include "json.h"
+
+/* ---- configurations and suites ------------------------------------------ */
+typedef struct {
+    pcb_problem problem;
+    const char *dataset; /* generator kind; NN "lidar" is a pair of sensor poses */
+    int64_t batch, n, nq, m;
+    char id[96];         /* "fps/uniform/b6/n10000/m1000" */
+} bench_config;
+
+typedef struct {
+    const char *name;
+    const char *about;
+    bench_config *configs;
+    int count;
+    int reps;           /* repetitions per figure */
+    double rep_seconds; /* target length of one repetition */
+    double budget;      /* default per-run budget, seconds */
+    int threads;        /* OpenMP threads while timing, 0 = all */
+} bench_suite;
+
+int bench_suite_get(const char *name, bench_suite *out); /* PCB_EINVAL if unknown */
+void bench_suite_free(bench_suite *s);
+const char *bench_suite_names(void);
+
+/* The clouds of one configuration (batch x n x 3 and batch x nq x 3). */
+typedef struct {
+    float *a, *b;
+} bench_data;
+
+int bench_data_make(const bench_config *c, bench_data *d);
+void bench_data_free(bench_data *d);
+
+/* ---- results -------------------------------------------------------------- */
+typedef enum {
+    ST_NONE = 0,
+    ST_OK,
+    ST_FAILED_VERIFY,
+    ST_FAILED_RUN,
+    ST_UNSUPPORTED,
+    ST_SKIPPED_BUDGET,
+    ST_UNAVAILABLE
+} bench_status;
+
+const char *bench_status_name(bench_status s);
+bench_status bench_status_parse(const char *s);
+
+enum { MAX_SAMPLES = 64 };
+
+/* One timing figure: per-repetition times per iteration, in seconds. */
+typedef struct {
+    int reps;
+    int64_t iterations;
+    const char *clock; /* "real", "device", or "verification run" */
+    double sample[MAX_SAMPLES], cpu[MAX_SAMPLES];
+    double median, mean, stddev, cv, min, cpu_median;
+} bench_figure;
+
+typedef struct {
+    char impl[48];
+    pcb_device device;
+    int exact;
+    bench_status status;
+    char detail[400];
+    pcb_report rep;
+    int have_rep;
+    double prepare_s, compute_s, fetch_s, total_s; /* the verification run */
+    pcb_counters counters;
+    bench_figure compute, e2e;
+    double predicted_s, budget_s;
+    char when[32], git[48];
+    int fresh; /* measured by this invocation */
+} bench_entry;
+
+typedef struct {
+    bench_config config;
+    char reference[48];
+    bench_entry *entries;
+    int count;
+    json gbench; /* arrays of Google Benchmark reports, one per timing run */
+    double load_avg; /* 1-minute load average when timing started, -1 unknown */
+} bench_result;
+
+bench_entry *bench_result_entry(bench_result *r, const char *impl, int create);
+void bench_result_free(bench_result *r);
+void bench_figure_stats(bench_figure *f);
+
+/* ---- environment ------------------------------------------------------------ */
+typedef struct {
+    char machine[80];
+    char cpu[128];
+    int cores;
+    char gpu[256];   /* "" without a usable CUDA device */
+    char git[48];    /* short commit, "+dirty" when the tree has changes */
+    char when[32];   /* UTC, ISO 8601 */
+    char *json;      /* the whole record as a JSON object */
+} bench_env;
+
+int bench_env_collect(bench_env *e, const char *machine_override);
+void bench_env_free(bench_env *e);
+void bench_utc_now(char *buf, size_t len);
+
+/* ---- options and the run of one configuration ------------------------------ */
+typedef struct {
+    const char *suite, *problems, *impls, *filter, *results_dir, *machine;
+    const char *regress_dir, *baseline_out, *compare_dir;
+    double budget, tolerance, max_time;
+    int reps, threads, flush_l2, force, list_only, have_budget, have_tolerance, have_threads;
+} bench_opts;
+
+/* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */
+typedef struct {
+    char problem[8], impl[48];
+    int slow;  /* compute repeated this many times, 1 = no fault */
+    int count; /* added to every work counter */
+} bench_fault;
+
+int bench_fault_parse(const char *spec, bench_fault *f, int max, int *count);
+
+/* Predicts run times from a calibration point per implementation. */
+typedef struct bench_calib bench_calib;
+bench_calib *bench_calib_new(void);
+void bench_calib_free(bench_calib *c);
+void bench_calib_note(bench_calib *c, const pcb_impl *impl, const bench_config *cfg, double s);
+
+typedef struct {
+    const bench_opts *opt;
+    const bench_suite *suite;
+    const bench_env *env;
+    bench_calib *calib;
+    const bench_fault *faults;
+    int nfaults;
+    const bench_config *cfg; /* the configuration being run */
+    double started; /* monotonic seconds */
+    int index, total;
+} bench_ctx;
+
+/* Whether an entry is final (not re-run on resume) under these options. */
+int bench_entry_final(const bench_entry *e, double budget);
+/* The serial reference of a problem among the implementations built here. */
+const char *bench_reference(pcb_problem p);
+/* Run one configuration: the entries of r not final (or all, with force). */
+int bench_run_config(bench_ctx *ctx, bench_result *r);
+
+double bench_now(void);
+void bench_progress(const bench_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- files ------------------------------------------------------------------ */
+/* dir/<suite>/<problem>-<rest of id>.json */
+int bench_store_path(const char *dir, const char *suite, const bench_config *c, char *buf,
+                     size_t len);
+int bench_store_write(const char *path, const char *suite, const bench_env *env,
+                      const bench_result *r);
+/* PCB_EIO (errno ENOENT) when there is no file; the config must match. */
+int bench_store_read(const char *path, bench_result *r);
+int bench_mkdirs(const char *dir);
+
+/* ---- gate and comparison ---------------------------------------------------- */
+/* Print the regression report; returns the number of regressions. */
+int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result *results,
+               int count, double tolerance, FILE *out);
+int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
+                  double tolerance, FILE *out);
+
+#endif

@@ -1,0 +1,226 @@
+/* bench_suites.c - the suites and the clouds of a configuration.
+ *
+ *   seed   exactly the configurations the source documents report
+ *   full   sweeps for the plots
+ *   quick  small sizes for CI and the regression gate
+ * Within a problem, configurations run from small to large, so each run
+ * time predicted for the budget rests on a measured smaller one. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datasets/cloud.h"
+#include "bench.h"
+
+enum { SEED = 1 };
+
+/* The second lidar sweep: sensor moved 0.8 m forward, 0.05 m left, turned
+ * 0.01 rad, like consecutive frames of a moving car. */
+static const double lidar_pose_b[3] = {0.8, 0.05, 0.01};
+
+typedef struct {
+    bench_config *v;
+    int count, cap;
+} list;
+
+static int add(list *l, pcb_problem p, const char *dataset, int64_t batch, int64_t n,
+               int64_t nq, int64_t m)
+{
+    if (l->count == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 32;
+        bench_config *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return pcb_fail(PCB_ENOMEM, "out of memory for the suite");
+        l->v = v;
+        l->cap = cap;
+    }
+    bench_config *c = &l->v[l->count++];
+    memset(c, 0, sizeof *c);
+    c->problem = p;
+    c->dataset = dataset;
+    c->batch = batch;
+    c->n = n;
+    c->nq = p == PCB_FPS ? 0 : nq;
+    c->m = p == PCB_FPS ? m : 0;
+    if (p == PCB_FPS)
+        snprintf(c->id, sizeof c->id, "fps/%s/b%lld/n%lld/m%lld", dataset, (long long)batch,
+                 (long long)n, (long long)m);
+    else if (p == PCB_NN)
+        snprintf(c->id, sizeof c->id, "nn/%s/b%lld/n%lld/q%lld", dataset, (long long)batch,
+                 (long long)n, (long long)nq);
+    else
+        snprintf(c->id, sizeof c->id, "emd/%s/b%lld/n%lld", dataset, (long long)batch,
+                 (long long)n);
+    return PCB_OK;
+}
+
+/* Problem first, then the brute-force work of the configuration. */
+static double size_key(const bench_config *c)
+{
+    double b = (double)c->batch, n = (double)c->n;
+    switch (c->problem) {
+    case PCB_FPS: return b * n * (double)c->m;
+    case PCB_NN: return b * n * (double)c->nq;
+    default: return b * n * n * n;
+    }
+}
+
+static int by_problem_then_size(const void *x, const void *y)
+{
+    const bench_config *a = x, *b = y;
+    if (a->problem != b->problem)
+        return a->problem < b->problem ? -1 : 1;
+    double ka = size_key(a), kb = size_key(b);
+    return ka < kb ? -1 : ka > kb ? 1 : strcmp(a->id, b->id);
+}
+
+static int seed_suite(list *l)
+{
+    int rc = PCB_OK;
+    for (int b = 1; b <= 6 && rc == PCB_OK; b++)
+        rc = add(l, PCB_FPS, "uniform", b, 10000, 0, 1000);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 6, 10000, 0, 10000);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_NN, "lidar", 1, 120000, 120000, 0);
+    static const int64_t emd_n[] = {1024, 2048, 4096}, emd_b[] = {1, 32};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2 && rc == PCB_OK; j++)
+            rc = add(l, PCB_EMD, "uniform", emd_b[j], emd_n[i], emd_n[i], 0);
+    return rc;
+}
+
+static int full_suite(list *l)
+{
+    static const int64_t fps_b[] = {1, 2, 4, 8, 16, 32};
+    static const int64_t fps_n[] = {1000, 4000, 10000, 16000, 100000, 1000000};
+    static const int64_t nn_n[] = {10000, 30000, 120000, 1000000};
+    static const int64_t emd_n[] = {256, 512, 1024, 2048, 4096, 8192}, emd_b[] = {1, 8, 32};
+    int rc = PCB_OK;
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6 && rc == PCB_OK; j++) {
+            rc = add(l, PCB_FPS, "uniform", fps_b[i], fps_n[j], 0, fps_n[j] / 10);
+            if (rc == PCB_OK)
+                rc = add(l, PCB_FPS, "uniform", fps_b[i], fps_n[j], 0, fps_n[j] / 4);
+        }
+    for (int j = 0; j < 4 && rc == PCB_OK; j++)
+        rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
+    for (int j = 0; j < 4 && rc == PCB_OK; j++)
+        rc = add(l, PCB_NN, "uniform", 1, nn_n[j], nn_n[j], 0);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 3 && rc == PCB_OK; j++)
+            rc = add(l, PCB_EMD, "uniform", emd_b[j], emd_n[i], emd_n[i], 0);
+    return rc;
+}
+
+static int quick_suite(list *l)
+{
+    int rc = add(l, PCB_FPS, "uniform", 1, 2000, 0, 100);
+    if (rc == PCB_OK) rc = add(l, PCB_FPS, "uniform", 2, 3000, 0, 64);
+    if (rc == PCB_OK) rc = add(l, PCB_NN, "uniform", 1, 5000, 5000, 0);
+    if (rc == PCB_OK) rc = add(l, PCB_NN, "uniform", 2, 2000, 3000, 0);
+    if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 1, 128, 128, 0);
+    if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 2, 256, 256, 0);
+    return rc;
+}
+
+/* The quick suite times OpenMP code on one thread: on a shared machine,
+ * threads waiting at barriers for a preempted sibling make CPU time swing
+ * by 10x and more, which no ratio tolerance survives. It still verifies
+ * with every thread. */
+static const struct {
+    const char *name, *about;
+    int (*make)(list *);
+    int reps;
+    double rep_seconds, budget;
+    int threads;
+} suites[] = {
+    {"seed", "the configurations the source documents report", seed_suite, 5, 0.3, 30, 0},
+    {"full", "sweeps over batch, points and samples for the plots", full_suite, 3, 0.2, 20, 0},
+    {"quick", "small sizes for CI and the regression gate (timed on one thread)", quick_suite, 7,
+     0.03, 5, 1},
+};
+
+const char *bench_suite_names(void)
+{
+    return "seed, full, quick";
+}
+
+int bench_suite_get(const char *name, bench_suite *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
+        if (strcmp(name, suites[i].name) != 0)
+            continue;
+        list l = {0};
+        int rc = suites[i].make(&l);
+        if (rc != PCB_OK) {
+            free(l.v);
+            return rc;
+        }
+        qsort(l.v, (size_t)l.count, sizeof *l.v, by_problem_then_size);
+        *out = (bench_suite){.name = suites[i].name, .about = suites[i].about, .configs = l.v,
+                             .count = l.count, .reps = suites[i].reps,
+                             .rep_seconds = suites[i].rep_seconds, .budget = suites[i].budget,
+                             .threads = suites[i].threads};
+        return PCB_OK;
+    }
+    return pcb_fail(PCB_EINVAL, "unknown suite '%s' (%s)", name, bench_suite_names());
+}
+
+void bench_suite_free(bench_suite *s)
+{
+    free(s->configs);
+    s->configs = NULL;
+    s->count = 0;
+}
+
+/* ---- data ------------------------------------------------------------------ */
+/* Cloud i of one side of the batch into dst (n points). */
+static int make_cloud(const bench_config *c, int side, int64_t i, int64_t n, float *dst)
+{
+    pcb_cloud cloud = {0};
+    uint64_t seed = SEED + (uint64_t)i;
+    int rc;
+    if (c->problem == PCB_NN && strcmp(c->dataset, "lidar") == 0)
+        rc = side == 0 ? pcb_gen_lidar(n, seed, 0, 0, 0, &cloud)
+                       : pcb_gen_lidar(n, seed, lidar_pose_b[0], lidar_pose_b[1],
+                                       lidar_pose_b[2], &cloud);
+    else /* the second cloud of a pair comes from an unrelated seed */
+        rc = pcb_generate(c->dataset, n, seed + (side ? 1000 : 0), &cloud);
+    if (rc == PCB_OK && cloud.n != n)
+        rc = pcb_fail(PCB_EINVAL, "dataset %s gave %lld points, not %lld", c->dataset,
+                      (long long)cloud.n, (long long)n);
+    if (rc == PCB_OK)
+        memcpy(dst, cloud.xyz, (size_t)n * 3 * sizeof *dst);
+    pcb_cloud_free(&cloud);
+    return rc;
+}
+
+int bench_data_make(const bench_config *c, bench_data *d)
+{
+    memset(d, 0, sizeof *d);
+    int64_t nb = c->problem == PCB_FPS ? 0 : c->problem == PCB_NN ? c->nq : c->n;
+    d->a = malloc((size_t)(c->batch * c->n) * 3 * sizeof(float));
+    d->b = nb ? malloc((size_t)(c->batch * nb) * 3 * sizeof(float)) : NULL;
+    if (!d->a || (nb && !d->b)) {
+        bench_data_free(d);
+        return pcb_fail(PCB_ENOMEM, "no memory for the clouds of %s", c->id);
+    }
+    int rc = PCB_OK;
+    for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++) {
+        rc = make_cloud(c, 0, i, c->n, d->a + i * c->n * 3);
+        if (rc == PCB_OK && nb)
+            rc = make_cloud(c, 1, i, nb, d->b + i * nb * 3);
+    }
+    if (rc != PCB_OK)
+        bench_data_free(d);
+    return rc;
+}
+
+void bench_data_free(bench_data *d)
+{
+    free(d->a);
+    free(d->b);
+    d->a = d->b = NULL;
+}

@@ -1,0 +1,34 @@
+/* cuda_bench.h - what the benchmark harness needs from the CUDA runtime, as
+ * plain C (impl/cuda_bench.cu). Without nvcc the harness supplies versions
+ * that say PCB_EUNAVAIL. */
+#ifndef PCB_CUDA_BENCH_H
+#define PCB_CUDA_BENCH_H
+
+#include <stdint.h>
+
+#include "pcbench.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    char name[256];
+    int cc_major, cc_minor;  /* compute capability */
+    int sms;                 /* streaming multiprocessors */
+    int64_t memory_bytes;
+    int l2_bytes;
+    int driver, runtime;     /* CUDA versions, e.g. 13000 */
+} pcb_gpu_info;
+
+/* Describe device 0; PCB_EUNAVAIL without a usable device. */
+int pcb_cuda_gpu_info(pcb_gpu_info *out);
+/* Evict the L2 cache: write a buffer larger than it and wait. */
+int pcb_cuda_flush_l2(void);
+/* Free the flush buffer (harmless when none was made). */
+void pcb_cuda_flush_release(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

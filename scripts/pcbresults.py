@@ -1,0 +1,172 @@
+"""Reading pcbench results for tables.py and plots.py (Python 3 stdlib only).
+
+Layout: <root>/<machine>/<suite>/<problem>-<...>.json, one file per
+configuration, written by `pcbench bench`. <root>/baseline holds the
+regression gate's baseline and is not a machine.
+"""
+import json
+import os
+
+NOT_MACHINES = {"baseline", "plots"}
+PROBLEMS = ["fps", "nn", "emd"]
+REFERENCE_NOTE = {
+    "fps": "dp (the O(n m) serial version the FPS document times as 'serial')",
+    "nn": "naive (serial double loop)",
+    "emd": "exact (assignment by shortest augmenting paths)",
+}
+
+# What the source documents report (i7-10710U CPU, MX350 GPU for FPS; NN on
+# an unnamed CPU/GPU pair). FPS: (batch, n, m) -> (serial ms, CUDA ms).
+DOC_FPS = {
+    (1, 10000, 1000): (76, 8),
+    (2, 10000, 1000): (157, 8),
+    (3, 10000, 1000): (234, 8),
+    (4, 10000, 1000): (311, 15),
+    (5, 10000, 1000): (381, 20),
+    (6, 10000, 1000): (459, 26),
+    (6, 10000, 10000): (4561, 250),
+}
+DOC_FPS_MACHINE = "i7-10710U (serial) / GeForce MX350 (CUDA)"
+# NN, 120,000 x 120,000 Velodyne sweeps: implementation -> (seconds, note).
+DOC_NN = {
+    "naive": (62.0, "naive serial"),
+    "flann": (0.23, "FLANN k-d tree"),
+    "cuda_attempt1": (9.4, "attempt 1: a launch per query"),
+    "cuda_attempt2": (2.0, "attempt 2: loop inside one kernel"),
+    "cuda_attempt3": (0.36, "attempt 3: 300 azimuth partitions, 0.12 s of it query"),
+}
+STATUS_SHORT = {
+    "failed-verification": "**FAILED** (verification)",
+    "failed-run": "**FAILED** (run)",
+    "unsupported": "unsupported",
+    "skipped-budget": "skipped (budget)",
+    "unavailable": "n/a",
+}
+
+
+def load(root):
+    """{machine: {suite: [document, ...]}}, documents ordered by problem, size."""
+    out = {}
+    if not os.path.isdir(root):
+        return out
+    for machine in sorted(os.listdir(root)):
+        mdir = os.path.join(root, machine)
+        if machine in NOT_MACHINES or not os.path.isdir(mdir):
+            continue
+        suites = {}
+        for suite in sorted(os.listdir(mdir)):
+            sdir = os.path.join(mdir, suite)
+            if not os.path.isdir(sdir):
+                continue
+            docs = []
+            for name in sorted(os.listdir(sdir)):
+                if not name.endswith(".json"):
+                    continue
+                try:
+                    with open(os.path.join(sdir, name), encoding="utf-8") as f:
+                        docs.append(json.load(f))
+                except (OSError, ValueError) as e:
+                    print("pcbresults: skipping %s: %s" % (os.path.join(sdir, name), e))
+            docs.sort(key=sort_key)
+            if docs:
+                suites[suite] = docs
+        if suites:
+            out[machine] = suites
+    return out
+
+
+def work(cfg):
+    b, n = cfg["batch"], cfg["n"]
+    if cfg["problem"] == "fps":
+        return b * n * cfg["m"]
+    if cfg["problem"] == "nn":
+        return b * n * cfg["nq"]
+    return b * n ** 3
+
+
+def sort_key(doc):
+    cfg = doc["config"]
+    return (PROBLEMS.index(cfg["problem"]), cfg["dataset"], work(cfg), cfg["id"])
+
+
+def entries(doc):
+    return {e["impl"]: e for e in doc.get("results", [])}
+
+
+def median_ms(entry, figure="compute"):
+    """The figure's median in ms when the entry was timed, else None."""
+    if entry is None or entry.get("status") != "ok":
+        return None
+    fig = entry.get(figure)
+    return fig.get("median_ms") if fig else None
+
+
+def speedup(doc, impl, figure="compute"):
+    e = entries(doc)
+    ref, mine = median_ms(e.get(doc.get("reference")), figure), median_ms(e.get(impl), figure)
+    return ref / mine if ref and mine else None
+
+
+def impl_order(docs):
+    """Reference first, then CPU before CUDA, in order of first appearance."""
+    seen = []
+    for d in docs:
+        for e in d.get("results", []):
+            if e["impl"] not in seen:
+                seen.append(e["impl"])
+    devices = {}
+    refs = {d.get("reference") for d in docs}
+    for d in docs:
+        for e in d.get("results", []):
+            devices.setdefault(e["impl"], e.get("device", "cpu"))
+    return sorted(seen, key=lambda i: (i not in refs, devices.get(i) == "cuda", seen.index(i)))
+
+
+def latest_env(suites):
+    best = None
+    for docs in suites.values():
+        for d in docs:
+            env = d.get("env") or {}
+            if best is None or env.get("date", "") > best.get("date", ""):
+                best = env
+    return best or {}
+
+
+def load_averages(suites):
+    """One-minute load averages when each configuration's timing started."""
+    return [d["load_avg"] for docs in suites.values() for d in docs
+            if isinstance(d.get("load_avg"), (int, float)) and d["load_avg"] >= 0]
+
+
+def fmt_ms(v):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    if v >= 1:
+        return "%.2f" % v
+    return "%.3g" % v
+
+
+def fmt_s(ms):
+    if ms is None:
+        return "-"
+    s = ms / 1e3
+    return "%.3g s" % s
+
+
+def cell(entry, figure="compute"):
+    """A table cell: the median, or the status in words."""
+    if entry is None:
+        return ""
+    status = entry.get("status")
+    if status == "ok":
+        return fmt_ms(median_ms(entry, figure))
+    text = STATUS_SHORT.get(status, status)
+    if status == "skipped-budget":
+        e2e = entry.get("e2e")
+        if e2e and e2e.get("clock") == "verification run":
+            text = "skipped (one run %s)" % fmt_s(e2e["median_ms"])
+    return text

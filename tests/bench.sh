@@ -1,0 +1,117 @@
+#!/bin/sh
+# bench.sh PCBENCH - pcbench bench itself: options, results files, resume,
+# budgets, --list, --max-time, an interrupted run, --compare, and the
+# tables script reading what it wrote. Quick suite, FPS only: seconds.
+tool=$1
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out
+res=$tmp/r
+dir=$res/testbox/quick
+q="--suite quick --problem fps --machine testbox"
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; [ -f "$out" ] && tail -n 30 "$out"; }
+
+expect() { # name, wanted exit status, command...
+    name=$1 want=$2
+    shift 2
+    "$@" >"$out" 2>&1
+    rc=$?
+    if [ "$rc" = "$want" ]; then ok; else bad "$name: exit status $rc, expected $want"; fi
+}
+
+says() { # name, pattern the last output must contain
+    if grep -q -- "$2" "$out"; then ok; else bad "$1: output lacks '$2'"; fi
+}
+
+# A results file: valid JSON, and the Python expression holds for it (d).
+json_holds() { # name, file, expression
+    if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" \
+        "$2" 2>"$tmp/py"; then ok; else bad "$1 ($2)"; cat "$tmp/py"; fi
+}
+
+expect "help" 0 "$tool" bench --help
+says "help names the suites" "seed (default)"
+expect "unknown suite" 2 "$tool" bench --suite nope
+expect "unknown problem" 2 "$tool" bench --problem fps,xyz
+expect "unknown implementation" 2 "$tool" bench --impl nosuchimpl
+expect "bad repetitions" 2 "$tool" bench --reps 0
+expect "bad tolerance" 2 "$tool" bench --tolerance -1
+expect "bad machine name" 2 "$tool" bench --machine a/b
+expect "stray argument" 2 "$tool" bench stray
+expect "bad fault spec" 2 env PCBENCH_FAULT=bogus "$tool" bench --suite quick
+
+expect "quick fps run" 0 "$tool" bench $q --results "$res"
+says "summary lists a configuration" "^fps/uniform/b1/n2000/m100 "
+says "summary says where results went" "Results: $dir/"
+f1=$dir/fps-uniform-b1-n2000-m100.json
+f2=$dir/fps-uniform-b2-n3000-m64.json
+for f in "$f1" "$f2"; do
+    json_holds "verified and timed" "$f" \
+        "all(e['status'] == 'ok' and e['verify']['ok'] and e['compute']['reps'] >= 2 for e in d['results'] if e['device'] == 'cpu')"
+    json_holds "environment and machine" "$f" "d['env']['machine'] == 'testbox' and d['env']['cores'] >= 1"
+    json_holds "Google Benchmark report kept" "$f" \
+        "len(d['gbench']) == 1 and all('real_time' in b for b in d['gbench'][0]['benchmarks'])"
+done
+json_holds "naive FPS counts its distance evaluations" "$f1" \
+    "[e for e in d['results'] if e['impl'] == 'naive'][0]['counters']['distance_evals'] > 0"
+
+cp "$f1" "$tmp/f1.before"
+expect "resume" 0 "$tool" bench $q --results "$res"
+says "nothing re-run" "(0 run now)"
+says "stored results are shown" "(stored)"
+if cmp -s "$f1" "$tmp/f1.before"; then ok; else bad "resume rewrote $f1"; fi
+
+expect "force" 0 "$tool" bench $q --results "$res" --force
+says "everything re-run" "(2 run now)"
+expect "filter" 0 "$tool" bench $q --results "$res" --force --filter /b2/
+says "one configuration" "1 configuration (1 run now)"
+
+expect "tiny budget" 0 "$tool" bench $q --results "$res" --force --filter /b1/ --budget 0.001
+says "over budget is skipped" "skipped-budget"
+json_holds "skip recorded with its reason" "$f1" \
+    "[e for e in d['results'] if e['impl'] == 'naive' and e['status'] == 'skipped-budget' and 'budget' in e['detail']]"
+expect "a larger budget re-runs the skipped" 0 "$tool" bench $q --results "$res" --filter /b1/
+says "re-run" "(1 run now)"
+json_holds "now timed" "$f1" "all(e['status'] == 'ok' for e in d['results'] if e['device'] == 'cpu')"
+
+expect "list" 0 "$tool" bench $q --results "$res" --list
+says "list shows stored results" "stored: ok"
+
+expect "max-time" 0 "$tool" bench $q --results "$tmp/m" --max-time 0.001
+says "stops and says what is left" "configuration left; run the same command again"
+
+# Interrupt a run once its first configuration is stored: that file stays
+# whole and no temporary file is left behind.
+"$tool" bench --suite quick --problem fps,nn --machine testbox --results "$tmp/i" \
+    >"$tmp/i.log" 2>&1 &
+pid=$!
+i=0
+while [ ! -f "$tmp/i/testbox/quick/fps-uniform-b1-n2000-m100.json" ] && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill -INT $pid 2>/dev/null
+wait $pid 2>/dev/null
+json_holds "a finished configuration survives Ctrl-C" \
+    "$tmp/i/testbox/quick/fps-uniform-b1-n2000-m100.json" "d['results']"
+if [ -z "$(find "$tmp/i" -name '*.tmp.*')" ]; then ok; else bad "temporary files left behind"; fi
+
+expect "compare with itself, wide tolerance" 0 \
+    "$tool" bench $q --results "$tmp/c" --compare "$res/testbox" --tolerance 50
+says "comparison printed" "^compare: 0 of [1-9]"
+expect "compare catches an 8x slowdown" 1 env PCBENCH_FAULT=slow:fps/naive:8 \
+    "$tool" bench $q --results "$tmp/c" --force --compare "$res/testbox" --tolerance 1
+says "comparison names it" "slower"
+
+expect "tables from these results" 0 python3 scripts/tables.py "$res"
+if grep -q "## testbox" "$res/TABLES.md" && grep -q "fps/uniform/b1/n2000/m100" "$res/TABLES.md"; then
+    ok
+else
+    bad "TABLES.md lacks the machine or the configuration"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
