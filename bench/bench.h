@@ -2,7 +2,9 @@
  *
  *   bench.c          options, the loop over configurations, progress, summary
  *   bench_suites.c   the suites (seed, full, quick) and their data
- *   bench_run.c      one configuration: verify, predict, time, collect
+ *   bench_run.c      one configuration: check, predict, verify
+ *   bench_time.c     timing with Google Benchmark, statistics
+ *   bench_predict.c  references, stored results, faults, run-time prediction
  *   bench_store.c    results files: write, read back, resume
  *   bench_gate.c     the regression gate and comparisons between runs
  *   bench_env.c      the environment record and the machine name
