@@ -177,6 +177,8 @@ int bench_store_read(const char *path, bench_result *r);
 int bench_mkdirs(const char *dir);
 
 /* ---- gate and comparison ---------------------------------------------------- */
+/* 1 when baseline_dir holds a baseline of the suite, else 0 and a message. */
+int bench_gate_ready(const char *baseline_dir, const char *suite, FILE *out);
 /* Print the regression report; returns the number of regressions. */
 int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result *results,
                int count, double tolerance, FILE *out);
