@@ -272,6 +272,10 @@ int pcb_bench_main(int argc, char **argv)
         bench_suite_free(&suite);
         return usage("%s", pcb_errmsg());
     }
+    if (o.regress_dir && !bench_gate_ready(o.regress_dir, suite.name, stdout)) {
+        bench_suite_free(&suite);
+        return EXIT_FAIL;
+    }
     if (!o.list_only && pcb_gb_available() != PCB_OK) {
         fprintf(stderr, "pcbench: bench: unavailable: %s\n", pcb_errmsg());
         bench_suite_free(&suite);

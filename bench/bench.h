@@ -2,7 +2,9 @@
  *
  *   bench.c          options, the loop over configurations, progress, summary
  *   bench_suites.c   the suites (seed, full, quick) and their data
- *   bench_run.c      one configuration: verify, predict, time, collect
+ *   bench_run.c      one configuration: check, predict, verify
+ *   bench_time.c     timing with Google Benchmark, statistics
+ *   bench_predict.c  references, stored results, faults, run-time prediction
  *   bench_store.c    results files: write, read back, resume
  *   bench_gate.c     the regression gate and comparisons between runs
  *   bench_env.c      the environment record and the machine name
@@ -175,6 +177,8 @@ int bench_store_read(const char *path, bench_result *r);
 int bench_mkdirs(const char *dir);
 
 /* ---- gate and comparison ---------------------------------------------------- */
+/* 1 when baseline_dir holds a baseline of the suite, else 0 and a message. */
+int bench_gate_ready(const char *baseline_dir, const char *suite, FILE *out);
 /* Print the regression report; returns the number of regressions. */
 int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result *results,
                int count, double tolerance, FILE *out);

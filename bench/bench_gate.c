@@ -78,18 +78,24 @@ static void check_ratio(gate *g, const bench_config *c, const char *impl, const 
     row(g, c, impl, check, sb, sn, ok, why);
 }
 
+int bench_gate_ready(const char *baseline_dir, const char *suite, FILE *out)
+{
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s/%s", baseline_dir, suite);
+    if (access(probe, R_OK | X_OK) == 0)
+        return 1;
+    fprintf(out, "gate: no baseline in %s; create one on purpose with\n"
+                 "  pcbench bench --suite %s --update-baseline %s\n",
+            probe, suite, baseline_dir);
+    return 0;
+}
+
 int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result *results,
                int count, double tolerance, FILE *out)
 {
     gate g = {.out = out, .tol = tolerance};
-    char probe[1024];
-    snprintf(probe, sizeof probe, "%s/%s", baseline_dir, suite->name);
-    if (access(probe, R_OK | X_OK) != 0) {
-        fprintf(out, "\ngate: no baseline in %s; create one on purpose with\n"
-                     "  pcbench bench --suite %s --update-baseline %s\n",
-                probe, suite->name, baseline_dir);
+    if (!bench_gate_ready(baseline_dir, suite->name, out))
         return 1;
-    }
     fprintf(out, "\n== regression gate: suite %s against %s (ratio tolerance %.0f%%) ==\n",
             suite->name, baseline_dir, tolerance * 100);
     fprintf(out, "%-32s %-18s %-12s %12s %12s  %s\n", "configuration", "implementation",

@@ -73,7 +73,7 @@ def env_section(machine, suites):
     lines.append("- Source: %s; runs from %s to %s" % (", ".join(gits) or "?", dates[0] if dates else "?",
                                                        dates[-1] if dates else "?"))
     if loads:
-        busy = max(loads) > 0.5 * float(env.get("cores") or 1)
+        busy = max(loads) > float(env.get("cores") or 1) + 0.5  # beyond what the runs themselves add
         lines.append("- Load average (1 min) when timing started: %.1f to %.1f on %s cores%s"
                      % (min(loads), max(loads), env.get("cores", "?"),
                         "; other work shared the machine, so wall times of CPU runs are inflated "

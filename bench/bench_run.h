@@ -1,0 +1,59 @@
+/* bench_run.h - shared by bench_run.c, bench_time.c and bench_predict.c.
+ *
+ * Two figures per implementation and configuration:
+ *   compute - inputs already prepared (uploaded, indexed): compute (+ sync)
+ *             only; CUDA implementations report their device event time;
+ *   e2e     - host arrays to host results: prepare, compute, sync, fetch,
+ *             release, wall clock (transfers, index builds, allocation).
+ * compute() is called repeatedly on one prepared state; after timing, the
+ * result is fetched again and must still be correct. */
+#ifndef PCB_BENCH_RUN_H
+#define PCB_BENCH_RUN_H
+
+#include "bench.h"
+
+/* The result arrays of one run. */
+typedef struct {
+    int32_t *index;
+    float *dist2;
+    double *value, *price;
+    size_t count, batch;
+} outputs;
+
+int bench_outputs_alloc(outputs *o, const pcb_task *t);
+void bench_outputs_free(outputs *o);
+/* A pcb_result over o, its indices poisoned: fetch must write them all. */
+pcb_result bench_outputs_result(outputs *o);
+int bench_outputs_equal(const outputs *a, const outputs *b, pcb_problem p);
+/* The problem's validator (rep initialised first). */
+
+void bench_set_status(bench_entry *e, bench_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* The status of a failed library call. */
+bench_status bench_status_for(int rc);
+
+/* An implementation verified and about to be timed. */
+typedef struct {
+    const bench_ctx *ctx;
+    const pcb_impl *im;
+    const pcb_task *task; /* the timing task (maybe fewer threads) */
+    bench_entry *e;
+    outputs verified, scratch;
+    int slow, manual, warmup, flush;
+    double points, pairs;
+    bench_status fail_status; /* ST_NONE while all is well */
+    char fail_msg[300];
+} timed;
+
+/* Time the verified implementations of r's configuration together. */
+void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt);
+
+/* Seconds one run of im on cfg should take; negative when unknown. */
+double bench_predict(bench_ctx *ctx, const pcb_impl *im, const bench_config *cfg);
+/* The PCBENCH_FAULT settings for im: compute repeats and counter offset. */
+void bench_fault_for(const bench_ctx *ctx, const pcb_impl *im, int *slow, int *count);
+
+#endif
