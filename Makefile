@@ -56,6 +56,9 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)
 endif
 
+# Results record how the code they time was built.
+CPPFLAGS_TOOL += '-DPCB_BUILD_CFLAGS="CFLAGS=$(CFLAGS); NVCCFLAGS=$(NVCCFLAGS)"'
+
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_OBJ_CU)
 TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
 LIB      := $(BUILD)/libpcbench.a

@@ -31,6 +31,8 @@ void pcb_verify_header(FILE *out, pcb_problem p);
  * not count as failures; approximate ones pass when their validator says
  * they are within their stated tolerance. Returns the number of failures. */
 int pcb_verify_case_run(const pcb_verify_case *c, const char *impl, FILE *out);
+/* How many answers so far showed a known defect (pcb_impl.known_defect). */
+int pcb_verify_known_defects(void);
 /* A row for a case that could not be built (no data, no memory). */
 void pcb_verify_skip(FILE *out, const char *label, const char *why);
 /* 1 if `impl` names an implementation of problem p (or is NULL). */

@@ -115,6 +115,8 @@ typedef struct {
  *              the state's stream, sync() waits for it;
  *   fetch    - copy results to host arrays;
  *   release  - free everything (accepts NULL).
+ * compute may be called repeatedly on one prepared state; each call
+ * recomputes from the inputs.
  * prepare validates the task against the implementation's limits and says
  * PCB_EUNSUPPORTED when it is outside them. */
 typedef struct pcb_impl {
@@ -127,6 +129,10 @@ typedef struct pcb_impl {
      * promise (verification fails a larger one); 0 = no promise beyond a
      * bijection (the gap is still measured and reported). */
     double max_gap;
+    /* A defect of the original reproduced on purpose (e.g. a forced stop that
+     * leaves points unmatched), NULL if none. verify shows answers that fail
+     * only through it as "known", reported but not counted as failures. */
+    const char *known_defect;
     const char *summary;     /* one line */
     int (*available)(void);  /* PCB_OK, or PCB_EUNAVAIL with a message */
     int (*prepare)(const pcb_task *task, void **state);

@@ -276,6 +276,7 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
     .exact = 1,
     .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},
     .max_gap = 0,
+    .known_defect = NULL,
     .summary = "classic kernel: a block per cloud, unrolled shared-memory argmax tree; "
                "refuses clouds wider than 1e5 units (1e10 distance init)",
     .available = pcb_cuda_available,

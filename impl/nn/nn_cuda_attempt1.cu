@@ -128,6 +128,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt1 = {
     .exact = 1,
     .limits = {},
     .max_gap = 0,
+    .known_defect = NULL,
     .summary = "slides' attempt 1: a launch per query, threads over reference points",
     .available = pcb_cuda_available,
     .prepare = a1_prepare,

@@ -112,6 +112,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .exact = 1,
     .limits = {},
     .max_gap = 0,
+    .known_defect = NULL,
     .summary = "slides' attempt 2: one launch, blocks loop over queries, threads over points",
     .available = pcb_cuda_available,
     .prepare = a2_prepare,

@@ -206,6 +206,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .exact = 0,
     .limits = {},
     .max_gap = 0,
+    .known_defect = NULL,
     .summary = "slides' attempt 3: azimuth wedges (300), a block of 512 per query (approximate)",
     .available = pcb_cuda_available,
     .prepare = a3_prepare,
