@@ -27,6 +27,7 @@ DOC_FPS = {
     (6, 10000, 10000): (4561, 250),
 }
 DOC_FPS_MACHINE = "i7-10710U (serial) / GeForce MX350 (CUDA)"
+DOC_NN_QUERY_S = {"cuda_attempt3": 0.12}  # the part of attempt 3's total spent in queries
 # NN, 120,000 x 120,000 Velodyne sweeps: implementation -> (seconds, note).
 DOC_NN = {
     "naive": (62.0, "naive serial"),
@@ -122,6 +123,37 @@ def impl_order(docs):
     return sorted(seen, key=lambda i: (i not in refs, devices.get(i) == "cuda", seen.index(i)))
 
 
+def has_gpu(suites):
+    return bool(latest_env(suites).get("gpu"))
+
+
+def short_label(suites):
+    """A column label for a machine: its GPU's model, else its CPU core count."""
+    env = latest_env(suites)
+    gpu = (env.get("gpu") or {}).get("name")
+    if gpu:
+        words = [w for w in gpu.split() if w.upper() not in ("NVIDIA", "GEFORCE", "AMD", "TESLA")]
+        return "%s host" % (words[0] if words else gpu)
+    return "%s-core CPU" % env.get("cores", "?")
+
+
+def hardware(suites):
+    """One line: the GPU (driver, clocks) and CPU the results were measured on."""
+    env = latest_env(suites)
+    cpu = "%s x %s cores" % (env.get("cpu", "?"), env.get("cores", "?"))
+    gpu = env.get("gpu")
+    if not gpu:
+        return cpu + ", no GPU"
+    text = gpu.get("name", "?")
+    smi = [f.strip() for f in str(env.get("nvidia_smi", "")).split(",")]
+    drv = gpu.get("cuda_driver")
+    cuda = ", CUDA %d.%d" % (drv // 1000, drv % 1000 // 10) if isinstance(drv, int) and drv > 0 else ""
+    if len(smi) >= 7:  # name, driver, SM clock, max SM clock, memory clock, max, power limit
+        text += " (driver %s%s, SM %s of max %s, memory %s, %s limit)" % (
+            smi[1], cuda, smi[2], smi[3], smi[4], smi[6])
+    return "%s with %s" % (text, cpu)
+
+
 def latest_env(suites):
     best = None
     for docs in suites.values():
@@ -148,6 +180,13 @@ def fmt_ms(v):
     if v >= 1:
         return "%.2f" % v
     return "%.3g" % v
+
+
+def fmt_x(ratio):
+    """A speedup: three significant digits, never in exponent form."""
+    if ratio is None:
+        return "-"
+    return ("%.0fx" % ratio) if ratio >= 100 else ("%.3gx" % ratio)
 
 
 def fmt_s(ms):

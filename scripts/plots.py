@@ -10,7 +10,11 @@ from the results `pcbench bench` stored under RESULTS/<machine>/<suite>/.
   nn-time-vs-points    compute time against cloud size
   emd-time-vs-n        compute time against points per cloud (batch 1)
   emd-gap-vs-n         cost above the exact optimum against n (batch 1)
-A plot is drawn only when there is data for it (at least two points on a line).
+Times from different suites are separate runs (the CPU of a shared host runs at
+different speeds from one run to the next), so each suite gets its own line: the
+same colour, dashed for the second suite. Costs and bounds are deterministic, so
+those plots merge the suites. A line needs at least two points; a plot is drawn
+only when it has a line. The quick suite (OpenMP on one thread) is left out.
 """
 import os
 import shutil
@@ -20,12 +24,20 @@ import tempfile
 
 import pcbresults as R
 
+SUITE_ORDER = ("seed", "full")
+DASHES = (1, 2, 4, 5)  # solid, then dashed patterns, in order of first use in a plot
 
-def docs_of(suites, problem, prefer=("full", "seed", "quick")):
-    """Documents of a problem from every suite, the preferred suite winning ties."""
+
+def suites_of(suites):
+    return [s for s in SUITE_ORDER if s in suites] + sorted(set(suites) - set(SUITE_ORDER) - {"quick"})
+
+
+def docs_of(suites, problem, suite=None):
+    """Documents of a problem from one suite, or from every suite (the first one
+    listed in SUITE_ORDER winning ties) when suite is None."""
     seen, out = set(), []
-    for suite in list(prefer) + sorted(set(suites) - set(prefer)):
-        for d in suites.get(suite, []):
+    for s in [suite] if suite else suites_of(suites):
+        for d in suites.get(s, []):
             cid = d["config"]["id"]
             if d["config"]["problem"] == problem and cid not in seen:
                 seen.add(cid)
@@ -46,9 +58,57 @@ def series(docs, select, x_of, y_of, zero_ok=False):
     return {k: sorted(v) for k, v in out.items() if len(v) >= 2}
 
 
+def timing_lines(suites, problem, select, x_of, y_of, mark_approx=False):
+    """One line per (implementation, suite): [(impl, suite or None, points)]. The suite
+    is named only when several contribute."""
+    per_suite = [(s, series(docs_of(suites, problem, s), select, x_of, y_of)) for s in suites_of(suites)]
+    per_suite = [(s, lines) for s, lines in per_suite if lines]
+    named = len(per_suite) > 1
+    return [(labelled(suites, problem, impl) if mark_approx else impl, "suite " + s if named else None, pts)
+            for s, lines in per_suite for impl, pts in lines.items()]
+
+
+def labelled(suites, problem, impl):
+    """The implementation's name, marked when it is approximate by design."""
+    approx = any(e["impl"] == impl and e.get("exact") is False
+                 for d in docs_of(suites, problem) for e in d.get("results", []))
+    return impl + " (approx.)" if approx else impl
+
+
 def spans_decades(values):
     values = [v for v in values if v > 0]
     return len(values) > 1 and max(values) / min(values) > 20
+
+
+def tic_label(x):
+    if x >= 1e6 and x % 1e6 == 0:
+        return "%dM" % (x // 1e6)
+    if x >= 1e4 and x % 1e3 == 0:
+        return "%dk" % (x // 1e3)
+    return "%g" % x
+
+
+def x_axis(xs):
+    """gnuplot lines for the x axis: log scale when the values span 8x or more, a small
+    margin so edge points are not cut, tics at the values themselves when few."""
+    lo, hi = min(xs), max(xs)
+    logx = lo > 0 and hi / lo >= 8
+    if logx:
+        out = ["set logscale x", "set xrange [%g:%g]" % (lo / 1.15, hi * 1.15)]
+    else:
+        pad = 0.04 * (hi - lo) or 0.5
+        out = ["unset logscale x", "set xrange [%g:%g]" % (lo - pad, hi + pad)]
+    distinct = sorted(set(xs))
+    if len(distinct) <= 10:
+        out.append("set xtics (%s)" % ", ".join("'%s' %g" % (tic_label(x), x) for x in distinct))
+    return out
+
+
+def with_variant(name, variant):
+    """'name (variant)', or 'name (note, variant)' when the name has a note already."""
+    if not variant:
+        return name
+    return name[:-1] + ", %s)" % variant if name.endswith(")") else "%s (%s)" % (name, variant)
 
 
 class Plotter:
@@ -63,122 +123,146 @@ class Plotter:
                 f.write(" ".join(str(c) for c in row) + "\n")
         return path
 
-    def draw(self, name, title, xlabel, ylabel, body, logx=False, logy=False, extra=""):
+    def draw(self, name, title, xlabel, ylabel, body, logy=False, axis=()):
+        """Write the plot; the title gets the machine on a second line."""
         for term, ext in (("pngcairo size 960,640 font 'Sans,11' noenhanced", "png"),
                           ("svg size 960,640 dynamic font 'Sans,11' noenhanced", "svg")):
             out = os.path.join(self.outdir, "%s-%s.%s" % (self.machine, name, ext))
             script = "\n".join([
                 "set terminal " + term,
                 "set output '%s'" % out,
-                "set title '%s (%s)'" % (title, self.machine),
+                'set title "%s\\n%s"' % (title, self.machine),
                 "set xlabel '%s'" % xlabel,
                 "set ylabel '%s'" % ylabel,
                 "set grid",
-                "set key below",
-                "set logscale x" if logx else "unset logscale x",
+                "set key below height 1",
+                "unset logscale x",
                 "set logscale y" if logy else "unset logscale y",
                 "set format y '%g'",
                 "set format x '%g'",
-                extra,
-                body,
-                "unset output",
-            ])
+            ] + list(axis) + [body, "unset output"])
             run = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
             if run.returncode != 0:
                 raise RuntimeError("gnuplot failed on %s: %s" % (out, run.stderr.strip()))
         print("plots.py: %s-%s.png/.svg" % (os.path.join(self.outdir, self.machine), name))
 
-    def lines(self, name, title, xlabel, ylabel, lines, dashed=None, extra_series=()):
-        """lines: {label: [(x, y)...]}, solid; dashed: {label: points}, drawn dashed in the
-        colour of the solid line of the same label; extra_series: (label, points, style)."""
-        plots, xs, ys, colour = [], [], [], {}
-        for label in list(lines) + [k for k in (dashed or {}) if k not in lines]:
-            colour[label] = len(colour) + 1
-        for group, style, suffix in ((lines, "lw 2 pt 7", ""), (dashed or {}, "dt 2 lw 1 pt 6", " bound")):
-            for label, pts in group.items():
-                path = self.data_file(name, pts)
-                plots.append("'%s' using 1:2 with linespoints %s lc %d title '%s%s'"
-                             % (path, style, colour[label], label, suffix if group is not lines else ""))
-                xs += [p[0] for p in pts]
-                ys += [p[1] for p in pts]
-        for label, pts, style in extra_series:
+    def lines(self, name, title, xlabel, ylabel, lines, extra=(), notes=(), dashes=None):
+        """lines: [(impl, variant or None, points)], one colour per implementation, one
+        dash pattern per variant (a suite, a bound: in order of first use unless dashes
+        maps it); extra: [(title, points, gnuplot style)]; notes: lines of text for the key."""
+        plots, xs, ys, colour, dash = [], [], [], {}, dict(dashes or {})
+        for impl, suite, pts in lines:
+            colour.setdefault(impl, len(colour) + 1)
+            dash.setdefault(suite, DASHES[min(len(dash), len(DASHES) - 1)])
+            path = self.data_file(name, pts)
+            plots.append("'%s' using 1:2 with linespoints lw 2 pt 7 lc %d dt %d title '%s'"
+                         % (path, colour[impl], dash[suite], with_variant(impl, suite)))
+        for label, pts, style in extra:
             path = self.data_file(name, pts)
             plots.append("'%s' using 1:2 with %s title '%s'" % (path, style, label))
+        for pts in [l[2] for l in lines] + [e[1] for e in extra]:
             xs += [p[0] for p in pts]
             ys += [p[1] for p in pts]
+        plots += ["keyentry title '%s'" % n for n in notes]
         self.draw(name, title, xlabel, ylabel, "plot " + ", \\\n     ".join(plots),
-                  logx=spans_decades(xs), logy=spans_decades(ys))
+                  logy=spans_decades(ys), axis=x_axis(xs))
 
 
 def fps_plots(p, suites):
-    docs = docs_of(suites, "fps")
-    t = series(docs, lambda c: c["batch"] == 1 and c["m"] == c["n"] // 10,
-               lambda c: c["n"], lambda d, i, e: R.median_ms(e))
+    t = timing_lines(suites, "fps", lambda c: c["batch"] == 1 and c["m"] == c["n"] // 10,
+                     lambda c: c["n"], lambda d, i, e: R.median_ms(e))
     if t:
-        p.lines("fps-time-vs-points", "FPS compute time, batch 1, m = n/10", "points per cloud n",
-                "median time (ms)", t)
-    s = series(docs, lambda c: c["n"] == 10000 and c["m"] == 1000,
-               lambda c: c["batch"], lambda d, i, e: R.speedup(d, i) if i != d.get("reference") else None)
+        p.lines("fps-time-vs-points", "FPS compute time against cloud size, batch 1, m = n/10 samples",
+                "points per cloud n", "median compute time (ms; CUDA: device events)", t)
+    s = timing_lines(suites, "fps", lambda c: c["n"] == 10000 and c["m"] == 1000, lambda c: c["batch"],
+                     lambda d, i, e: R.speedup(d, i) if i != d.get("reference") else None)
     if s:
-        ref = next((d.get("reference") for d in docs if d.get("reference")), "reference")
+        ref = next((d.get("reference") for d in docs_of(suites, "fps") if d.get("reference")), "reference")
         doc = sorted((b, serial / cuda) for (b, n, m), (serial, cuda) in R.DOC_FPS.items()
                      if n == 10000 and m == 1000)
-        p.lines("fps-speedup-vs-batch", "FPS speedup over %s, n = 10000, m = 1000" % ref,
-                "batch size (clouds)", "speedup over %s (x)" % ref, s,
-                extra_series=[("documents: MX350 CUDA over i7 serial", doc, "linespoints dt 3 lw 2 pt 6 lc rgb 'black'")])
+        p.lines("fps-speedup-vs-batch", "FPS speedup over %s (serial) against batch size, n = 10000, m = 1000"
+                % ref, "batch size (clouds)", "speedup over %s, compute (x)" % ref, s,
+                extra=[("documents: MX350 CUDA over i7-10710U serial (real clouds)", doc,
+                        "linespoints dt 3 lw 2 pt 6 lc rgb 'black'")])
 
 
 def nn_plots(p, suites):
-    docs = docs_of(suites, "nn", prefer=("seed", "full", "quick"))
+    docs = docs_of(suites, "nn")
     timed = [d for d in docs if any(R.median_ms(e) for e in R.entries(d).values())]
     if timed:
         d = max(timed, key=lambda d: (d["config"]["dataset"] == "lidar", d["config"]["n"] == 120000,
                                       R.work(d["config"])))
-        rows = []
+        rows, not_run = [], []
         for impl in R.impl_order([d]):
             e = R.entries(d).get(impl)
             c, e2e = R.median_ms(e), R.median_ms(e, "e2e")
             doc = R.DOC_NN.get(impl, (None,))[0] if d["config"]["n"] == 120000 else None
             if c or doc:
-                rows.append(['"%s"' % impl, c or "NaN", e2e or "NaN", doc * 1e3 if doc else "NaN"])
+                rows.append(['"%s"' % labelled(suites, "nn", impl), c or "NaN", e2e or "NaN",
+                             doc * 1e3 if doc else "NaN"])
+                if not c:
+                    not_run.append(impl)
         if rows:
             path = p.data_file("nn-time", rows)
             vals = [float(v) for r in rows for v in r[1:] if v != "NaN"]
             # Only the columns with data: gnuplot refuses an all-empty series.
-            cols = [(k, t) for k, t in ((2, "compute"), (3, "end-to-end"), (4, "documents"))
+            cols = [(k, t) for k, t in ((2, "ours: compute"), (3, "ours: end-to-end"),
+                                        (4, "documents (their CPU and GPU, real sweeps)"))
                     if any(r[k - 1] != "NaN" for r in rows)]
+            plots = ["'%s' using %d%s title '%s'" % (path, k, ":xtic(1)" if i == 0 else "", t)
+                     for i, (k, t) in enumerate(cols)]
+            if not_run:
+                plots.append("keyentry title 'not run here: %s'" % ", ".join(not_run))
+            # Room under the plot for the slanted names, the axis label and the key.
+            longest = max(len(r[0]) for r in rows)
             body = ("set style data histograms\nset style histogram clustered gap 1\n"
-                    "set style fill solid 0.8 border -1\nset xtics rotate by -30\n"
-                    "set yrange [%g:%g]\n" % (min(vals) / 2, max(vals) * 2)
-                    + "plot " + ", ".join("'%s' using %d%s title '%s'" % (path, k, ":xtic(1)" if i == 0 else "", t)
-                                          for i, (k, t) in enumerate(cols)))
-            p.draw("nn-time", "NN time per implementation, %s" % d["config"]["id"], "implementation",
+                    "set style fill solid 0.8 border -1\nset xtics rotate by -30 nomirror\n"
+                    "set bmargin %d\nset yrange [%g:%g]\n" % (longest * 0.3 + 6, min(vals) / 2, max(vals) * 2)
+                    + "plot " + ", ".join(plots))
+            c = d["config"]
+            p.draw("nn-time", "NN time per implementation, %s: %s x %s points, suite %s"
+                   % (c["dataset"], c["n"], c["nq"], d["suite"]), "implementation",
                    "median time (ms)", body, logy=spans_decades(vals))
-    t = series(docs, lambda c: c["batch"] == 1 and c["dataset"] == "lidar",
-               lambda c: c["n"], lambda d, i, e: R.median_ms(e))
+    t = timing_lines(suites, "nn", lambda c: c["batch"] == 1 and c["dataset"] == "lidar",
+                     lambda c: c["n"], lambda d, i, e: R.median_ms(e), mark_approx=True)
     if t:
-        p.lines("nn-time-vs-points", "NN compute time, lidar pairs of n points", "points per cloud n",
-                "median time (ms)", t)
+        p.lines("nn-time-vs-points", "NN compute time against size, two lidar sweeps of n points each",
+                "points per sweep n (references = queries)", "median compute time (ms)", t)
 
 
 def emd_plots(p, suites):
-    docs = docs_of(suites, "emd")
-    t = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], lambda d, i, e: R.median_ms(e))
+    t = timing_lines(suites, "emd", lambda c: c["batch"] == 1, lambda c: c["n"], lambda d, i, e: R.median_ms(e))
     if t:
-        p.lines("emd-time-vs-n", "EMD compute time, batch 1", "points per cloud n", "median time (ms)", t)
+        p.lines("emd-time-vs-n", "EMD compute time against points per cloud, batch 1, uniform clouds",
+                "points per cloud n", "median compute time (ms)", t)
 
     def percent(key):
         def get(d, impl, e):
             v = (e or {}).get("verify", {}).get(key)
-            ok = e and e.get("status") == "ok" and isinstance(v, (int, float)) and v >= 0
+            ok = e and e.get("status") == "ok" and impl != d.get("reference") and isinstance(v, (int, float)) \
+                and v >= 0
             return 100 * v if ok else None
         return get
 
-    gap = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], percent("gap"), zero_ok=True)
-    bound = series(docs, lambda c: c["batch"] == 1, lambda c: c["n"], percent("bound"), zero_ok=True)
-    if gap or bound:
-        p.lines("emd-gap-vs-n", "EMD cost above the exact optimum (solid) and certified bound (dashed), "
-                "batch 1", "points per cloud n", "percent of the optimum", gap, dashed=bound)
+    # Deterministic figures: every suite's documents together.
+    docs = docs_of(suites, "emd")
+    b1 = lambda c: c["batch"] == 1  # noqa: E731
+    gap = series(docs, b1, lambda c: c["n"], percent("gap"), zero_ok=True)
+    bound = series(docs, b1, lambda c: c["n"], percent("bound"), zero_ok=True)
+    # A log scale cannot show a gap of zero: say so instead of drawing an empty line.
+    zero = sorted(i for i, pts in gap.items() if all(y == 0 for _, y in pts))
+    lines = [(i, None, pts) for i, pts in gap.items() if i not in zero]
+    lines += [(i, "certified bound", pts) for i, pts in bound.items() if any(y > 0 for _, y in pts)]
+    if lines:
+        extra = []
+        if "cuda_auction_match" in gap or "cuda_auction_match" in bound:
+            extra.append(("classic kernel, simulated (uniform cube): +0.9% at n = 4096",
+                          [(4096, 0.9)], "points pt 9 ps 2 lc rgb 'black'"))
+        p.lines("emd-gap-vs-n", "EMD cost above the exact optimum (gap, solid; computed up to n = 2048) "
+                "and certified bound (dashed), batch 1",
+                "points per cloud n", "percent above the optimum", lines, extra=extra,
+                notes=["gap 0 (optimal) at every n: %s" % ", ".join(zero)] if zero else [],
+                dashes={None: 1, "certified bound": 2})
 
 
 def main():
@@ -192,6 +276,9 @@ def main():
         return 1
     outdir = os.path.join(root, "plots")
     os.makedirs(outdir, exist_ok=True)
+    for name in os.listdir(outdir):  # the folder is all generated: no stale plot survives
+        if name.endswith((".png", ".svg")):
+            os.remove(os.path.join(outdir, name))
     with tempfile.TemporaryDirectory() as tmp:
         for machine, suites in results.items():
             p = Plotter(outdir, machine, tmp)
