@@ -1,6 +1,7 @@
 /* verify.c - the shared part of `pcbench verify`: run one case through every
  * implementation, validate, print a row. The problems' matrices live in
  * verify_fps.c, verify_nn.c and verify_emd.c. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,75 @@ void pcb_verify_skip(FILE *out, const char *label, const char *why)
 {
     fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
     fflush(out);
+}
+
+#define REAL_DIR "datasets/real"
+
+static int is_cloud_file(const char *name)
+{
+    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv",
+                                      ".pts", ".pwn", ".asc", ".bin"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (name[0] != '.' && len > 4 && strcmp(name + len - 4, ext[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int pcb_verify_real(size_t max_files,
+                    int (*one)(const char *path, const char *name, const char *impl, FILE *out),
+                    const char *impl, FILE *out)
+{
+    DIR *dir = opendir(REAL_DIR);
+    if (!dir) {
+        pcb_verify_skip(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
+        return 0;
+    }
+    char **names = NULL;
+    size_t count = 0, room = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(dir))) {
+        if (!is_cloud_file(e->d_name))
+            continue;
+        if (count == room) {
+            char **more = realloc(names, (room = room ? 2 * room : 32) * sizeof *names);
+            if (!more) {
+                rc = pcb_fail(PCB_ENOMEM, "verify: no memory for file names");
+                break;
+            }
+            names = more;
+        }
+        if (!(names[count] = strdup(e->d_name)))
+            rc = pcb_fail(PCB_ENOMEM, "verify: no memory for file names");
+        else
+            count++;
+    }
+    closedir(dir);
+    if (count)
+        qsort(names, count, sizeof names[0], by_name);
+    else if (rc == 0)
+        pcb_verify_skip(out, "real clouds", "no point cloud files in " REAL_DIR);
+    int failures = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (rc == 0 && i < max_files) {
+            char path[sizeof REAL_DIR + 256 + 1];
+            snprintf(path, sizeof path, "%s/%s", REAL_DIR, names[i]);
+            int r = one(path, names[i], impl, out);
+            if (r < 0)
+                rc = r;
+            else
+                failures += r;
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc < 0 ? rc : failures;
 }
 
 int pcb_verify_impl_known(pcb_problem p, const char *impl)

@@ -35,6 +35,13 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *impl, FILE *out);
 int pcb_verify_known_defects(void);
 /* A row for a case that could not be built (no data, no memory). */
 void pcb_verify_skip(FILE *out, const char *label, const char *why);
+/* Run one(path, name, impl, out) on the first max_files point-cloud files of
+ * datasets/real (fetched by make datasets) in name order; a skip row when
+ * there are none. Returns the sum of one()'s results (failures), or the
+ * first negative status. */
+int pcb_verify_real(size_t max_files,
+                    int (*one)(const char *path, const char *name, const char *impl, FILE *out),
+                    const char *impl, FILE *out);
 /* 1 if `impl` names an implementation of problem p (or is NULL). */
 int pcb_verify_impl_known(pcb_problem p, const char *impl);
 

@@ -6,13 +6,11 @@
  * gap is only computed with PCB_EMD_GAP_MAX_N=4096 (see emd_validate.c);
  * the bound needs no exact solver. The validator's detail reads
  * "bijection yes/no, gap x%, bound y%". */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "verify.h"
 
-#define REAL_DIR "datasets/real"
 #define REAL_MAX_FILES 32
 #define REAL_N 1024
 
@@ -94,27 +92,11 @@ static int generated(const char *kind_a, const char *kind_b, double sigma, int64
     return failures;
 }
 
-static int has_cloud_extension(const char *name)
-{
-    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv", ".bin"};
-    size_t len = strlen(name);
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (len > 4 && strcmp(name + len - 4, ext[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Two interleaved even subsamples of one real cloud, up to REAL_N points
  * each. */
-static int real_cloud(const char *name, const char *impl, FILE *out)
+static int real_cloud(const char *path, const char *name, const char *impl, FILE *out)
 {
-    char path[512], label[96];
-    snprintf(path, sizeof path, "%s/%s", REAL_DIR, name);
+    char label[96];
     pcb_cloud cloud;
     int rc = pcb_load(path, &cloud);
     if (rc != PCB_OK || cloud.n < 2) {
@@ -143,46 +125,6 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
     free(a);
     free(b);
     pcb_cloud_free(&cloud);
-    return failures;
-}
-
-/* The first REAL_MAX_FILES clouds of REAL_DIR in name order. */
-static int real_clouds(const char *impl, FILE *out)
-{
-    DIR *dir = opendir(REAL_DIR);
-    if (!dir) {
-        pcb_verify_skip(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
-        return 0;
-    }
-    char **names = NULL;
-    size_t count = 0, room = 0;
-    int failures = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) && failures == 0) {
-        if (e->d_name[0] == '.' || !has_cloud_extension(e->d_name))
-            continue;
-        if (count == room) {
-            char **more = realloc(names, (room = room ? 2 * room : 16) * sizeof *names);
-            if (!more)
-                failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for file names");
-            else
-                names = more;
-        }
-        if (failures == 0 && !(names[count++] = strdup(e->d_name)))
-            failures = pcb_fail(PCB_ENOMEM, "verify emd: no memory for file names");
-    }
-    closedir(dir);
-    if (failures == 0) {
-        qsort(names, count, sizeof names[0], by_name);
-        if (!count)
-            pcb_verify_skip(out, "real clouds", "no point cloud files in " REAL_DIR);
-    }
-    for (size_t i = 0; i < count; i++) {
-        int rc = failures < 0 || i >= REAL_MAX_FILES ? 0 : real_cloud(names[i], impl, out);
-        failures = rc < 0 ? rc : failures + rc;
-        free(names[i]);
-    }
-    free(names);
     return failures;
 }
 
@@ -227,6 +169,6 @@ int pcb_verify_emd(const char *impl, FILE *out)
             return rc;
         failures += rc;
     }
-    int rc = real_clouds(impl, out);
+    int rc = pcb_verify_real(REAL_MAX_FILES, real_cloud, impl, out);
     return rc < 0 ? rc : failures + rc;
 }

@@ -1,13 +1,11 @@
 /* verify_fps.c - the FPS verification matrix. Every case stays small enough
  * for the O(n m^2) naive implementation (a few seconds in all on 2 cores),
  * since every implementation runs every case. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "verify.h"
 
-#define REAL_DIR "datasets/real"
 #define REAL_MAX_FILES 32
 #define REAL_MAX_POINTS 20000
 
@@ -74,27 +72,10 @@ static int lattice(int side, int64_t m, const char *impl, FILE *out)
     return failures;
 }
 
-static int has_cloud_extension(const char *name)
-{
-    static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv",
-                                      ".pts", ".pwn", ".asc", ".bin"};
-    size_t len = strlen(name);
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (len > 4 && strcmp(name + len - 4, ext[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* One real cloud, evenly subsampled to at most REAL_MAX_POINTS points. */
-static int real_cloud(const char *name, const char *impl, FILE *out)
+static int real_cloud(const char *path, const char *name, const char *impl, FILE *out)
 {
-    char path[512], label[96];
-    snprintf(path, sizeof path, "%s/%s", REAL_DIR, name);
+    char label[96];
     pcb_cloud cloud;
     int rc = pcb_load(path, &cloud);
     if (rc != PCB_OK) {
@@ -113,55 +94,6 @@ static int real_cloud(const char *name, const char *impl, FILE *out)
     int failures = run_case(label, cloud.xyz, 1, n, m, 0, 0, impl, out);
     pcb_cloud_free(&cloud);
     return failures;
-}
-
-/* The first REAL_MAX_FILES cloud files of REAL_DIR in name order. */
-static int real_clouds(const char *impl, FILE *out)
-{
-    DIR *dir = opendir(REAL_DIR);
-    if (!dir) {
-        pcb_verify_skip(out, "real clouds", "no " REAL_DIR " folder (make datasets fetches them)");
-        return 0;
-    }
-    char **names = NULL;
-    size_t count = 0, cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(dir))) {
-        if (e->d_name[0] == '.' || !has_cloud_extension(e->d_name))
-            continue;
-        if (count == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (!grown) {
-                rc = pcb_fail(PCB_ENOMEM, "verify fps: no memory for file names");
-                break;
-            }
-            names = grown;
-        }
-        if (!(names[count] = strdup(e->d_name)))
-            rc = pcb_fail(PCB_ENOMEM, "verify fps: no memory for file names");
-        else
-            count++;
-    }
-    closedir(dir);
-    if (count)
-        qsort(names, count, sizeof names[0], by_name);
-    else if (rc == 0)
-        pcb_verify_skip(out, "real clouds", "no point cloud files in " REAL_DIR);
-    int failures = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (rc == 0 && i < REAL_MAX_FILES) {
-            int r = real_cloud(names[i], impl, out);
-            if (r < 0)
-                rc = r;
-            else
-                failures += r;
-        }
-        free(names[i]);
-    }
-    free(names);
-    return rc < 0 ? rc : failures;
 }
 
 int pcb_verify_fps(const char *impl, FILE *out)
@@ -206,7 +138,7 @@ int pcb_verify_fps(const char *impl, FILE *out)
         failures += rc;
     }
     int rc = lattice(12, 100, impl, out);
-    if (rc < 0 || (failures += rc, rc = real_clouds(impl, out)) < 0)
+    if (rc < 0 || (failures += rc, rc = pcb_verify_real(REAL_MAX_FILES, real_cloud, impl, out)) < 0)
         return rc;
     return failures + rc;
 }

@@ -4,7 +4,6 @@
  * street (sensor moved 0.8 m, turned 0.01 rad), at 30k x 30k and at the
  * full 120k x 120k; then small synthetic clouds for the edge cases, and
  * real clouds from datasets/real/ when they were fetched. */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +83,9 @@ static int lidar(int64_t n, const char *impl, FILE *out)
 
 /* A real cloud against itself jittered: at most REAL_MAX_POINTS points (an
  * even stride), queries moved by a gaussian of 0.1% of the diagonal. */
-static int real_cloud(const char *dir, const char *name, const char *impl, FILE *out)
+static int real_cloud(const char *path, const char *name, const char *impl, FILE *out)
 {
-    char path[512], label[96];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char label[96];
     snprintf(label, sizeof label, "real %.30s", name);
     pcb_cloud full, ref = {0}, qry = {0};
     if (pcb_load(path, &full) != PCB_OK) {
@@ -121,39 +119,6 @@ static int real_cloud(const char *dir, const char *name, const char *impl, FILE 
     for (int64_t i = 0; i < 3 * n; i++)
         qry.xyz[i] = (float)(ref.xyz[i] + 1e-3 * diag * pcb_rng_normal(&r));
     return run_pair(label, &ref, &qry, 1, impl, out);
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The first REAL_MAX_FILES files of dir in name order; none is not a failure. */
-static int real_clouds(const char *dir, const char *impl, FILE *out)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        pcb_verify_skip(out, "real clouds", "datasets/real/ not present (make datasets)");
-        return 0;
-    }
-    char *names[64];
-    int count = 0, failures = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && count < 64)
-        if (e->d_name[0] != '.' && (names[count] = strdup(e->d_name)))
-            count++;
-    closedir(d);
-    qsort(names, (size_t)count, sizeof *names, cmp_names);
-    for (int i = 0; i < count; i++) {
-        if (i < REAL_MAX_FILES && failures >= 0) {
-            int rc = real_cloud(dir, names[i], impl, out);
-            failures = rc < 0 ? rc : failures + rc;
-        }
-        free(names[i]);
-    }
-    if (!count)
-        pcb_verify_skip(out, "real clouds", "datasets/real/ is empty (make datasets)");
-    return failures;
 }
 
 int pcb_verify_nn(const char *impl, FILE *out)
@@ -193,7 +158,7 @@ int pcb_verify_nn(const char *impl, FILE *out)
             return rc;
         failures += rc;
     }
-    if ((rc = real_clouds("datasets/real", impl, out)) < 0)
+    if ((rc = pcb_verify_real(REAL_MAX_FILES, real_cloud, impl, out)) < 0)
         return rc;
     return failures + rc;
 }
