@@ -17,6 +17,7 @@
 #define PCB_EMD_H
 
 #include <math.h>
+#include <string.h>
 
 #include "../pcbench.h"
 
@@ -68,6 +69,24 @@ static inline double pcb_emd_mean_matched(const float *a, const float *b, int64_
     if (unmatched)
         *unmatched = n - matched;
     return matched ? sum / (double)matched : 0.0;
+}
+
+/* Copy a batch's matching and double prices into a result, and fill its
+ * mean matched costs (the CPU implementations' fetch). */
+static inline int pcb_emd_fetch(const pcb_task *t, const int32_t *match, const double *price,
+                                pcb_result *out)
+{
+    size_t all = (size_t)(t->batch * t->n);
+    memcpy(out->index, match, all * sizeof *out->index);
+    if (out->price) {
+        memcpy(out->price, price, all * sizeof *out->price);
+        out->has_price = 1;
+    }
+    if (out->value)
+        for (int64_t p = 0; p < t->batch; p++)
+            out->value[p] = pcb_emd_mean_matched(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n,
+                                                 match + p * t->n, NULL);
+    return PCB_OK;
 }
 
 /* ---- the CPU auctions (emd_auction.c, emd_auction_omp.c) ----------------

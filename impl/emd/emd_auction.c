@@ -118,18 +118,7 @@ static int auction_compute(void *state)
 static int auction_fetch(void *state, pcb_result *out)
 {
     auction_state *s = state;
-    const pcb_task *t = &s->task;
-    size_t all = (size_t)(t->batch * t->n);
-    memcpy(out->index, s->match, all * sizeof *out->index);
-    if (out->price) {
-        memcpy(out->price, s->price, all * sizeof *out->price);
-        out->has_price = 1;
-    }
-    if (out->value)
-        for (int64_t p = 0; p < t->batch; p++)
-            out->value[p] = pcb_emd_mean_matched(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n,
-                                                 s->match + p * t->n, NULL);
-    return PCB_OK;
+    return pcb_emd_fetch(&s->task, s->match, s->price, out);
 }
 
 static int auction_counters(void *state, pcb_counters *c)

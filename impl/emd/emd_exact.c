@@ -195,18 +195,7 @@ static int exact_compute(void *state)
 static int exact_fetch(void *state, pcb_result *out)
 {
     exact_state *s = state;
-    const pcb_task *t = &s->task;
-    size_t all = (size_t)(t->batch * t->n);
-    memcpy(out->index, s->match, all * sizeof *out->index);
-    if (out->price) {
-        memcpy(out->price, s->price, all * sizeof *out->price);
-        out->has_price = 1;
-    }
-    if (out->value)
-        for (int64_t b = 0; b < t->batch; b++)
-            out->value[b] = pcb_emd_mean_matched(t->a + b * t->n * 3, t->b + b * t->n * 3, t->n,
-                                                 s->match + b * t->n, NULL);
-    return PCB_OK;
+    return pcb_emd_fetch(&s->task, s->match, s->price, out);
 }
 
 static int exact_counters(void *state, pcb_counters *c)

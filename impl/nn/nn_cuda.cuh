@@ -68,6 +68,31 @@ static inline int nn_cuda_base_fetch(nn_cuda_base *s, pcb_result *out)
     return pcb_cuda_sync(&s->ctx);
 }
 
+/* The life-cycle steps every attempt shares; each state starts with its
+ * nn_cuda_base, so the state pointer is the base's. */
+static inline int nn_cuda_sync(void *state)
+{
+    return pcb_cuda_sync(&((nn_cuda_base *)state)->ctx);
+}
+
+static inline int nn_cuda_fetch(void *state, pcb_result *out)
+{
+    return nn_cuda_base_fetch((nn_cuda_base *)state, out);
+}
+
+static inline int nn_cuda_device_ms(void *state, double *ms)
+{
+    return pcb_cuda_elapsed_ms(&((nn_cuda_base *)state)->ctx, ms);
+}
+
+/* Brute force: every query against every reference point. */
+static inline int nn_cuda_brute_counters(void *state, pcb_counters *c)
+{
+    const pcb_task *t = &((nn_cuda_base *)state)->task;
+    c->distance_evals = t->batch * t->n * t->nq;
+    return PCB_OK;
+}
+
 /* (d, i) is better than (bd, bi): a smaller distance, ties to the lower
  * index, so the reduction's answer does not depend on thread timing. */
 __device__ __forceinline__ bool nn_better(float d, int i, float bd, int bi)

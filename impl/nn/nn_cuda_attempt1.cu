@@ -99,28 +99,6 @@ static int a1_compute(void *state)
     return pcb_cuda_end(&s->base.ctx);
 }
 
-static int a1_sync(void *state)
-{
-    return pcb_cuda_sync(&((a1_state *)state)->base.ctx);
-}
-
-static int a1_fetch(void *state, pcb_result *out)
-{
-    return nn_cuda_base_fetch(&((a1_state *)state)->base, out);
-}
-
-static int a1_counters(void *state, pcb_counters *c)
-{
-    const pcb_task *t = &((a1_state *)state)->base.task;
-    c->distance_evals = t->batch * t->n * t->nq;
-    return PCB_OK;
-}
-
-static int a1_device_ms(void *state, double *ms)
-{
-    return pcb_cuda_elapsed_ms(&((a1_state *)state)->base.ctx, ms);
-}
-
 extern "C" const pcb_impl pcb_nn_cuda_attempt1 = {
     .name = "cuda_attempt1",
     .problem = PCB_NN,
@@ -133,9 +111,9 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt1 = {
     .available = pcb_cuda_available,
     .prepare = a1_prepare,
     .compute = a1_compute,
-    .sync = a1_sync,
-    .fetch = a1_fetch,
+    .sync = nn_cuda_sync,
+    .fetch = nn_cuda_fetch,
     .release = a1_release,
-    .counters = a1_counters,
-    .device_ms = a1_device_ms,
+    .counters = nn_cuda_brute_counters,
+    .device_ms = nn_cuda_device_ms,
 };

@@ -83,28 +83,6 @@ static int a2_compute(void *state)
     return pcb_cuda_end(&s->base.ctx);
 }
 
-static int a2_sync(void *state)
-{
-    return pcb_cuda_sync(&((a2_state *)state)->base.ctx);
-}
-
-static int a2_fetch(void *state, pcb_result *out)
-{
-    return nn_cuda_base_fetch(&((a2_state *)state)->base, out);
-}
-
-static int a2_counters(void *state, pcb_counters *c)
-{
-    const pcb_task *t = &((a2_state *)state)->base.task;
-    c->distance_evals = t->batch * t->n * t->nq;
-    return PCB_OK;
-}
-
-static int a2_device_ms(void *state, double *ms)
-{
-    return pcb_cuda_elapsed_ms(&((a2_state *)state)->base.ctx, ms);
-}
-
 extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .name = "cuda_attempt2",
     .problem = PCB_NN,
@@ -117,9 +95,9 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .available = pcb_cuda_available,
     .prepare = a2_prepare,
     .compute = a2_compute,
-    .sync = a2_sync,
-    .fetch = a2_fetch,
+    .sync = nn_cuda_sync,
+    .fetch = nn_cuda_fetch,
     .release = a2_release,
-    .counters = a2_counters,
-    .device_ms = a2_device_ms,
+    .counters = nn_cuda_brute_counters,
+    .device_ms = nn_cuda_device_ms,
 };

@@ -184,21 +184,6 @@ static int a3_compute(void *state)
     return pcb_cuda_end(&s->base.ctx);
 }
 
-static int a3_sync(void *state)
-{
-    return pcb_cuda_sync(&((a3_state *)state)->base.ctx);
-}
-
-static int a3_fetch(void *state, pcb_result *out)
-{
-    return nn_cuda_base_fetch(&((a3_state *)state)->base, out);
-}
-
-static int a3_device_ms(void *state, double *ms)
-{
-    return pcb_cuda_elapsed_ms(&((a3_state *)state)->base.ctx, ms);
-}
-
 extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .name = "cuda_attempt3",
     .problem = PCB_NN,
@@ -211,9 +196,9 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .available = pcb_cuda_available,
     .prepare = a3_prepare,
     .compute = a3_compute,
-    .sync = a3_sync,
-    .fetch = a3_fetch,
+    .sync = nn_cuda_sync,
+    .fetch = nn_cuda_fetch,
     .release = a3_release,
     .counters = NULL,
-    .device_ms = a3_device_ms,
+    .device_ms = nn_cuda_device_ms,
 };
