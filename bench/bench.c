@@ -400,7 +400,8 @@ int pcb_bench_main(int argc, char **argv)
     if (store[0] && !exit_status)
         printf("\nResults: %s/%s/\n", store, suite.name);
     if (o.regress_dir &&
-        bench_gate(o.regress_dir, &suite, res, ran, o.have_tolerance ? o.tolerance : 0.5, stdout))
+        bench_gate(o.regress_dir, env.machine, &suite, res, ran,
+                   o.have_tolerance ? o.tolerance : 0.5, stdout))
         exit_status = EXIT_FAIL;
     if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
                                        o.have_tolerance ? o.tolerance : 0.25, stdout))

@@ -92,6 +92,7 @@ typedef struct {
 typedef struct {
     bench_config config;
     char reference[48];
+    char machine[80];     /* where a stored result was measured ("" unknown) */
     bench_entry *entries;
     int count;
     json gbench; /* arrays of Google Benchmark reports, one per timing run */
@@ -179,9 +180,11 @@ int bench_mkdirs(const char *dir);
 /* ---- gate and comparison ---------------------------------------------------- */
 /* 1 when baseline_dir holds a baseline of the suite, else 0 and a message. */
 int bench_gate_ready(const char *baseline_dir, const char *suite, FILE *out);
-/* Print the regression report; returns the number of regressions. */
-int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result *results,
-               int count, double tolerance, FILE *out);
+/* Print the regression report; returns the number of regressions. machine:
+ * where this run is; ratios across problems (the anchor) depend on the
+ * processor, so they are gated only against a baseline from the same one. */
+int bench_gate(const char *baseline_dir, const char *machine, const bench_suite *suite,
+               bench_result *results, int count, double tolerance, FILE *out);
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
                   double tolerance, FILE *out);
 

@@ -90,7 +90,8 @@ int bench_gate_ready(const char *baseline_dir, const char *suite, FILE *out)
     return 0;
 }
 
-int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result *results,
+int bench_gate(const char *baseline_dir, const char *machine, const bench_suite *suite,
+               bench_result *results,
                int count, double tolerance, FILE *out)
 {
     gate g = {.out = out, .tol = tolerance};
@@ -111,6 +112,11 @@ int bench_gate(const char *baseline_dir, const bench_suite *suite, bench_result 
         anchor_cfg = &results[i].config;
         if (load_same(baseline_dir, suite->name, anchor_cfg, &anchor_base) == PCB_OK)
             anchor_was = timed_ok(&anchor_base, results[i].reference);
+    }
+    if (anchor_was && strcmp(anchor_base.machine, machine) != 0) {
+        fprintf(out, "(cpu/anchor not gated: the baseline was measured on %s, this is %s)\n",
+                anchor_base.machine[0] ? anchor_base.machine : "an unknown machine", machine);
+        anchor_was = NULL;
     }
     for (int i = 0; i < count; i++) {
         bench_result *r = &results[i], base;

@@ -307,6 +307,8 @@ int bench_store_read(const char *path, bench_result *r)
         return pcb_fail(PCB_EBADFILE, "%s: not the results of %s", path, r->config.id);
     }
     r->load_avg = json_num(&doc, "load_avg", -1);
+    const char *machine = json_str(json_get(&doc, "env"), "machine");
+    snprintf(r->machine, sizeof r->machine, "%s", machine ? machine : "");
     const char *ref = json_str(&doc, "reference");
     snprintf(r->reference, sizeof r->reference, "%s", ref ? ref : "");
     for (int i = 0; i < res->count; i++) {
