@@ -65,6 +65,10 @@ expect "a baseline can be written on purpose" 0 \
     "$tool" bench --suite quick --problem fps --update-baseline "$tmp/base"
 expect "a fresh run passes against it" 0 \
     "$tool" bench --suite quick --problem fps --regress "$tmp/base"
+expect "another machine passes, cross-problem ratios not gated" 0 \
+    "$tool" bench --suite quick --problem fps,emd --machine other-host --regress results/baseline
+says "it says why the anchor is not gated" "cpu/anchor not gated: the baseline was measured on"
+
 expect "no baseline is a failure, not a pass" 1 \
     "$tool" bench --suite quick --problem fps --regress "$tmp/none"
 says "it says how to make one" "update-baseline $tmp/none"
