@@ -29,6 +29,7 @@ have_hdr = $(or $(wildcard /usr/include/$(1)),$(if $(DEPS_INC),$(wildcard $(DEPS
 HAVE_FLANN  := $(if $(call have_hdr,flann/flann.h),1)
 HAVE_GBENCH := $(if $(call have_hdr,benchmark/benchmark.h),1)
 HAVE_CUDA   := $(if $(NVCC),1)
+HAVE_CALLGRIND := $(if $(call have_hdr,valgrind/callgrind.h),1)
 
 LIB_C   := $(wildcard impl/*.c impl/*/*.c datasets/*.c)
 ifeq ($(HAVE_FLANN),1)
@@ -45,6 +46,9 @@ TOOL_CC := $(wildcard bench/*.cc)
 CPPFLAGS_TOOL := -DPCB_HAVE_GBENCH
 LDLIBS_TOOL   := -lbenchmark -lpthread
 endif
+ifeq ($(HAVE_CALLGRIND),1)
+CPPFLAGS_TOOL += -DPCB_HAVE_CALLGRIND
+endif
 
 ifeq ($(HAVE_CUDA),1)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -56,8 +60,11 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)
 endif
 
-# Results record how the code they time was built.
+# Results record how the code they time was built; instruction counts are
+# compared only between builds with the same code-shaping flags (not -W...).
 CPPFLAGS_TOOL += '-DPCB_BUILD_CFLAGS="CFLAGS=$(CFLAGS); NVCCFLAGS=$(NVCCFLAGS)"'
+CPPFLAGS_TOOL += '-DPCB_BUILD_CPU_FLAGS="$(strip $(filter-out -W%,$(CFLAGS)))"'
+CPPFLAGS_TOOL += $(if $(DEPS_INC),'-DPCB_DEPS_ROOT="$(abspath $(DEPS_DIR))"')
 
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_OBJ_CU)
 TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
@@ -148,8 +155,9 @@ tables:
 plots:
 	$(PYTHON) scripts/plots.py results
 
+# TIMING=1 also gates CPU-time ratios (only against a baseline of this machine).
 regress: tool
-	$(TOOL) bench --suite quick --regress results/baseline
+	$(TOOL) bench --suite quick --regress results/baseline $(if $(TIMING),--gate-timing)
 
 clean:
 	rm -rf $(BUILD)

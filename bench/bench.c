@@ -40,16 +40,22 @@ static const char help[] =
     "                       model and core count)\n"
     "  --list               show the configurations and what is stored; run nothing\n"
     "  --regress DIR        run afresh, store nothing, and gate against the baseline\n"
-    "                       in DIR: all verified, work counters equal, CPU-time ratios\n"
-    "                       to the reference within the tolerance (default 0.5)\n"
-    "  --update-baseline DIR  run afresh and write the results to DIR as the baseline\n"
+    "                       in DIR: all verified, work counters equal, instructions per\n"
+    "                       compute of every CPU implementation (pcbench count) within\n"
+    "                       10% of the baseline of the same toolchain; CPU-time ratios\n"
+    "                       to the reference are shown as information\n"
+    "  --gate-timing        with --regress, also gate those ratios (within the\n"
+    "                       tolerance, default 0.5), only on the baseline's machine\n"
+    "  --update-baseline DIR  run afresh and write the results and this toolchain's\n"
+    "                       instruction counts to DIR as the baseline\n"
     "  --compare DIR        compare median compute times with a machine folder (e.g.\n"
     "                       results/gpu-nvidia-h100-80gb-hbm3); slower by more than\n"
     "                       the tolerance (default 0.25) fails\n"
     "  --tolerance T        relative tolerance for --regress or --compare\n"
     "Statuses: ok, failed-verification, failed-run, unsupported, skipped-budget,\n"
     "unavailable. Fault injection for testing the gate: PCBENCH_FAULT=slow:fps/dp:4\n"
-    "runs that implementation's compute 4 times per timed iteration;\n"
+    "runs that implementation's compute 4 times per timed or counted iteration (1.25:\n"
+    "5 times in 4 iterations, a quarter more work);\n"
     "PCBENCH_FAULT=count:fps/dp adds 1 to its work counters (comma-separate several).\n"
     "Exit status: 0 ok, 1 a verification failure or a regression, 2 usage,\n"
     "4 Google Benchmark not built, 5 system error.\n";
@@ -85,7 +91,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"regress", required_argument, 0, 'G'},  {"update-baseline", required_argument, 0, 'U'},
         {"compare", required_argument, 0, 'C'},  {"tolerance", required_argument, 0, 't'},
         {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"gate-timing", no_argument, 0, 'g'},    {0, 0, 0, 0}};
     double v;
     int c;
     optind = 1;
@@ -117,6 +123,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'M': o->machine = optarg; break;
         case 'l': o->list_only = 1; break;
         case 'G': o->regress_dir = optarg; break;
+        case 'g': o->gate_timing = 1; break;
         case 'U': o->baseline_out = optarg; break;
         case 'C': o->compare_dir = optarg; break;
         case 't':
@@ -132,6 +139,8 @@ static int parse(int argc, char **argv, bench_opts *o)
         return usage("unexpected argument '%s'", argv[optind]);
     if (o->regress_dir && o->baseline_out)
         return usage("%s", "--regress and --update-baseline exclude each other");
+    if (o->gate_timing && !o->regress_dir)
+        return usage("%s", "--gate-timing goes with --regress");
     if (o->machine && (!*o->machine || strspn(o->machine, "abcdefghijklmnopqrstuvwxyz"
                                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
                                            strlen(o->machine)))
@@ -300,6 +309,9 @@ int pcb_bench_main(int argc, char **argv)
     bench_result *res = calloc((size_t)suite.count, sizeof *res);
     bench_calib *calib = bench_calib_new();
     int count = 0, exit_status = 0, fresh_configs = 0;
+    bench_icounts counts = {0};
+    char counts_why[400] = "";
+    int counted = 0;
     if (!res || !calib) {
         fprintf(stderr, "pcbench: bench: out of memory\n");
         exit_status = EXIT_SYSTEM;
@@ -382,6 +394,13 @@ int pcb_bench_main(int argc, char **argv)
             if (res[i].entries[k].status == ST_FAILED_VERIFY ||
                 res[i].entries[k].status == ST_FAILED_RUN)
                 exit_status = EXIT_FAIL;
+    /* The gate and the baseline also count instructions, one thread, under callgrind. */
+    if ((o.regress_dir || (o.baseline_out && !exit_status)) && stopped_at < 0) {
+        fprintf(stderr, "pcbench: bench: counting instructions under callgrind...\n");
+        counted = bench_count(suite.name, o.problems, o.impls, o.filter, &counts) == PCB_OK;
+        if (!counted)
+            snprintf(counts_why, sizeof counts_why, "%s", pcb_errmsg());
+    }
     if (o.baseline_out && (exit_status || stopped_at >= 0)) {
         printf("\nBaseline NOT written: every configuration must run and verify.\n");
         exit_status = EXIT_FAIL;
@@ -396,17 +415,30 @@ int pcb_bench_main(int argc, char **argv)
                 goto done;
             }
         }
+        if (counted && (rc = bench_icounts_write(store, suite.name, &env, &counts)) != PCB_OK) {
+            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+            exit_status = EXIT_SYSTEM;
+            goto done;
+        }
+        if (counted)
+            printf("\nInstruction counts of toolchain %s: %s/instructions/%s.json\n",
+                   counts.tc.key, store, counts.tc.key);
+        else
+            printf("\nInstruction counts NOT recorded: %s\n", counts_why);
     }
     if (store[0] && !exit_status)
         printf("\nResults: %s/%s/\n", store, suite.name);
-    if (o.regress_dir &&
-        bench_gate(o.regress_dir, env.machine, &suite, res, ran,
-                   o.have_tolerance ? o.tolerance : 0.5, stdout))
+    bench_gate_opts go = {.baseline_dir = o.regress_dir, .machine = env.machine,
+                          .tolerance = o.have_tolerance ? o.tolerance : 0.5,
+                          .gate_timing = o.gate_timing, .counts = counted ? &counts : NULL,
+                          .counts_why = counts_why};
+    if (o.regress_dir && bench_gate(&go, &suite, res, ran, stdout))
         exit_status = EXIT_FAIL;
     if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
                                        o.have_tolerance ? o.tolerance : 0.25, stdout))
         exit_status = EXIT_FAIL;
 done:
+    bench_icounts_free(&counts);
     for (int i = 0; i < count; i++)
         bench_result_free(&res[i]);
     free(res);

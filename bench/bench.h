@@ -124,16 +124,23 @@ typedef struct {
     const char *regress_dir, *baseline_out, *compare_dir;
     double budget, tolerance, max_time;
     int reps, threads, flush_l2, force, list_only, have_budget, have_tolerance, have_threads;
+    int gate_timing;
 } bench_opts;
 
 /* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */
 typedef struct {
     char problem[8], impl[48];
-    int slow;  /* compute repeated this many times, 1 = no fault */
-    int count; /* added to every work counter */
+    double slow; /* compute repeated this many times on average, 1 = no fault */
+    int count;   /* added to every work counter */
 } bench_fault;
 
 int bench_fault_parse(const char *spec, bench_fault *f, int max, int *count);
+/* The faults planted in im: average compute repeats and counter offset. */
+void bench_fault_for(const bench_fault *f, int nfaults, const pcb_impl *im, double *slow,
+                     int *count);
+/* How many computes the k-th iteration (from 0) runs under a slow factor:
+ * floor((k+1) s) - floor(k s), so 1.25 runs 1, 1, 1, 2, 1, ... (5 in 4). */
+int bench_fault_repeats(double slow, int64_t k);
 
 /* Predicts run times from a calibration point per implementation. */
 typedef struct bench_calib bench_calib;
@@ -177,14 +184,57 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
 int bench_store_read(const char *path, bench_result *r);
 int bench_mkdirs(const char *dir);
 
+/* ---- instruction counts (bench_count.c) -------------------------------------- */
+/* What instruction counts depend on besides the source: counts are compared
+ * only between runs whose toolchains have the same key. */
+typedef struct {
+    char compiler[96], cflags[256], libc[32];
+    char key[96]; /* "gcc-12.2.0_glibc-2.36_<hash of the three>" */
+} bench_toolchain;
+
+void bench_toolchain_get(bench_toolchain *t);
+
+typedef struct {
+    char config[96], impl[48];
+    double instructions; /* per compute */
+    int seq;
+} bench_icount;
+
+typedef struct {
+    bench_toolchain tc;
+    char counter[64]; /* "valgrind-3.19.0" */
+    bench_icount *v;
+    int count;
+} bench_icounts;
+
+/* Count every selected CPU implementation of a suite under callgrind (NULL
+ * selections mean all). PCB_EUNAVAIL when valgrind is missing. */
+int bench_count(const char *suite, const char *problems, const char *impls, const char *filter,
+                bench_icounts *out);
+const bench_icount *bench_icounts_find(const bench_icounts *c, const char *config,
+                                       const char *impl);
+/* dir/instructions/<toolchain key>.json, written atomically. */
+int bench_icounts_write(const char *dir, const char *suite, const bench_env *env,
+                        const bench_icounts *c);
+/* PCB_EIO (errno ENOENT) when dir has no baseline for that toolchain. */
+int bench_icounts_read(const char *dir, const char *key, bench_icounts *c);
+void bench_icounts_free(bench_icounts *c);
+
 /* ---- gate and comparison ---------------------------------------------------- */
 /* 1 when baseline_dir holds a baseline of the suite, else 0 and a message. */
 int bench_gate_ready(const char *baseline_dir, const char *suite, FILE *out);
-/* Print the regression report; returns the number of regressions. machine:
- * where this run is; ratios across problems (the anchor) depend on the
- * processor, so they are gated only against a baseline from the same one. */
-int bench_gate(const char *baseline_dir, const char *machine, const bench_suite *suite,
-               bench_result *results, int count, double tolerance, FILE *out);
+typedef struct {
+    const char *baseline_dir;
+    const char *machine;         /* where this run is */
+    double tolerance;            /* CPU-time ratios */
+    int gate_timing;             /* gate those ratios (same machine only) */
+    const bench_icounts *counts; /* this run's instruction counts, or NULL */
+    const char *counts_why;      /* why there are none */
+} bench_gate_opts;
+
+/* Print the regression report; returns the number of regressions. */
+int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result *results,
+               int count, FILE *out);
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
                   double tolerance, FILE *out);
 

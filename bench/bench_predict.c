@@ -51,32 +51,40 @@ int bench_fault_parse(const char *spec, bench_fault *f, int max, int *count)
         memset(x, 0, sizeof *x);
         x->slow = 1;
         char kind[8];
-        int factor = 0, used = 0;
+        double factor = 0;
+        int used = 0;
         if (sscanf(item, "%7[a-z]:%7[a-z]/%47[a-z0-9_]%n", kind, x->problem, x->impl, &used) != 3)
             return pcb_fail(PCB_EINVAL, "PCBENCH_FAULT: '%s' is not kind:problem/impl[:n]", item);
         const char *rest = item + used;
-        if (strcmp(kind, "slow") == 0 && sscanf(rest, ":%d", &factor) == 1 && factor >= 1 &&
-            factor <= 100)
+        char tail;
+        if (strcmp(kind, "slow") == 0 && sscanf(rest, ":%lf%c", &factor, &tail) == 1 &&
+            factor >= 1 && factor <= 100)
             x->slow = factor;
         else if (strcmp(kind, "count") == 0 && !*rest)
             x->count = 1;
         else
-            return pcb_fail(PCB_EINVAL, "PCBENCH_FAULT: '%s' (use slow:P/I:N or count:P/I)", item);
+            return pcb_fail(PCB_EINVAL, "PCBENCH_FAULT: '%s' (use slow:P/I:F, F from 1 to 100, "
+                                        "or count:P/I)", item);
     }
     return PCB_OK;
 }
 
-void bench_fault_for(const bench_ctx *ctx, const pcb_impl *im, int *slow, int *count)
+void bench_fault_for(const bench_fault *f, int nfaults, const pcb_impl *im, double *slow,
+                     int *count)
 {
     *slow = 1;
     *count = 0;
-    for (int i = 0; i < ctx->nfaults; i++) {
-        const bench_fault *f = &ctx->faults[i];
-        if (strcmp(f->problem, pcb_problem_name(im->problem)) == 0 && strcmp(f->impl, im->name) == 0) {
-            *slow *= f->slow;
-            *count += f->count;
+    for (int i = 0; i < nfaults; i++)
+        if (strcmp(f[i].problem, pcb_problem_name(im->problem)) == 0 &&
+            strcmp(f[i].impl, im->name) == 0) {
+            *slow *= f[i].slow;
+            *count += f[i].count;
         }
-    }
+}
+
+int bench_fault_repeats(double slow, int64_t k)
+{
+    return (int)(floor((double)(k + 1) * slow) - floor((double)k * slow));
 }
 
 /* ---- run-time prediction ------------------------------------------------------ */
@@ -88,7 +96,11 @@ static double model_units(const pcb_impl *im, const bench_config *c)
     double b = (double)c->batch, n = (double)c->n, nq = (double)c->nq, m = (double)c->m;
     switch (c->problem) {
     case PCB_FPS: return strcmp(im->name, "naive") == 0 ? b * n * m * m / 2 : b * n * m;
-    case PCB_NN: return strcmp(im->name, "flann") == 0 ? b * (n + nq) * log2(n + 2) : b * n * nq;
+    case PCB_NN: /* brute force, or a spatial index */
+        return strcmp(im->name, "naive") == 0 || strcmp(im->name, "omp") == 0 ||
+                       strncmp(im->name, "cuda_attempt", 12) == 0 || strstr(im->name, "random")
+                   ? b * n * nq
+                   : b * (n + nq) * log2(n + 2);
     default: return b * n * n * n;
     }
 }

@@ -191,7 +191,7 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
         return 0;
     }
     int count_fault;
-    bench_fault_for(ctx, im, &t->slow, &count_fault);
+    bench_fault_for(ctx->faults, ctx->nfaults, im, &t->slow, &count_fault);
     verify(im, task, e, &t->verified, count_fault);
     bench_utc_now(e->when, sizeof e->when);
     if (e->status == ST_OK || e->status == ST_FAILED_VERIFY)

@@ -42,7 +42,9 @@ typedef struct {
     const pcb_task *task; /* the timing task (maybe fewer threads) */
     bench_entry *e;
     outputs verified, scratch;
-    int slow, manual, warmup, flush;
+    double slow; /* planted slowdown (PCBENCH_FAULT), 1 = none */
+    int64_t computes; /* computes timed so far, for fractional slowdowns */
+    int manual, warmup, flush;
     double points, pairs;
     bench_status fail_status; /* ST_NONE while all is well */
     char fail_msg[300];
@@ -53,7 +55,5 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt);
 
 /* Seconds one run of im on cfg should take; negative when unknown. */
 double bench_predict(bench_ctx *ctx, const pcb_impl *im, const bench_config *cfg);
-/* The PCBENCH_FAULT settings for im: compute repeats and counter offset. */
-void bench_fault_for(const bench_ctx *ctx, const pcb_impl *im, int *slow, int *count);
 
 #endif

@@ -76,7 +76,8 @@ static void flush_caches(timed *t, pcb_gb_state *st)
 static int compute_once(timed *t, void *state, double *ms)
 {
     int rc = PCB_OK;
-    for (int i = 0; i < t->slow && rc == PCB_OK; i++) {
+    int repeats = bench_fault_repeats(t->slow, t->computes++);
+    for (int i = 0; i < repeats && rc == PCB_OK; i++) {
         double one = 0;
         if ((rc = t->im->compute(state)) == PCB_OK && t->im->sync)
             rc = t->im->sync(state);

@@ -445,6 +445,7 @@ static const char main_help[] =
     "  emd -a A -b B             earth mover's distance by assignment\n"
     "  verify [--problem P]      verify every implementation\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
+    "  count [--suite S]         instructions per compute of the CPU implementations\n"
     "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
     "4 unsupported or unavailable, 5 device or system error.\n";
 
@@ -455,7 +456,7 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"list", cmd_list},     {"gen", cmd_gen},       {"fps", cmd_fps},
                 {"nn", cmd_nn},         {"emd", cmd_emd},       {"verify", cmd_verify},
-                {"bench", pcb_bench_main}};
+                {"bench", pcb_bench_main}, {"count", pcb_count_main}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -47,5 +47,6 @@ int pcb_verify_impl_known(pcb_problem p, const char *impl);
 
 /* pcbench bench: argv after "bench"; returns a CLI exit status. */
 int pcb_bench_main(int argc, char **argv);
+int pcb_count_main(int argc, char **argv);
 
 #endif

@@ -4,9 +4,9 @@
 #                      unpack every .deb there into DEPS_DIR (offline hosts)
 #   deps.sh download   fetch the .deb files into DEBS for an offline host
 set -eu
-PKGS="libflann-dev libbenchmark-dev gnuplot-nox python3"
+PKGS="libflann-dev libbenchmark-dev valgrind gnuplot-nox python3"
 # What an offline GPU host needs to build and run (no plotting there).
-OFFLINE_PKGS="libflann-dev libflann1.9 liblz4-dev libbenchmark-dev libbenchmark1debian"
+OFFLINE_PKGS="libflann-dev libflann1.9 liblz4-dev libbenchmark-dev libbenchmark1debian valgrind"
 DEPS_DIR=${DEPS_DIR:-.deps/root}
 
 say() { echo "pcbench deps: $*" >&2; }

@@ -1,11 +1,11 @@
 #!/bin/sh
 # regress.sh PCBENCH - the regression gate, as make test runs it: the quick
 # suite must pass against the committed baseline (results/baseline), and a
-# deliberately slowed or miscounting implementation must fail it.
-# Faults come from PCBENCH_FAULT (see pcbench bench --help). fps/naive is
-# the one slowed: the FPS reference itself where it is the only FPS
-# implementation (then the other problems' references, timed against it,
-# catch it), an implementation timed against dp otherwise.
+# deliberately slowed or miscounting implementation must fail it. Nothing
+# here may depend on the machine's speed or load: slowdowns are caught by
+# instruction counts; the one timing check gates a 4x slowdown against a
+# baseline written moments before on the same machine.
+# Faults come from PCBENCH_FAULT (see pcbench bench --help).
 tool=$1
 pass=0 fail=0
 tmp=$(mktemp -d)
@@ -49,25 +49,49 @@ says() { # name, pattern the last output must contain
 expect "quick suite passes the gate against results/baseline" 0 \
     "$tool" bench --suite quick --regress results/baseline
 says "the gate reports its checks" "^gate: 0 regressions in [1-9]"
+says "instruction counts are gated on this toolchain" "^instructions: gated against"
+says "timing is information by default" "^timing: CPU-time ratios shown as information"
 
-expect "a 4x slower fps/naive fails the gate" 1 \
-    env PCBENCH_FAULT=slow:fps/naive:4 "$tool" bench --suite quick --problem fps,nn \
+expect "fps/dp doing twice the work fails the gate" 1 \
+    env PCBENCH_FAULT=slow:fps/dp:2 "$tool" bench --suite quick --problem fps \
     --regress results/baseline
-says "the slowdown is named" "FAIL: ratio"
+says "the slowdown is named" "dp .*instructions .*FAIL: +100.0% instructions per compute"
 says "the refresh command is printed" "update-baseline results/baseline"
 
-expect "a miscounting fps/naive fails the gate" 1 \
-    env PCBENCH_FAULT=count:fps/naive "$tool" bench --suite quick --problem fps \
+expect "fps/dp doing a quarter more work fails the gate" 1 \
+    env PCBENCH_FAULT=slow:fps/dp:1.25 "$tool" bench --suite quick --problem fps \
+    --regress results/baseline
+says "the 25% is measured exactly" "FAIL: +25.0% instructions per compute"
+
+expect "a miscounting nn/naive fails the gate" 1 \
+    env PCBENCH_FAULT=count:nn/naive "$tool" bench --suite quick --problem nn --impl naive \
     --regress results/baseline
 says "the changed counter is named" "deterministic work changed"
 
 expect "a baseline can be written on purpose" 0 \
     "$tool" bench --suite quick --problem fps --update-baseline "$tmp/base"
+says "with this toolchain's instruction counts" "^Instruction counts of toolchain"
 expect "a fresh run passes against it" 0 \
     "$tool" bench --suite quick --problem fps --regress "$tmp/base"
-expect "another machine passes, cross-problem ratios not gated" 0 \
-    "$tool" bench --suite quick --problem fps,emd --machine other-host --regress results/baseline
-says "it says why the anchor is not gated" "cpu/anchor not gated: the baseline was measured on"
+
+expect "another machine passes; timing is not gated there even when asked" 0 \
+    "$tool" bench --suite quick --problem fps,emd --machine other-host --gate-timing \
+    --regress results/baseline
+says "it says why timing is not gated" "^timing: not gated: the baseline was measured on"
+
+rm -rf "$tmp/base/instructions"
+expect "a baseline of another toolchain gates all but instruction counts" 0 \
+    "$tool" bench --suite quick --problem fps --regress "$tmp/base"
+says "it says so in one line" "^instructions: no baseline for this toolchain"
+expect "with --gate-timing, a 4x slower fps/naive fails on the baseline's machine" 1 \
+    env PCBENCH_FAULT=slow:fps/naive:4 "$tool" bench --suite quick --problem fps \
+    --gate-timing --regress "$tmp/base"
+says "the timing gate names the ratio" "FAIL: ratio"
+
+expect "without valgrind the gate still runs" 0 \
+    env PCBENCH_VALGRIND=/nonexistent/valgrind "$tool" bench --suite quick --problem fps \
+    --regress results/baseline
+says "it says why counts are not gated" "^instructions: not counted (valgrind not found"
 
 expect "no baseline is a failure, not a pass" 1 \
     "$tool" bench --suite quick --problem fps --regress "$tmp/none"
