@@ -431,8 +431,74 @@ static void test_cuda_attempt3_recall(void)
     free_pair(&p);
 }
 
+/* The spatial indexes prune with bounds rounded like the distances, so
+ * they must find exactly naive's float32 minimum, bit for bit, for every
+ * query; their answers must not depend on the thread count; and on an
+ * all-equal cloud (every box ties) they must not degrade to brute force. */
+static const char *const spatial[] = {"kdtree", "cuda_bvh"};
+
+static void test_spatial_indexes_match_naive(void)
+{
+    pair sets2[6];
+    int np = 0;
+    sets2[np++] = make_pair("clusters", "uniform", 3000, 2000, 2, 0);
+    sets2[np++] = make_pair("duplicates", "duplicates", 2000, 2000, 1, 1);
+    sets2[np++] = make_pair("collinear", "collinear", 2000, 1500, 1, 0);
+    sets2[np++] = make_pair("offset", "offset", 2000, 2000, 1, 0);
+    sets2[np++] = make_pair("equal", "uniform", 5000, 1000, 1, 0);
+    pair lidar = {.task = {.problem = PCB_NN, .batch = 1, .n = 6000, .nq = 6000}};
+    pcb_cloud c0, c1;
+    CHECK_RC(pcb_gen_lidar(6000, 1, 0, 0, 0, &c0), PCB_OK);
+    CHECK_RC(pcb_gen_lidar(6000, 1, 0.8, 0.05, 0.01, &c1), PCB_OK);
+    lidar.ref = malloc(6000 * 3 * sizeof(float));
+    lidar.qry = malloc(6000 * 3 * sizeof(float));
+    memcpy(lidar.ref, c0.xyz, 6000 * 3 * sizeof(float));
+    memcpy(lidar.qry, c1.xyz, 6000 * 3 * sizeof(float));
+    pcb_cloud_free(&c0), pcb_cloud_free(&c1);
+    lidar.task.a = lidar.ref, lidar.task.b = lidar.qry;
+    sets2[np++] = lidar;
+    int ran = 0;
+    for (int k = 0; k < (int)(sizeof spatial / sizeof spatial[0]); k++) {
+        const pcb_impl *impl = pcb_find(PCB_NN, spatial[k]);
+        if (!impl || !available(impl))
+            continue;
+        ran++;
+        for (int s = 0; s < np; s++) {
+            const pcb_task *t = &sets2[s].task;
+            size_t total = (size_t)(t->batch * t->nq);
+            int32_t *i0 = malloc(total * sizeof *i0), *i1 = malloc(total * sizeof *i1);
+            float *d0 = malloc(total * sizeof *d0), *d1 = malloc(total * sizeof *d1);
+            run_ok("naive", t, i0, d0);
+            pcb_task one = *t;
+            one.opt.threads = 1;
+            int32_t *i2 = malloc(total * sizeof *i2);
+            pcb_counters c;
+            pcb_result r = {.index = i1, .dist2 = d1}, r2 = {.index = i2};
+            CHECK_RC(pcb_run(impl, t, &r, &c), PCB_OK);
+            CHECK_RC(pcb_run(impl, &one, &r2, NULL), PCB_OK);
+            if (memcmp(d0, d1, total * sizeof *d0) != 0)
+                fprintf(stderr, "%s: distances differ from naive on set %d\n", impl->name, s);
+            CHECK(memcmp(d0, d1, total * sizeof *d0) == 0);
+            CHECK(memcmp(i1, i2, total * sizeof *i1) == 0);
+            for (size_t i = 0; i < total; i++) /* the index is a point at that distance */
+                if (pcb_nn_d2(t->a + ((int64_t)i / t->nq * t->n + i1[i]) * 3, t->b + i * 3) != d1[i]) {
+                    CHECK(!"index and distance disagree");
+                    break;
+                }
+            CHECK(c.distance_evals > 0 && c.distance_evals < t->batch * t->n * t->nq);
+            if (s == 4) /* all-equal reference: a leaf or two per query, not the cloud */
+                CHECK(c.distance_evals <= 64 * t->nq);
+            free(i0), free(i1), free(i2), free(d0), free(d1);
+        }
+    }
+    CHECK(ran >= 1); /* kdtree is always built */
+    for (int s = 0; s < np; s++)
+        free_pair(&sets2[s]);
+}
+
 TEST_MAIN(T(test_oracle_matches_brute_force), T(test_every_impl_validates),
-          T(test_omp_matches_naive_and_threads), T(test_ties_accepted),
+          T(test_omp_matches_naive_and_threads), T(test_spatial_indexes_match_naive),
+          T(test_ties_accepted),
           T(test_validator_rejects_wrong_answers), T(test_validator_tolerance),
           T(test_approximate_report),
           T(test_invalid_arguments), T(test_pcb_nn_entry_point), T(test_cuda_attempt3_recall))
