@@ -33,7 +33,8 @@ static const char help[] =
     "                       for stable CPU-time ratios); verification uses all\n"
     "  --flush-l2           evict caches before every timed iteration (GPU: a write\n"
     "                       over twice the L2; CPU: over 64 MiB)\n"
-    "  --force              re-run configurations already stored\n"
+    "  --force              re-run the selected implementations even where stored\n"
+    "                       (the stored results of the others are kept)\n"
     "  --max-time S         start no new configuration after S seconds\n"
     "  --results DIR        results root (default results)\n"
     "  --machine NAME       machine folder name (default from the GPU, else the CPU\n"
@@ -325,7 +326,9 @@ int pcb_bench_main(int argc, char **argv)
         r->config = *c;
         r->load_avg = -1;
         char path[1024];
-        if (!store[0] || o.force || bench_store_path(store, suite.name, c, path, sizeof path))
+        /* A baseline is written afresh; elsewhere --force re-runs the selected
+         * implementations and keeps the stored results of the others. */
+        if (!store[0] || o.baseline_out || bench_store_path(store, suite.name, c, path, sizeof path))
             continue;
         int lr = bench_store_read(path, r);
         if (lr != PCB_OK && !(lr == PCB_EIO && errno == ENOENT)) {

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "verify.h"
 
@@ -105,6 +106,18 @@ int pcb_verify_impl_known(pcb_problem p, const char *impl)
     return 0;
 }
 
+static int large;
+
+void pcb_verify_set_large(int on)
+{
+    large = on;
+}
+
+int pcb_verify_large(void)
+{
+    return large;
+}
+
 static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const char *result,
                 const char *detail)
 {
@@ -135,7 +148,11 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
         for (size_t i = 0; i < count; i++)
             index[i] = -7; /* poison: every element must be written */
         pcb_result r = {.index = index, .dist2 = dist2, .value = value, .price = price};
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         int rc = pcb_run(impl, t, &r, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
         char detail[320];
         if (rc == PCB_EUNSUPPORTED || rc == PCB_EUNAVAIL) {
             snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());
@@ -151,8 +168,8 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
                 snprintf(detail, sizeof detail, "validator: %s: %s", pcb_strerror(rc),
                          pcb_errmsg());
                 rep.ok = 0;
-            } else {
-                snprintf(detail, sizeof detail, "%s", rep.detail);
+            } else { /* the whole run, host to host: allocation, transfers, index build */
+                snprintf(detail, sizeof detail, "%s; %.3g ms", rep.detail, ms);
             }
             /* Unmatched points from an implementation that reproduces a forced
              * stop on purpose: caught and shown, not counted as a failure. */

@@ -12,6 +12,11 @@
 #include "../datasets/cloud.h"
 #include "../impl/pcbench.h"
 
+/* Also the large cases (NN: 1M-point clouds, ordinary and degenerate),
+ * which only fast implementations can run: pcbench verify --large. */
+void pcb_verify_set_large(int on);
+int pcb_verify_large(void);
+
 int pcb_verify_fps(const char *impl, FILE *out);
 int pcb_verify_nn(const char *impl, FILE *out);
 int pcb_verify_emd(const char *impl, FILE *out);

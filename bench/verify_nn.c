@@ -160,5 +160,22 @@ int pcb_verify_nn(const char *impl, FILE *out)
     }
     if ((rc = pcb_verify_real(REAL_MAX_FILES, real_cloud, impl, out)) < 0)
         return rc;
-    return failures + rc;
+    failures += rc;
+    if (!pcb_verify_large())
+        return failures;
+    /* A million points against a million, ordinary and degenerate: exact,
+     * and no pathological slowdown where every box ties. */
+    if ((rc = lidar(1000000, impl, out)) < 0)
+        return rc;
+    failures += rc;
+    static const char *const kinds[][2] = {{"uniform", "uniform"}, {"equal", "uniform"},
+                                           {"duplicates", "duplicates"},
+                                           {"collinear", "collinear"}, {"offset", "offset"}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if ((rc = generated(kinds[i][0], kinds[i][1], 1000000, 1000000, 1,
+                            strcmp(kinds[i][0], "duplicates") == 0, impl, out)) < 0)
+            return rc;
+        failures += rc;
+    }
+    return failures;
 }

@@ -10,6 +10,7 @@ IMPL(fps, dp)
 IMPL(fps, naive)
 
 /* NN */
+CUDA_IMPL(nn, cuda_bvh)
 IMPL(nn, kdtree)
 FLANN_IMPL(nn, flann)
 FLANN_IMPL(nn, flann_randomized)

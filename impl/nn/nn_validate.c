@@ -17,6 +17,7 @@ typedef struct {
     int32_t lo, hi;          /* the node's points: pts[lo..hi) in tree order */
     int32_t left, right;     /* children, -1 for a leaf */
     int dim;
+    int same;                /* a leaf of identical points: one is enough */
     double split;            /* left points have coord <= split, right >= */
 } kd_node;
 
@@ -65,6 +66,7 @@ static int32_t build(kd_tree *t, const double *xyz, int32_t *order, int32_t lo, 
     nd->lo = lo;
     nd->hi = hi;
     nd->left = nd->right = -1;
+    nd->same = 0;
     double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int32_t i = lo; i < hi; i++)
         for (int d = 0; d < 3; d++) {
@@ -76,8 +78,11 @@ static int32_t build(kd_tree *t, const double *xyz, int32_t *order, int32_t lo, 
     for (int d = 1; d < 3; d++)
         if (mx[d] - mn[d] > mx[dim] - mn[dim])
             dim = d;
-    /* Identical points cannot be split apart: they stay one leaf. */
-    if (hi - lo <= LEAF_SIZE || !(mx[dim] > mn[dim]))
+    /* Identical points cannot be split apart: they stay one leaf, searched
+     * through one of them (all are at the same distance), so an all-equal
+     * cloud of a million points costs one distance a query. */
+    nd->same = !(mx[dim] > mn[dim]);
+    if (hi - lo <= LEAF_SIZE || nd->same)
         return id;
     int32_t mid = lo + (hi - lo) / 2;
     select_kth(xyz, order, lo, hi, mid, dim);
@@ -136,7 +141,7 @@ static void search(const kd_tree *t, int32_t node, const double *q, double *best
 {
     const kd_node *nd = &t->nodes[node];
     if (nd->left < 0) {
-        for (int32_t i = nd->lo; i < nd->hi; i++) {
+        for (int32_t i = nd->lo; i < (nd->same ? nd->lo + 1 : nd->hi); i++) {
             double d = dist2(t->pts + 3 * (int64_t)i, q);
             if (d < *best) {
                 *best = d;

@@ -1,0 +1,181 @@
+/* nn_bvh.h - the index and search of cuda_bvh, written once for the GPU
+ * kernels and for a CPU replay that tests them here (tests/test_bvh.c).
+ *
+ * The index of a reference cloud of n points:
+ *   - points sorted by the Morton code of their position (21 bits an axis,
+ *     one scale for the three axes, so cells are cubes in space);
+ *   - cut into leaves of BVH_LEAF (16) consecutive points; leaf k holds slots
+ *     BVH_LEAF*k..., each slot (x, y, z, 0); slots past n are +inf points,
+ *     whose distance is +inf, never nearer;
+ *   - a complete binary tree over P (a power of two >= the leaves) leaves,
+ *     in heap order: node 1 the root, node v's children 2v and 2v+1, leaf k
+ *     node P + k; every node holds the bounding box of its points (leaves
+ *     past the last are empty boxes, +inf away). Consecutive Morton-sorted
+ *     points are near each other, so the boxes are tight; leaves hold equal
+ *     counts, so dense regions (near a lidar) get small leaves.
+ *
+ * A search walks down from the root, nearer child first, keeping the farther
+ * one on a stack, and skips (also when it pops them) boxes whose distance is
+ * >= the best found. Exact: distances are (q - p)^2 in float32, x then y
+ * then z, every operation rounded on its own (no FMA contraction: the
+ * __f*_rn intrinsics on the GPU, -ffp-contract=off on the CPU), and a box's
+ * distance takes the same operations on its nearest faces. Rounding is
+ * monotone, so no point of a box is nearer than the box's rounded distance.
+ */
+#ifndef PCB_NN_BVH_H
+#define PCB_NN_BVH_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define BVH_FN __host__ __device__ __forceinline__
+#else
+#define BVH_FN static inline
+#endif
+
+#ifndef PCB_BVH_LEAF
+#define PCB_BVH_LEAF 16 /* 8, 16 or 32 were timed: see the README */
+#endif
+
+enum {
+    BVH_LEAF = PCB_BVH_LEAF, /* points a leaf */
+    BVH_STACK = 32,     /* deeper than any tree: P <= 2^26 */
+    BVH_BITS = 21,      /* Morton bits an axis */
+    BVH_MAX_LOG_P = 26  /* so n < 2^31 */
+};
+
+/* Rounded one operation at a time, on both sides. */
+#ifdef __CUDA_ARCH__
+#define BVH_SUB(a, b) __fsub_rn(a, b)
+#define BVH_ADD(a, b) __fadd_rn(a, b)
+#define BVH_MUL(a, b) __fmul_rn(a, b)
+#else
+#define BVH_SUB(a, b) ((a) - (b))
+#define BVH_ADD(a, b) ((a) + (b))
+#define BVH_MUL(a, b) ((a) * (b))
+#endif
+
+BVH_FN float bvh_d2(float dx, float dy, float dz)
+{
+    return BVH_ADD(BVH_ADD(BVH_MUL(dx, dx), BVH_MUL(dy, dy)), BVH_MUL(dz, dz));
+}
+
+/* Per axis: lo - q if q is below the box, q - hi if above, else 0 (the two
+ * are never both positive); an empty box (lo +inf, hi -inf) is +inf away. */
+BVH_FN float bvh_gap(float lo, float hi, float q)
+{
+    float a = BVH_SUB(lo, q), b = BVH_SUB(q, hi);
+    a = a > b ? a : b;
+    return a > 0.0f ? a : 0.0f;
+}
+
+BVH_FN float bvh_box_d2(const float *lo, const float *hi, float qx, float qy, float qz)
+{
+    return bvh_d2(bvh_gap(lo[0], hi[0], qx), bvh_gap(lo[1], hi[1], qy),
+                  bvh_gap(lo[2], hi[2], qz));
+}
+
+/* Spread the low 21 bits of v to every third bit. */
+BVH_FN uint64_t bvh_spread(uint64_t v)
+{
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x1f00000000ffffULL;
+    v = (v | v << 16) & 0x1f0000ff0000ffULL;
+    v = (v | v << 8) & 0x100f00f00f00f00fULL;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+    v = (v | v << 2) & 0x1249249249249249ULL;
+    return v;
+}
+
+/* frame = (lo x, lo y, lo z, scale): scale = (2^21 - 1) / the widest extent
+ * of the reference cloud (0 when it is a single point). Positions outside
+ * are clamped: queries too get a code. Only the order matters. */
+BVH_FN uint64_t bvh_morton(const float *frame, float x, float y, float z)
+{
+    const float top = (float)((1 << BVH_BITS) - 1);
+    float u[3] = {(x - frame[0]) * frame[3], (y - frame[1]) * frame[3], (z - frame[2]) * frame[3]};
+    uint64_t c[3];
+    for (int d = 0; d < 3; d++)
+        c[d] = (uint64_t)(u[d] > 0.0f ? (u[d] < top ? u[d] : top) : 0.0f);
+    return bvh_spread(c[0]) << 2 | bvh_spread(c[1]) << 1 | bvh_spread(c[2]);
+}
+
+/* The tree of one cloud, in device memory for the kernels (host memory for
+ * the replay). */
+typedef struct {
+    const float *pts;    /* slots x 4 */
+    const float *lo, *hi; /* (2P) x 4, node v at 4v */
+    int32_t log_p;        /* P = 2^log_p leaves */
+} bvh_tree;
+
+/* The distance from q to node v's box (16-byte loads on the GPU). */
+BVH_FN float bvh_node_d2(const bvh_tree *t, int32_t v, float qx, float qy, float qz)
+{
+#ifdef __CUDA_ARCH__
+    float4 l = ((const float4 *)t->lo)[v], h = ((const float4 *)t->hi)[v];
+    float lo[3] = {l.x, l.y, l.z}, hi[3] = {h.x, h.y, h.z};
+    return bvh_box_d2(lo, hi, qx, qy, qz);
+#else
+    return bvh_box_d2(t->lo + 4 * (int64_t)v, t->hi + 4 * (int64_t)v, qx, qy, qz);
+#endif
+}
+
+/* The nearest slot to q (-1 only for an empty tree) and its distance;
+ * *evals grows by the slots scanned. */
+BVH_FN void bvh_search(const bvh_tree *t, float qx, float qy, float qz, float *best_out,
+                       int32_t *slot_out, int64_t *evals)
+{
+    struct {
+        int32_t node;
+        float d2;
+    } stack[BVH_STACK];
+    const int32_t p = 1 << t->log_p;
+    int top = 0;
+    int32_t node = 1, slot = -1;
+    float best = INFINITY;
+    for (;;) {
+        if (node >= p) { /* a leaf: scan its slots */
+            int32_t first = (node - p) * BVH_LEAF;
+#ifdef __CUDA_ARCH__
+            const float4 *pt = (const float4 *)t->pts + first;
+            for (int j = 0; j < BVH_LEAF; j++) {
+                float4 v = pt[j];
+                float d = bvh_d2(BVH_SUB(v.x, qx), BVH_SUB(v.y, qy), BVH_SUB(v.z, qz));
+#else
+            const float *pt = t->pts + 4 * (int64_t)first;
+            for (int j = 0; j < BVH_LEAF; j++) {
+                const float *v = pt + 4 * j;
+                float d = bvh_d2(BVH_SUB(v[0], qx), BVH_SUB(v[1], qy), BVH_SUB(v[2], qz));
+#endif
+                if (d < best) {
+                    best = d;
+                    slot = first + j;
+                }
+            }
+            *evals += BVH_LEAF;
+        } else {
+            int32_t c = 2 * node;
+            float d0 = bvh_node_d2(t, c, qx, qy, qz), d1 = bvh_node_d2(t, c + 1, qx, qy, qz);
+            int near = d1 < d0;
+            float dn = near ? d1 : d0, df = near ? d0 : d1;
+            if (dn < best) {
+                if (df < best) {
+                    stack[top].node = c + !near;
+                    stack[top++].d2 = df;
+                }
+                node = c + near;
+                continue;
+            }
+        }
+        while (top > 0 && stack[top - 1].d2 >= best) /* boxes the best now excludes */
+            top--;
+        if (top == 0)
+            break;
+        node = stack[--top].node;
+    }
+    *best_out = best;
+    *slot_out = slot;
+}
+
+#endif

@@ -1,0 +1,322 @@
+/* nn_cuda_bvh.cu - exact nearest neighbour on the GPU through a bounding
+ * volume hierarchy over Morton-sorted leaves (nn_bvh.h says what the index
+ * is and why the search is exact).
+ *
+ * prepare uploads both clouds and builds each reference cloud's index on
+ * the device: bounding box (two reduction kernels), Morton codes, a radix
+ * sort (CUB), the points gathered into leaf slots, leaf boxes, then the
+ * tree's levels bottom up (one small launch a level).
+ * compute sorts the queries by Morton code in the reference's frame (so a
+ * warp's 32 queries are neighbours and walk nearly the same nodes), then
+ * runs one thread per query over all pairs of the batch in one launch. */
+#include <cub/cub.cuh>
+
+#include "nn_cuda.cuh"
+#include "nn_bvh.h"
+
+enum { BUILD_BLOCK = 256, BBOX_BLOCKS = 1024, QUERY_BLOCK = 128 };
+
+typedef struct {
+    nn_cuda_base base;
+    int32_t leaves, log_p, slots, nodes; /* per pair; nodes = 2P */
+    float4 *pts, *lo, *hi;               /* batch * slots, batch * nodes */
+    int32_t *ids;                        /* batch * slots: slot -> point index */
+    float *frame;                        /* batch * 4: Morton frame of each reference */
+    float *partial;                      /* bounding-box partials */
+    uint64_t *keys[2];
+    int32_t *vals[2];
+    int32_t *order; /* batch * nq: queries in Morton order, per pair */
+    void *temp;
+    size_t temp_bytes;
+    unsigned long long *evals;
+} bvh_state;
+
+/* ---- building ------------------------------------------------------------- */
+__global__ void bvh_bbox_partial(const float *p, int32_t n, float *partial)
+{
+    __shared__ float s[6][BUILD_BLOCK];
+    float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = blockIdx.x * BUILD_BLOCK + threadIdx.x; i < n; i += gridDim.x * BUILD_BLOCK)
+        for (int d = 0; d < 3; d++) {
+            v[d] = fminf(v[d], p[3 * (size_t)i + d]);
+            v[3 + d] = fmaxf(v[3 + d], p[3 * (size_t)i + d]);
+        }
+    for (int k = 0; k < 6; k++)
+        s[k][threadIdx.x] = v[k];
+    __syncthreads();
+    for (int w = BUILD_BLOCK / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w)
+            for (int k = 0; k < 6; k++)
+                s[k][threadIdx.x] = k < 3 ? fminf(s[k][threadIdx.x], s[k][threadIdx.x + w])
+                                          : fmaxf(s[k][threadIdx.x], s[k][threadIdx.x + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x < 6)
+        partial[6 * blockIdx.x + threadIdx.x] = s[threadIdx.x][0];
+}
+
+/* One block: the partials' box, then the frame (lo, scale). */
+__global__ void bvh_bbox_final(const float *partial, int blocks, float *frame)
+{
+    __shared__ float s[6][BUILD_BLOCK];
+    float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (int b = threadIdx.x; b < blocks; b += BUILD_BLOCK)
+        for (int k = 0; k < 6; k++)
+            v[k] = k < 3 ? fminf(v[k], partial[6 * b + k]) : fmaxf(v[k], partial[6 * b + k]);
+    for (int k = 0; k < 6; k++)
+        s[k][threadIdx.x] = v[k];
+    __syncthreads();
+    for (int w = BUILD_BLOCK / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w)
+            for (int k = 0; k < 6; k++)
+                s[k][threadIdx.x] = k < 3 ? fminf(s[k][threadIdx.x], s[k][threadIdx.x + w])
+                                          : fmaxf(s[k][threadIdx.x], s[k][threadIdx.x + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        float ext = fmaxf(fmaxf(s[3][0] - s[0][0], s[4][0] - s[1][0]), s[5][0] - s[2][0]);
+        frame[0] = s[0][0], frame[1] = s[1][0], frame[2] = s[2][0];
+        frame[3] = ext > 0 ? (float)((1 << BVH_BITS) - 1) / ext : 0.0f;
+    }
+}
+
+__global__ void bvh_codes(const float *p, int32_t n, const float *frame, uint64_t *keys,
+                          int32_t *vals)
+{
+    int32_t i = blockIdx.x * BUILD_BLOCK + threadIdx.x;
+    if (i < n) {
+        keys[i] = bvh_morton(frame, p[3 * (size_t)i], p[3 * (size_t)i + 1], p[3 * (size_t)i + 2]);
+        vals[i] = i;
+    }
+}
+
+/* Slots in Morton order; slots past n are +inf points (never nearer). */
+__global__ void bvh_gather(const float *p, int32_t n, const int32_t *sorted, int32_t slots,
+                           float4 *pts, int32_t *ids)
+{
+    int32_t s = blockIdx.x * BUILD_BLOCK + threadIdx.x;
+    if (s >= slots)
+        return;
+    if (s < n) {
+        int32_t i = sorted[s];
+        pts[s] = make_float4(p[3 * (size_t)i], p[3 * (size_t)i + 1], p[3 * (size_t)i + 2], 0.0f);
+        ids[s] = i;
+    } else {
+        pts[s] = make_float4(INFINITY, INFINITY, INFINITY, 0.0f);
+        ids[s] = -1;
+    }
+}
+
+/* Leaf k = node P + k: the box of its real points; leaves past the last
+ * are empty boxes (+inf away). */
+__global__ void bvh_leaf_boxes(const float4 *pts, int32_t n, int32_t p, float4 *lo, float4 *hi)
+{
+    int32_t k = blockIdx.x * BUILD_BLOCK + threadIdx.x;
+    if (k >= p)
+        return;
+    float4 l = make_float4(INFINITY, INFINITY, INFINITY, INFINITY);
+    float4 h = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    for (int32_t s = k * BVH_LEAF; s < (k + 1) * BVH_LEAF && s < n; s++) {
+        float4 v = pts[s];
+        l.x = fminf(l.x, v.x), l.y = fminf(l.y, v.y), l.z = fminf(l.z, v.z);
+        h.x = fmaxf(h.x, v.x), h.y = fmaxf(h.y, v.y), h.z = fmaxf(h.z, v.z);
+    }
+    lo[p + k] = l;
+    hi[p + k] = h;
+}
+
+/* Nodes first .. 2 first - 1 (one level): the union of their children. */
+__global__ void bvh_level(float4 *lo, float4 *hi, int32_t first)
+{
+    int32_t v = first + blockIdx.x * BUILD_BLOCK + threadIdx.x;
+    if (v >= 2 * first)
+        return;
+    float4 a = lo[2 * v], b = lo[2 * v + 1], c = hi[2 * v], d = hi[2 * v + 1];
+    lo[v] = make_float4(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z), 0.0f);
+    hi[v] = make_float4(fmaxf(c.x, d.x), fmaxf(c.y, d.y), fmaxf(c.z, d.z), 0.0f);
+}
+
+/* ---- querying ------------------------------------------------------------- */
+/* Thread k of pair y answers that pair's k-th query in Morton order. */
+__global__ void __launch_bounds__(QUERY_BLOCK)
+    bvh_query(const float4 *pts, const int32_t *ids, const float4 *lo, const float4 *hi,
+              int32_t log_p, int32_t slots, int32_t nodes, const float *qry, const int32_t *order,
+              int32_t nq, int32_t *idx, float *dist2, unsigned long long *evals)
+{
+    const size_t pair = blockIdx.y;
+    int32_t k = blockIdx.x * QUERY_BLOCK + threadIdx.x;
+    int64_t ev = 0;
+    if (k < nq) {
+        size_t i = pair * nq + order[pair * nq + k];
+        bvh_tree t = {(const float *)(pts + pair * slots), (const float *)(lo + pair * nodes),
+                      (const float *)(hi + pair * nodes), log_p};
+        float best;
+        int32_t slot;
+        bvh_search(&t, qry[3 * i], qry[3 * i + 1], qry[3 * i + 2], &best, &slot, &ev);
+        idx[i] = ids[pair * slots + slot];
+        dist2[i] = best;
+    }
+    for (int o = 16; o > 0; o >>= 1) /* every lane is here: full-warp sum */
+        ev += __shfl_down_sync(0xffffffffu, ev, o);
+    if ((threadIdx.x & 31) == 0 && ev)
+        atomicAdd(evals, (unsigned long long)ev);
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+static void bvh_release(void *state)
+{
+    bvh_state *s = (bvh_state *)state;
+    if (!s)
+        return;
+    nn_cuda_base_free(&s->base); /* waits for queued work first */
+    void *bufs[] = {s->pts, s->lo, s->hi, s->ids, s->frame, s->partial, s->keys[0], s->keys[1],
+                    s->vals[0], s->vals[1], s->order, s->temp, s->evals};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        cudaFree(bufs[i]);
+    free(s);
+}
+
+static unsigned blocks_for(int64_t count)
+{
+    return (unsigned)((count + BUILD_BLOCK - 1) / BUILD_BLOCK);
+}
+
+/* The index of pair b's reference cloud, queued on the stream. */
+static int build_one(bvh_state *s, int64_t b)
+{
+    const pcb_task *t = &s->base.task;
+    cudaStream_t st = s->base.ctx.stream;
+    const float *ref = s->base.ref + b * t->n * 3;
+    int32_t n = (int32_t)t->n, p = 1 << s->log_p;
+    float *frame = s->frame + 4 * b;
+    unsigned pb = blocks_for(n) < (unsigned)BBOX_BLOCKS ? blocks_for(n) : (unsigned)BBOX_BLOCKS;
+    bvh_bbox_partial<<<pb, BUILD_BLOCK, 0, st>>>(ref, n, s->partial);
+    PCB_CUDA_LAUNCHED("bvh_bbox_partial");
+    bvh_bbox_final<<<1, BUILD_BLOCK, 0, st>>>(s->partial, (int)pb, frame);
+    PCB_CUDA_LAUNCHED("bvh_bbox_final");
+    bvh_codes<<<blocks_for(n), BUILD_BLOCK, 0, st>>>(ref, n, frame, s->keys[0], s->vals[0]);
+    PCB_CUDA_LAUNCHED("bvh_codes");
+    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0], s->keys[1],
+                                                 s->vals[0], s->vals[1], n, 0, 3 * BVH_BITS, st));
+    float4 *pts = s->pts + b * s->slots, *lo = s->lo + b * s->nodes, *hi = s->hi + b * s->nodes;
+    bvh_gather<<<blocks_for(s->slots), BUILD_BLOCK, 0, st>>>(ref, n, s->vals[1], s->slots, pts,
+                                                             s->ids + b * s->slots);
+    PCB_CUDA_LAUNCHED("bvh_gather");
+    bvh_leaf_boxes<<<blocks_for(p), BUILD_BLOCK, 0, st>>>(pts, n, p, lo, hi);
+    PCB_CUDA_LAUNCHED("bvh_leaf_boxes");
+    for (int32_t first = p / 2; first >= 1; first /= 2) {
+        bvh_level<<<blocks_for(first), BUILD_BLOCK, 0, st>>>(lo, hi, first);
+        PCB_CUDA_LAUNCHED("bvh_level");
+    }
+    return PCB_OK;
+}
+
+static int bvh_alloc(bvh_state *s)
+{
+    const pcb_task *t = &s->base.task;
+    size_t batch = (size_t)t->batch, most = (size_t)(t->n > t->nq ? t->n : t->nq);
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->pts, batch * s->slots * sizeof(float4)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->ids, batch * s->slots * sizeof(int32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->lo, batch * s->nodes * sizeof(float4)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->hi, batch * s->nodes * sizeof(float4)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->frame, batch * 4 * sizeof(float)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->partial, BBOX_BLOCKS * 6 * sizeof(float)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->order, batch * t->nq * sizeof(int32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->evals, sizeof(unsigned long long)));
+    for (int i = 0; i < 2; i++) {
+        PCB_CUDA_TRY(cudaMalloc((void **)&s->keys[i], most * sizeof(uint64_t)));
+        PCB_CUDA_TRY(cudaMalloc((void **)&s->vals[i], most * sizeof(int32_t)));
+    }
+    /* One scratch area for both sorts: the larger of the two. */
+    size_t a = 0, b = 0;
+    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, a, s->keys[0], s->keys[1], s->vals[0],
+                                                 s->vals[1], (int)t->n, 0, 3 * BVH_BITS));
+    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, b, s->keys[0], s->keys[1], s->vals[0],
+                                                 s->vals[1], (int)t->nq, 0, 3 * BVH_BITS));
+    s->temp_bytes = a > b ? a : b;
+    PCB_CUDA_TRY(cudaMalloc(&s->temp, s->temp_bytes));
+    return PCB_OK;
+}
+
+static int bvh_prepare(const pcb_task *t, void **state)
+{
+    bvh_state *s = (bvh_state *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "nn cuda_bvh: out of memory");
+    s->leaves = (int32_t)((t->n + BVH_LEAF - 1) / BVH_LEAF);
+    while ((1 << s->log_p) < s->leaves)
+        s->log_p++;
+    s->slots = s->leaves * BVH_LEAF;
+    s->nodes = 2 << s->log_p;
+    int rc = nn_cuda_base_init(&s->base, t, "cuda_bvh", 1);
+    if (rc == PCB_OK)
+        rc = bvh_alloc(s);
+    for (int64_t b = 0; b < t->batch && rc == PCB_OK; b++)
+        rc = build_one(s, b);
+    if (rc == PCB_OK)
+        rc = pcb_cuda_sync(&s->base.ctx);
+    if (rc != PCB_OK) {
+        bvh_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int bvh_compute(void *state)
+{
+    bvh_state *s = (bvh_state *)state;
+    const pcb_task *t = &s->base.task;
+    cudaStream_t st = s->base.ctx.stream;
+    int32_t nq = (int32_t)t->nq;
+    int rc = pcb_cuda_begin(&s->base.ctx);
+    if (rc != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaMemsetAsync(s->evals, 0, sizeof *s->evals, st));
+    for (int64_t b = 0; b < t->batch; b++) { /* queries in Morton order, per pair */
+        bvh_codes<<<blocks_for(nq), BUILD_BLOCK, 0, st>>>(s->base.qry + b * t->nq * 3, nq,
+                                                          s->frame + 4 * b, s->keys[0], s->vals[0]);
+        PCB_CUDA_LAUNCHED("bvh_codes");
+        PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],
+                                                     s->keys[1], s->vals[0],
+                                                     s->order + b * t->nq, nq, 0, 3 * BVH_BITS,
+                                                     st));
+    }
+    dim3 grid((unsigned)((nq + QUERY_BLOCK - 1) / QUERY_BLOCK), (unsigned)t->batch);
+    bvh_query<<<grid, QUERY_BLOCK, 0, st>>>(s->pts, s->ids, s->lo, s->hi, s->log_p, s->slots,
+                                            s->nodes, s->base.qry, s->order, nq, s->base.idx,
+                                            s->base.dist2, s->evals);
+    PCB_CUDA_LAUNCHED("bvh_query");
+    return pcb_cuda_end(&s->base.ctx);
+}
+
+static int bvh_counters(void *state, pcb_counters *c)
+{
+    bvh_state *s = (bvh_state *)state;
+    unsigned long long evals = 0;
+    PCB_CUDA_TRY(cudaMemcpyAsync(&evals, s->evals, sizeof evals, cudaMemcpyDeviceToHost,
+                                 s->base.ctx.stream));
+    int rc = pcb_cuda_sync(&s->base.ctx);
+    c->distance_evals = (int64_t)evals;
+    return rc;
+}
+
+extern "C" const pcb_impl pcb_nn_cuda_bvh = {
+    .name = "cuda_bvh",
+    .problem = PCB_NN,
+    .device = PCB_CUDA,
+    .exact = 1,
+    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535},
+    .max_gap = 0,
+    .known_defect = NULL,
+    .summary = "GPU BVH over Morton-sorted leaves of 16, built on the device; queries "
+               "Morton-sorted, one thread each, nearest box first",
+    .available = pcb_cuda_available,
+    .prepare = bvh_prepare,
+    .compute = bvh_compute,
+    .sync = nn_cuda_sync,
+    .fetch = nn_cuda_fetch,
+    .release = bvh_release,
+    .counters = bvh_counters,
+    .device_ms = nn_cuda_device_ms,
+};

@@ -1,0 +1,200 @@
+/* test_bvh.c - a CPU replay of cuda_bvh's index and search (impl/nn/nn_bvh.h,
+ * the same functions the kernels call), so its logic is tested on machines
+ * without a GPU: built the way the kernels build it (Morton order, leaves
+ * padded with +inf points, the complete tree of boxes), it must return
+ * naive's float32 distances bit for bit on every query, on ordinary and
+ * degenerate clouds, without degrading to brute force. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datasets/cloud.h"
+#include "nn/nn.h"
+#include "nn/nn_bvh.h"
+#include "testlib.h"
+
+typedef struct {
+    float *pts, *lo, *hi;
+    int32_t *ids; /* slot -> point index, -1 for padding */
+    bvh_tree tree;
+    float frame[4];
+} replay;
+
+typedef struct {
+    uint64_t code;
+    int32_t i;
+} keyed;
+
+static int by_code(const void *x, const void *y)
+{
+    const keyed *a = x, *b = y;
+    return a->code < b->code ? -1 : a->code > b->code ? 1 : (a->i > b->i) - (a->i < b->i);
+}
+
+static void replay_build(const float *p, int32_t n, replay *r)
+{
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++) {
+            lo[d] = p[3 * i + d] < lo[d] ? p[3 * i + d] : lo[d];
+            hi[d] = p[3 * i + d] > hi[d] ? p[3 * i + d] : hi[d];
+        }
+    float ext = 0;
+    for (int d = 0; d < 3; d++) {
+        r->frame[d] = lo[d];
+        ext = hi[d] - lo[d] > ext ? hi[d] - lo[d] : ext;
+    }
+    r->frame[3] = ext > 0 ? (float)((1 << BVH_BITS) - 1) / ext : 0;
+    keyed *k = malloc((size_t)n * sizeof *k);
+    for (int32_t i = 0; i < n; i++)
+        k[i] = (keyed){bvh_morton(r->frame, p[3 * i], p[3 * i + 1], p[3 * i + 2]), i};
+    qsort(k, (size_t)n, sizeof *k, by_code);
+    int32_t leaves = (n + BVH_LEAF - 1) / BVH_LEAF, log_p = 0;
+    while ((1 << log_p) < leaves)
+        log_p++;
+    int32_t P = 1 << log_p, slots = leaves * BVH_LEAF;
+    r->pts = malloc((size_t)slots * 4 * sizeof(float));
+    r->ids = malloc((size_t)slots * sizeof(int32_t));
+    r->lo = malloc((size_t)2 * P * 4 * sizeof(float));
+    r->hi = malloc((size_t)2 * P * 4 * sizeof(float));
+    for (int32_t s = 0; s < slots; s++) {
+        for (int d = 0; d < 3; d++)
+            r->pts[4 * s + d] = s < n ? p[3 * k[s].i + d] : INFINITY;
+        r->pts[4 * s + 3] = 0;
+        r->ids[s] = s < n ? k[s].i : -1;
+    }
+    for (int32_t v = P; v < 2 * P; v++) { /* leaf boxes over their real points */
+        float *l = r->lo + 4 * v, *h = r->hi + 4 * v;
+        for (int d = 0; d < 4; d++)
+            l[d] = INFINITY, h[d] = -INFINITY;
+        for (int32_t s = (v - P) * BVH_LEAF; s < (v - P + 1) * BVH_LEAF && s < n; s++)
+            for (int d = 0; d < 3; d++) {
+                l[d] = r->pts[4 * s + d] < l[d] ? r->pts[4 * s + d] : l[d];
+                h[d] = r->pts[4 * s + d] > h[d] ? r->pts[4 * s + d] : h[d];
+            }
+    }
+    for (int32_t v = P - 1; v >= 1; v--)
+        for (int d = 0; d < 4; d++) {
+            float a = r->lo[8 * v + d], b = r->lo[8 * v + 4 + d];
+            r->lo[4 * v + d] = a < b ? a : b;
+            a = r->hi[8 * v + d], b = r->hi[8 * v + 4 + d];
+            r->hi[4 * v + d] = a > b ? a : b;
+        }
+    r->tree = (bvh_tree){.pts = r->pts, .lo = r->lo, .hi = r->hi, .log_p = log_p};
+    free(k);
+}
+
+static void replay_free(replay *r)
+{
+    free(r->pts), free(r->lo), free(r->hi), free(r->ids);
+}
+
+static float *cloud(const char *kind, int64_t n, uint64_t seed)
+{
+    pcb_cloud c;
+    CHECK_RC(pcb_generate(kind, n, seed, &c), PCB_OK);
+    float *p = malloc((size_t)n * 3 * sizeof(float));
+    memcpy(p, c.xyz, (size_t)n * 3 * sizeof(float));
+    pcb_cloud_free(&c);
+    return p;
+}
+
+/* Every query: the replay's distance equals brute force's bit for bit and
+ * the slot holds a point at that distance. Returns the slots scanned. */
+static int64_t check_pair(const float *ref, int32_t n, const float *qry, int32_t nq)
+{
+    replay r;
+    replay_build(ref, n, &r);
+    int64_t evals = 0;
+    int bad = 0;
+    for (int32_t i = 0; i < nq && bad < 3; i++) {
+        const float *q = qry + 3 * i;
+        float best = INFINITY, got;
+        for (int32_t j = 0; j < n; j++) {
+            float d = pcb_nn_d2(ref + 3 * j, q);
+            best = d < best ? d : best;
+        }
+        int32_t slot;
+        bvh_search(&r.tree, q[0], q[1], q[2], &got, &slot, &evals);
+        int ok = slot >= 0 && r.ids[slot] >= 0 && got == best &&
+                 pcb_nn_d2(ref + 3 * r.ids[slot], q) == got;
+        if (!ok) {
+            fprintf(stderr, "query %d: replay %g (slot %d), brute force %g\n", i, got, slot, best);
+            bad++;
+        }
+    }
+    CHECK(bad == 0);
+    replay_free(&r);
+    return evals;
+}
+
+static void test_replay_matches_brute_force(void)
+{
+    static const struct {
+        const char *ref, *qry;
+        int32_t n, nq;
+    } sets[] = {
+        {"uniform", "uniform", 5000, 2000}, {"clusters", "uniform", 4000, 1500},
+        {"sphere", "sphere", 3000, 1000},   {"duplicates", "duplicates", 3000, 1000},
+        {"collinear", "collinear", 3000, 1000}, {"offset", "offset", 3000, 1000},
+        {"uniform", "uniform", 1, 100},      {"uniform", "uniform", 33, 100},
+        {"uniform", "uniform", 1000, 1},
+    };
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        float *ref = cloud(sets[s].ref, sets[s].n, 3), *qry = cloud(sets[s].qry, sets[s].nq, 4);
+        int64_t evals = check_pair(ref, sets[s].n, qry, sets[s].nq);
+        CHECK(evals > 0);
+        if (sets[s].n >= 3000) /* pruning works: far from brute force */
+            CHECK(evals < (int64_t)sets[s].n * sets[s].nq / 4);
+        free(ref), free(qry);
+    }
+}
+
+/* Two lidar sweeps of the slides' case, smaller. */
+static void test_replay_lidar(void)
+{
+    pcb_cloud a, b;
+    CHECK_RC(pcb_gen_lidar(20000, 1, 0, 0, 0, &a), PCB_OK);
+    CHECK_RC(pcb_gen_lidar(4000, 1, 0.8, 0.05, 0.01, &b), PCB_OK);
+    int64_t evals = check_pair(a.xyz, (int32_t)a.n, b.xyz, (int32_t)b.n);
+    CHECK(evals < (int64_t)b.n * 1000); /* a few leaves a query, not the cloud */
+    pcb_cloud_free(&a), pcb_cloud_free(&b);
+}
+
+/* Every box ties: the first leaf's distance prunes all others. */
+static void test_replay_all_equal(void)
+{
+    float *ref = cloud("equal", 5000, 1), *qry = cloud("uniform", 500, 2);
+    int64_t evals = check_pair(ref, 5000, qry, 500);
+    CHECK(evals == 500 * BVH_LEAF);
+    free(ref), free(qry);
+}
+
+/* The box bound is never above the distance of a point inside the box, even
+ * where rounding bites (lidar offsets, tiny and huge gaps). */
+static void test_box_bound_conservative(void)
+{
+    uint64_t s = 12345;
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        float c[3], p[3], q[3], lo[3], hi[3];
+        for (int d = 0; d < 3; d++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            double u = (double)(s >> 11) / 9007199254740992.0;
+            float scale = (float)(i % 3 == 0 ? 1e6 : i % 3 == 1 ? 1.0 : 1e-3);
+            c[d] = (float)(3e6 * (i % 2)) + scale * (float)(u - 0.5);
+            p[d] = c[d] + scale * (float)(u * 0.37);
+            q[d] = c[d] + scale * (float)((u - 0.6) * 4);
+            lo[d] = p[d] - scale * (float)(u * 0.11);
+            hi[d] = p[d] + scale * (float)((1 - u) * 0.07);
+        }
+        float box = bvh_box_d2(lo, hi, q[0], q[1], q[2]);
+        float pt = bvh_d2(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+        bad += box > pt;
+    }
+    CHECK(bad == 0);
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    CHECK(bvh_box_d2(lo, hi, 1, 2, 3) == INFINITY); /* an empty box is never visited */
+}
+
+TEST_MAIN(T(test_replay_matches_brute_force), T(test_replay_lidar), T(test_replay_all_equal),
+          T(test_box_bound_conservative))
