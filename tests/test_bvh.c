@@ -13,7 +13,9 @@
 #include "testlib.h"
 
 typedef struct {
-    float *pts, *lo, *hi;
+    float *pts, *box;
+    uint64_t *codes; /* the sorted reference codes */
+    int32_t n;
     int32_t *ids; /* slot -> point index, -1 for padding */
     bvh_tree tree;
     float frame[4];
@@ -46,16 +48,19 @@ static void replay_build(const float *p, int32_t n, replay *r)
     r->frame[3] = ext > 0 ? (float)((1 << BVH_BITS) - 1) / ext : 0;
     keyed *k = malloc((size_t)n * sizeof *k);
     for (int32_t i = 0; i < n; i++)
-        k[i] = (keyed){bvh_morton(r->frame, p[3 * i], p[3 * i + 1], p[3 * i + 2]), i};
+        k[i] = (keyed){bvh_morton(r->frame, p[3 * i], p[3 * i + 1], p[3 * i + 2], BVH_BITS), i};
     qsort(k, (size_t)n, sizeof *k, by_code);
+    r->n = n;
+    r->codes = malloc((size_t)n * sizeof *r->codes);
+    for (int32_t i = 0; i < n; i++)
+        r->codes[i] = k[i].code;
     int32_t leaves = (n + BVH_LEAF - 1) / BVH_LEAF, log_p = 0;
     while ((1 << log_p) < leaves)
         log_p++;
     int32_t P = 1 << log_p, slots = leaves * BVH_LEAF;
     r->pts = malloc((size_t)slots * 4 * sizeof(float));
     r->ids = malloc((size_t)slots * sizeof(int32_t));
-    r->lo = malloc((size_t)2 * P * 4 * sizeof(float));
-    r->hi = malloc((size_t)2 * P * 4 * sizeof(float));
+    r->box = malloc((size_t)2 * P * 8 * sizeof(float));
     for (int32_t s = 0; s < slots; s++) {
         for (int d = 0; d < 3; d++)
             r->pts[4 * s + d] = s < n ? p[3 * k[s].i + d] : INFINITY;
@@ -63,7 +68,7 @@ static void replay_build(const float *p, int32_t n, replay *r)
         r->ids[s] = s < n ? k[s].i : -1;
     }
     for (int32_t v = P; v < 2 * P; v++) { /* leaf boxes over their real points */
-        float *l = r->lo + 4 * v, *h = r->hi + 4 * v;
+        float *l = r->box + 8 * v, *h = l + 4;
         for (int d = 0; d < 4; d++)
             l[d] = INFINITY, h[d] = -INFINITY;
         for (int32_t s = (v - P) * BVH_LEAF; s < (v - P + 1) * BVH_LEAF && s < n; s++)
@@ -74,18 +79,17 @@ static void replay_build(const float *p, int32_t n, replay *r)
     }
     for (int32_t v = P - 1; v >= 1; v--)
         for (int d = 0; d < 4; d++) {
-            float a = r->lo[8 * v + d], b = r->lo[8 * v + 4 + d];
-            r->lo[4 * v + d] = a < b ? a : b;
-            a = r->hi[8 * v + d], b = r->hi[8 * v + 4 + d];
-            r->hi[4 * v + d] = a > b ? a : b;
+            const float *a = r->box + 16 * v, *b = a + 8; /* children 2v, 2v + 1 */
+            r->box[8 * v + d] = a[d] < b[d] ? a[d] : b[d];
+            r->box[8 * v + 4 + d] = a[4 + d] > b[4 + d] ? a[4 + d] : b[4 + d];
         }
-    r->tree = (bvh_tree){.pts = r->pts, .lo = r->lo, .hi = r->hi, .log_p = log_p};
+    r->tree = (bvh_tree){.pts = r->pts, .box = r->box, .log_p = log_p};
     free(k);
 }
 
 static void replay_free(replay *r)
 {
-    free(r->pts), free(r->lo), free(r->hi), free(r->ids);
+    free(r->pts), free(r->box), free(r->ids), free(r->codes);
 }
 
 static float *cloud(const char *kind, int64_t n, uint64_t seed)
@@ -96,6 +100,14 @@ static float *cloud(const char *kind, int64_t n, uint64_t seed)
     memcpy(p, c.xyz, (size_t)n * 3 * sizeof(float));
     pcb_cloud_free(&c);
     return p;
+}
+
+/* The search as the kernel runs it: from the query's home leaf. */
+static void replay_search(const replay *r, const float *q, float *best, int32_t *slot,
+                          int64_t *evals)
+{
+    int32_t home = bvh_home_leaf(r->codes, r->n, bvh_morton(r->frame, q[0], q[1], q[2], BVH_BITS));
+    bvh_search(&r->tree, home, q[0], q[1], q[2], best, slot, evals);
 }
 
 /* Every query: the replay's distance equals brute force's bit for bit and
@@ -114,7 +126,14 @@ static int64_t check_pair(const float *ref, int32_t n, const float *qry, int32_t
             best = d < best ? d : best;
         }
         int32_t slot;
-        bvh_search(&r.tree, q[0], q[1], q[2], &got, &slot, &evals);
+        replay_search(&r, q, &got, &slot, &evals);
+        if (i % 2) { /* and without a home leaf: the bound must not matter */
+            float plain;
+            int32_t s2;
+            int64_t e2 = 0;
+            bvh_search(&r.tree, -1, q[0], q[1], q[2], &plain, &s2, &e2);
+            CHECK(plain == got);
+        }
         int ok = slot >= 0 && r.ids[slot] >= 0 && got == best &&
                  pcb_nn_d2(ref + 3 * r.ids[slot], q) == got;
         if (!ok) {

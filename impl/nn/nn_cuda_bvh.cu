@@ -5,10 +5,15 @@
  * prepare uploads both clouds and builds each reference cloud's index on
  * the device: bounding box (two reduction kernels), Morton codes, a radix
  * sort (CUB), the points gathered into leaf slots, leaf boxes, then the
- * tree's levels bottom up (one small launch a level).
- * compute sorts the queries by Morton code in the reference's frame (so a
- * warp's 32 queries are neighbours and walk nearly the same nodes), then
- * runs one thread per query over all pairs of the batch in one launch. */
+ * tree's levels bottom up (one small launch a level). Its buffers are one
+ * allocation: every cudaFree waits for the device, and a dozen of them
+ * showed in the end-to-end time.
+ * compute sorts the queries by a 30-bit Morton code in the reference's
+ * frame (so a warp's 32 queries are neighbours and walk nearly the same
+ * nodes), then runs one thread per query over all pairs of the batch in one
+ * launch: home leaf by binary search, then the tree. Those few launches are
+ * captured once as a CUDA graph in prepare and replayed by compute: as
+ * separate launches, the gaps between them took longer than the kernels. */
 #include <cub/cub.cuh>
 
 #include "nn_cuda.cuh"
@@ -19,11 +24,15 @@ enum { BUILD_BLOCK = 256, BBOX_BLOCKS = 1024, QUERY_BLOCK = 128 };
 typedef struct {
     nn_cuda_base base;
     int32_t leaves, log_p, slots, nodes; /* per pair; nodes = 2P */
-    float4 *pts, *lo, *hi;               /* batch * slots, batch * nodes */
+    void *arena;                         /* everything below and base's buffers */
+    cudaGraph_t graph;                   /* compute's launches, captured */
+    cudaGraphExec_t exec;
+    float4 *pts, *box;                   /* batch * slots; batch * nodes * 2 (lo, hi) */
+    uint64_t *codes;                     /* batch * n: sorted reference Morton codes */
     int32_t *ids;                        /* batch * slots: slot -> point index */
     float *frame;                        /* batch * 4: Morton frame of each reference */
     float *partial;                      /* bounding-box partials */
-    uint64_t *keys[2];
+    uint64_t *keys[2];                   /* reference codes; the queries' use them as uint32 */
     int32_t *vals[2];
     int32_t *order; /* batch * nq: queries in Morton order, per pair */
     void *temp;
@@ -80,12 +89,14 @@ __global__ void bvh_bbox_final(const float *partial, int blocks, float *frame)
     }
 }
 
-__global__ void bvh_codes(const float *p, int32_t n, const float *frame, uint64_t *keys,
+template <typename K>
+__global__ void bvh_codes(const float *p, int32_t n, const float *frame, int bits, K *keys,
                           int32_t *vals)
 {
     int32_t i = blockIdx.x * BUILD_BLOCK + threadIdx.x;
     if (i < n) {
-        keys[i] = bvh_morton(frame, p[3 * (size_t)i], p[3 * (size_t)i + 1], p[3 * (size_t)i + 2]);
+        keys[i] = (K)bvh_morton(frame, p[3 * (size_t)i], p[3 * (size_t)i + 1],
+                                p[3 * (size_t)i + 2], bits);
         vals[i] = i;
     }
 }
@@ -108,8 +119,8 @@ __global__ void bvh_gather(const float *p, int32_t n, const int32_t *sorted, int
 }
 
 /* Leaf k = node P + k: the box of its real points; leaves past the last
- * are empty boxes (+inf away). */
-__global__ void bvh_leaf_boxes(const float4 *pts, int32_t n, int32_t p, float4 *lo, float4 *hi)
+ * are empty boxes (+inf away). box[2v] = lo, box[2v + 1] = hi. */
+__global__ void bvh_leaf_boxes(const float4 *pts, int32_t n, int32_t p, float4 *box)
 {
     int32_t k = blockIdx.x * BUILD_BLOCK + threadIdx.x;
     if (k >= p)
@@ -121,38 +132,40 @@ __global__ void bvh_leaf_boxes(const float4 *pts, int32_t n, int32_t p, float4 *
         l.x = fminf(l.x, v.x), l.y = fminf(l.y, v.y), l.z = fminf(l.z, v.z);
         h.x = fmaxf(h.x, v.x), h.y = fmaxf(h.y, v.y), h.z = fmaxf(h.z, v.z);
     }
-    lo[p + k] = l;
-    hi[p + k] = h;
+    box[2 * (p + k)] = l;
+    box[2 * (p + k) + 1] = h;
 }
 
 /* Nodes first .. 2 first - 1 (one level): the union of their children. */
-__global__ void bvh_level(float4 *lo, float4 *hi, int32_t first)
+__global__ void bvh_level(float4 *box, int32_t first)
 {
     int32_t v = first + blockIdx.x * BUILD_BLOCK + threadIdx.x;
     if (v >= 2 * first)
         return;
-    float4 a = lo[2 * v], b = lo[2 * v + 1], c = hi[2 * v], d = hi[2 * v + 1];
-    lo[v] = make_float4(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z), 0.0f);
-    hi[v] = make_float4(fmaxf(c.x, d.x), fmaxf(c.y, d.y), fmaxf(c.z, d.z), 0.0f);
+    float4 a = box[4 * v], c = box[4 * v + 1], b = box[4 * v + 2], d = box[4 * v + 3];
+    box[2 * v] = make_float4(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z), 0.0f);
+    box[2 * v + 1] = make_float4(fmaxf(c.x, d.x), fmaxf(c.y, d.y), fmaxf(c.z, d.z), 0.0f);
 }
 
 /* ---- querying ------------------------------------------------------------- */
 /* Thread k of pair y answers that pair's k-th query in Morton order. */
 __global__ void __launch_bounds__(QUERY_BLOCK)
-    bvh_query(const float4 *pts, const int32_t *ids, const float4 *lo, const float4 *hi,
-              int32_t log_p, int32_t slots, int32_t nodes, const float *qry, const int32_t *order,
-              int32_t nq, int32_t *idx, float *dist2, unsigned long long *evals)
+    bvh_query(const float4 *pts, const int32_t *ids, const float4 *box, const uint64_t *codes,
+              const float *frame, int32_t n, int32_t log_p, int32_t slots, int32_t nodes,
+              const float *qry, const int32_t *order, int32_t nq, int32_t *idx, float *dist2,
+              unsigned long long *evals)
 {
     const size_t pair = blockIdx.y;
     int32_t k = blockIdx.x * QUERY_BLOCK + threadIdx.x;
     int64_t ev = 0;
     if (k < nq) {
         size_t i = pair * nq + order[pair * nq + k];
-        bvh_tree t = {(const float *)(pts + pair * slots), (const float *)(lo + pair * nodes),
-                      (const float *)(hi + pair * nodes), log_p};
-        float best;
-        int32_t slot;
-        bvh_search(&t, qry[3 * i], qry[3 * i + 1], qry[3 * i + 2], &best, &slot, &ev);
+        bvh_tree t = {(const float *)(pts + pair * slots),
+                      (const float *)(box + 2 * pair * nodes), log_p};
+        float qx = qry[3 * i], qy = qry[3 * i + 1], qz = qry[3 * i + 2], best;
+        int32_t slot, home = bvh_home_leaf(codes + pair * n, n,
+                                           bvh_morton(frame + 4 * pair, qx, qy, qz, BVH_BITS));
+        bvh_search(&t, home, qx, qy, qz, &best, &slot, &ev);
         idx[i] = ids[pair * slots + slot];
         dist2[i] = best;
     }
@@ -168,11 +181,12 @@ static void bvh_release(void *state)
     bvh_state *s = (bvh_state *)state;
     if (!s)
         return;
-    nn_cuda_base_free(&s->base); /* waits for queued work first */
-    void *bufs[] = {s->pts, s->lo, s->hi, s->ids, s->frame, s->partial, s->keys[0], s->keys[1],
-                    s->vals[0], s->vals[1], s->order, s->temp, s->evals};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        cudaFree(bufs[i]);
+    pcb_cuda_ctx_free(&s->base.ctx); /* waits for queued work first */
+    if (s->exec)
+        cudaGraphExecDestroy(s->exec);
+    if (s->graph)
+        cudaGraphDestroy(s->graph);
+    cudaFree(s->arena); /* base's buffers are carved from it too */
     free(s);
 }
 
@@ -194,47 +208,125 @@ static int build_one(bvh_state *s, int64_t b)
     PCB_CUDA_LAUNCHED("bvh_bbox_partial");
     bvh_bbox_final<<<1, BUILD_BLOCK, 0, st>>>(s->partial, (int)pb, frame);
     PCB_CUDA_LAUNCHED("bvh_bbox_final");
-    bvh_codes<<<blocks_for(n), BUILD_BLOCK, 0, st>>>(ref, n, frame, s->keys[0], s->vals[0]);
+    bvh_codes<<<blocks_for(n), BUILD_BLOCK, 0, st>>>(ref, n, frame, (int)BVH_BITS, s->keys[0],
+                                                     s->vals[0]);
     PCB_CUDA_LAUNCHED("bvh_codes");
-    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0], s->keys[1],
-                                                 s->vals[0], s->vals[1], n, 0, 3 * BVH_BITS, st));
-    float4 *pts = s->pts + b * s->slots, *lo = s->lo + b * s->nodes, *hi = s->hi + b * s->nodes;
+    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],
+                                                 s->codes + b * t->n, s->vals[0], s->vals[1], n,
+                                                 0, 3 * BVH_BITS, st));
+    float4 *pts = s->pts + b * s->slots, *box = s->box + 2 * b * s->nodes;
     bvh_gather<<<blocks_for(s->slots), BUILD_BLOCK, 0, st>>>(ref, n, s->vals[1], s->slots, pts,
                                                              s->ids + b * s->slots);
     PCB_CUDA_LAUNCHED("bvh_gather");
-    bvh_leaf_boxes<<<blocks_for(p), BUILD_BLOCK, 0, st>>>(pts, n, p, lo, hi);
+    bvh_leaf_boxes<<<blocks_for(p), BUILD_BLOCK, 0, st>>>(pts, n, p, box);
     PCB_CUDA_LAUNCHED("bvh_leaf_boxes");
     for (int32_t first = p / 2; first >= 1; first /= 2) {
-        bvh_level<<<blocks_for(first), BUILD_BLOCK, 0, st>>>(lo, hi, first);
+        bvh_level<<<blocks_for(first), BUILD_BLOCK, 0, st>>>(box, first);
         PCB_CUDA_LAUNCHED("bvh_level");
     }
     return PCB_OK;
 }
 
-static int bvh_alloc(bvh_state *s)
+/* Carve the next 256-byte-aligned piece of size bytes. */
+static void *carve(char **at, size_t bytes)
 {
-    const pcb_task *t = &s->base.task;
+    void *p = *at;
+    *at += (bytes + 255) / 256 * 256;
+    return p;
+}
+
+/* Checks, then one allocation for the clouds, results and index, and the
+ * uploads. */
+static int bvh_alloc(bvh_state *s, const pcb_task *t)
+{
+    int rc = pcb_nn_coords_fit(t, "cuda_bvh");
+    if (rc != PCB_OK || (rc = pcb_cuda_ctx_init(&s->base.ctx)) != PCB_OK)
+        return rc;
+    s->base.task = *t;
     size_t batch = (size_t)t->batch, most = (size_t)(t->n > t->nq ? t->n : t->nq);
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->pts, batch * s->slots * sizeof(float4)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->ids, batch * s->slots * sizeof(int32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->lo, batch * s->nodes * sizeof(float4)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->hi, batch * s->nodes * sizeof(float4)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->frame, batch * 4 * sizeof(float)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->partial, BBOX_BLOCKS * 6 * sizeof(float)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->order, batch * t->nq * sizeof(int32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->evals, sizeof(unsigned long long)));
-    for (int i = 0; i < 2; i++) {
-        PCB_CUDA_TRY(cudaMalloc((void **)&s->keys[i], most * sizeof(uint64_t)));
-        PCB_CUDA_TRY(cudaMalloc((void **)&s->vals[i], most * sizeof(int32_t)));
-    }
+    size_t refs = batch * (size_t)t->n, qs = batch * (size_t)t->nq;
     /* One scratch area for both sorts: the larger of the two. */
     size_t a = 0, b = 0;
-    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, a, s->keys[0], s->keys[1], s->vals[0],
-                                                 s->vals[1], (int)t->n, 0, 3 * BVH_BITS));
-    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, b, s->keys[0], s->keys[1], s->vals[0],
-                                                 s->vals[1], (int)t->nq, 0, 3 * BVH_BITS));
+    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, a, (uint64_t *)NULL, (uint64_t *)NULL,
+                                                 (int32_t *)NULL, (int32_t *)NULL, (int)t->n, 0,
+                                                 3 * BVH_BITS));
+    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, b, (uint32_t *)NULL, (uint32_t *)NULL,
+                                                 (int32_t *)NULL, (int32_t *)NULL, (int)t->nq, 0,
+                                                 3 * BVH_QUERY_BITS));
     s->temp_bytes = a > b ? a : b;
-    PCB_CUDA_TRY(cudaMalloc(&s->temp, s->temp_bytes));
+    size_t sizes[] = {refs * 3 * sizeof(float), qs * 3 * sizeof(float), qs * sizeof(int32_t),
+                      qs * sizeof(float), batch * s->slots * sizeof(float4),
+                      batch * s->nodes * 2 * sizeof(float4), refs * sizeof(uint64_t),
+                      batch * s->slots * sizeof(int32_t), batch * 4 * sizeof(float),
+                      BBOX_BLOCKS * 6 * sizeof(float), most * sizeof(uint64_t),
+                      most * sizeof(uint64_t), most * sizeof(int32_t), most * sizeof(int32_t),
+                      qs * sizeof(int32_t), s->temp_bytes, sizeof(unsigned long long)};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        total += (sizes[i] + 255) / 256 * 256;
+    PCB_CUDA_TRY(cudaMalloc(&s->arena, total));
+    char *at = (char *)s->arena;
+    s->base.ref = (float *)carve(&at, sizes[0]);
+    s->base.qry = (float *)carve(&at, sizes[1]);
+    s->base.idx = (int32_t *)carve(&at, sizes[2]);
+    s->base.dist2 = (float *)carve(&at, sizes[3]);
+    s->pts = (float4 *)carve(&at, sizes[4]);
+    s->box = (float4 *)carve(&at, sizes[5]);
+    s->codes = (uint64_t *)carve(&at, sizes[6]);
+    s->ids = (int32_t *)carve(&at, sizes[7]);
+    s->frame = (float *)carve(&at, sizes[8]);
+    s->partial = (float *)carve(&at, sizes[9]);
+    s->keys[0] = (uint64_t *)carve(&at, sizes[10]);
+    s->keys[1] = (uint64_t *)carve(&at, sizes[11]);
+    s->vals[0] = (int32_t *)carve(&at, sizes[12]);
+    s->vals[1] = (int32_t *)carve(&at, sizes[13]);
+    s->order = (int32_t *)carve(&at, sizes[14]);
+    s->temp = carve(&at, sizes[15]);
+    s->evals = (unsigned long long *)carve(&at, sizes[16]);
+    PCB_CUDA_TRY(cudaMemcpyAsync(s->base.ref, t->a, sizes[0], cudaMemcpyHostToDevice,
+                                 s->base.ctx.stream));
+    PCB_CUDA_TRY(cudaMemcpyAsync(s->base.qry, t->b, sizes[1], cudaMemcpyHostToDevice,
+                                 s->base.ctx.stream));
+    return PCB_OK;
+}
+
+/* What compute does, queued on the stream (captured into the graph). */
+static int enqueue_compute(bvh_state *s)
+{
+    const pcb_task *t = &s->base.task;
+    cudaStream_t st = s->base.ctx.stream;
+    int32_t nq = (int32_t)t->nq;
+    PCB_CUDA_TRY(cudaMemsetAsync(s->evals, 0, sizeof *s->evals, st));
+    uint32_t *k0 = (uint32_t *)s->keys[0], *k1 = (uint32_t *)s->keys[1];
+    for (int64_t b = 0; b < t->batch; b++) { /* queries in Morton order, per pair */
+        bvh_codes<<<blocks_for(nq), BUILD_BLOCK, 0, st>>>(s->base.qry + b * t->nq * 3, nq,
+                                                          s->frame + 4 * b, (int)BVH_QUERY_BITS,
+                                                          k0, s->vals[0]);
+        PCB_CUDA_LAUNCHED("bvh_codes");
+        PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, k0, k1, s->vals[0],
+                                                     s->order + b * t->nq, nq, 0,
+                                                     3 * BVH_QUERY_BITS, st));
+    }
+    dim3 grid((unsigned)((nq + QUERY_BLOCK - 1) / QUERY_BLOCK), (unsigned)t->batch);
+    bvh_query<<<grid, QUERY_BLOCK, 0, st>>>(s->pts, s->ids, s->box, s->codes, s->frame,
+                                            (int32_t)t->n, s->log_p, s->slots, s->nodes,
+                                            s->base.qry, s->order, nq, s->base.idx,
+                                            s->base.dist2, s->evals);
+    PCB_CUDA_LAUNCHED("bvh_query");
+    return PCB_OK;
+}
+
+static int capture_compute(bvh_state *s)
+{
+    cudaStream_t st = s->base.ctx.stream;
+    PCB_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    int rc = enqueue_compute(s);
+    cudaError_t err = cudaStreamEndCapture(st, &s->graph); /* always: the stream must leave capture */
+    if (rc != PCB_OK)
+        return rc;
+    if (err != cudaSuccess)
+        return pcb_cuda_fail(err, "cudaStreamEndCapture", __FILE__, __LINE__);
+    PCB_CUDA_TRY(cudaGraphInstantiate(&s->exec, s->graph, 0));
     return PCB_OK;
 }
 
@@ -248,12 +340,12 @@ static int bvh_prepare(const pcb_task *t, void **state)
         s->log_p++;
     s->slots = s->leaves * BVH_LEAF;
     s->nodes = 2 << s->log_p;
-    int rc = nn_cuda_base_init(&s->base, t, "cuda_bvh", 1);
-    if (rc == PCB_OK)
-        rc = bvh_alloc(s);
+    int rc = bvh_alloc(s, t);
     for (int64_t b = 0; b < t->batch && rc == PCB_OK; b++)
         rc = build_one(s, b);
     if (rc == PCB_OK)
+        rc = capture_compute(s);
+    if (rc == PCB_OK) /* the uploads read the caller's arrays: done before returning */
         rc = pcb_cuda_sync(&s->base.ctx);
     if (rc != PCB_OK) {
         bvh_release(s);
@@ -266,27 +358,10 @@ static int bvh_prepare(const pcb_task *t, void **state)
 static int bvh_compute(void *state)
 {
     bvh_state *s = (bvh_state *)state;
-    const pcb_task *t = &s->base.task;
-    cudaStream_t st = s->base.ctx.stream;
-    int32_t nq = (int32_t)t->nq;
     int rc = pcb_cuda_begin(&s->base.ctx);
     if (rc != PCB_OK)
         return rc;
-    PCB_CUDA_TRY(cudaMemsetAsync(s->evals, 0, sizeof *s->evals, st));
-    for (int64_t b = 0; b < t->batch; b++) { /* queries in Morton order, per pair */
-        bvh_codes<<<blocks_for(nq), BUILD_BLOCK, 0, st>>>(s->base.qry + b * t->nq * 3, nq,
-                                                          s->frame + 4 * b, s->keys[0], s->vals[0]);
-        PCB_CUDA_LAUNCHED("bvh_codes");
-        PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],
-                                                     s->keys[1], s->vals[0],
-                                                     s->order + b * t->nq, nq, 0, 3 * BVH_BITS,
-                                                     st));
-    }
-    dim3 grid((unsigned)((nq + QUERY_BLOCK - 1) / QUERY_BLOCK), (unsigned)t->batch);
-    bvh_query<<<grid, QUERY_BLOCK, 0, st>>>(s->pts, s->ids, s->lo, s->hi, s->log_p, s->slots,
-                                            s->nodes, s->base.qry, s->order, nq, s->base.idx,
-                                            s->base.dist2, s->evals);
-    PCB_CUDA_LAUNCHED("bvh_query");
+    PCB_CUDA_TRY(cudaGraphLaunch(s->exec, s->base.ctx.stream));
     return pcb_cuda_end(&s->base.ctx);
 }
 
@@ -309,8 +384,8 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535},
     .max_gap = 0,
     .known_defect = NULL,
-    .summary = "GPU BVH over Morton-sorted leaves of 16, built on the device; queries "
-               "Morton-sorted, one thread each, nearest box first",
+    .summary = "GPU BVH over Morton-sorted leaves of 8, built on the device; queries "
+               "Morton-sorted, one thread each, from their home leaf, nearest box first",
     .available = pcb_cuda_available,
     .prepare = bvh_prepare,
     .compute = bvh_compute,
