@@ -424,8 +424,9 @@ static int count_outside(const count_sel *sel, bench_icounts *out)
                       WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail);
     }
     if (rc == PCB_OK) {
-        char cmd[PATH_MAX + 32];
-        snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", vg);
+        char cmd[2 * PATH_MAX + 48];
+        snprintf(cmd, sizeof cmd, "%s%s%s'%s' --version 2>/dev/null", vglib[0] ? "VALGRIND_LIB='" : "",
+                 vglib, vglib[0] ? "' " : "", vg);
         FILE *p = popen(cmd, "r");
         if (p) {
             if (fgets(out->counter, sizeof out->counter, p))
