@@ -160,6 +160,8 @@ typedef struct {
     int index, total;
 } bench_ctx;
 
+/* Whether name is in a comma-separated list (NULL: every name is). */
+int bench_listed(const char *list, const char *name);
 /* Whether an entry is final (not re-run on resume) under these options. */
 int bench_entry_final(const bench_entry *e, double budget);
 /* The serial reference of a problem among the implementations built here. */

@@ -177,20 +177,6 @@ typedef struct {
     const char *suite, *problems, *impls, *filter;
 } count_sel;
 
-static int listed(const char *list, const char *name)
-{
-    if (!list)
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t w = strcspn(p, ",");
-        if (w == len && strncmp(p, name, len) == 0)
-            return 1;
-        p += w + (p[w] == ',');
-    }
-    return 0;
-}
-
 #ifdef PCB_HAVE_CALLGRIND
 /* Inside callgrind: count every selected CPU implementation of the suite. */
 static int count_inside(const count_sel *sel)
@@ -205,7 +191,7 @@ static int count_inside(const count_sel *sel)
     }
     for (int i = 0; i < suite.count; i++) {
         const bench_config *cfg = &suite.configs[i];
-        if (!listed(sel->problems, pcb_problem_name(cfg->problem)) ||
+        if (!bench_listed(sel->problems, pcb_problem_name(cfg->problem)) ||
             (sel->filter && !strstr(cfg->id, sel->filter)))
             continue;
         bench_data d;
@@ -219,7 +205,7 @@ static int count_inside(const count_sel *sel)
                          .a = d.a, .b = d.b, .opt.threads = 1};
         for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
             const pcb_impl *im = *it;
-            if (im->problem != cfg->problem || im->device != PCB_CPU || !listed(sel->impls, im->name) ||
+            if (im->problem != cfg->problem || im->device != PCB_CPU || !bench_listed(sel->impls, im->name) ||
                 pcb_impl_available(im) != PCB_OK || pcb_task_fits(im, &task) != PCB_OK)
                 continue;
             double slow;

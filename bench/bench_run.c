@@ -139,7 +139,7 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
 }
 
 /* ---- one configuration ---------------------------------------------------------- */
-static int selected(const char *list, const char *name)
+int bench_listed(const char *list, const char *name)
 {
     if (!list)
         return 1;
@@ -239,7 +239,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     int np = 0, kept = 0;
     for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
         const pcb_impl *im = *it;
-        if (im->problem != cfg->problem || !selected(o->impls, im->name))
+        if (im->problem != cfg->problem || !bench_listed(o->impls, im->name))
             continue;
         bench_entry *e = bench_result_entry(r, im->name, 1);
         if (!e)
@@ -263,7 +263,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
             pending[np++] = im;
     }
     for (const char *const *m = pcb_not_built(); *m; m += 2) {
-        if (strcmp(m[0], pcb_problem_name(cfg->problem)) != 0 || !selected(o->impls, m[1]))
+        if (strcmp(m[0], pcb_problem_name(cfg->problem)) != 0 || !bench_listed(o->impls, m[1]))
             continue;
         bench_entry *e = bench_result_entry(r, m[1], 1);
         if (!e)

@@ -134,7 +134,9 @@ def short_label(suites):
     if gpu:
         words = [w for w in gpu.split() if w.upper() not in ("NVIDIA", "GEFORCE", "AMD", "TESLA")]
         return "%s host" % (words[0] if words else gpu)
-    return "%s-core CPU" % env.get("cores", "?")
+    cpu = str(env.get("cpu", ""))
+    family = next((f for f in ("Xeon", "EPYC", "Ryzen", "Core") if f in cpu), "")
+    return "%s-core %sCPU" % (env.get("cores", "?"), family + " " if family else "")
 
 
 def hardware(suites):

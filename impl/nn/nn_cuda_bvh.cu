@@ -41,15 +41,9 @@ typedef struct {
 } bvh_state;
 
 /* ---- building ------------------------------------------------------------- */
-__global__ void bvh_bbox_partial(const float *p, int32_t n, float *partial)
+/* The block's box from every thread's (min x, y, z, max x, y, z), in s[k][0]. */
+__device__ void bvh_block_box(float (*s)[BUILD_BLOCK], const float *v)
 {
-    __shared__ float s[6][BUILD_BLOCK];
-    float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    for (int32_t i = blockIdx.x * BUILD_BLOCK + threadIdx.x; i < n; i += gridDim.x * BUILD_BLOCK)
-        for (int d = 0; d < 3; d++) {
-            v[d] = fminf(v[d], p[3 * (size_t)i + d]);
-            v[3 + d] = fmaxf(v[3 + d], p[3 * (size_t)i + d]);
-        }
     for (int k = 0; k < 6; k++)
         s[k][threadIdx.x] = v[k];
     __syncthreads();
@@ -60,6 +54,18 @@ __global__ void bvh_bbox_partial(const float *p, int32_t n, float *partial)
                                           : fmaxf(s[k][threadIdx.x], s[k][threadIdx.x + w]);
         __syncthreads();
     }
+}
+
+__global__ void bvh_bbox_partial(const float *p, int32_t n, float *partial)
+{
+    __shared__ float s[6][BUILD_BLOCK];
+    float v[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = blockIdx.x * BUILD_BLOCK + threadIdx.x; i < n; i += gridDim.x * BUILD_BLOCK)
+        for (int d = 0; d < 3; d++) {
+            v[d] = fminf(v[d], p[3 * (size_t)i + d]);
+            v[3 + d] = fmaxf(v[3 + d], p[3 * (size_t)i + d]);
+        }
+    bvh_block_box(s, v);
     if (threadIdx.x < 6)
         partial[6 * blockIdx.x + threadIdx.x] = s[threadIdx.x][0];
 }
@@ -72,16 +78,7 @@ __global__ void bvh_bbox_final(const float *partial, int blocks, float *frame)
     for (int b = threadIdx.x; b < blocks; b += BUILD_BLOCK)
         for (int k = 0; k < 6; k++)
             v[k] = k < 3 ? fminf(v[k], partial[6 * b + k]) : fmaxf(v[k], partial[6 * b + k]);
-    for (int k = 0; k < 6; k++)
-        s[k][threadIdx.x] = v[k];
-    __syncthreads();
-    for (int w = BUILD_BLOCK / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w)
-            for (int k = 0; k < 6; k++)
-                s[k][threadIdx.x] = k < 3 ? fminf(s[k][threadIdx.x], s[k][threadIdx.x + w])
-                                          : fmaxf(s[k][threadIdx.x], s[k][threadIdx.x + w]);
-        __syncthreads();
-    }
+    bvh_block_box(s, v);
     if (threadIdx.x == 0) {
         float ext = fmaxf(fmaxf(s[3][0] - s[0][0], s[4][0] - s[1][0]), s[5][0] - s[2][0]);
         frame[0] = s[0][0], frame[1] = s[1][0], frame[2] = s[2][0];
