@@ -25,6 +25,7 @@ import tempfile
 import pcbresults as R
 
 SUITE_ORDER = ("seed", "full")
+EXTRA_COLOURS = ['#8c564b', '#7f7f7f', '#bcbd22', '#17becf']
 DASHES = (1, 2, 4, 5)  # solid, then dashed patterns, in order of first use in a plot
 
 
@@ -155,8 +156,10 @@ class Plotter:
             colour.setdefault(impl, len(colour) + 1)
             dash.setdefault(suite, DASHES[min(len(dash), len(DASHES) - 1)])
             path = self.data_file(name, pts)
-            plots.append("'%s' using 1:2 with linespoints lw 2 pt 7 lc %d dt %d title '%s'"
-                         % (path, colour[impl], dash[suite], with_variant(impl, suite)))
+            c = colour[impl]  # gnuplot's own 8 colours, then more: they would repeat
+            lc = str(c) if c <= 8 else "rgb '%s'" % EXTRA_COLOURS[(c - 9) % len(EXTRA_COLOURS)]
+            plots.append("'%s' using 1:2 with linespoints lw 2 pt %d lc %s dt %d title '%s'"
+                         % (path, 7 if c <= 8 else 5, lc, dash[suite], with_variant(impl, suite)))
         for label, pts, style in extra:
             path = self.data_file(name, pts)
             plots.append("'%s' using 1:2 with %s title '%s'" % (path, style, label))
