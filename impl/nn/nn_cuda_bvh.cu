@@ -23,7 +23,7 @@ enum { BUILD_BLOCK = 256, BBOX_BLOCKS = 1024, QUERY_BLOCK = 128 };
 
 typedef struct {
     nn_cuda_base base;
-    int32_t leaves, log_p, slots, nodes; /* per pair; nodes = 2P */
+    int32_t log_p, slots, nodes;         /* per pair; P = 2^log_p leaves, nodes = 2P */
     void *arena;                         /* everything below and base's buffers */
     cudaGraph_t graph;                   /* compute's launches, captured */
     cudaGraphExec_t exec;
@@ -332,10 +332,10 @@ static int bvh_prepare(const pcb_task *t, void **state)
     bvh_state *s = (bvh_state *)calloc(1, sizeof *s);
     if (!s)
         return pcb_fail(PCB_ENOMEM, "nn cuda_bvh: out of memory");
-    s->leaves = (int32_t)((t->n + BVH_LEAF - 1) / BVH_LEAF);
-    while ((1 << s->log_p) < s->leaves)
+    int32_t leaves = (int32_t)((t->n + BVH_LEAF - 1) / BVH_LEAF);
+    while ((1 << s->log_p) < leaves)
         s->log_p++;
-    s->slots = s->leaves * BVH_LEAF;
+    s->slots = leaves * BVH_LEAF;
     s->nodes = 2 << s->log_p;
     int rc = bvh_alloc(s, t);
     for (int64_t b = 0; b < t->batch && rc == PCB_OK; b++)
