@@ -126,6 +126,32 @@ static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const
     fflush(out);
 }
 
+/* A canonical implementation must return the serial reference's answer
+ * element for element (FPS: dp's sequence). Returns 1 and says where it
+ * differs, 0 when equal or not applicable, < 0 on a system error. */
+static int differs_from_reference(const pcb_impl *impl, const pcb_task *t,
+                                  const int32_t *index, char *detail, size_t size)
+{
+    const pcb_impl *ref = t->problem == PCB_FPS ? pcb_find(PCB_FPS, "dp") : NULL;
+    if (!impl->canonical || !ref || ref == impl)
+        return 0;
+    const size_t count = (size_t)t->batch * (size_t)t->m;
+    int32_t *want = malloc(count * sizeof *want);
+    if (!want)
+        return pcb_fail(PCB_ENOMEM, "verify: out of memory for the reference answer");
+    pcb_result r = {.index = want};
+    int rc = pcb_run(ref, t, &r, NULL);
+    size_t i = 0;
+    while (rc == PCB_OK && i < count && want[i] == index[i])
+        i++;
+    if (rc == PCB_OK && i < count)
+        snprintf(detail, size, "not canonical: cloud %lld step %lld is %ld, dp took %ld",
+                 (long long)(i / (size_t)t->m), (long long)(i % (size_t)t->m), (long)index[i],
+                 (long)want[i]);
+    free(want);
+    return rc != PCB_OK ? rc : i < count;
+}
+
 int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
 {
     const pcb_task *t = &c->task;
@@ -170,6 +196,13 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
                 rep.ok = 0;
             } else { /* the whole run, host to host: allocation, transfers, index build */
                 snprintf(detail, sizeof detail, "%s; %.3g ms", rep.detail, ms);
+                int d = rep.ok ? differs_from_reference(impl, t, index, detail, sizeof detail)
+                               : 0;
+                if (d < 0) {
+                    free(index), free(dist2), free(value), free(price);
+                    return d;
+                }
+                rep.ok = !d;
             }
             /* Unmatched points from an implementation that reproduces a forced
              * stop on purpose: caught and shown, not counted as a failure. */

@@ -124,6 +124,9 @@ typedef struct pcb_impl {
     pcb_problem problem;
     pcb_device device;
     int exact;               /* 1 exact, 0 approximate by design */
+    /* 1: returns the canonical answer (FPS: ties to the lowest index), bit
+     * for bit the serial reference's, so verify compares it with dp. */
+    int canonical;
     pcb_limits limits;
     /* Approximate EMD implementations: the relative gap to the optimum they
      * promise (verification fails a larger one); 0 = no promise beyond a

@@ -5,6 +5,7 @@
 
 /* FPS */
 CUDA_IMPL(fps, cuda_unrolled)
+IMPL(fps, pruned)
 IMPL(fps, omp)
 IMPL(fps, dp)
 IMPL(fps, naive)

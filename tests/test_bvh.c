@@ -45,10 +45,10 @@ static void replay_build(const float *p, int32_t n, replay *r)
         r->frame[d] = lo[d];
         ext = hi[d] - lo[d] > ext ? hi[d] - lo[d] : ext;
     }
-    r->frame[3] = ext > 0 ? (float)((1 << BVH_BITS) - 1) / ext : 0;
+    r->frame[3] = ext > 0 ? (float)((1 << SP_BITS) - 1) / ext : 0;
     keyed *k = malloc((size_t)n * sizeof *k);
     for (int32_t i = 0; i < n; i++)
-        k[i] = (keyed){bvh_morton(r->frame, p[3 * i], p[3 * i + 1], p[3 * i + 2], BVH_BITS), i};
+        k[i] = (keyed){sp_morton(r->frame, p[3 * i], p[3 * i + 1], p[3 * i + 2], SP_BITS), i};
     qsort(k, (size_t)n, sizeof *k, by_code);
     r->n = n;
     r->codes = malloc((size_t)n * sizeof *r->codes);
@@ -106,7 +106,7 @@ static float *cloud(const char *kind, int64_t n, uint64_t seed)
 static void replay_search(const replay *r, const float *q, float *best, int32_t *slot,
                           int64_t *evals)
 {
-    int32_t home = bvh_home_leaf(r->codes, r->n, bvh_morton(r->frame, q[0], q[1], q[2], BVH_BITS));
+    int32_t home = bvh_home_leaf(r->codes, r->n, sp_morton(r->frame, q[0], q[1], q[2], SP_BITS));
     bvh_search(&r->tree, home, q[0], q[1], q[2], best, slot, evals);
 }
 
@@ -206,13 +206,13 @@ static void test_box_bound_conservative(void)
             lo[d] = p[d] - scale * (float)(u * 0.11);
             hi[d] = p[d] + scale * (float)((1 - u) * 0.07);
         }
-        float box = bvh_box_d2(lo, hi, q[0], q[1], q[2]);
-        float pt = bvh_d2(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+        float box = sp_box_d2(lo, hi, q[0], q[1], q[2]);
+        float pt = sp_d2(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
         bad += box > pt;
     }
     CHECK(bad == 0);
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    CHECK(bvh_box_d2(lo, hi, 1, 2, 3) == INFINITY); /* an empty box is never visited */
+    CHECK(sp_box_d2(lo, hi, 1, 2, 3) == INFINITY); /* an empty box is never visited */
 }
 
 TEST_MAIN(T(test_replay_matches_brute_force), T(test_replay_lidar), T(test_replay_all_equal),

@@ -129,11 +129,14 @@ static void ties_canonical(void)
         CHECK(same(omp, canonical, 4));
         free(omp);
     }
-    int32_t *dp = run(impl("dp"), &t, NULL), *naive = run(impl("naive"), &t, NULL);
+    int32_t *dp = run(impl("dp"), &t, NULL), *naive = run(impl("naive"), &t, NULL),
+            *pruned = run(impl("pruned"), &t, NULL);
     CHECK(same(dp, canonical, 4));
     CHECK(same(naive, canonical, 4));
+    CHECK(same(pruned, canonical, 4));
     free(dp);
     free(naive);
+    free(pruned);
     CHECK(valid(&t, canonical));
     CHECK(valid(&t, other));
     CHECK(rejected(&t, wrong, "step 1"));
@@ -153,7 +156,49 @@ static void ties_canonical(void)
         CHECK(same(omp, ref, t.m));
         free(omp);
     }
+    pruned = run(impl("pruned"), &t, NULL);
+    CHECK(same(pruned, ref, t.m));
+    free(pruned);
     free(ref);
+}
+
+/* pruned skips whole buckets: it must still return dp's sequence bit for
+ * bit on every shape, including sizes that leave a bucket or group partly
+ * padded, clouds whose squared distances overflow float32 (skipping must
+ * agree with dp's +inf), and every thread count over a batch. */
+static void pruned_equals_dp(void)
+{
+    static const struct {
+        const char *kind;
+        int64_t batch, n, m, start;
+        float scale;
+    } sets[] = {{"lidar", 1, 30000, 700, 0, 1},      {"uniform", 1, 20000, 2000, 5, 1},
+                {"clusters", 2, 5000, 1500, 9, 1},   {"sphere", 1, 4000, 4000, 0, 1},
+                {"collinear", 1, 3000, 300, 0, 1},   {"duplicates", 1, 3000, 900, 3, 1},
+                {"equal", 1, 100, 40, 7, 1},         {"offset", 1, 2000, 200, 0, 1},
+                {"uniform", 1, 33, 33, 32, 1},       {"uniform", 1, 31, 20, 30, 1},
+                {"uniform", 1, 513, 513, 0, 1},      {"uniform", 3, 1025, 100, 1, 1},
+                {"uniform", 1, 2000, 100, 0, 3e19f}, {"uniform", 1, 1000, 50, 0, 1e-19f}};
+    static const int threads[] = {1, 2, 3};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        const int64_t count = sets[s].batch * sets[s].n * 3;
+        float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 90 + s);
+        for (int64_t i = 0; xyz && i < count; i++)
+            xyz[i] *= sets[s].scale;
+        pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
+        int32_t *ref = run(impl("dp"), &t, NULL);
+        for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+            t.opt.threads = threads[k];
+            int32_t *got = run(impl("pruned"), &t, NULL);
+            if (!same(got, ref, t.batch * t.m))
+                fprintf(stderr, "  pruned (%d threads) differs from dp on %s n=%lld\n",
+                        threads[k], sets[s].kind, (long long)sets[s].n);
+            CHECK(same(got, ref, t.batch * t.m));
+            free(got);
+        }
+        free(ref);
+        free(xyz);
+    }
 }
 
 /* A batch equals its clouds sampled one at a time, on both omp paths. */
@@ -161,9 +206,9 @@ static void batch_equals_single(void)
 {
     const int64_t batch = 5, n = 800, m = 40, start = 9;
     float *xyz = make("clusters", batch, n, 7);
-    const char *names[] = {"naive", "dp", "omp", "omp"};
-    const int threads[] = {0, 0, 2, 7}; /* omp: 2 = over the batch, 7 = within clouds */
-    for (int k = 0; k < 4; k++) {
+    const char *names[] = {"naive", "dp", "omp", "omp", "pruned"};
+    const int threads[] = {0, 0, 2, 7, 2}; /* omp: 2 = over the batch, 7 = within clouds */
+    for (int k = 0; k < 5; k++) {
         pcb_task t = fps_task(xyz, batch, n, m, start, threads[k]);
         int32_t *all = run(impl(names[k]), &t, NULL);
         CHECK(valid(&t, all));
@@ -180,9 +225,9 @@ static void batch_equals_single(void)
 
 static void start_and_sizes(void)
 {
-    const char *names[] = {"naive", "dp", "omp"};
+    const char *names[] = {"naive", "dp", "omp", "pruned"};
     float *xyz = make("uniform", 1, 200, 3);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         /* start != 0 */
         pcb_task t = fps_task(xyz, 1, 200, 30, 137, 3);
         int32_t *idx = run(impl(names[k]), &t, NULL);
@@ -225,8 +270,8 @@ static void duplicates_accepted(void)
     free(eq);
     float *dup = make("duplicates", 1, 400, 5); /* 50 distinct positions */
     t = fps_task(dup, 1, 400, 120, 0, 0);
-    for (int k = 0; k < 3; k++) {
-        idx = run(impl(k == 0 ? "naive" : k == 1 ? "dp" : "omp"), &t, NULL);
+    for (int k = 0; k < 4; k++) {
+        idx = run(impl(k == 0 ? "naive" : k == 1 ? "dp" : k == 2 ? "omp" : "pruned"), &t, NULL);
         CHECK(valid(&t, idx));
         free(idx);
     }
@@ -238,8 +283,8 @@ static void invalid_arguments(void)
     float *xyz = make("uniform", 1, 100, 8);
     int32_t idx[200];
     pcb_result r = {.index = idx};
-    const char *names[] = {"naive", "dp", "omp"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"naive", "dp", "omp", "pruned"};
+    for (int k = 0; k < 4; k++) {
         const pcb_impl *im = impl(names[k]);
         pcb_task t = fps_task(xyz, 1, 100, 101, 0, 0);
         CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_EINVAL);
@@ -372,6 +417,6 @@ static void cuda_unrolled(void)
     CHECK_RC(pcb_run(cu, &t, &r, NULL), PCB_EUNSUPPORTED);
 }
 
-TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(batch_equals_single), T(start_and_sizes),
+TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(pruned_equals_dp), T(batch_equals_single), T(start_and_sizes),
           T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
           T(cuda_unrolled))

@@ -274,6 +274,7 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
     .problem = PCB_FPS,
     .device = PCB_CUDA,
     .exact = 1,
+    .canonical = 0,
     .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},
     .max_gap = 0,
     .known_defect = NULL,

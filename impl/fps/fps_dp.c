@@ -92,6 +92,7 @@ const pcb_impl pcb_fps_dp = {
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,
+    .canonical = 1,
     .summary = "serial, running min-distance array (dynamic programming): O(n m)",
     .prepare = dp_prepare,
     .compute = dp_compute,

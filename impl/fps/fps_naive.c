@@ -83,6 +83,7 @@ const pcb_impl pcb_fps_naive = {
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,
+    .canonical = 1,
     .summary = "serial, recomputes distances to every sample: O(n m^2)",
     .prepare = naive_prepare,
     .compute = naive_compute,

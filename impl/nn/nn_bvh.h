@@ -21,23 +21,14 @@
  * Then it climbs to the root: the sibling of each ancestor of the home leaf,
  * nearest first, is searched (nearer child first, the farther kept on a
  * stack) unless its box's distance is >= the best found; boxes are skipped
- * again when popped if the best has shrunk. Exact: distances are (q - p)^2 in float32, x then y
- * then z, every operation rounded on its own (no FMA contraction: the
- * __f*_rn intrinsics on the GPU, -ffp-contract=off on the CPU), and a box's
- * distance takes the same operations on its nearest faces. Rounding is
- * monotone, so no point of a box is nearer than the box's rounded distance.
- */
+ * again when popped if the best has shrunk. Exact: distances and box
+ * distances are rounded alike (../spatial.h says why that is enough). */
 #ifndef PCB_NN_BVH_H
 #define PCB_NN_BVH_H
 
-#include <math.h>
-#include <stdint.h>
+#include "../spatial.h"
 
-#ifdef __CUDACC__
-#define BVH_FN __host__ __device__ __forceinline__
-#else
-#define BVH_FN static inline
-#endif
+#define BVH_FN SP_FN
 
 #ifndef PCB_BVH_LEAF
 #define PCB_BVH_LEAF 8 /* 8, 16 and 32 were timed on the GPU: 8 was fastest */
@@ -46,68 +37,9 @@
 enum {
     BVH_LEAF = PCB_BVH_LEAF, /* points a leaf */
     BVH_STACK = 32,     /* deeper than any tree: P <= 2^26 */
-    BVH_BITS = 21,      /* Morton bits an axis (reference points) */
     BVH_QUERY_BITS = 10, /* for the queries: 30-bit keys */
     BVH_MAX_LOG_P = 26  /* so n < 2^31 */
 };
-
-/* Rounded one operation at a time, on both sides. */
-#ifdef __CUDA_ARCH__
-#define BVH_SUB(a, b) __fsub_rn(a, b)
-#define BVH_ADD(a, b) __fadd_rn(a, b)
-#define BVH_MUL(a, b) __fmul_rn(a, b)
-#else
-#define BVH_SUB(a, b) ((a) - (b))
-#define BVH_ADD(a, b) ((a) + (b))
-#define BVH_MUL(a, b) ((a) * (b))
-#endif
-
-BVH_FN float bvh_d2(float dx, float dy, float dz)
-{
-    return BVH_ADD(BVH_ADD(BVH_MUL(dx, dx), BVH_MUL(dy, dy)), BVH_MUL(dz, dz));
-}
-
-/* Per axis: lo - q if q is below the box, q - hi if above, else 0 (the two
- * are never both positive); an empty box (lo +inf, hi -inf) is +inf away. */
-BVH_FN float bvh_gap(float lo, float hi, float q)
-{
-    float a = BVH_SUB(lo, q), b = BVH_SUB(q, hi);
-    a = a > b ? a : b;
-    return a > 0.0f ? a : 0.0f;
-}
-
-BVH_FN float bvh_box_d2(const float *lo, const float *hi, float qx, float qy, float qz)
-{
-    return bvh_d2(bvh_gap(lo[0], hi[0], qx), bvh_gap(lo[1], hi[1], qy),
-                  bvh_gap(lo[2], hi[2], qz));
-}
-
-/* Spread the low 21 bits of v to every third bit. */
-BVH_FN uint64_t bvh_spread(uint64_t v)
-{
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x1f00000000ffffULL;
-    v = (v | v << 16) & 0x1f0000ff0000ffULL;
-    v = (v | v << 8) & 0x100f00f00f00f00fULL;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-    v = (v | v << 2) & 0x1249249249249249ULL;
-    return v;
-}
-
-/* frame = (lo x, lo y, lo z, scale): scale = (2^21 - 1) / the widest extent
- * of the reference cloud (0 when it is a single point). Positions outside
- * are clamped: queries too get a code. Only the order matters. bits: 21 an
- * axis for the reference points (the leaves follow it), fewer for the
- * queries (their order only groups neighbours: a shorter sort). */
-BVH_FN uint64_t bvh_morton(const float *frame, float x, float y, float z, int bits)
-{
-    const float top = (float)((1 << BVH_BITS) - 1);
-    float u[3] = {(x - frame[0]) * frame[3], (y - frame[1]) * frame[3], (z - frame[2]) * frame[3]};
-    uint64_t c[3];
-    for (int d = 0; d < 3; d++)
-        c[d] = (uint64_t)(u[d] > 0.0f ? (u[d] < top ? u[d] : top) : 0.0f) >> (BVH_BITS - bits);
-    return bvh_spread(c[0]) << 2 | bvh_spread(c[1]) << 1 | bvh_spread(c[2]);
-}
 
 /* The tree of one cloud, in device memory for the kernels (host memory for
  * the replay). */
@@ -125,9 +57,9 @@ BVH_FN float bvh_node_d2(const bvh_tree *t, int32_t v, float qx, float qy, float
     const float4 *b = (const float4 *)t->box + 2 * (int64_t)v;
     float4 l = b[0], h = b[1];
     float lo[3] = {l.x, l.y, l.z}, hi[3] = {h.x, h.y, h.z};
-    return bvh_box_d2(lo, hi, qx, qy, qz);
+    return sp_box_d2(lo, hi, qx, qy, qz);
 #else
-    return bvh_box_d2(t->box + 8 * (int64_t)v, t->box + 8 * (int64_t)v + 4, qx, qy, qz);
+    return sp_box_d2(t->box + 8 * (int64_t)v, t->box + 8 * (int64_t)v + 4, qx, qy, qz);
 #endif
 }
 
@@ -140,12 +72,12 @@ BVH_FN void bvh_scan(const bvh_tree *t, int32_t k, float qx, float qy, float qz,
     const float4 *pt = (const float4 *)t->pts + first;
     for (int j = 0; j < BVH_LEAF; j++) {
         float4 v = pt[j];
-        float d = bvh_d2(BVH_SUB(v.x, qx), BVH_SUB(v.y, qy), BVH_SUB(v.z, qz));
+        float d = sp_d2(SP_SUB(v.x, qx), SP_SUB(v.y, qy), SP_SUB(v.z, qz));
 #else
     const float *pt = t->pts + 4 * (int64_t)first;
     for (int j = 0; j < BVH_LEAF; j++) {
         const float *v = pt + 4 * j;
-        float d = bvh_d2(BVH_SUB(v[0], qx), BVH_SUB(v[1], qy), BVH_SUB(v[2], qz));
+        float d = sp_d2(SP_SUB(v[0], qx), SP_SUB(v[1], qy), SP_SUB(v[2], qz));
 #endif
         if (d < *best) {
             *best = d;

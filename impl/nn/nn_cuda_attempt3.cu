@@ -189,6 +189,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .problem = PCB_NN,
     .device = PCB_CUDA,
     .exact = 0,
+    .canonical = 0,
     .limits = {},
     .max_gap = 0,
     .known_defect = NULL,

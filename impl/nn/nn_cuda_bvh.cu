@@ -82,7 +82,7 @@ __global__ void bvh_bbox_final(const float *partial, int blocks, float *frame)
     if (threadIdx.x == 0) {
         float ext = fmaxf(fmaxf(s[3][0] - s[0][0], s[4][0] - s[1][0]), s[5][0] - s[2][0]);
         frame[0] = s[0][0], frame[1] = s[1][0], frame[2] = s[2][0];
-        frame[3] = ext > 0 ? (float)((1 << BVH_BITS) - 1) / ext : 0.0f;
+        frame[3] = ext > 0 ? (float)((1 << SP_BITS) - 1) / ext : 0.0f;
     }
 }
 
@@ -92,7 +92,7 @@ __global__ void bvh_codes(const float *p, int32_t n, const float *frame, int bit
 {
     int32_t i = blockIdx.x * BUILD_BLOCK + threadIdx.x;
     if (i < n) {
-        keys[i] = (K)bvh_morton(frame, p[3 * (size_t)i], p[3 * (size_t)i + 1],
+        keys[i] = (K)sp_morton(frame, p[3 * (size_t)i], p[3 * (size_t)i + 1],
                                 p[3 * (size_t)i + 2], bits);
         vals[i] = i;
     }
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(QUERY_BLOCK)
                       (const float *)(box + 2 * pair * nodes), log_p};
         float qx = qry[3 * i], qy = qry[3 * i + 1], qz = qry[3 * i + 2], best;
         int32_t slot, home = bvh_home_leaf(codes + pair * n, n,
-                                           bvh_morton(frame + 4 * pair, qx, qy, qz, BVH_BITS));
+                                           sp_morton(frame + 4 * pair, qx, qy, qz, SP_BITS));
         bvh_search(&t, home, qx, qy, qz, &best, &slot, &ev);
         idx[i] = ids[pair * slots + slot];
         dist2[i] = best;
@@ -205,12 +205,12 @@ static int build_one(bvh_state *s, int64_t b)
     PCB_CUDA_LAUNCHED("bvh_bbox_partial");
     bvh_bbox_final<<<1, BUILD_BLOCK, 0, st>>>(s->partial, (int)pb, frame);
     PCB_CUDA_LAUNCHED("bvh_bbox_final");
-    bvh_codes<<<blocks_for(n), BUILD_BLOCK, 0, st>>>(ref, n, frame, (int)BVH_BITS, s->keys[0],
+    bvh_codes<<<blocks_for(n), BUILD_BLOCK, 0, st>>>(ref, n, frame, (int)SP_BITS, s->keys[0],
                                                      s->vals[0]);
     PCB_CUDA_LAUNCHED("bvh_codes");
     PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],
                                                  s->codes + b * t->n, s->vals[0], s->vals[1], n,
-                                                 0, 3 * BVH_BITS, st));
+                                                 0, 3 * SP_BITS, st));
     float4 *pts = s->pts + b * s->slots, *box = s->box + 2 * b * s->nodes;
     bvh_gather<<<blocks_for(s->slots), BUILD_BLOCK, 0, st>>>(ref, n, s->vals[1], s->slots, pts,
                                                              s->ids + b * s->slots);
@@ -246,7 +246,7 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
     size_t a = 0, b = 0;
     PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, a, (uint64_t *)NULL, (uint64_t *)NULL,
                                                  (int32_t *)NULL, (int32_t *)NULL, (int)t->n, 0,
-                                                 3 * BVH_BITS));
+                                                 3 * SP_BITS));
     PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, b, (uint32_t *)NULL, (uint32_t *)NULL,
                                                  (int32_t *)NULL, (int32_t *)NULL, (int)t->nq, 0,
                                                  3 * BVH_QUERY_BITS));
@@ -378,6 +378,7 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .problem = PCB_NN,
     .device = PCB_CUDA,
     .exact = 1,
+    .canonical = 0,
     .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535},
     .max_gap = 0,
     .known_defect = NULL,

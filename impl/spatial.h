@@ -1,0 +1,81 @@
+/* spatial.h - what the spatial indexes share, written once for GPU kernels
+ * and CPU code: squared distances rounded one operation at a time, the
+ * distance from a point to a box rounded the same way, and Morton codes.
+ *
+ * Exactness of pruning rests on this file: distances are (p - q)^2 in
+ * float32, x then y then z, every operation rounded on its own (no FMA
+ * contraction: the __f*_rn intrinsics on the GPU, -ffp-contract=off on the
+ * CPU), and a box's distance takes the same operations on its nearest
+ * faces. Rounding is monotone, so no point of a box is nearer than the box's
+ * rounded distance: a box at distance >= D holds no point nearer than D. */
+#ifndef PCB_SPATIAL_H
+#define PCB_SPATIAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define SP_FN __host__ __device__ __forceinline__
+#else
+#define SP_FN static inline
+#endif
+
+enum { SP_BITS = 21 }; /* Morton bits an axis at most: 63-bit codes */
+
+/* Rounded one operation at a time, on both sides. */
+#ifdef __CUDA_ARCH__
+#define SP_SUB(a, b) __fsub_rn(a, b)
+#define SP_ADD(a, b) __fadd_rn(a, b)
+#define SP_MUL(a, b) __fmul_rn(a, b)
+#else
+#define SP_SUB(a, b) ((a) - (b))
+#define SP_ADD(a, b) ((a) + (b))
+#define SP_MUL(a, b) ((a) * (b))
+#endif
+
+SP_FN float sp_d2(float dx, float dy, float dz)
+{
+    return SP_ADD(SP_ADD(SP_MUL(dx, dx), SP_MUL(dy, dy)), SP_MUL(dz, dz));
+}
+
+/* Per axis: lo - q if q is below the box, q - hi if above, else 0 (the two
+ * are never both positive); an empty box (lo +inf, hi -inf) is +inf away. */
+SP_FN float sp_gap(float lo, float hi, float q)
+{
+    float a = SP_SUB(lo, q), b = SP_SUB(q, hi);
+    a = a > b ? a : b;
+    return a > 0.0f ? a : 0.0f;
+}
+
+SP_FN float sp_box_d2(const float *lo, const float *hi, float qx, float qy, float qz)
+{
+    return sp_d2(sp_gap(lo[0], hi[0], qx), sp_gap(lo[1], hi[1], qy), sp_gap(lo[2], hi[2], qz));
+}
+
+/* Spread the low 21 bits of v to every third bit. */
+SP_FN uint64_t sp_spread(uint64_t v)
+{
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x1f00000000ffffULL;
+    v = (v | v << 16) & 0x1f0000ff0000ffULL;
+    v = (v | v << 8) & 0x100f00f00f00f00fULL;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+    v = (v | v << 2) & 0x1249249249249249ULL;
+    return v;
+}
+
+/* frame = (lo x, lo y, lo z, scale): scale = (2^21 - 1) / the widest extent
+ * of the cloud (0 when it is a single point). Positions outside are
+ * clamped. Only the order matters: `bits` an axis (<= 21), so a code has
+ * 3 * bits bits; fewer bits make a shorter sort of coarser cells. */
+SP_FN uint64_t sp_morton(const float *frame, float x, float y, float z, int bits)
+{
+    const float top = (float)((1 << SP_BITS) - 1);
+    float u[3] = {(x - frame[0]) * frame[3], (y - frame[1]) * frame[3], (z - frame[2]) * frame[3]};
+    uint64_t c[3];
+    for (int d = 0; d < 3; d++)
+        c[d] = (uint64_t)(u[d] > 0.0f ? (u[d] < top ? u[d] : top) : 0.0f) >> (SP_BITS - bits);
+    return sp_spread(c[0]) << 2 | sp_spread(c[1]) << 1 | sp_spread(c[2]);
+}
+
+#endif
