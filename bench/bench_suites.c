@@ -74,6 +74,14 @@ static int by_problem_then_size(const void *x, const void *y)
     return ka < kb ? -1 : ka > kb ? 1 : strcmp(a->id, b->id);
 }
 
+/* FPS where pruning matters: 4,096 samples of a 120k-point lidar sweep, and
+ * of 50,000 uniform points (the size fpsample reports). */
+static int fps_beyond(list *l)
+{
+    int rc = add(l, PCB_FPS, "lidar", 1, 120000, 0, 4096);
+    return rc == PCB_OK ? add(l, PCB_FPS, "uniform", 1, 50000, 0, 4096) : rc;
+}
+
 static int seed_suite(list *l)
 {
     int rc = PCB_OK;
@@ -81,6 +89,8 @@ static int seed_suite(list *l)
         rc = add(l, PCB_FPS, "uniform", b, 10000, 0, 1000);
     if (rc == PCB_OK)
         rc = add(l, PCB_FPS, "uniform", 6, 10000, 0, 10000);
+    if (rc == PCB_OK)
+        rc = fps_beyond(l);
     if (rc == PCB_OK)
         rc = add(l, PCB_NN, "lidar", 1, 120000, 120000, 0);
     static const int64_t emd_n[] = {1024, 2048, 4096}, emd_b[] = {1, 32};
@@ -103,6 +113,13 @@ static int full_suite(list *l)
             if (rc == PCB_OK)
                 rc = add(l, PCB_FPS, "uniform", fps_b[i], fps_n[j], 0, fps_n[j] / 4);
         }
+    /* The sizes of the FPS targets: many mid-size clouds, one huge one. */
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 32, 16384, 0, 4096);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 1, 1000000, 0, 16384);
+    if (rc == PCB_OK)
+        rc = fps_beyond(l);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
         rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)

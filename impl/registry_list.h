@@ -4,6 +4,7 @@
  * when libflann is found. Included by registry.c only. */
 
 /* FPS */
+CUDA_IMPL(fps, cuda_pruned)
 CUDA_IMPL(fps, cuda_unrolled)
 IMPL(fps, pruned)
 IMPL(fps, omp)

@@ -417,6 +417,78 @@ static void cuda_unrolled(void)
     CHECK_RC(pcb_run(cu, &t, &r, NULL), PCB_EUNSUPPORTED);
 }
 
+/* cuda_pruned: dp's sequence bit for bit. Clouds of up to 12,288 points
+ * take the thread-per-run kernel; larger ones the warp-per-bucket kernel
+ * with shared memory holding every level (16,384 points, and small clouds
+ * forced with PCBENCH_FPS_WARPS), groups and buckets (70,000), or groups
+ * only (10^6).
+ * The warp kernel's layout is the CPU pruned's, so both update the same
+ * buckets: their counts of distance evaluations must agree. */
+static void cuda_pruned(void)
+{
+    const pcb_impl *cu = pcb_find(PCB_FPS, "cuda_pruned");
+    if (!cu || pcb_impl_available(cu) != PCB_OK) {
+        printf("note: cuda_pruned not run: %s\n", cu ? pcb_errmsg() : "not built");
+        return;
+    }
+    static const struct {
+        const char *kind;
+        int64_t batch, n, m, start;
+    } sets[] = {{"uniform", 6, 10000, 1000, 0},   {"lidar", 1, 120000, 4096, 0},
+                {"uniform", 3, 16384, 2000, 11},  {"uniform", 1, 1000000, 300, 7},
+                {"clusters", 2, 1537, 1537, 5},   {"sphere", 1, 1000, 1000, 0},
+                {"duplicates", 1, 2000, 600, 0},  {"equal", 1, 300, 30, 0},
+                {"collinear", 1, 70000, 200, 0},  {"offset", 2, 3000, 100, 7},
+                {"uniform", 1, 1, 1, 0},          {"uniform", 3, 5, 5, 2},
+                {"uniform", 1, 33, 33, 32},       {"uniform", 33, 100, 20, 1},
+                {"uniform", 1, 12289, 500, 3},    {"lidar", 2, 9000, 900, 1},
+                {"uniform", 2, 12288, 700, 0},    {"clusters", 1, 5000, 800, 2}};
+    static const char *const warps[] = {NULL, "8", "32"};
+    for (size_t w = 0; w < sizeof warps / sizeof warps[0]; w++) {
+        if (warps[w])
+            setenv("PCBENCH_FPS_WARPS", warps[w], 1);
+        for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+            const int small = sets[s].n <= 12288 && !warps[w];
+            if (warps[w] && sets[s].n > 20000)
+                continue; /* the default already took the warp kernel */
+            float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);
+            pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
+            pcb_counters gpu, cpu;
+            int32_t *ref = run(impl("dp"), &t, NULL), *got = run(cu, &t, &gpu);
+            free(run(impl("pruned"), &t, &cpu));
+            if (!same(got, ref, t.batch * t.m))
+                fprintf(stderr, "  cuda_pruned (warps %s) differs from dp on %s n=%lld\n",
+                        warps[w] ? warps[w] : "default", sets[s].kind, (long long)sets[s].n);
+            CHECK(same(got, ref, t.batch * t.m));
+            CHECK(small ? gpu.distance_evals > 0 || t.m == 1
+                        : gpu.distance_evals == cpu.distance_evals);
+            CHECK(gpu.iterations == t.batch * (t.m - 1));
+            free(ref);
+            free(got);
+            free(xyz);
+        }
+        unsetenv("PCBENCH_FPS_WARPS");
+    }
+    /* Repeated compute on one prepared state gives the same answer. */
+    float *xyz = make("lidar", 1, 20000, 5);
+    pcb_task t = fps_task(xyz, 1, 20000, 500, 3, 0);
+    int32_t first[500], second[500];
+    pcb_result r1 = {.index = first}, r2 = {.index = second};
+    void *state = NULL;
+    CHECK_RC(cu->prepare(&t, &state), PCB_OK);
+    if (state) {
+        for (int k = 0; k < 2; k++) {
+            CHECK_RC(cu->compute(state), PCB_OK);
+            CHECK_RC(cu->sync(state), PCB_OK);
+            CHECK_RC(cu->fetch(state, k ? &r2 : &r1), PCB_OK);
+        }
+        CHECK(same(first, second, 500));
+        CHECK(valid(&t, second));
+    }
+    cu->release(state);
+    free(xyz);
+}
+
 TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(pruned_equals_dp), T(batch_equals_single), T(start_and_sizes),
           T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
-          T(cuda_unrolled))
+          T(cuda_unrolled), T(cuda_pruned))
