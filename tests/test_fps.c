@@ -417,11 +417,11 @@ static void cuda_unrolled(void)
     CHECK_RC(pcb_run(cu, &t, &r, NULL), PCB_EUNSUPPORTED);
 }
 
-/* cuda_pruned: dp's sequence bit for bit. Clouds of up to 12,288 points
+/* cuda_pruned: dp's sequence bit for bit. Clouds of up to 16,384 points
  * take the thread-per-run kernel; larger ones the warp-per-bucket kernel
- * with shared memory holding every level (16,384 points, and small clouds
- * forced with PCBENCH_FPS_WARPS), groups and buckets (70,000), or groups
- * only (10^6).
+ * with shared memory holding every level (small clouds forced with
+ * PCBENCH_FPS_WARPS), groups and buckets (16,385 and 70,000 points), or
+ * groups only (10^6).
  * The warp kernel's layout is the CPU pruned's, so both update the same
  * buckets: their counts of distance evaluations must agree. */
 static void cuda_pruned(void)
@@ -441,14 +441,14 @@ static void cuda_pruned(void)
                 {"collinear", 1, 70000, 200, 0},  {"offset", 2, 3000, 100, 7},
                 {"uniform", 1, 1, 1, 0},          {"uniform", 3, 5, 5, 2},
                 {"uniform", 1, 33, 33, 32},       {"uniform", 33, 100, 20, 1},
-                {"uniform", 1, 12289, 500, 3},    {"lidar", 2, 9000, 900, 1},
-                {"uniform", 2, 12288, 700, 0},    {"clusters", 1, 5000, 800, 2}};
+                {"uniform", 1, 16385, 500, 3},    {"lidar", 2, 9000, 900, 1},
+                {"uniform", 2, 12289, 700, 0},    {"clusters", 1, 5000, 800, 2}};
     static const char *const warps[] = {NULL, "8", "32"};
     for (size_t w = 0; w < sizeof warps / sizeof warps[0]; w++) {
         if (warps[w])
             setenv("PCBENCH_FPS_WARPS", warps[w], 1);
         for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-            const int small = sets[s].n <= 12288 && !warps[w];
+            const int small = sets[s].n <= 16384 && !warps[w];
             if (warps[w] && sets[s].n > 20000)
                 continue; /* the default already took the warp kernel */
             float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);

@@ -346,10 +346,10 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * instruction-level parallelism): the rest of a step is one warp max, one
  * post, one barrier and one reduction of the posts. A step costs about
  * 0.4 us with 8 warps and 0.8 us with 32 (timed on the H100): every warp
- * pays the reductions, so P is the smallest that 1024 threads allow. P = 16
- * needs more than the 64 registers a thread of a full block gets (it
- * spilled and ran slower than the warp kernel), hence P <= 12 here. */
-enum { SMALL_THREADS = 1024, SMALL_WARPS = SMALL_THREADS / 32, SMALL_MAX = 12 };
+ * pays the reductions, so P is the smallest that 1024 threads allow. With
+ * P = 16 the update's reduction trees need more than the 64 registers a
+ * thread of a full block gets, so it reduces in chains instead. */
+enum { SMALL_THREADS = 1024, SMALL_WARPS = SMALL_THREADS / 32, SMALL_MAX = 16 };
 
 /* v[0] = the largest (smallest) of v[0 .. LEN-1], in a tree of depth log2 LEN. */
 template <int LEN, typename V>
@@ -423,25 +423,48 @@ __global__ void __launch_bounds__(SMALL_THREADS, 1) fps_sample_small(fps_args a)
 
     for (int j = 1; j < a.m; j++) {
         if (sp_box_d2(lo, hi, qx, qy, qz) < fps_key_dist(key)) {
-            float v[P];
+            float far;
+            uint32_t low_at; /* the lowest index at distance far << 4 | its slot */
+            if constexpr (P <= 12) { /* trees: short dependency chains */
+                float v[P];
 #pragma unroll
-            for (int i = 0; i < P; i++) {
-                const float d = fps_dist(sx[i * T + t], sy[i * T + t], sz[i * T + t], qx, qy, qz);
-                mind[i] = d < mind[i] ? d : mind[i];
-                v[i] = mind[i];
+                for (int i = 0; i < P; i++) {
+                    const float d =
+                        fps_dist(sx[i * T + t], sy[i * T + t], sz[i * T + t], qx, qy, qz);
+                    mind[i] = d < mind[i] ? d : mind[i];
+                    v[i] = mind[i];
+                }
+                tree_max<P>(v);
+                far = v[0];
+                uint32_t id[P];
+#pragma unroll
+                for (int i = 0; i < P; i++)
+                    id[i] = mind[i] == far ? (uint32_t)sid[i * T + t] << 4 | i : 0xffffffffu;
+                tree_min<P>(id);
+                low_at = id[0];
+            } else {
+                /* Chains, each slot guarded by the run length known only at
+                 * run time (always P): the compiler then does not hoist all
+                 * 3 P loads at once, which spilled the 64 registers. */
+                const int p = a.per_thread;
+                far = 0.0f;
+#pragma unroll
+                for (int i = 0; i < P; i++)
+                    if (i < p) {
+                        const float d =
+                            fps_dist(sx[i * T + t], sy[i * T + t], sz[i * T + t], qx, qy, qz);
+                        mind[i] = d < mind[i] ? d : mind[i];
+                        far = mind[i] > far ? mind[i] : far;
+                    }
+                low_at = 0xffffffffu;
+#pragma unroll
+                for (int i = 0; i < P; i++)
+                    if (i < p && mind[i] == far)
+                        low_at = min(low_at, (uint32_t)sid[i * T + t] << 4 | i);
             }
-            tree_max<P>(v);
-            const float far = v[0];
-            /* The lowest index at that distance, packed with its slot (the
-             * index has at most 14 bits here, the slot 4; ties are rare, the
-             * slot only locates the coordinates). */
-            uint32_t id[P];
-#pragma unroll
-            for (int i = 0; i < P; i++)
-                id[i] = mind[i] == far ? (uint32_t)sid[i * T + t] << 4 | i : 0xffffffffu;
-            tree_min<P>(id);
-            const uint32_t at = id[0] & 15;
-            key = fps_key(far, id[0] >> 4);
+            /* (the index has at most 14 bits here, the slot 4) */
+            const uint32_t at = low_at & 15;
+            key = fps_key(far, low_at >> 4);
             bx = sx[at * T + t], by = sy[at * T + t], bz = sz[at * T + t];
             evals += P;
         }
@@ -473,7 +496,8 @@ static const void *small_kernel(int per_thread)
     case 6: return (const void *)fps_sample_small<6>;
     case 8: return (const void *)fps_sample_small<8>;
     case 10: return (const void *)fps_sample_small<10>;
-    default: return (const void *)fps_sample_small<12>;
+    case 12: return (const void *)fps_sample_small<12>;
+    default: return (const void *)fps_sample_small<16>;
     }
 }
 
@@ -632,10 +656,10 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->slots = a->buckets * FPS_BUCKET;
     s->warps = warps_for(a->buckets);
     if (t->n <= SMALL_MAX * SMALL_THREADS && !getenv("PCBENCH_FPS_WARPS")) {
-        /* The fewest points a thread (4, 6, ..., 12) that 1024 threads cover. */
+        /* The fewest points a thread (4, 6, ..., 12, 16) that 1024 threads cover. */
         a->per_thread = 4;
         while (a->per_thread * SMALL_THREADS < a->n)
-            a->per_thread += 2;
+            a->per_thread += a->per_thread < 12 ? 2 : 4;
         const int threads = (a->n + a->per_thread - 1) / a->per_thread;
         s->small_threads = (threads + 31) / 32 * 32;
     }
