@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,10 @@ static int parse_f64(const char *s, const char *what, double *out)
 
 /* ---- shared option handling for fps / nn / emd ---------------------------- */
 typedef struct {
-    const char *impl, *out, *in_a, *in_b;
+    const char *impl, *out, *in_a, *in_b, *answer;
     int64_t m, start;
     int have_m;
+    double max_gap; /* check emd */
     pcb_options opt;
 } run_args;
 
@@ -86,6 +88,7 @@ static const struct option run_opts[] = {
     {"start", required_argument, 0, 's'},    {"ref", required_argument, 0, 'r'},
     {"query", required_argument, 0, 'q'},    {"threads", required_argument, 0, 't'},
     {"partitions", required_argument, 0, 'P'}, {"eps", required_argument, 0, 'e'},
+    {"answer", required_argument, 0, 'A'},   {"max-gap", required_argument, 0, 'G'},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 
 /* Returns -1 to go on, else an exit status. */
@@ -123,6 +126,11 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
             break;
         case 'e':
             if (!parse_f64(optarg, "--eps", &a->opt.eps)) return EXIT_USAGE;
+            break;
+        case 'A': a->answer = optarg; break;
+        case 'G':
+            if (!parse_f64(optarg, "--max-gap", &a->max_gap)) return EXIT_USAGE;
+            if (!(a->max_gap >= 0)) return usage_error("--max-gap must be >= 0");
             break;
         case 'h': fputs(help, stdout); return 0;
         default: return EXIT_USAGE;
@@ -387,6 +395,126 @@ static int cmd_emd(int argc, char **argv)
     return rc;
 }
 
+static const char check_help[] =
+    "usage: pcbench check fps -i CLOUD -m M [--start S] --answer FILE\n"
+    "       pcbench check nn -r REF -q QUERY --answer FILE\n"
+    "       pcbench check emd -a A -b B --answer FILE [--max-gap G]\n"
+    "Judge an answer made anywhere (another library, your own kernel) with the\n"
+    "double-precision validators. FILE ('-': stdin) holds one answer a line: FPS the\n"
+    "M sample indices in order; NN 'index [squared distance]' for every query point;\n"
+    "EMD the index of B matched to each point of A. Header lines, '#' comments and CSV\n"
+    "(numpy, pandas) are read. Prints 'pass' or 'FAIL: <the first thing wrong>', then\n"
+    "a summary. An EMD matching must be a bijection within 1e-6 (relative) of the\n"
+    "optimum of the exact solver, or within G with --max-gap G.\n"
+    "Exit status: 0 right, 1 wrong, 2 usage, 3 bad input (clouds or answer file).\n";
+
+/* The answer's verdict and a summary line; 0 right, 1 wrong. */
+static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has_dist)
+{
+    pcb_report rep = {0};
+    int rc = t->problem == PCB_FPS  ? pcb_fps_validate(t, r, &rep)
+             : t->problem == PCB_NN ? pcb_nn_validate(t, r, 1, &rep)
+                                    : pcb_emd_validate(t, r, 0, max_gap, &rep);
+    if (rc != PCB_OK)
+        return report(rc, "check");
+    printf(rep.ok ? "pass\n" : "FAIL: %s\n", rep.detail);
+    if (t->problem == PCB_FPS) {
+        printf("fps: %lld samples of %lld points from %lld%s%s\n", (long long)t->m,
+               (long long)t->n, (long long)t->start, rep.ok ? ": " : "",
+               rep.ok ? rep.detail : "");
+    } else if (t->problem == PCB_NN) {
+        printf("nn: %lld queries", (long long)t->nq);
+        if (rep.recall >= 0)
+            printf(", recall %.6g, worst distance ratio %.6g", rep.recall, rep.worst_ratio);
+        printf("%s\n", has_dist ? ", squared distances checked" : "");
+    } else {
+        /* A bijection: every index in range, none twice. */
+        char *seen = calloc((size_t)t->n, 1);
+        int bij = seen != NULL;
+        double sum = 0;
+        for (int64_t i = 0; bij && i < t->n; i++) {
+            const int32_t k = r->index[i];
+            if (k < 0 || k >= t->n || seen[k]) {
+                bij = 0;
+                break;
+            }
+            seen[k] = 1;
+            const float *pa = t->a + 3 * i, *pb = t->b + 3 * (int64_t)k;
+            double dx = (double)pa[0] - pb[0], dy = (double)pa[1] - pb[1], dz = (double)pa[2] - pb[2];
+            sum += sqrt(dx * dx + dy * dy + dz * dz);
+        }
+        free(seen);
+        printf("emd: bijection %s", bij ? "yes" : "no");
+        if (bij && rep.gap >= 0)
+            printf(", value %.9g, optimum %.9g, gap %.3g (allowed %.3g)", sum / (double)t->n,
+                   sum / (double)t->n / (1 + rep.gap), rep.gap, max_gap);
+        printf("\n");
+    }
+    return rep.ok ? 0 : EXIT_VERIFY;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    pcb_problem p;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        if (argc < 2)
+            return usage_error("check needs a problem: fps, nn or emd");
+        fputs(check_help, stdout);
+        return 0;
+    }
+    if (pcb_problem_parse(argv[1], &p) != PCB_OK)
+        return usage_error("check: unknown problem '%s' (fps, nn, emd)", argv[1]);
+    run_args a = {.max_gap = 1e-6};
+    const char *opts = p == PCB_FPS ? "i:m:s:A:h" : p == PCB_NN ? "r:q:A:h" : "a:b:A:G:h";
+    int rc = parse_run_args(argc - 1, argv + 1, opts, check_help, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.answer)
+        return usage_error("check needs --answer FILE");
+    if (p == PCB_FPS ? !a.in_a || !a.have_m : !a.in_a || !a.in_b)
+        return usage_error(p == PCB_FPS  ? "check fps needs -i CLOUD and -m M"
+                           : p == PCB_NN ? "check nn needs -r REF and -q QUERY"
+                                         : "check emd needs -a A and -b B");
+    pcb_cloud ca = {0}, cb = {0};
+    if ((rc = load(a.in_a, &ca)) || (p != PCB_FPS && (rc = load(a.in_b, &cb)))) {
+        pcb_cloud_free(&ca);
+        return rc;
+    }
+    pcb_task t = {.problem = p, .batch = 1, .n = ca.n, .nq = p == PCB_FPS ? 0 : cb.n,
+                  .m = p == PCB_FPS ? a.m : 0, .start = a.start, .a = ca.xyz, .b = cb.xyz};
+    const int64_t count = p == PCB_FPS ? t.m : p == PCB_NN ? t.nq : t.n;
+    int32_t *idx = NULL;
+    double *val = NULL;
+    float *d2 = NULL;
+    int has = 0;
+    if ((rc = pcb_task_check(&t)) != PCB_OK)
+        rc = report(rc, "check");
+    else if (!(idx = malloc((size_t)count * sizeof *idx)) ||
+             !(val = malloc((size_t)count * sizeof *val)) ||
+             !(d2 = malloc((size_t)count * sizeof *d2)))
+        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count), "check");
+    else if ((rc = pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
+        rc = report(rc, NULL);
+    else if (has && p != PCB_NN)
+        rc = report(pcb_fail(PCB_EBADFILE, "%s: %s answers are one index a line, these have two "
+                                           "fields", a.answer, pcb_problem_name(p)), NULL);
+    else {
+        for (int64_t i = 0; has && i < count; i++)
+            d2[i] = (float)val[i];
+        pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL};
+        if (p == PCB_EMD) { /* the gap to the optimum, whatever n */
+            char n[32];
+            snprintf(n, sizeof n, "%lld", (long long)t.n);
+            setenv("PCB_EMD_GAP_MAX_N", n, 1);
+        }
+        rc = judge(&t, &r, a.max_gap, has);
+    }
+    free(idx), free(val), free(d2);
+    pcb_cloud_free(&ca);
+    pcb_cloud_free(&cb);
+    return rc;
+}
+
 static const char verify_help[] =
     "usage: pcbench verify [--problem fps|nn|emd] [--impl NAME] [--large]\n"
     "Run every available implementation over the problem's matrix of datasets and\n"
@@ -452,6 +580,7 @@ static const char main_help[] =
     "  nn -r REF -q QUERY        nearest neighbour of each query point\n"
     "  emd -a A -b B             earth mover's distance by assignment\n"
     "  verify [--problem P]      verify every implementation\n"
+    "  check fps|nn|emd ...      judge an answer file made anywhere (pass / FAIL)\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
     "  count [--suite S]         instructions per compute of the CPU implementations\n"
     "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
@@ -464,7 +593,7 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"list", cmd_list},     {"gen", cmd_gen},       {"fps", cmd_fps},
                 {"nn", cmd_nn},         {"emd", cmd_emd},       {"verify", cmd_verify},
-                {"bench", pcb_bench_main}, {"count", pcb_count_main}};
+                {"check", cmd_check},   {"bench", pcb_bench_main}, {"count", pcb_count_main}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

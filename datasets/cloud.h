@@ -27,6 +27,13 @@ void pcb_cloud_free(pcb_cloud *c);
 int pcb_load(const char *path, pcb_cloud *out);
 int pcb_save_ply(const char *path, const pcb_cloud *c); /* binary little endian */
 
+/* Exactly `count` answers from a text file ("-": stdin), one a line: an
+ * index, and optionally a number into value[] (*has_value says whether the
+ * lines had it). Headers, comments and CSV are read (answer.c says which);
+ * anything else is PCB_EBADFILE naming the file and line. */
+int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *value,
+                     int *has_value);
+
 /* ---- deterministic random numbers (xoshiro256**, seeded by splitmix64) -- */
 typedef struct {
     uint64_t s[4];

@@ -364,6 +364,85 @@ static void manifest_matches_its_sources(void)
     CHECK(rows >= 20);
 }
 
+/* Reads `text` as an answer file of `count` answers; returns the code. */
+static int answers(const char *text, size_t len, int64_t count, int32_t *idx, double *val,
+                   int *has)
+{
+    path_buf p;
+    const char *path = tmp_path(&p, "answers.txt");
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fwrite(text, 1, len, f);
+        fclose(f);
+    }
+    int rc = pcb_read_answers(path, count, idx, val, has);
+    if (rc != PCB_OK)
+        CHECK(strstr(pcb_errmsg(), path) != NULL); /* errors name the file */
+    remove(path);
+    return rc;
+}
+
+#define ANSWERS(text, count) answers(text, sizeof text - 1, count, idx, val, &has)
+
+static void answer_files(void)
+{
+    int32_t idx[4];
+    double val[4];
+    int has;
+    static const char *const good[] = {
+        "3\n1\n2\n", "# made by hand\n\n3\r\n1\r\n  2  \r\n",
+        "index\n3\n1\n2\n", "3.000000000000000000e+00\n1.0e+00\n2\n"};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        memset(idx, 0, sizeof idx);
+        CHECK_RC(answers(good[k], strlen(good[k]), 3, idx, val, &has), PCB_OK);
+        CHECK(idx[0] == 3 && idx[1] == 1 && idx[2] == 2 && !has);
+    }
+    /* CSV with a header and distances; pandas' index column is dropped. */
+    CHECK_RC(ANSWERS("index,dist2\n3,0.5\n-1,0.25\n2,1e-3\n", 3), PCB_OK);
+    CHECK(idx[0] == 3 && idx[1] == -1 && idx[2] == 2 && has && val[0] == 0.5 && val[2] == 1e-3);
+    CHECK_RC(ANSWERS(",index,dist2\n0,7,0.5\n1,8,2\n", 2), PCB_OK);
+    CHECK(idx[0] == 7 && idx[1] == 8 && has && val[1] == 2);
+    CHECK_RC(ANSWERS("5 , 0.5\n6\t,\t1\n", 2), PCB_OK);
+    CHECK(idx[0] == 5 && idx[1] == 6 && val[1] == 1);
+    /* Wrong: every one names the file and the line. */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {{"3\n1\n", ":2: 2 answers, expected 3"},
+               {"3\nx\n2\n", ":2: 'x' is not an index"},
+               {"3\n1.5\n2\n", ":2: '1.5' is not an index"},
+               {"3\n99999999999\n2\n", ":2: '99999999999' is not an index"},
+               {"3\n1\n2\n4\n", ":4: more than the 3 answers"},
+               {"3 0.5\n1\n2 0.1\n", ":2: 1 fields where the lines before have 2"},
+               {"3\n1,2,3,4,5\n2\n", ":2: more than 4 fields"},
+               {"3\n1,2,3\n2\n", ":2: 3 fields, expected an index"},
+               {"3 1\n1 zz\n2 1\n", ":2: 'zz' is not a number"},
+               {"3 1\n1 1e999\n2 1\n", ":2: '1e999' is not a number"},
+               {"", ":0: 0 answers, expected 3"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int rc = answers(bad[k].text, strlen(bad[k].text), 3, idx, val, &has);
+        CHECK_RC(rc, PCB_EBADFILE);
+        if (rc == PCB_EBADFILE && !strstr(pcb_errmsg(), bad[k].want))
+            fprintf(stderr, "  '%s' lacks '%s'\n", pcb_errmsg(), bad[k].want);
+        CHECK(rc != PCB_EBADFILE || strstr(pcb_errmsg(), bad[k].want));
+    }
+    CHECK_RC(ANSWERS("3\n1\0\n2\n", 3), PCB_EBADFILE);
+    CHECK(strstr(pcb_errmsg(), ":2: a NUL byte") != NULL);
+    /* A hostile line: a megabyte of digits is not an index, and nothing breaks. */
+    size_t big = 1 << 20;
+    char *huge = malloc(big + 2);
+    CHECK(huge != NULL);
+    if (huge) {
+        memset(huge, '7', big);
+        huge[big] = '\n';
+        CHECK_RC(answers(huge, big + 1, 1, idx, val, &has), PCB_EBADFILE);
+        free(huge);
+    }
+    path_buf p;
+    CHECK_RC(pcb_read_answers(tmp_path(&p, "none.txt"), 1, idx, val, &has), PCB_EBADFILE);
+    CHECK(strstr(pcb_errmsg(), "none.txt") != NULL);
+}
+
 static void cleanup(void)
 {
     if (tmpdir[0])
@@ -374,4 +453,5 @@ TEST_MAIN(T(corpus_files_are_refused_with_file_and_position), T(valid_files_load
           T(unreadable_paths_are_io_errors), T(text_variants_load),
           T(save_load_round_trip_is_bit_exact), T(generators_are_deterministic),
           T(lidar_sweep_looks_like_a_scan), T(lidar_resamples_to_exactly_n),
-          T(lidar_pair_sees_the_same_street), T(manifest_matches_its_sources), T(cleanup))
+          T(lidar_pair_sees_the_same_street), T(manifest_matches_its_sources), T(answer_files),
+          T(cleanup))
