@@ -79,6 +79,8 @@ typedef struct {
     int64_t m, start;
     int have_m;
     double max_gap; /* check emd */
+    double shift[3];
+    int have_shift, no_shift;
     pcb_options opt;
 } run_args;
 
@@ -89,6 +91,7 @@ static const struct option run_opts[] = {
     {"query", required_argument, 0, 'q'},    {"threads", required_argument, 0, 't'},
     {"partitions", required_argument, 0, 'P'}, {"eps", required_argument, 0, 'e'},
     {"answer", required_argument, 0, 'A'},   {"max-gap", required_argument, 0, 'G'},
+    {"shift", required_argument, 0, 'S'},    {"no-shift", no_argument, 0, 'N'},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 
 /* Returns -1 to go on, else an exit status. */
@@ -128,6 +131,18 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
             if (!parse_f64(optarg, "--eps", &a->opt.eps)) return EXIT_USAGE;
             break;
         case 'A': a->answer = optarg; break;
+        case 'S': {
+            char *p = optarg, *end;
+            for (int k = 0; k < 3; k++, p = end + 1) {
+                errno = 0;
+                a->shift[k] = strtod(p, &end);
+                if (errno || end == p || !isfinite(a->shift[k]) || *end != (k < 2 ? ',' : '\0'))
+                    return usage_error("--shift takes X,Y,Z, not '%s'", optarg);
+            }
+            a->have_shift = 1;
+            break;
+        }
+        case 'N': a->no_shift = 1; break;
         case 'G':
             if (!parse_f64(optarg, "--max-gap", &a->max_gap)) return EXIT_USAGE;
             if (!(a->max_gap >= 0)) return usage_error("--max-gap must be >= 0");
@@ -138,7 +153,31 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
+    if (a->have_shift && a->no_shift)
+        return usage_error("--shift and --no-shift exclude each other");
     return -1;
+}
+
+/* Subtract the command's shift from its clouds: --shift, else the automatic
+ * one of geo-referenced clouds (pcb_shift_auto on the first cloud) unless
+ * --no-shift; said on stderr. Distances and indexes do not change with a
+ * shift; no output holds coordinates. Returns 0 or an exit status. */
+static int apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second)
+{
+    double s[3] = {0, 0, 0};
+    if (a->have_shift)
+        memcpy(s, a->shift, sizeof s);
+    else if (a->no_shift || !pcb_shift_auto(first, s))
+        return 0;
+    int rc = pcb_cloud_shift(first, s);
+    if (rc == PCB_OK && second)
+        rc = pcb_cloud_shift(second, s);
+    if (rc != PCB_OK)
+        return report(rc, "--shift");
+    fprintf(stderr, "pcbench: shift %.17g,%.17g,%.17g subtracted from every cloud in double "
+            "before rounding to float%s\n", s[0], s[1], s[2],
+            a->have_shift ? "" : " (coordinates beyond 1e5; --no-shift keeps them)");
+    return 0;
 }
 
 /* Implementations that are not built lack either FLANN or nvcc. */
@@ -255,13 +294,17 @@ static int cmd_gen(int argc, char **argv)
 
 static const char fps_help[] =
     "usage: pcbench fps -i FILE -m M [--impl NAME] [--start S] [--threads T] [-o OUT]\n"
+    "                   [--shift X,Y,Z | --no-shift]\n"
     "Farthest point sampling: M lines, each a 0-based index into FILE's points, in\n"
-    "selection order. Without --impl the fastest available exact implementation runs.\n";
+    "selection order. Without --impl the fastest available exact implementation runs.\n"
+    "Geo-referenced clouds (a coordinate beyond 1e5) are shifted by the first cloud's\n"
+    "rounded bounding-box minimum, in double, before rounding to float: --shift X,Y,Z\n"
+    "sets the shift, --no-shift keeps the coordinates as they are.\n";
 
 static int cmd_fps(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = parse_run_args(argc, argv, "i:m:o:s:t:h", fps_help, &a);
+    int rc = parse_run_args(argc, argv, "i:m:o:s:t:S:Nh", fps_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.have_m)
@@ -269,6 +312,10 @@ static int cmd_fps(int argc, char **argv)
     pcb_cloud cloud;
     if ((rc = load(a.in_a, &cloud)))
         return rc;
+    if ((rc = apply_shift(&a, &cloud, NULL))) {
+        pcb_cloud_free(&cloud);
+        return rc;
+    }
     pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = cloud.n, .m = a.m, .start = a.start,
                   .a = cloud.xyz, .opt = a.opt};
     const pcb_impl *impl = NULL;
@@ -297,20 +344,26 @@ static int cmd_fps(int argc, char **argv)
 
 static const char nn_help[] =
     "usage: pcbench nn -r REF -q QUERY [--impl NAME] [--threads T] [--partitions P] [-o OUT]\n"
+    "                  [--shift X,Y,Z | --no-shift]\n"
     "Nearest neighbour: one line per query point, '<index> <squared distance>' of its\n"
-    "nearest point in REF. Without --impl the fastest available exact implementation runs.\n";
+    "nearest point in REF. Without --impl the fastest available exact implementation runs.\n"
+    "Geo-referenced clouds (a coordinate beyond 1e5) are shifted by the first cloud's\n"
+    "rounded bounding-box minimum, in double, before rounding to float: --shift X,Y,Z\n"
+    "sets the shift, --no-shift keeps the coordinates as they are.\n";
 
 static int cmd_nn(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = parse_run_args(argc, argv, "r:q:o:t:P:h", nn_help, &a);
+    int rc = parse_run_args(argc, argv, "r:q:o:t:P:S:Nh", nn_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.in_b)
         return usage_error("nn needs -r REF and -q QUERY");
     pcb_cloud ref = {0}, qry = {0};
-    if ((rc = load(a.in_a, &ref)) || (rc = load(a.in_b, &qry))) {
+    if ((rc = load(a.in_a, &ref)) || (rc = load(a.in_b, &qry)) ||
+        (rc = apply_shift(&a, &ref, &qry))) {
         pcb_cloud_free(&ref);
+        pcb_cloud_free(&qry);
         return rc;
     }
     pcb_task t = {.problem = PCB_NN, .batch = 1, .n = ref.n, .nq = qry.n, .a = ref.xyz,
@@ -343,21 +396,26 @@ static int cmd_nn(int argc, char **argv)
 
 static const char emd_help[] =
     "usage: pcbench emd -a FILE_A -b FILE_B [--impl NAME] [--eps E] [--threads T] [-o OUT]\n"
+    "                   [--shift X,Y,Z | --no-shift]\n"
     "Earth mover's distance between two clouds of equal size: prints 'emd <mean matched\n"
     "Euclidean distance>'. OUT (stdout after the emd line when there is no -o) gets one\n"
-    "line per point of A: the index in B it is matched to (-1 if left unmatched).\n";
+    "line per point of A: the index in B it is matched to (-1 if left unmatched).\n"
+    "Geo-referenced clouds (a coordinate beyond 1e5) are shifted by the first cloud's\n"
+    "rounded bounding-box minimum, in double, before rounding to float: --shift X,Y,Z\n"
+    "sets the shift, --no-shift keeps the coordinates as they are.\n";
 
 static int cmd_emd(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = parse_run_args(argc, argv, "a:b:o:t:e:h", emd_help, &a);
+    int rc = parse_run_args(argc, argv, "a:b:o:t:e:S:Nh", emd_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.in_b)
         return usage_error("emd needs -a FILE_A and -b FILE_B");
     pcb_cloud ca = {0}, cb = {0};
-    if ((rc = load(a.in_a, &ca)) || (rc = load(a.in_b, &cb))) {
+    if ((rc = load(a.in_a, &ca)) || (rc = load(a.in_b, &cb)) || (rc = apply_shift(&a, &ca, &cb))) {
         pcb_cloud_free(&ca);
+        pcb_cloud_free(&cb);
         return rc;
     }
     pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = ca.n, .nq = cb.n, .a = ca.xyz,
@@ -405,7 +463,8 @@ static const char check_help[] =
     "EMD the index of B matched to each point of A. Header lines, '#' comments and CSV\n"
     "(numpy, pandas) are read. Prints 'pass' or 'FAIL: <the first thing wrong>', then\n"
     "a summary. An EMD matching must be a bijection within 1e-6 (relative) of the\n"
-    "optimum of the exact solver, or within G with --max-gap G.\n"
+    "optimum of the exact solver, or within G with --max-gap G. --shift X,Y,Z and\n"
+    "--no-shift work as in the other commands (see pcbench fps --help).\n"
     "Exit status: 0 right, 1 wrong, 2 usage, 3 bad input (clouds or answer file).\n";
 
 /* The answer's verdict and a summary line; 0 right, 1 wrong. */
@@ -465,7 +524,7 @@ static int cmd_check(int argc, char **argv)
     if (pcb_problem_parse(argv[1], &p) != PCB_OK)
         return usage_error("check: unknown problem '%s' (fps, nn, emd)", argv[1]);
     run_args a = {.max_gap = 1e-6};
-    const char *opts = p == PCB_FPS ? "i:m:s:A:h" : p == PCB_NN ? "r:q:A:h" : "a:b:A:G:h";
+    const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh" : p == PCB_NN ? "r:q:A:S:Nh" : "a:b:A:G:S:Nh";
     int rc = parse_run_args(argc - 1, argv + 1, opts, check_help, &a);
     if (rc >= 0)
         return rc;
@@ -476,8 +535,10 @@ static int cmd_check(int argc, char **argv)
                            : p == PCB_NN ? "check nn needs -r REF and -q QUERY"
                                          : "check emd needs -a A and -b B");
     pcb_cloud ca = {0}, cb = {0};
-    if ((rc = load(a.in_a, &ca)) || (p != PCB_FPS && (rc = load(a.in_b, &cb)))) {
+    if ((rc = load(a.in_a, &ca)) || (p != PCB_FPS && (rc = load(a.in_b, &cb))) ||
+        (rc = apply_shift(&a, &ca, p == PCB_FPS ? NULL : &cb))) {
         pcb_cloud_free(&ca);
+        pcb_cloud_free(&cb);
         return rc;
     }
     pcb_task t = {.problem = p, .batch = 1, .n = ca.n, .nq = p == PCB_FPS ? 0 : cb.n,

@@ -17,8 +17,10 @@
 #include "../impl/pcbench.h"
 
 typedef struct {
-    float *xyz; /* n x 3 */
+    float *xyz;   /* n x 3 */
     int64_t n;
+    double *dxyz; /* n x 3 as the file wrote them, before rounding to float;
+                     NULL for generated clouds */
 } pcb_cloud;
 
 int pcb_cloud_alloc(pcb_cloud *c, int64_t n);
@@ -26,6 +28,18 @@ void pcb_cloud_free(pcb_cloud *c);
 
 int pcb_load(const char *path, pcb_cloud *out);
 int pcb_save_ply(const char *path, const pcb_cloud *c); /* binary little endian */
+
+/* Geo-referenced clouds (UTM, ECEF: millions of units from the origin) lose
+ * centimetres to decimetres when converted straight to float. A shift s is
+ * subtracted from every cloud of one command in double, before rounding:
+ * xyz = (float)(coordinate as read - s).
+ * pcb_shift_auto: none (0, returns 0) when every coordinate of ref is
+ * within +-1e5, else ref's bounding-box minimum rounded down to whole units
+ * (returns 1).
+ * pcb_cloud_shift: applies s (from dxyz, or from xyz for generated clouds);
+ * PCB_EINVAL when a shifted coordinate does not fit float32. */
+int pcb_shift_auto(const pcb_cloud *ref, double shift[3]);
+int pcb_cloud_shift(pcb_cloud *c, const double shift[3]);
 
 /* Exactly `count` answers from a text file ("-": stdin), one a line: an
  * index, and optionally a number into value[] (*has_value says whether the

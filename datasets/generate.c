@@ -8,6 +8,7 @@
 int pcb_cloud_alloc(pcb_cloud *c, int64_t n)
 {
     c->xyz = NULL;
+    c->dxyz = NULL;
     c->n = 0;
     if (n < 1 || n > PCB_MAX_POINTS)
         return pcb_fail(PCB_EINVAL, "cloud of %lld points (need 1..%d)", (long long)n,
@@ -22,7 +23,9 @@ void pcb_cloud_free(pcb_cloud *c)
 {
     if (c) {
         free(c->xyz);
+        free(c->dxyz);
         c->xyz = NULL;
+        c->dxyz = NULL;
         c->n = 0;
     }
 }
@@ -182,6 +185,7 @@ const char *const *pcb_generator_kinds(void)
 int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out)
 {
     out->xyz = NULL;
+    out->dxyz = NULL;
     out->n = 0;
     for (size_t i = 0; i < NGEN; i++) {
         if (!kind || strcmp(kind, generators[i].name) != 0)

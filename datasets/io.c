@@ -199,6 +199,8 @@ int pcb_put_point(const pcb_src *s, pcb_cloud *c, int64_t i, const double v[3], 
                   int64_t pos)
 {
     float *out = c->xyz + 3 * i;
+    if (c->dxyz)
+        memcpy(c->dxyz + 3 * i, v, 3 * sizeof *v);
     for (int k = 0; k < 3; k++) {
         out[k] = (float)v[k];
         if (!isfinite(out[k])) {
@@ -220,9 +222,12 @@ int pcb_grow(const pcb_src *s, pcb_cloud *c, int64_t *cap, int64_t i)
     if (want > PCB_MAX_POINTS)
         want = PCB_MAX_POINTS;
     float *xyz = realloc(c->xyz, (size_t)want * 3 * sizeof *xyz);
-    if (!xyz)
+    if (xyz)
+        c->xyz = xyz;
+    double *dxyz = xyz ? realloc(c->dxyz, (size_t)want * 3 * sizeof *dxyz) : NULL;
+    if (!dxyz)
         return pcb_fail(PCB_ENOMEM, "%s: no memory for %lld points", s->path, (long long)want);
-    c->xyz = xyz;
+    c->dxyz = dxyz;
     *cap = want;
     return PCB_OK;
 }
@@ -237,5 +242,36 @@ int pcb_alloc_points(const pcb_src *s, pcb_cloud *c, int64_t n, int text, int64_
                                    PCB_MAX_POINTS);
     }
     int rc = pcb_cloud_alloc(c, n);
+    if (rc == PCB_OK && !(c->dxyz = malloc((size_t)n * 3 * sizeof *c->dxyz)))
+        rc = pcb_fail(PCB_ENOMEM, "no memory for %lld points", (long long)n);
     return rc == PCB_OK ? rc : pcb_fail(rc, "%s: %s", s->path, pcb_errmsg());
+}
+
+int pcb_shift_auto(const pcb_cloud *ref, double shift[3])
+{
+    double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, far = 0;
+    for (int64_t i = 0; i < ref->n; i++)
+        for (int k = 0; k < 3; k++) {
+            double v = ref->dxyz ? ref->dxyz[3 * i + k] : ref->xyz[3 * i + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            far = fabs(v) > far ? fabs(v) : far;
+        }
+    for (int k = 0; k < 3; k++)
+        shift[k] = far > 1e5 ? floor(lo[k]) : 0;
+    return far > 1e5;
+}
+
+int pcb_cloud_shift(pcb_cloud *c, const double shift[3])
+{
+    for (int64_t i = 0; i < c->n; i++)
+        for (int k = 0; k < 3; k++) {
+            double v = (c->dxyz ? c->dxyz[3 * i + k] : c->xyz[3 * i + k]) - shift[k];
+            float f = (float)v;
+            if (!isfinite(f))
+                return pcb_fail(PCB_EINVAL, "point %lld: %c coordinate %.17g minus the shift "
+                                "%.17g does not fit float32", (long long)i, "xyz"[k],
+                                v + shift[k], shift[k]);
+            c->xyz[3 * i + k] = f;
+        }
+    return PCB_OK;
 }

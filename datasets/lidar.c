@@ -341,6 +341,7 @@ int pcb_gen_lidar(int64_t n, uint64_t seed, double sensor_x, double sensor_y, do
                   pcb_cloud *out)
 {
     out->xyz = NULL;
+    out->dxyz = NULL;
     out->n = 0;
     if (n < 0 || n > PCB_MAX_POINTS)
         return pcb_fail(PCB_EINVAL, "lidar: %lld points (need 0 for a natural sweep, or 1..%d)",

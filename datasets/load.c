@@ -67,6 +67,9 @@ static int load_text(pcb_src *s, pcb_cloud *out, int pts)
     float *fit = realloc(out->xyz, (size_t)n * 3 * sizeof *fit);
     if (fit)
         out->xyz = fit;
+    double *dfit = realloc(out->dxyz, (size_t)n * 3 * sizeof *dfit);
+    if (dfit)
+        out->dxyz = dfit;
     out->n = n;
     return PCB_OK;
 }
@@ -136,6 +139,7 @@ int pcb_load(const char *path, pcb_cloud *out)
     if (!out)
         return pcb_fail(PCB_EINVAL, "load: no cloud to fill");
     out->xyz = NULL;
+    out->dxyz = NULL;
     out->n = 0;
     if (!path)
         return pcb_fail(PCB_EINVAL, "load: no path");

@@ -69,7 +69,7 @@ static void corpus_files_are_refused_with_file_and_position(void)
         snprintf(names[count++], 256, "%s", line);
         char path[300];
         snprintf(path, sizeof path, CORPUS "/%s", line);
-        pcb_cloud c = {(float *)1, 7};
+        pcb_cloud c = {(float *)1, 7, (double *)1};
         CHECK_RC(pcb_load(path, &c), PCB_EBADFILE);
         const char *msg = pcb_errmsg();
         if (!strstr(msg, path) || (!strstr(msg, "line ") && !strstr(msg, "byte ")) ||
@@ -443,6 +443,87 @@ static void answer_files(void)
     CHECK(strstr(pcb_errmsg(), "none.txt") != NULL);
 }
 
+/* Writes cloud c moved by off, as text with 0.1 mm resolution; loads it. */
+static void geo_cloud(const pcb_cloud *c, const double off[3], const char *name, pcb_cloud *out)
+{
+    path_buf p;
+    const char *path = tmp_path(&p, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    for (int64_t i = 0; f && i < c->n; i++)
+        fprintf(f, "%.4f %.4f %.4f\n", c->xyz[3 * i] + off[0], c->xyz[3 * i + 1] + off[1],
+                c->xyz[3 * i + 2] + off[2]);
+    if (f)
+        fclose(f);
+    CHECK_RC(pcb_load(path, out), PCB_OK);
+    CHECK(out->dxyz != NULL);
+    remove(path);
+}
+
+/* Queries whose answer is farther (in double, from the coordinates as read)
+ * than the true nearest by more than tol units, and those with another index. */
+static void against_oracle(const pcb_cloud *ref, const pcb_cloud *qry, const int32_t *idx,
+                           double tol, int64_t *far, int64_t *other)
+{
+    *far = *other = 0;
+    for (int64_t i = 0; i < qry->n; i++) {
+        const double *q = qry->dxyz + 3 * i;
+        double best = HUGE_VAL, got = 0;
+        int64_t at = -1;
+        for (int64_t k = 0; k < ref->n; k++) {
+            const double *r = ref->dxyz + 3 * k;
+            double d = (r[0] - q[0]) * (r[0] - q[0]) + (r[1] - q[1]) * (r[1] - q[1]) +
+                       (r[2] - q[2]) * (r[2] - q[2]);
+            if (d < best)
+                best = d, at = k;
+            if (k == idx[i])
+                got = d;
+        }
+        *far += sqrt(got) > sqrt(best) + tol;
+        *other += at != idx[i];
+    }
+}
+
+/* Lidar sweeps 5,000 km from the origin (UTM-like): straight to float, the
+ * coordinates lose decimetres and most queries get another neighbour than
+ * the double-precision truth; shifted first, the answers agree with it. */
+static void geo_shift_keeps_centimetres(void)
+{
+    pcb_cloud a, b, ra, rb;
+    CHECK_RC(pcb_gen_lidar(6000, 3, 0, 0, 0, &a), PCB_OK);
+    CHECK_RC(pcb_gen_lidar(3000, 3, 0.8, 0.05, 0.01, &b), PCB_OK);
+    const double off[3] = {4987654.321, 3012345.678, 123.456};
+    geo_cloud(&a, off, "geo_a.xyz", &ra);
+    geo_cloud(&b, off, "geo_b.xyz", &rb);
+    int32_t *idx = malloc((size_t)rb.n * sizeof *idx);
+    CHECK(idx != NULL);
+    int64_t far, other;
+    double shift[3];
+    if (idx && ra.dxyz && rb.dxyz) {
+        CHECK_RC(pcb_nn(ra.xyz, ra.n, rb.xyz, rb.n, 1, idx, NULL), PCB_OK);
+        against_oracle(&ra, &rb, idx, 1e-3, &far, &other);
+        printf("note: unshifted, %lld of %lld queries got another neighbour, %lld over 1 mm "
+               "farther\n", (long long)other, (long long)rb.n, (long long)far);
+        CHECK(far > rb.n / 10);
+        CHECK(pcb_shift_auto(&ra, shift) == 1);
+        CHECK(shift[0] == floor(shift[0]) && shift[0] > 4.98e6 && shift[0] < off[0]);
+        CHECK_RC(pcb_cloud_shift(&ra, shift), PCB_OK);
+        CHECK_RC(pcb_cloud_shift(&rb, shift), PCB_OK);
+        CHECK_RC(pcb_nn(ra.xyz, ra.n, rb.xyz, rb.n, 1, idx, NULL), PCB_OK);
+        against_oracle(&ra, &rb, idx, 1e-4, &far, &other); /* float ulps at 200 m: 1.5e-5 */
+        printf("note: shifted, %lld of %lld queries got another neighbour, %lld over 0.1 mm "
+               "farther\n", (long long)other, (long long)rb.n, (long long)far);
+        CHECK(far == 0);
+        CHECK(other <= rb.n / 1000); /* only near-ties within float rounding */
+        /* No shift for clouds near the origin; a shift that leaves float32 is refused. */
+        CHECK(pcb_shift_auto(&a, shift) == 0 && shift[0] == 0 && shift[2] == 0);
+        const double away[3] = {-1e39, 0, 0};
+        CHECK_RC(pcb_cloud_shift(&a, away), PCB_EINVAL);
+    }
+    free(idx);
+    pcb_cloud_free(&a), pcb_cloud_free(&b), pcb_cloud_free(&ra), pcb_cloud_free(&rb);
+}
+
 static void cleanup(void)
 {
     if (tmpdir[0])
@@ -454,4 +535,4 @@ TEST_MAIN(T(corpus_files_are_refused_with_file_and_position), T(valid_files_load
           T(save_load_round_trip_is_bit_exact), T(generators_are_deterministic),
           T(lidar_sweep_looks_like_a_scan), T(lidar_resamples_to_exactly_n),
           T(lidar_pair_sees_the_same_street), T(manifest_matches_its_sources), T(answer_files),
-          T(cleanup))
+          T(geo_shift_keeps_centimetres), T(cleanup))
