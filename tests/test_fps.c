@@ -361,13 +361,21 @@ static void counters(void)
     free(xyz);
 }
 
+/* A CUDA implementation that can run here, else NULL with a note. */
+static const pcb_impl *cuda_impl(const char *name)
+{
+    const pcb_impl *cu = pcb_find(PCB_FPS, name);
+    if (cu && pcb_impl_available(cu) == PCB_OK)
+        return cu;
+    printf("note: %s not run: %s\n", name, cu ? pcb_errmsg() : "not built");
+    return NULL;
+}
+
 static void cuda_unrolled(void)
 {
-    const pcb_impl *cu = pcb_find(PCB_FPS, "cuda_unrolled");
-    if (!cu || pcb_impl_available(cu) != PCB_OK) {
-        printf("note: cuda_unrolled not run: %s\n", cu ? pcb_errmsg() : "not built");
+    const pcb_impl *cu = cuda_impl("cuda_unrolled");
+    if (!cu)
         return;
-    }
     static const struct {
         const char *kind;
         int64_t batch, n, m, start;
@@ -426,11 +434,9 @@ static void cuda_unrolled(void)
  * buckets: their counts of distance evaluations must agree. */
 static void cuda_pruned(void)
 {
-    const pcb_impl *cu = pcb_find(PCB_FPS, "cuda_pruned");
-    if (!cu || pcb_impl_available(cu) != PCB_OK) {
-        printf("note: cuda_pruned not run: %s\n", cu ? pcb_errmsg() : "not built");
+    const pcb_impl *cu = cuda_impl("cuda_pruned");
+    if (!cu)
         return;
-    }
     static const struct {
         const char *kind;
         int64_t batch, n, m, start;
