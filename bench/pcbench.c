@@ -15,6 +15,7 @@
 
 #include "../datasets/cloud.h"
 #include "../impl/pcbench.h"
+#include "../impl/defects/defects.h"
 #include "../impl/outfile.h"
 #include "verify.h"
 
@@ -230,12 +231,22 @@ static int run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)
 /* ---- commands ------------------------------------------------------------- */
 static int cmd_list(int argc, char **argv)
 {
-    (void)argv;
     if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        puts("usage: pcbench list\n"
-             "One line per implementation: <problem> <name> <device> <exact|approx> <status>");
+        puts("usage: pcbench list [--defects]\n"
+             "One line per implementation: <problem> <name> <device> <exact|approx> <status>.\n"
+             "--defects: the catalog of planted defects instead, one line each:\n"
+             "<problem> <name>: <the defect> [from <where it was found>] (accepted: correct\n"
+             "under this project's rules, must pass)");
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "--defects") == 0) {
+        for (const pcb_defect *d = pcb_defects(); d->impl; d++)
+            printf("%s %s: %s [from %s]%s\n", pcb_problem_name(d->impl->problem), d->impl->name,
+                   d->defect, d->origin, d->accepted ? " (accepted)" : "");
+        return 0;
+    }
+    if (argc > 1)
+        return usage_error("list: unexpected argument '%s'", argv[1]);
     for (int p = 0; p < PCB_NPROBLEMS; p++) {
         for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
             const pcb_impl *impl = *it;
@@ -577,28 +588,32 @@ static int cmd_check(int argc, char **argv)
 }
 
 static const char verify_help[] =
-    "usage: pcbench verify [--problem fps|nn|emd] [--impl NAME] [--large]\n"
+    "usage: pcbench verify [--problem fps|nn|emd] [--impl NAME] [--large] [--defects]\n"
     "Run every available implementation over the problem's matrix of datasets and\n"
     "print a pass/fail table (with each run's time, host to host). Exit status 1\n"
     "if anything fails. --large (with --impl) adds the NN cases of a million\n"
     "points against a million: a lidar sweep and uniform, all-equal, duplicated,\n"
-    "collinear and 3,000 km offset clouds.\n";
+    "collinear and 3,000 km offset clouds. --defects then runs the same matrices on\n"
+    "the planted defects of the catalog (pcbench list --defects) and exits 0 only when\n"
+    "every defect is caught somewhere and no real implementation failed.\n";
 
 static int cmd_verify(int argc, char **argv)
 {
     static const struct option opts[] = {{"problem", required_argument, 0, 'p'},
                                          {"impl", required_argument, 0, 'I'},
                                          {"large", no_argument, 0, 'L'},
+                                         {"defects", no_argument, 0, 'D'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *problem = NULL, *impl = NULL;
-    int c, large = 0;
+    int c, large = 0, defects = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': problem = optarg; break;
         case 'I': impl = optarg; break;
         case 'L': large = 1; break;
+        case 'D': defects = 1; break;
         case 'h': fputs(verify_help, stdout); return 0;
         default: return EXIT_USAGE;
         }
@@ -612,6 +627,8 @@ static int cmd_verify(int argc, char **argv)
         return usage_error("--impl needs --problem");
     if (large && !impl)
         return usage_error("--large needs --impl (brute force cannot do 1M x 1M)");
+    if (defects && (impl || large))
+        return usage_error("--defects runs every implementation and every planted defect");
     pcb_verify_set_large(large);
     int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {pcb_verify_fps, pcb_verify_nn,
                                                              pcb_verify_emd};
@@ -630,7 +647,22 @@ static int cmd_verify(int argc, char **argv)
         printf(" (%d answer%s showed a known defect of a reproduced original)", known,
                known == 1 ? "" : "s");
     putchar('\n');
-    return failures ? EXIT_VERIFY : 0;
+    if (!defects)
+        return failures ? EXIT_VERIFY : 0;
+    /* The same matrices again, on the planted defects. */
+    pcb_verify_set_defects(1);
+    for (int p = 0; p < PCB_NPROBLEMS; p++) {
+        if (problem && p != (int)only)
+            continue;
+        int rc = run[p](NULL, stdout);
+        if (rc < 0)
+            return report(rc, "verify");
+    }
+    int missed = pcb_verify_defect_report(stdout, problem ? (int)only : -1);
+    pcb_verify_set_defects(0);
+    printf("verify --defects: %d failure%s of real implementations, %d defect%s missed\n",
+           failures, failures == 1 ? "" : "s", missed, missed == 1 ? "" : "s");
+    return failures || missed ? EXIT_VERIFY : 0;
 }
 
 static const char main_help[] =

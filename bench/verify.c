@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../impl/defects/defects.h"
 #include "verify.h"
 
 static int known_defects;
@@ -152,6 +153,64 @@ static int differs_from_reference(const pcb_impl *impl, const pcb_task *t,
     return rc != PCB_OK ? rc : i < count;
 }
 
+/* Defect mode: the cases run the planted variants of the catalog instead
+ * of the real implementations, and tally where each one was caught. */
+enum { MAX_DEFECTS = 32 };
+static int defect_mode;
+static struct {
+    int cases, caught;
+    char where[200];
+} tally[MAX_DEFECTS];
+
+void pcb_verify_set_defects(int on)
+{
+    defect_mode = on;
+    memset(tally, 0, sizeof tally);
+}
+
+static int defect_index(const pcb_impl *impl)
+{
+    const pcb_defect *d = pcb_defects();
+    for (int k = 0; d[k].impl && k < MAX_DEFECTS; k++)
+        if (d[k].impl == impl)
+            return k;
+    return -1;
+}
+
+/* A variant's row: "caught" where the answer was wrong, else "passed". */
+static void tally_defect(const pcb_verify_case *c, const pcb_impl *impl, int wrong)
+{
+    int k = defect_index(impl);
+    if (k < 0)
+        return;
+    tally[k].cases++;
+    if (wrong && tally[k].caught++ < 3) {
+        size_t len = strlen(tally[k].where);
+        snprintf(tally[k].where + len, sizeof tally[k].where - len, "%s%s", len ? "; " : "",
+                 c->label);
+    }
+}
+
+int pcb_verify_defect_report(FILE *out, int problem)
+{
+    int bad = 0;
+    fprintf(out, "\n== defects: caught where the verify matrices find them wrong ==\n%-5s %-18s "
+                 "%-8s %-9s %s\n", "prob", "defect", "verdict", "caught", "first cases caught");
+    for (int k = 0; pcb_defects()[k].impl && k < MAX_DEFECTS; k++) {
+        const pcb_defect *d = &pcb_defects()[k];
+        if (problem >= 0 && (int)d->impl->problem != problem)
+            continue;
+        const int ok = d->accepted ? tally[k].caught == 0 : tally[k].caught > 0;
+        char count[32];
+        snprintf(count, sizeof count, "%d/%d", tally[k].caught, tally[k].cases);
+        fprintf(out, "%-5s %-18s %-8s %-9s %s\n", pcb_problem_name(d->impl->problem),
+                d->impl->name, ok ? (d->accepted ? "accepted" : "caught") : "MISSED", count,
+                d->accepted ? "(correct under the rules: must never be caught)" : tally[k].where);
+        bad += !ok;
+    }
+    return bad;
+}
+
 int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
 {
     const pcb_task *t = &c->task;
@@ -159,7 +218,10 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
                                                 : t->problem == PCB_NN ? t->nq
                                                                        : t->n);
     int failures = 0;
-    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+    const pcb_impl *planted[MAX_DEFECTS + 1] = {0};
+    for (int k = 0; defect_mode && pcb_defects()[k].impl && k < MAX_DEFECTS; k++)
+        planted[k] = pcb_defects()[k].impl;
+    for (const pcb_impl *const *it = defect_mode ? planted : pcb_registry(); *it; it++) {
         const pcb_impl *impl = *it;
         if (impl->problem != t->problem || (name && strcmp(name, impl->name) != 0))
             continue;
@@ -185,8 +247,9 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             row(out, c, impl, "skip", detail);
         } else if (rc != PCB_OK) {
             snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());
-            row(out, c, impl, "FAIL", detail);
-            failures++;
+            row(out, c, impl, defect_mode ? "caught" : "FAIL", detail);
+            tally_defect(c, impl, 1);
+            failures += !defect_mode;
         } else {
             pcb_report rep;
             rc = pcb_validate(impl, t, &r, &rep);
@@ -202,7 +265,7 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
                     free(index), free(dist2), free(value), free(price);
                     return d;
                 }
-                rep.ok = !d;
+                rep.ok = rep.ok && !d;
             }
             /* Unmatched points from an implementation that reproduces a forced
              * stop on purpose: caught and shown, not counted as a failure. */
@@ -213,8 +276,12 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
                          impl->known_defect);
                 known_defects++;
             }
-            row(out, c, impl, rep.ok ? "pass" : known ? "known" : "FAIL", detail);
-            failures += !rep.ok && !known;
+            const int wrong = !rep.ok && !known;
+            row(out, c, impl,
+                defect_mode ? (wrong ? "caught" : "passed") : rep.ok ? "pass" : known ? "known" : "FAIL",
+                detail);
+            tally_defect(c, impl, wrong);
+            failures += wrong && !defect_mode;
         }
         free(index), free(dist2), free(value), free(price);
     }

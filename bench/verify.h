@@ -36,6 +36,13 @@ void pcb_verify_header(FILE *out, pcb_problem p);
  * not count as failures; approximate ones pass when their validator says
  * they are within their stated tolerance. Returns the number of failures. */
 int pcb_verify_case_run(const pcb_verify_case *c, const char *impl, FILE *out);
+/* Defect mode (pcbench verify --defects): cases run the planted variants of
+ * the defect catalog instead of the real implementations; a wrong answer
+ * is "caught", not a failure. The report prints where each defect was
+ * caught (the defects of one problem, or all) and returns how many were
+ * missed (or, for the accepted ones, wrongly caught). */
+void pcb_verify_set_defects(int on);
+int pcb_verify_defect_report(FILE *out, int problem /* -1: all */);
 /* How many answers so far showed a known defect (pcb_impl.known_defect). */
 int pcb_verify_known_defects(void);
 /* A row for a case that could not be built (no data, no memory). */

@@ -115,6 +115,7 @@ int pcb_verify_fps(const char *impl, FILE *out)
         {"equal", "all-equal n=500 m=20", 1, 500, 20, 0, 1, 0},
         {"offset", "offset 3000 km n=2000 m=64", 1, 2000, 64, 0, 1, 0},
         {"uniform", "wide 1e6 units n=2000 m=64", 1, 2000, 64, 0, 1e6f, 0},
+        {"uniform", "near the origin 0.01 units n=2000 m=64", 1, 2000, 64, 0, 0.01f, 0},
         {"uniform", "uniform n=20000 m=128", 1, 20000, 128, 0, 1, 0},
         {"uniform", "n=1 m=1", 1, 1, 1, 0, 1, 0},
         {"uniform", "n=3 m=3", 1, 3, 3, 0, 1, 0},

@@ -75,5 +75,22 @@ grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: 
 expect 3 "emd different sizes" -- "$pcb" emd -a "$tmp/a.ply" -b "$tmp/c.ply"
 expect 2 "verify unknown problem" -- "$pcb" verify --problem knn
 
+# The defect catalog: listed apart from the implementations, and every FPS
+# and EMD defect caught by the verify matrices while the accepted one passes
+# (this also proves verify fails wrong answers: a masked validator would miss
+# them all). NN's run takes a minute on two cores: pcbench verify --defects runs it.
+"$pcb" list --defects >"$tmp/defects" 2>&1
+if [ "$(grep -c . "$tmp/defects")" -ge 7 ] && grep -q "^fps near_origin_skip: .*from PointNet++" "$tmp/defects" &&
+    grep -q "(accepted)$" "$tmp/defects"; then ok; else bad "list --defects: $(head -3 "$tmp/defects")"; fi
+if ! "$pcb" list | grep -q near_origin_skip; then ok; else bad "a planted defect in list"; fi
+for p in fps emd; do
+    "$pcb" verify --defects --problem $p >"$tmp/vd" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "0 defects missed" "$tmp/vd" && ! grep -q MISSED "$tmp/vd" &&
+        [ "$(grep -c "^$p .* caught " "$tmp/vd")" -ge 2 ]; then ok; else
+        bad "verify --defects --problem $p: exit $rc: $(tail -5 "$tmp/vd")"; fi
+done
+expect 2 "verify --defects with --impl" -- "$pcb" verify --defects --problem fps --impl dp
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

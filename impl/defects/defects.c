@@ -1,0 +1,306 @@
+/* defects.c - the catalog of known defects of the field's implementations,
+ * each planted in a small CPU variant, registered apart from the real
+ * implementations: never in pcb_registry(), so never listed, benchmarked or
+ * picked by pcb_best. `pcbench verify --defects` runs them over the verify
+ * matrices and must catch every one (README: "Defect catalog"); a variant
+ * marked `accepted` is correct under this project's rules and must pass.
+ *
+ * The variants are deliberately plain (serial, brute force): what matters
+ * is the defect, not speed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../pcbench.h"
+#include "defects.h"
+
+typedef struct {
+    pcb_task task;
+    int32_t *idx;
+    float *dist2;
+    double *value;
+} variant;
+
+static int64_t answers(const pcb_task *t)
+{
+    return t->batch * (t->problem == PCB_FPS ? t->m : t->problem == PCB_NN ? t->nq : t->n);
+}
+
+static void v_release(void *state)
+{
+    variant *v = state;
+    if (v)
+        free(v->idx), free(v->dist2), free(v->value);
+    free(v);
+}
+
+static int v_prepare(const pcb_task *t, void **state)
+{
+    variant *v = calloc(1, sizeof *v);
+    const size_t count = (size_t)answers(t);
+    if (!v || !(v->idx = malloc(count * sizeof *v->idx)) ||
+        !(v->dist2 = malloc(count * sizeof *v->dist2)) ||
+        !(v->value = malloc((size_t)t->batch * sizeof *v->value))) {
+        v_release(v);
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    }
+    v->task = *t;
+    *state = v;
+    return PCB_OK;
+}
+
+static int v_fetch(void *state, pcb_result *out)
+{
+    variant *v = state;
+    const size_t count = (size_t)answers(&v->task);
+    memcpy(out->index, v->idx, count * sizeof *v->idx);
+    if (out->dist2 && v->task.problem == PCB_NN)
+        memcpy(out->dist2, v->dist2, count * sizeof *v->dist2);
+    if (out->value && v->task.problem == PCB_EMD)
+        memcpy(out->value, v->value, (size_t)v->task.batch * sizeof *v->value);
+    return PCB_OK;
+}
+
+static float d2f(const float *p, const float *q)
+{
+    float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* ---- FPS: dp's loop with the defect switched on ------------------------------ */
+enum { SKIP_NEAR_ORIGIN = 1, CAP_INIT = 2, REPEAT_WHEN_DONE = 4 };
+
+static int fps_with(variant *v, int defect)
+{
+    const pcb_task *t = &v->task;
+    float *mind = malloc((size_t)t->n * sizeof *mind);
+    if (!mind)
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *xyz = t->a + b * t->n * 3;
+        int32_t *idx = v->idx + b * t->m;
+        for (int64_t k = 0; k < t->n; k++)
+            mind[k] = defect & CAP_INIT ? 5e4f : INFINITY;
+        idx[0] = (int32_t)t->start;
+        for (int64_t j = 1; j < t->m; j++) {
+            const float *q = xyz + 3 * (int64_t)idx[j - 1];
+            float best = -1;
+            int32_t besti = 0;
+            for (int64_t k = 0; k < t->n; k++) {
+                const float *p = xyz + 3 * k;
+                if ((defect & SKIP_NEAR_ORIGIN) && p[0] * p[0] + p[1] * p[1] + p[2] * p[2] <= 1e-3f)
+                    continue;
+                float d = d2f(p, q);
+                mind[k] = d < mind[k] ? d : mind[k];
+                if (mind[k] > best)
+                    best = mind[k], besti = (int32_t)k;
+            }
+            idx[j] = (defect & REPEAT_WHEN_DONE) && best == 0 ? idx[j - 1] : besti;
+        }
+    }
+    free(mind);
+    return PCB_OK;
+}
+
+static int near_origin_compute(void *s) { return fps_with(s, SKIP_NEAR_ORIGIN); }
+static int capped_compute(void *s) { return fps_with(s, CAP_INIT); }
+static int repeat_compute(void *s) { return fps_with(s, REPEAT_WHEN_DONE); }
+
+/* ---- NN ------------------------------------------------------------------------ */
+/* |q|^2 + |p|^2 - 2 q.p in float32: cancels to noise far from the origin. */
+static int expanded_compute(void *state)
+{
+    variant *v = state;
+    const pcb_task *t = &v->task;
+    for (int64_t b = 0; b < t->batch; b++)
+        for (int64_t i = 0; i < t->nq; i++) {
+            const float *q = t->b + (b * t->nq + i) * 3, *ref = t->a + b * t->n * 3;
+            const float qq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+            float best = INFINITY;
+            int32_t at = 0;
+            for (int64_t k = 0; k < t->n; k++) {
+                const float *p = ref + 3 * k;
+                float d = qq + (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) -
+                          2 * (q[0] * p[0] + q[1] * p[1] + q[2] * p[2]);
+                if (d < best)
+                    best = d, at = (int32_t)k;
+            }
+            v->idx[b * t->nq + i] = at;
+            v->dist2[b * t->nq + i] = best < 0 ? 0 : best;
+        }
+    return PCB_OK;
+}
+
+enum { WEDGES = 300 };
+
+static int wedge_of(const float *p)
+{
+    double a = atan2((double)p[1], (double)p[0]); /* -pi..pi */
+    const double pi = 3.14159265358979323846;
+    int w = (int)((a + pi) / (2 * pi) * WEDGES);
+    return w < 0 ? 0 : w >= WEDGES ? WEDGES - 1 : w;
+}
+
+/* Only the reference points in the query's azimuth wedge (the nearest
+ * non-empty wedge when it has none). */
+static int wedge_compute(void *state)
+{
+    variant *v = state;
+    const pcb_task *t = &v->task;
+    int *wedge = malloc((size_t)t->n * sizeof *wedge);
+    if (!wedge)
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *ref = t->a + b * t->n * 3;
+        int count[WEDGES] = {0};
+        for (int64_t k = 0; k < t->n; k++)
+            count[wedge[k] = wedge_of(ref + 3 * k)]++;
+        for (int64_t i = 0; i < t->nq; i++) {
+            const float *q = t->b + (b * t->nq + i) * 3;
+            const int home = wedge_of(q);
+            int w = home;
+            for (int off = 1; !count[w]; off++) /* some wedge holds a point: n >= 1 */
+                w = (home + (off % 2 ? off / 2 + 1 : WEDGES - off / 2) + WEDGES) % WEDGES;
+            float best = INFINITY;
+            int32_t at = 0;
+            for (int64_t k = 0; k < t->n; k++)
+                if (wedge[k] == w) {
+                    float d = d2f(q, ref + 3 * k);
+                    if (d < best)
+                        best = d, at = (int32_t)k;
+                }
+            v->idx[b * t->nq + i] = at;
+            v->dist2[b * t->nq + i] = best;
+        }
+    }
+    free(wedge);
+    return PCB_OK;
+}
+
+/* ---- EMD ----------------------------------------------------------------------- */
+static double dist(const float *p, const float *q)
+{
+    double dx = (double)p[0] - q[0], dy = (double)p[1] - q[1], dz = (double)p[2] - q[2];
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+/* Every point of A to its nearest point of B, taken or not. */
+static int nearest_compute(void *state)
+{
+    variant *v = state;
+    const pcb_task *t = &v->task;
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *a = t->a + b * t->n * 3, *bb = t->b + b * t->n * 3;
+        double sum = 0;
+        for (int64_t i = 0; i < t->n; i++) {
+            double best = HUGE_VAL;
+            int32_t at = 0;
+            for (int64_t j = 0; j < t->n; j++) {
+                double d = dist(a + 3 * i, bb + 3 * j);
+                if (d < best)
+                    best = d, at = (int32_t)j;
+            }
+            v->idx[b * t->n + i] = at;
+            sum += best;
+        }
+        v->value[b] = sum / (double)t->n;
+    }
+    return PCB_OK;
+}
+
+/* A forward auction that stops after one phase at eps = 5% of the clouds'
+ * extent, where the real ones scale eps down to their target. */
+static int early_compute(void *state)
+{
+    variant *v = state;
+    const pcb_task *t = &v->task;
+    const int64_t n = t->n;
+    double *price = malloc((size_t)n * sizeof *price);
+    int32_t *owner = malloc((size_t)n * sizeof *owner);
+    if (!price || !owner) {
+        free(price), free(owner);
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    }
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *a = t->a + b * n * 3, *bb = t->b + b * n * 3;
+        int32_t *match = v->idx + b * n;
+        float lo[3] = {a[0], a[1], a[2]}, hi[3] = {a[0], a[1], a[2]};
+        for (int64_t i = 0; i < 2 * n; i++)
+            for (int d = 0; d < 3; d++) {
+                const float c = i < n ? a[3 * i + d] : bb[3 * (i - n) + d];
+                lo[d] = fminf(lo[d], c), hi[d] = fmaxf(hi[d], c);
+            }
+        const double extent = dist(lo, hi), eps = extent > 0 ? 0.05 * extent : 1;
+        for (int64_t j = 0; j < n; j++)
+            price[j] = 0, owner[j] = -1;
+        for (int64_t i = 0; i < n; i++)
+            match[i] = -1;
+        for (int64_t cursor = 0;;) { /* the lowest unassigned bidder bids */
+            while (cursor < n && match[cursor] >= 0)
+                cursor++;
+            if (cursor == n)
+                break;
+            const int64_t i = cursor;
+            double best = HUGE_VAL, second = HUGE_VAL;
+            int64_t at = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double c = dist(a + 3 * i, bb + 3 * j) + price[j];
+                if (c < best)
+                    second = best, best = c, at = j;
+                else if (c < second)
+                    second = c;
+            }
+            price[at] += (second < HUGE_VAL ? second - best : 0) + eps;
+            const int32_t prev = owner[at];
+            owner[at] = (int32_t)i, match[i] = (int32_t)at;
+            if (prev >= 0) {
+                match[prev] = -1;
+                cursor = prev < cursor ? prev : cursor;
+            }
+        }
+        double sum = 0;
+        for (int64_t i = 0; i < n; i++)
+            sum += dist(a + 3 * i, bb + 3 * (int64_t)match[i]);
+        v->value[b] = sum / (double)n;
+    }
+    free(price), free(owner);
+    return PCB_OK;
+}
+
+/* ---- the catalog --------------------------------------------------------------- */
+#define VARIANT(p, nm, ex, gap, fn, about)                                                     \
+    static const pcb_impl nm = {.name = #nm, .problem = p, .device = PCB_CPU, .exact = ex,     \
+                                .max_gap = gap, .summary = about, .prepare = v_prepare,       \
+                                .compute = fn, .fetch = v_fetch, .release = v_release}
+
+VARIANT(PCB_FPS, near_origin_skip, 1, 0, near_origin_compute, "dp, skipping near-origin points");
+VARIANT(PCB_FPS, capped_init, 1, 0, capped_compute, "dp, minima starting at 5e4");
+VARIANT(PCB_FPS, repeat_when_done, 1, 0, repeat_compute, "dp, repeating once all are chosen");
+VARIANT(PCB_NN, expanded_norm, 1, 0, expanded_compute, "brute force, expanded squared norm");
+VARIANT(PCB_NN, azimuth_wedge, 1, 0, wedge_compute, "brute force within the query's wedge");
+VARIANT(PCB_EMD, nearest_target, 0, 0, nearest_compute, "each point to its nearest target");
+VARIANT(PCB_EMD, early_stop, 0, 0.01, early_compute, "one auction phase at a coarse eps");
+
+static const pcb_defect catalog[] = {
+    {&near_origin_skip, "skips every point whose squared norm is <= 1e-3 (never updated, never "
+                        "chosen)", "PointNet++'s CUDA FPS kernel and its copies", 0},
+    {&capped_init, "running minimum distances start at 5e4, capping larger squared distances",
+     "FPS kernels that initialise their distance buffer to a constant instead of +inf", 0},
+    {&repeat_when_done, "repeats its previous sample once every distinct point is chosen "
+                        "(m above the distinct points)",
+     "FPS on clouds with duplicates; correct under the duplicate rule, so it must pass", 1},
+    {&expanded_norm, "squared distance as |q|^2 + |p|^2 - 2 q.p in float32: cancels far from "
+                     "the origin (lidar, UTM)", "batched distance code (the matrix-product "
+                                                "trick) used for NN and ICP", 0},
+    {&azimuth_wedge, "searches only the query's azimuth wedge (300 wedges by atan2(y, x))",
+     "the NN slides' attempt 3", 0},
+    {&nearest_target, "matches each point of A to its nearest point of B, so two points can "
+                      "share one target: not a bijection", "MSN's EMD", 0},
+    {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "
+                  "1% of the optimum", "auction EMD kernels with a fixed iteration cap", 0},
+    {NULL, NULL, NULL, 0}};
+
+const pcb_defect *pcb_defects(void)
+{
+    return catalog;
+}

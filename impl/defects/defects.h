@@ -1,0 +1,17 @@
+/* defects.h - the catalog of planted defects (defects.c). */
+#ifndef PCB_DEFECTS_H
+#define PCB_DEFECTS_H
+
+#include "../pcbench.h"
+
+typedef struct {
+    const pcb_impl *impl; /* the planted variant: its name, problem and life cycle */
+    const char *defect;   /* the defect, in one line */
+    const char *origin;   /* where it was found */
+    int accepted;         /* 1: correct under this project's rules, so it must pass */
+} pcb_defect;
+
+/* Every planted defect; the list ends with impl == NULL. */
+const pcb_defect *pcb_defects(void);
+
+#endif
