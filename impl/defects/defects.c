@@ -4,6 +4,9 @@
  * picked by pcb_best. `pcbench verify --defects` runs them over the verify
  * matrices and must catch every one (README: "Defect catalog"); a variant
  * marked `accepted` is correct under this project's rules and must pass.
+ * FLANN's randomized trees are the real registered implementation, entered
+ * here too: approximate by design, they pass verification and are caught
+ * by their recall below 1.
  *
  * The variants are deliberately plain (serial, brute force): what matters
  * is the defect, not speed. */
@@ -281,24 +284,33 @@ VARIANT(PCB_NN, azimuth_wedge, 1, 0, wedge_compute, "brute force within the quer
 VARIANT(PCB_EMD, nearest_target, 0, 0, nearest_compute, "each point to its nearest target");
 VARIANT(PCB_EMD, early_stop, 0, 0.01, early_compute, "one auction phase at a coarse eps");
 
+#ifdef PCB_HAVE_FLANN
+extern const pcb_impl pcb_nn_flann_randomized; /* the real one, registered as approximate */
+#endif
+
 static const pcb_defect catalog[] = {
     {&near_origin_skip, "skips every point whose squared norm is <= 1e-3 (never updated, never "
-                        "chosen)", "PointNet++'s CUDA FPS kernel and its copies", 0},
+                        "chosen)", "PointNet++'s CUDA FPS kernel and its copies", 0, 0},
     {&capped_init, "running minimum distances start at 5e4, capping larger squared distances",
-     "FPS kernels that initialise their distance buffer to a constant instead of +inf", 0},
+     "FPS kernels that initialise their distance buffer to a constant instead of +inf", 0, 0},
     {&repeat_when_done, "repeats its previous sample once every distinct point is chosen "
                         "(m above the distinct points)",
-     "FPS on clouds with duplicates; correct under the duplicate rule, so it must pass", 1},
+     "FPS on clouds with duplicates; correct under the duplicate rule, so it must pass", 1, 0},
     {&expanded_norm, "squared distance as |q|^2 + |p|^2 - 2 q.p in float32: cancels far from "
                      "the origin (lidar, UTM)", "batched distance code (the matrix-product "
-                                                "trick) used for NN and ICP", 0},
+                                                "trick) used for NN and ICP", 0, 0},
     {&azimuth_wedge, "searches only the query's azimuth wedge (300 wedges by atan2(y, x))",
-     "the NN slides' attempt 3", 0},
+     "the NN slides' attempt 3", 0, 0},
+#ifdef PCB_HAVE_FLANN
+    {&pcb_nn_flann_randomized, "FLANN's default randomized k-d trees (4 trees, 32 checks): "
+                               "approximate, misses neighbours in 3-D", "FLANN's defaults, as "
+                               "scan-matching code uses them", 0, 1},
+#endif
     {&nearest_target, "matches each point of A to its nearest point of B, so two points can "
-                      "share one target: not a bijection", "MSN's EMD", 0},
+                      "share one target: not a bijection", "MSN's EMD", 0, 0},
     {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "
-                  "1% of the optimum", "auction EMD kernels with a fixed iteration cap", 0},
-    {NULL, NULL, NULL, 0}};
+                  "1% of the optimum", "auction EMD kernels with a fixed iteration cap", 0, 0},
+    {NULL, NULL, NULL, 0, 0}};
 
 const pcb_defect *pcb_defects(void)
 {

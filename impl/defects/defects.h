@@ -9,6 +9,7 @@ typedef struct {
     const char *defect;   /* the defect, in one line */
     const char *origin;   /* where it was found */
     int accepted;         /* 1: correct under this project's rules, so it must pass */
+    int by_recall;        /* NN, approximate by design: caught where its recall is < 1 */
 } pcb_defect;
 
 /* Every planted defect; the list ends with impl == NULL. */
