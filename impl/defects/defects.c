@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../emd/emd.h"
 #include "../pcbench.h"
 #include "defects.h"
 
@@ -270,6 +271,38 @@ static int early_compute(void *state)
     return PCB_OK;
 }
 
+/* The exact solver, but for point counts the seed kernel cannot scan
+ * without reading past a cost row, the last point of B is read from past
+ * the row: here the start of the row, B's first point again. The matching
+ * is optimal for the misread cloud, a bijection, and its value is B's real
+ * one: only its distance to the optimum gives it away. */
+extern const pcb_impl pcb_emd_exact;
+
+static int overread_compute(void *state)
+{
+    variant *v = state;
+    const pcb_task *t = &v->task;
+    const size_t floats = (size_t)(t->batch * t->n * 3);
+    float *b = malloc(floats * sizeof *b);
+    if (!b)
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    memcpy(b, t->b, floats * sizeof *b);
+    for (int64_t c = 0; c < t->batch && !pcb_emd_seed_n_ok(t->n); c++)
+        memcpy(b + (c * t->n + t->n - 1) * 3, b + c * t->n * 3, 3 * sizeof *b);
+    pcb_task misread = *t;
+    misread.b = b;
+    pcb_result r = {.index = v->idx};
+    int rc = pcb_run(&pcb_emd_exact, &misread, &r, NULL);
+    for (int64_t c = 0; rc == PCB_OK && c < t->batch; c++) {
+        double sum = 0;
+        for (int64_t i = 0; i < t->n; i++)
+            sum += dist(t->a + (c * t->n + i) * 3, t->b + (c * t->n + v->idx[c * t->n + i]) * 3);
+        v->value[c] = sum / (double)t->n;
+    }
+    free(b);
+    return rc;
+}
+
 /* ---- the catalog --------------------------------------------------------------- */
 #define VARIANT(p, nm, ex, gap, fn, about)                                                     \
     static const pcb_impl nm = {.name = #nm, .problem = p, .device = PCB_CPU, .exact = ex,     \
@@ -283,6 +316,7 @@ VARIANT(PCB_NN, expanded_norm, 1, 0, expanded_compute, "brute force, expanded sq
 VARIANT(PCB_NN, azimuth_wedge, 1, 0, wedge_compute, "brute force within the query's wedge");
 VARIANT(PCB_EMD, nearest_target, 0, 0, nearest_compute, "each point to its nearest target");
 VARIANT(PCB_EMD, early_stop, 0, 0.01, early_compute, "one auction phase at a coarse eps");
+VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point misread");
 
 #ifdef PCB_HAVE_FLANN
 extern const pcb_impl pcb_nn_flann_randomized; /* the real one, registered as approximate */
@@ -310,6 +344,9 @@ static const pcb_defect catalog[] = {
                       "share one target: not a bijection", "MSN's EMD", 0, 0},
     {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "
                   "1% of the optimum", "auction EMD kernels with a fixed iteration cap", 0, 0},
+    {&row_overread, "reads past a cost row for n outside {< 1024, 1024, 2048, 4096}: the last "
+                    "target is misread", "the documents' CUDA auction kernel (its unrolled scan)",
+     0, 0},
     {NULL, NULL, NULL, 0, 0}};
 
 const pcb_defect *pcb_defects(void)
