@@ -16,6 +16,7 @@
 #include "../datasets/cloud.h"
 #include "../impl/pcbench.h"
 #include "../impl/defects/defects.h"
+#include "../impl/emd/emd.h"
 #include "../impl/outfile.h"
 #include "verify.h"
 
@@ -501,23 +502,19 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
         /* A bijection: every index in range, none twice. */
         char *seen = calloc((size_t)t->n, 1);
         int bij = seen != NULL;
-        double sum = 0;
         for (int64_t i = 0; bij && i < t->n; i++) {
             const int32_t k = r->index[i];
-            if (k < 0 || k >= t->n || seen[k]) {
-                bij = 0;
-                break;
-            }
-            seen[k] = 1;
-            const float *pa = t->a + 3 * i, *pb = t->b + 3 * (int64_t)k;
-            double dx = (double)pa[0] - pb[0], dy = (double)pa[1] - pb[1], dz = (double)pa[2] - pb[2];
-            sum += sqrt(dx * dx + dy * dy + dz * dz);
+            bij = k >= 0 && k < t->n && !seen[k];
+            if (bij)
+                seen[k] = 1;
         }
         free(seen);
         printf("emd: bijection %s", bij ? "yes" : "no");
-        if (bij && rep.gap >= 0)
-            printf(", value %.9g, optimum %.9g, gap %.3g (allowed %.3g)", sum / (double)t->n,
-                   sum / (double)t->n / (1 + rep.gap), rep.gap, max_gap);
+        if (bij && rep.gap >= 0) {
+            const double value = pcb_emd_mean_matched(t->a, t->b, t->n, r->index, NULL);
+            printf(", value %.9g, optimum %.9g, gap %.3g (allowed %.3g)", value,
+                   value / (1 + rep.gap), rep.gap, max_gap);
+        }
         printf("\n");
     }
     return rep.ok ? 0 : EXIT_VERIFY;

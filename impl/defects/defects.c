@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../emd/emd.h"
+#include "../fps/fps.h"
 #include "../pcbench.h"
 #include "defects.h"
 
@@ -65,12 +66,6 @@ static int v_fetch(void *state, pcb_result *out)
     return PCB_OK;
 }
 
-static float d2f(const float *p, const float *q)
-{
-    float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
-    return dx * dx + dy * dy + dz * dz;
-}
-
 /* ---- FPS: dp's loop with the defect switched on ------------------------------ */
 enum { SKIP_NEAR_ORIGIN = 1, CAP_INIT = 2, REPEAT_WHEN_DONE = 4 };
 
@@ -94,7 +89,7 @@ static int fps_with(variant *v, int defect)
                 const float *p = xyz + 3 * k;
                 if ((defect & SKIP_NEAR_ORIGIN) && p[0] * p[0] + p[1] * p[1] + p[2] * p[2] <= 1e-3f)
                     continue;
-                float d = d2f(p, q);
+                float d = pcb_fps_d2(p, q);
                 mind[k] = d < mind[k] ? d : mind[k];
                 if (mind[k] > best)
                     best = mind[k], besti = (int32_t)k;
@@ -169,7 +164,7 @@ static int wedge_compute(void *state)
             int32_t at = 0;
             for (int64_t k = 0; k < t->n; k++)
                 if (wedge[k] == w) {
-                    float d = d2f(q, ref + 3 * k);
+                    float d = pcb_fps_d2(q, ref + 3 * k);
                     if (d < best)
                         best = d, at = (int32_t)k;
                 }
@@ -182,12 +177,6 @@ static int wedge_compute(void *state)
 }
 
 /* ---- EMD ----------------------------------------------------------------------- */
-static double dist(const float *p, const float *q)
-{
-    double dx = (double)p[0] - q[0], dy = (double)p[1] - q[1], dz = (double)p[2] - q[2];
-    return sqrt(dx * dx + dy * dy + dz * dz);
-}
-
 /* Every point of A to its nearest point of B, taken or not. */
 static int nearest_compute(void *state)
 {
@@ -200,7 +189,7 @@ static int nearest_compute(void *state)
             double best = HUGE_VAL;
             int32_t at = 0;
             for (int64_t j = 0; j < t->n; j++) {
-                double d = dist(a + 3 * i, bb + 3 * j);
+                double d = pcb_emd_cost(a + 3 * i, bb + 3 * j);
                 if (d < best)
                     best = d, at = (int32_t)j;
             }
@@ -228,13 +217,7 @@ static int early_compute(void *state)
     for (int64_t b = 0; b < t->batch; b++) {
         const float *a = t->a + b * n * 3, *bb = t->b + b * n * 3;
         int32_t *match = v->idx + b * n;
-        float lo[3] = {a[0], a[1], a[2]}, hi[3] = {a[0], a[1], a[2]};
-        for (int64_t i = 0; i < 2 * n; i++)
-            for (int d = 0; d < 3; d++) {
-                const float c = i < n ? a[3 * i + d] : bb[3 * (i - n) + d];
-                lo[d] = fminf(lo[d], c), hi[d] = fmaxf(hi[d], c);
-            }
-        const double extent = dist(lo, hi), eps = extent > 0 ? 0.05 * extent : 1;
+        const double extent = pcb_emd_cost_bound(a, bb, n), eps = extent > 0 ? 0.05 * extent : 1;
         for (int64_t j = 0; j < n; j++)
             price[j] = 0, owner[j] = -1;
         for (int64_t i = 0; i < n; i++)
@@ -248,7 +231,7 @@ static int early_compute(void *state)
             double best = HUGE_VAL, second = HUGE_VAL;
             int64_t at = 0;
             for (int64_t j = 0; j < n; j++) {
-                double c = dist(a + 3 * i, bb + 3 * j) + price[j];
+                double c = pcb_emd_cost(a + 3 * i, bb + 3 * j) + price[j];
                 if (c < best)
                     second = best, best = c, at = j;
                 else if (c < second)
@@ -262,10 +245,7 @@ static int early_compute(void *state)
                 cursor = prev < cursor ? prev : cursor;
             }
         }
-        double sum = 0;
-        for (int64_t i = 0; i < n; i++)
-            sum += dist(a + 3 * i, bb + 3 * (int64_t)match[i]);
-        v->value[b] = sum / (double)n;
+        v->value[b] = pcb_emd_mean_matched(a, bb, n, match, NULL);
     }
     free(price), free(owner);
     return PCB_OK;
@@ -276,8 +256,6 @@ static int early_compute(void *state)
  * the row: here the start of the row, B's first point again. The matching
  * is optimal for the misread cloud, a bijection, and its value is B's real
  * one: only its distance to the optimum gives it away. */
-extern const pcb_impl pcb_emd_exact;
-
 static int overread_compute(void *state)
 {
     variant *v = state;
@@ -293,12 +271,9 @@ static int overread_compute(void *state)
     misread.b = b;
     pcb_result r = {.index = v->idx};
     int rc = pcb_run(&pcb_emd_exact, &misread, &r, NULL);
-    for (int64_t c = 0; rc == PCB_OK && c < t->batch; c++) {
-        double sum = 0;
-        for (int64_t i = 0; i < t->n; i++)
-            sum += dist(t->a + (c * t->n + i) * 3, t->b + (c * t->n + v->idx[c * t->n + i]) * 3);
-        v->value[c] = sum / (double)t->n;
-    }
+    for (int64_t c = 0; rc == PCB_OK && c < t->batch; c++)
+        v->value[c] = pcb_emd_mean_matched(t->a + c * t->n * 3, t->b + c * t->n * 3, t->n,
+                                           v->idx + c * t->n, NULL);
     free(b);
     return rc;
 }

@@ -351,28 +351,17 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * thread of a full block gets, so it reduces in chains instead. */
 enum { SMALL_THREADS = 1024, SMALL_WARPS = SMALL_THREADS / 32, SMALL_MAX = 16 };
 
-/* v[0] = the largest (smallest) of v[0 .. LEN-1], in a tree of depth log2 LEN. */
-template <int LEN, typename V>
-__device__ __forceinline__ void tree_max(V *v)
+/* v[0] = the largest (MAX) or smallest of v[0 .. LEN-1], in a tree of depth
+ * log2 LEN. */
+template <int LEN, bool MAX, typename V>
+__device__ __forceinline__ void tree_reduce(V *v)
 {
     if constexpr (LEN > 1) {
         constexpr int W = (LEN + 1) / 2;
 #pragma unroll
         for (int i = 0; i + W < LEN; i++)
-            v[i] = v[i] > v[i + W] ? v[i] : v[i + W];
-        tree_max<W>(v);
-    }
-}
-
-template <int LEN, typename V>
-__device__ __forceinline__ void tree_min(V *v)
-{
-    if constexpr (LEN > 1) {
-        constexpr int W = (LEN + 1) / 2;
-#pragma unroll
-        for (int i = 0; i + W < LEN; i++)
-            v[i] = v[i] < v[i + W] ? v[i] : v[i + W];
-        tree_min<W>(v);
+            v[i] = (MAX ? v[i] > v[i + W] : v[i] < v[i + W]) ? v[i] : v[i + W];
+        tree_reduce<W, MAX>(v);
     }
 }
 
@@ -434,13 +423,13 @@ __global__ void __launch_bounds__(SMALL_THREADS, 1) fps_sample_small(fps_args a)
                     mind[i] = d < mind[i] ? d : mind[i];
                     v[i] = mind[i];
                 }
-                tree_max<P>(v);
+                tree_reduce<P, true>(v);
                 far = v[0];
                 uint32_t id[P];
 #pragma unroll
                 for (int i = 0; i < P; i++)
                     id[i] = mind[i] == far ? (uint32_t)sid[i * T + t] << 4 | i : 0xffffffffu;
-                tree_min<P>(id);
+                tree_reduce<P, false>(id);
                 low_at = id[0];
             } else {
                 /* Chains, each slot guarded by the run length known only at
