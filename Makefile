@@ -81,7 +81,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool deps debs test test-unit test-cli bench tables plots regress datasets clean
+.PHONY: all lib tool deps debs test test-unit test-cli bench tables plots regress datasets clean peers peers-deps peer-wheels
 all: tool
 
 lib: $(LIB)
@@ -148,6 +148,24 @@ datasets: tool
 bench: deps
 	@$(MAKE) --no-print-directory tool
 	$(TOOL) bench --suite $(SUITE)
+	@if $(PEERS_PY) -c 'import numpy' 2>/dev/null; then $(MAKE) --no-print-directory peers; \
+	else echo "peers: numpy is not importable, so no peer library was timed (make peers-deps, then make peers)"; fi
+
+# ---- peers: the libraries people use instead, timed beside ours ---------------
+# make peers-deps             install the missing peer libraries into .peers/site
+# make peers-deps WHEELS=dir  the same from a folder of wheels (offline hosts)
+# make peer-wheels WHEELS=dir download those wheels here (PYVER: the host's Python)
+PEERS_DIR ?= .peers/site
+PEERS_PY  := PYTHONPATH=$(PEERS_DIR)$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON)
+
+peers: tool
+	$(PEERS_PY) scripts/peers.py --suite $(SUITE) --pcbench $(TOOL)
+
+peers-deps:
+	@WHEELS="$(WHEELS)" PEERS_DIR="$(PEERS_DIR)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh install
+
+peer-wheels:
+	@WHEELS="$(or $(WHEELS),wheels)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh download
 
 tables:
 	$(PYTHON) scripts/tables.py results

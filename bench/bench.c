@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../impl/cuda_bench.h"
+#include "../impl/outfile.h"
 #include "gbench.h"
 #include "bench.h"
 #include "verify.h"
@@ -53,6 +54,9 @@ static const char help[] =
     "                       results/gpu-nvidia-h100-80gb-hbm3); slower by more than\n"
     "                       the tolerance (default 0.25) fails\n"
     "  --tolerance T        relative tolerance for --regress or --compare\n"
+    "  --write-inputs DIR   time nothing: write the selected configurations' clouds\n"
+    "                       (DIR/<configuration>/a-<i>.ply, b-<i>.ply) and DIR/configs.tsv,\n"
+    "                       for timing other libraries on the same inputs\n"
     "Statuses: ok, failed-verification, failed-run, unsupported, skipped-budget,\n"
     "unavailable. Fault injection for testing the gate: PCBENCH_FAULT=slow:fps/dp:4\n"
     "runs that implementation's compute 4 times per timed or counted iteration (1.25:\n"
@@ -92,7 +96,8 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"regress", required_argument, 0, 'G'},  {"update-baseline", required_argument, 0, 'U'},
         {"compare", required_argument, 0, 'C'},  {"tolerance", required_argument, 0, 't'},
         {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
-        {"gate-timing", no_argument, 0, 'g'},    {0, 0, 0, 0}};
+        {"gate-timing", no_argument, 0, 'g'},    {"write-inputs", required_argument, 0, 'W'},
+        {0, 0, 0, 0}};
     double v;
     int c;
     optind = 1;
@@ -126,6 +131,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'G': o->regress_dir = optarg; break;
         case 'g': o->gate_timing = 1; break;
         case 'U': o->baseline_out = optarg; break;
+        case 'W': o->inputs_dir = optarg; break;
         case 'C': o->compare_dir = optarg; break;
         case 't':
             if (!number(optarg, 1e-3, 100, &o->tolerance))
@@ -267,6 +273,61 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
 }
 
 /* ---- the run ------------------------------------------------------------------------ */
+/* --write-inputs: the clouds of the selected configurations and a table of
+ * them, for scripts/peers.py; no timing. */
+static int write_inputs(const bench_opts *o, const bench_suite *suite)
+{
+    bench_env env;
+    int rc = bench_env_collect(&env, o->machine);
+    if (rc == PCB_OK)
+        rc = bench_mkdirs(o->inputs_dir);
+    pcb_outfile table = {0};
+    char path[1200];
+    snprintf(path, sizeof path, "%s/configs.tsv", o->inputs_dir);
+    if (rc == PCB_OK)
+        rc = pcb_out_open(&table, path);
+    if (rc != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        return EXIT_SYSTEM;
+    }
+    fprintf(table.f, "# suite %s reps %d budget %g machine %s\n", suite->name,
+            o->reps ? o->reps : suite->reps, o->have_budget ? o->budget : suite->budget,
+            env.machine);
+    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\n", table.f);
+    int written = 0;
+    for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
+        const bench_config *c = &suite->configs[i];
+        if (!problem_selected(o->problems, c->problem) || (o->filter && !strstr(c->id, o->filter)))
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s", c->id);
+        for (char *q = name; *q; q++)
+            if (*q == '/')
+                *q = '-';
+        snprintf(path, sizeof path, "%s/%s", o->inputs_dir, name);
+        rc = bench_data_write(c, path);
+        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\n", c->id, name,
+                pcb_problem_name(c->problem), c->dataset, (long long)c->batch, (long long)c->n,
+                (long long)c->nq, (long long)c->m);
+        written++;
+    }
+    bench_env_free(&env);
+    if (rc == PCB_OK && written == 0)
+        rc = pcb_fail(PCB_EINVAL, "no configuration of suite %s matches", suite->name);
+    if (rc != PCB_OK) {
+        pcb_out_abort(&table);
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        return rc == PCB_EINVAL ? EXIT_USAGE : EXIT_SYSTEM;
+    }
+    if (pcb_out_commit(&table) != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        return EXIT_SYSTEM;
+    }
+    fprintf(stderr, "pcbench: bench: wrote the inputs of %d configuration%s to %s\n", written,
+            written == 1 ? "" : "s", o->inputs_dir);
+    return 0;
+}
+
 int pcb_bench_main(int argc, char **argv)
 {
     bench_opts o = {.suite = "seed", .results_dir = "results"};
@@ -281,6 +342,11 @@ int pcb_bench_main(int argc, char **argv)
     if (bench_fault_parse(getenv("PCBENCH_FAULT"), faults, 8, &nfaults) != PCB_OK) {
         bench_suite_free(&suite);
         return usage("%s", pcb_errmsg());
+    }
+    if (o.inputs_dir) {
+        rc = write_inputs(&o, &suite);
+        bench_suite_free(&suite);
+        return rc;
     }
     if (o.regress_dir && !bench_gate_ready(o.regress_dir, suite.name, stdout)) {
         bench_suite_free(&suite);

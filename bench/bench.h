@@ -47,6 +47,10 @@ typedef struct {
 
 int bench_data_make(const bench_config *c, bench_data *d);
 void bench_data_free(bench_data *d);
+/* The clouds of c as binary PLY files DIR/a-<i>.ply (and b-<i>.ply: NN
+ * queries, EMD's second clouds), i over the batch, so other programs time
+ * and answer the very inputs the harness uses (scripts/peers.py). */
+int bench_data_write(const bench_config *c, const char *dir);
 
 /* ---- results -------------------------------------------------------------- */
 typedef enum {
@@ -121,7 +125,7 @@ void bench_utc_now(char *buf, size_t len);
 /* ---- options and the run of one configuration ------------------------------ */
 typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
-    const char *regress_dir, *baseline_out, *compare_dir;
+    const char *regress_dir, *baseline_out, *compare_dir, *inputs_dir;
     double budget, tolerance, max_time;
     int reps, threads, flush_l2, force, list_only, have_budget, have_tolerance, have_threads;
     int gate_timing;

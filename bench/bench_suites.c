@@ -241,3 +241,24 @@ void bench_data_free(bench_data *d)
     free(d->b);
     d->a = d->b = NULL;
 }
+
+int bench_data_write(const bench_config *c, const char *dir)
+{
+    bench_data d;
+    int rc = bench_mkdirs(dir);
+    if (rc == PCB_OK)
+        rc = bench_data_make(c, &d);
+    if (rc != PCB_OK)
+        return rc;
+    const int64_t nb = c->problem == PCB_FPS ? 0 : c->problem == PCB_NN ? c->nq : c->n;
+    for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++)
+        for (int side = 0; side < (nb ? 2 : 1) && rc == PCB_OK; side++) {
+            const int64_t n = side ? nb : c->n;
+            char path[1200];
+            snprintf(path, sizeof path, "%s/%c-%lld.ply", dir, side ? 'b' : 'a', (long long)i);
+            pcb_cloud cloud = {.xyz = (side ? d.b : d.a) + i * n * 3, .n = n};
+            rc = pcb_save_ply(path, &cloud);
+        }
+    bench_data_free(&d);
+    return rc;
+}

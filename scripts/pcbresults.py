@@ -1,13 +1,15 @@
 """Reading pcbench results for tables.py and plots.py (Python 3 stdlib only).
 
 Layout: <root>/<machine>/<suite>/<problem>-<...>.json, one file per
-configuration, written by `pcbench bench`. <root>/baseline holds the
-regression gate's baseline and is not a machine.
+configuration, written by `pcbench bench`; peers-<problem>-<...>.json beside
+them, written by scripts/peers.py (other libraries on the same inputs).
+<root>/baseline holds the regression gate's baseline and is not a machine.
 """
 import json
 import os
 
 NOT_MACHINES = {"baseline", "plots"}
+PEERS_PREFIX = "peers-"
 PROBLEMS = ["fps", "nn", "emd"]
 REFERENCE_NOTE = {
     "fps": "dp (the O(n m) serial version the FPS document times as 'serial')",
@@ -45,8 +47,9 @@ STATUS_SHORT = {
 }
 
 
-def load(root):
-    """{machine: {suite: [document, ...]}}, documents ordered by problem, size."""
+def load(root, peers=False):
+    """{machine: {suite: [document, ...]}}, documents ordered by problem, size:
+    the harness's documents, or with peers=True the peers' ones."""
     out = {}
     if not os.path.isdir(root):
         return out
@@ -61,7 +64,7 @@ def load(root):
                 continue
             docs = []
             for name in sorted(os.listdir(sdir)):
-                if not name.endswith(".json"):
+                if not name.endswith(".json") or name.startswith(PEERS_PREFIX) != peers:
                     continue
                 try:
                     with open(os.path.join(sdir, name), encoding="utf-8") as f:
@@ -211,3 +214,53 @@ def cell(entry, figure="compute"):
         if e2e and e2e.get("clock") == "verification run":
             text = "skipped (one run %s)" % fmt_s(e2e["median_ms"])
     return text
+
+
+# ---- peers (scripts/peers.py) -------------------------------------------------------------
+def fastest_exact(doc, exact_only=True):
+    """(entry, compute ms) of our fastest implementation verified on doc (exact
+    ones only, or any), or None."""
+    best = None
+    for e in doc.get("results", []) if doc else []:
+        ms = median_ms(e)
+        if (e.get("exact") or not exact_only) and ms is not None and (best is None or ms < best[1]):
+            best = (e, ms)
+    return best
+
+
+def peer_ms(entry):
+    """A peer's compute median when it answered right and was timed, else None."""
+    if entry.get("status") != "ok" or not entry.get("compute"):
+        return None
+    return entry["compute"].get("median_ms")
+
+
+def fastest_peer(pdoc):
+    """The fastest peer entry that answered exactly right, or None."""
+    best = None
+    for e in pdoc.get("results", []) if pdoc else []:
+        ms = peer_ms(e)
+        if ms is not None and e.get("exact") and (best is None or ms < peer_ms(best)):
+            best = e
+    return best
+
+
+def peer_label(e):
+    """'name version (device, threads)'."""
+    where = e.get("device", "cpu")
+    if where == "cpu" and e.get("threads") not in (None, "-"):
+        where += ", %s thread%s" % (e["threads"], "" if e["threads"] == "1" else "s")
+    return "%s %s (%s)" % (e["peer"], e.get("version") or "", where)
+
+
+PEER_STATUS = {"wrong": "**WRONG**", "unavailable": "n/a", "skipped-budget": "skipped (budget)",
+               "failed-run": "**FAILED** (run)", "value-only": "value only"}
+
+
+def peer_cell(e):
+    ms = peer_ms(e)
+    if ms is not None:
+        return fmt_ms(ms)
+    if e.get("status") == "value-only" and e.get("compute"):
+        return "%s (gap %+.2g%%)" % (fmt_ms(e["compute"]["median_ms"]), 100 * e.get("gap", 0))
+    return PEER_STATUS.get(e.get("status"), e.get("status", "?"))

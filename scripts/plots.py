@@ -10,6 +10,8 @@ from the results `pcbench bench` stored under RESULTS/<machine>/<suite>/.
   nn-time-vs-points    compute time against cloud size
   emd-time-vs-n        compute time against points per cloud (batch 1)
   emd-gap-vs-n         cost above the exact optimum against n (batch 1)
+  peers-<problem>      compute time of our fastest exact implementation beside
+                       every peer that answered right (scripts/peers.py), suite seed
 Times from different suites are separate runs (the CPU of a shared host runs at
 different speeds from one run to the next), so each suite gets its own line: the
 same colour, dashed for the second suite. Costs and bounds are deterministic, so
@@ -268,12 +270,54 @@ def emd_plots(p, suites):
                 dashes={None: 1, "certified bound": 2})
 
 
+def peer_plots(p, suites, peer_suites):
+    """Bars per configuration: our fastest exact beside each peer judged right."""
+    docs, pdocs = suites.get("seed", []), peer_suites.get("seed", [])
+    for problem in R.PROBLEMS:
+        rows = [(pd, next((d for d in docs if d["config"]["id"] == pd["config"]["id"]), None))
+                for pd in pdocs if pd["config"]["problem"] == problem]
+        if not rows:
+            continue
+        names = []
+        for pd, _ in rows:
+            names += [e["peer"] for e in pd["results"] if R.peer_ms(e) and e["peer"] not in names]
+        if not names:
+            continue
+        table, labels = [], []
+        for k, (pd, doc) in enumerate(rows):
+            c = pd["config"]
+            label = "%s b%d n%d%s" % (c["dataset"], c["batch"], c["n"],
+                                      " m%d" % c["m"] if problem == "fps" else "")
+            best = R.fastest_exact(doc)
+            ours = best[1] if best else None
+            got = {e["peer"]: R.peer_ms(e) for e in pd["results"]}
+            cells = [ours] + [got.get(n) for n in names]
+            if all(v is None for v in cells):
+                continue
+            table.append([k, '"%s"' % label] + ["%g" % v if v else "NaN" for v in cells])
+            labels.append(label)
+        path = p.data_file("peers-" + problem, table)
+        ours_label = "ours: fastest exact (%s)" % ", ".join(sorted({
+            R.fastest_exact(doc)[0]["impl"] for _, doc in rows if R.fastest_exact(doc)}))
+        titles = [ours_label] + [next(R.peer_label(e) for pd, _ in rows for e in pd["results"]
+                                      if e["peer"] == n) for n in names]
+        plots = ["'%s' using %d:xtic(2) title '%s'" % (path, 3 + i, t.replace("'", ""))
+                 for i, t in enumerate(titles)]
+        p.draw("peers-" + problem, "%s: our fastest exact implementation beside the peers that "
+               "answered right (suite seed)" % problem.upper(), "configuration",
+               "median compute time (ms)", "plot " + ", \\\n     ".join(plots), logy=True,
+               axis=["set style data histogram", "set style histogram clustered gap 1",
+                     "set style fill solid 0.8 border -1", "set xtics rotate by -20",
+                     "set yrange [*:*]", "set datafile missing 'NaN'"])
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "results"
     if not shutil.which("gnuplot"):
         print("plots.py: gnuplot not found (apt-get install gnuplot-nox, or make deps)", file=sys.stderr)
         return 1
     results = R.load(root)
+    peers = R.load(root, peers=True)
     if not results:
         print("plots.py: no results under %s (run make bench first)" % root, file=sys.stderr)
         return 1
@@ -288,6 +332,7 @@ def main():
             fps_plots(p, suites)
             nn_plots(p, suites)
             emd_plots(p, suites)
+            peer_plots(p, suites, peers.get(machine, {}))
     return 0
 
 

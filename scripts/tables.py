@@ -353,14 +353,103 @@ def headline_emd(machines):
         + hardware_line(machines, "no EMD figures", "Seeded uniform random clouds."))
 
 
-def headline(results, level="##"):
+# ---- peers ---------------------------------------------------------------------------
+def config_label(cfg):
+    if cfg["problem"] == "fps":
+        return "fps %s: %d x %d, %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["m"])
+    if cfg["problem"] == "nn":
+        return "nn %s: %d x %d, %d queries" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
+    return "emd %s: %d x %d" % (cfg["dataset"], cfg["batch"], cfg["n"])
+
+
+def ours_cell(doc, exact_only=True):
+    best = R.fastest_exact(doc, exact_only)
+    if not best:
+        return "not measured"
+    e, ms = best
+    v = e.get("verify") or {}
+    gap, bound = v.get("gap", -1), v.get("bound", -1)
+    note = "" if e.get("exact") else " (gap %.2g%%)" % (100 * gap) if gap >= 0 else \
+        " (bound %.2g%%)" % (100 * bound) if bound >= 0 else " (approximate)"
+    return "%s %s%s" % (e["impl"], R.fmt_ms(ms), note)
+
+
+def ratio(peer_ms, doc):
+    best = R.fastest_exact(doc)
+    return R.fmt_x(peer_ms / best[1]) if best and peer_ms else "-"
+
+
+def no_peer(pdoc):
+    """Why no peer is in the fastest-peer cell."""
+    st = {e.get("status") for e in pdoc.get("results", [])}
+    return "skipped (budget)" if "skipped-budget" in st else "none answered right"
+
+
+def wrong_peers(pdoc):
+    return ", ".join("%s %s" % (e["peer"], e.get("version") or "")
+                     for e in pdoc.get("results", []) if e.get("status") == "wrong") or "none"
+
+
+def peers_table(docs, pdocs):
+    """Every peer on every configuration of one suite, beside our fastest exact."""
+    rows = []
+    for pd in pdocs:
+        doc = find(docs, id=pd["config"]["id"])
+        for e in pd.get("results", []):
+            detail = e.get("detail", "")
+            if e.get("status") in ("ok", "value-only"):
+                detail = ""
+            rows.append([config_label(pd["config"]), R.peer_label(e), R.peer_cell(e),
+                         ours_cell(doc), ratio(R.peer_ms(e), doc),
+                         detail.replace("|", "/")[:160]])
+    return md_table(["configuration", "peer (version, where)", "peer compute", "ours: fastest exact",
+                     "peer / ours", "why not timed"], rows) + (
+        "\nms, compute medians; peer / ours above 1 means ours is faster. Peers ran on the "
+        "harness's inputs (same generators and seeds) and every answer was judged by `pcbench "
+        "check`: **WRONG** answers are never timed. A peer's compute excludes what the harness "
+        "also leaves out (k-d tree builds, uploads to the GPU).\n")
+
+
+
+
+def headline_peers(machines, peers):
+    rows = []
+    for m in machines:
+        pdocs = peers.get(m.name, {}).get("seed", [])
+        for pd in pdocs:
+            cfg = pd["config"]
+            if cfg["problem"] == "fps" and cfg["n"] == 10000 and cfg["m"] == 1000 \
+                    and cfg["batch"] not in (1, 6):
+                continue
+            doc = find(m.suites.get("seed", []), id=cfg["id"])
+            fp = R.fastest_peer(pd)
+            rows.append([config_label(cfg), m.label, ours_cell(doc), ours_cell(doc, False),
+                         "%s %s" % (R.peer_label(fp), R.fmt_ms(R.peer_ms(fp))) if fp else no_peer(pd),
+                         ratio(R.peer_ms(fp), doc) if fp else "-", wrong_peers(pd)])
+    if not rows:
+        return "No peer results yet (make peers-deps, then make peers).\n"
+    return md_table(["configuration", "host", "ours: fastest exact", "ours: fastest verified",
+                     "fastest exact peer answering right", "peer / ours (exact)",
+                     "peers judged wrong"], rows) + (
+        "\nms, compute medians, suite seed; peer / ours compares the exact ones: above 1 means "
+        "ours is faster. Fastest verified includes our approximate implementations with their "
+        "gap to the optimum. Peers "
+        "ran on the same inputs on the same host; every answer was judged by `pcbench check`. "
+        "fpsample's kd-line sampler does not start at the index asked for, so it is judged "
+        "wrong as asked; `fpsample_ownstart` is the same call judged from its own first "
+        "sample. Details, versions and every peer: results/TABLES.md.\n")
+
+
+def headline(results, level="##", peers=None):
     machines = sorted((Machine(name, suites) for name, suites in results.items()),
                       key=lambda m: (not m.gpu, m.name))
     parts = ["%s FPS: serial vs CUDA (the documents' table)\n\n" % level, headline_fps(machines),
              "\n%s FPS: exact pruning (ours) beside the classic kernel and dp\n\n" % level,
              headline_fps_ours(machines),
              "\n%s NN: 120k x 120k lidar sweeps\n\n" % level, headline_nn(machines),
-             "\n%s EMD: exact vs auction\n\n" % level, headline_emd(machines)]
+             "\n%s EMD: exact vs auction\n\n" % level, headline_emd(machines),
+             "\n%s Peers: the libraries people use instead, beside our fastest\n\n" % level,
+             headline_peers(machines, peers or {})]
     where = ", ".join("%s = `%s`" % (m.label, m.name) for m in machines)
     parts.append("\nMachines: %s. From suite seed%s.\n" % (
         where, "; [full]: from suite full where seed lacks the configuration"
@@ -371,12 +460,13 @@ def headline(results, level="##"):
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "results"
     results = R.load(root)
+    peers = R.load(root, peers=True)
     if not results:
         print("tables.py: no results under %s (run make bench first)" % root, file=sys.stderr)
         return 1
     out = ["# pcbench results\n\n",
            "Generated by `make tables` from %s/<machine>/<suite>/*.json; do not edit by hand.\n\n" % root,
-           "## Headline\n\n", headline(results, "###"), "\n", LEGEND]
+           "## Headline\n\n", headline(results, "###", peers), "\n", LEGEND]
     for machine, suites in results.items():
         out.append("\n## %s\n\n" % machine)
         out.append(env_section(machine, suites))
@@ -395,12 +485,15 @@ def main():
                     note = ("OpenMP implementations timed on one thread (stable ratios for the "
                             "regression gate).\n\n" if suite == "quick" else "")
                     out.append("\n### %s, suite %s\n\n%s%s" % (problem.upper(), suite, note, text))
+            pdocs = peers.get(machine, {}).get(suite)
+            if pdocs:
+                out.append("\n### Peers, suite %s\n\n%s" % (suite, peers_table(suites[suite], pdocs)))
     write(os.path.join(root, "TABLES.md"), "".join(out))
     write(os.path.join(root, "HEADLINE.md"),
           "# pcbench headline figures\n\nGenerated by `make tables`; details in TABLES.md.\n\n"
-          + headline(results))
+          + headline(results, peers=peers))
     readme = os.path.join(os.path.dirname(os.path.abspath(root)), "README.md")
-    update_readme(readme, headline(results, "####"))
+    update_readme(readme, headline(results, "####", peers))
     print("tables.py: wrote %s and %s (%d machine%s)" % (os.path.join(root, "TABLES.md"),
           os.path.join(root, "HEADLINE.md"), len(results), "" if len(results) == 1 else "s"))
     return 0

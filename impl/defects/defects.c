@@ -9,7 +9,8 @@
  * by their recall below 1.
  *
  * The variants are deliberately plain (serial, brute force): what matters
- * is the defect, not speed. */
+ * is the defect, not speed. The one GPU variant, a racing CUDA reduction,
+ * lives in fps_torn_argmax.cu and runs only where a CUDA device is. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,12 +297,21 @@ VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point mi
 #ifdef PCB_HAVE_FLANN
 extern const pcb_impl pcb_nn_flann_randomized; /* the real one, registered as approximate */
 #endif
+#ifdef PCB_HAVE_CUDA
+extern const pcb_impl pcb_defect_fps_torn_argmax; /* fps_torn_argmax.cu */
+#endif
 
 static const pcb_defect catalog[] = {
     {&near_origin_skip, "skips every point whose squared norm is <= 1e-3 (never updated, never "
                         "chosen)", "PointNet++'s CUDA FPS kernel and its copies", 0, 0},
     {&capped_init, "running minimum distances start at 5e4, capping larger squared distances",
      "FPS kernels that initialise their distance buffer to a constant instead of +inf", 0, 0},
+#ifdef PCB_HAVE_CUDA
+    {&pcb_defect_fps_torn_argmax, "block-wide argmax by an unguarded compare-and-store into "
+                                  "one shared (distance, index) pair: racing threads tear the "
+                                  "pair and lose the maximum", "CUDA FPS kernels whose "
+                                  "reduction trades barriers or atomics for speed", 0, 0},
+#endif
     {&repeat_when_done, "repeats its previous sample once every distinct point is chosen "
                         "(m above the distinct points)",
      "FPS on clouds with duplicates; correct under the duplicate rule, so it must pass", 1, 0},

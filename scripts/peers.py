@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+"""peers.py - time and judge the libraries people use instead, on the harness's inputs.
+
+    peers.py [--suite S] [--problem P[,P]] [--filter TEXT] [--peer NAME[,NAME]]
+             [--results DIR] [--pcbench PATH] [--reps R] [--budget S] [--force] [--list]
+
+`pcbench bench --write-inputs` writes the clouds of each configuration of the suite
+(same generators, same seeds as the harness). Each available peer is timed on them
+the way the harness times: inputs prepared first (kd-trees built, tensors on the
+GPU), one warm-up, then the median of R repetitions of the whole batch (GPU peers
+timed with CUDA events). Every answer is written to a file and judged by `pcbench
+check`: a peer that answers wrong is stored as "wrong", never as a timing.
+Results: RESULTS/<machine>/<suite>/peers-<configuration>.json, one file per
+configuration, written as soon as it is done; a later run skips peers already
+stored (--force re-runs them). A peer that is not installed is stored as
+"unavailable" with the reason. `make peers-deps` installs the CPU peers.
+"""
+import argparse
+import array
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np  # every real peer needs it; the harness side does not
+except ImportError:
+    np = None
+
+FORMAT = "pcbench-peers/1"
+FINAL = {"ok", "wrong", "value-only", "skipped-budget", "unsupported"}
+
+
+# ---- inputs ------------------------------------------------------------------------------
+def read_ply(path):
+    """The float32 x, y, z of a binary little-endian PLY written by pcbench: an
+    n x 3 numpy array, or a list of n [x, y, z] where numpy is missing."""
+    with open(path, "rb") as f:
+        head = b""
+        while not head.endswith(b"end_header\n"):
+            line = f.readline()
+            if not line:
+                raise ValueError("%s: no end_header" % path)
+            head += line
+        n = next(int(l.split()[2]) for l in head.decode("ascii").splitlines()
+                 if l.startswith("element vertex"))
+        data = array.array("f")
+        data.frombytes(f.read(n * 12))
+    if len(data) != n * 3:
+        raise ValueError("%s: truncated (%d of %d floats)" % (path, len(data), n * 3))
+    if sys.byteorder != "little":
+        data.byteswap()
+    if np is None:
+        return [list(data[3 * i:3 * i + 3]) for i in range(n)]
+    return np.frombuffer(data, dtype=np.float32).reshape(n, 3).copy()
+
+
+def read_configs(folder):
+    with open(os.path.join(folder, "configs.tsv"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    words = lines[0].lstrip("# ").split()
+    meta = dict(zip(words[0::2], words[1::2]))
+    head = lines[1].split("\t")
+    configs = []
+    for line in lines[2:]:
+        row = dict(zip(head, line.split("\t")))
+        for k in ("batch", "n", "nq", "m", "start"):
+            row[k] = int(row[k])
+        configs.append(row)
+    return meta, configs
+
+
+# ---- peers -------------------------------------------------------------------------------
+class Peer:
+    """One library's way of solving one problem. prepare() turns the clouds of a
+    batch into per-cloud states outside the timing (like the harness's prepare);
+    solve(state) answers one cloud."""
+    name = problem = module = what = ""
+    dist = None  # the distribution's name where it differs from the module's
+    device = "cpu"
+    threads = "1"
+    exact = True
+    value_only = False  # answers a value and no assignment (approximations)
+    own_start = False   # FPS: judged from its own first sample
+
+    def available(self):
+        """None when it can run here, else the reason."""
+        try:
+            __import__(self.module)
+        except Exception as e:  # ImportError, or a broken install
+            return "%s not importable: %s" % (self.module, str(e).splitlines()[0][:120])
+        return None
+
+    def version(self):
+        """The installed distribution's version (not every module has __version__)."""
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version(self.dist or self.module)
+        except PackageNotFoundError:
+            return getattr(sys.modules.get(self.module), "__version__", "?")
+
+    def prepare(self, clouds, cfg):
+        return clouds
+
+    def sync(self):
+        pass
+
+
+class Fpsample(Peer):
+    """Asked for the suite's start index. With own_start the answer is judged
+    from whatever first sample it returns (fpsample's kd-line sampler does not
+    always start where asked), so its speed can still be shown."""
+    problem, module = "fps", "fpsample"
+
+    def __init__(self, own_start):
+        self.own_start = own_start
+        self.name = "fpsample_ownstart" if own_start else "fpsample"
+        self.what = ("bucket_fps_kdline_sampling (QuickFPS), one cloud at a time; " +
+                     ("judged from the first sample it returns" if own_start
+                      else "judged from the start index asked for"))
+
+    def solve(self, st):
+        import fpsample
+        a, cfg = st
+        n = len(a)
+        h = 5 if n <= 20000 else 7 if n <= 200000 else 9  # the QuickFPS paper's advice
+        return fpsample.bucket_fps_kdline_sampling(a, cfg["m"], h, start_idx=cfg["start"])
+
+    def prepare(self, clouds, cfg):
+        return [(c["a"], cfg) for c in clouds]
+
+
+class CKDTree(Peer):
+    problem, module = "nn", "scipy"
+
+    def __init__(self, workers):
+        self.workers = workers
+        self.name = "ckdtree" if workers == 1 else "ckdtree_all"
+        self.threads = "1" if workers == 1 else "all"
+        self.what = "scipy.spatial.cKDTree(ref).query(q, workers=%d), tree built in prepare" % workers
+
+    def prepare(self, clouds, cfg):
+        from scipy.spatial import cKDTree
+        return [(cKDTree(c["a"]), c["b"]) for c in clouds]
+
+    def solve(self, st):
+        tree, q = st
+        return tree.query(q, k=1, workers=self.workers)[1]
+
+
+class PyKDTree(Peer):
+    name, problem, module = "pykdtree", "nn", "pykdtree"
+    threads = "all"
+    what = "pykdtree.kdtree.KDTree(ref).query(q) (OpenMP), tree built in prepare"
+
+    def prepare(self, clouds, cfg):
+        from pykdtree.kdtree import KDTree
+        return [(KDTree(c["a"]), c["b"]) for c in clouds]
+
+    def solve(self, st):
+        tree, q = st
+        return tree.query(q, k=1)[1]
+
+
+class TorchPeer(Peer):
+    module, device, threads = "torch", "cuda", "-"
+
+    def available(self):
+        why = Peer.available(self)
+        if why:
+            return why
+        import torch
+        return None if torch.cuda.is_available() else "torch has no CUDA device here"
+
+    def sync(self):
+        import torch
+        torch.cuda.synchronize()
+
+
+class TorchCdist(TorchPeer):
+    name, problem = "torch_cdist", "nn"
+    what = "torch.cdist(q, ref).argmin(1) on the GPU, queries in chunks of <= 1 GiB of distances"
+
+    def prepare(self, clouds, cfg):
+        import torch
+        return [(torch.from_numpy(c["a"]).cuda(), torch.from_numpy(c["b"]).cuda())
+                for c in clouds]
+
+    def solve(self, st):
+        import torch
+        ref, q = st
+        rows = max(1, (1 << 28) // len(ref))
+        out = [torch.cdist(q[i:i + rows], ref).argmin(1) for i in range(0, len(q), rows)]
+        return torch.cat(out)
+
+
+class ScipyLSA(Peer):
+    name, problem, module = "scipy_lsa", "emd", "scipy"
+    what = "scipy.optimize.linear_sum_assignment on the cdist cost matrix (float64)"
+
+    def solve(self, st):
+        from scipy.optimize import linear_sum_assignment
+        from scipy.spatial.distance import cdist
+        a, b = st["a"], st["b"]
+        rows, cols = linear_sum_assignment(cdist(a.astype("f8"), b.astype("f8")))
+        return cols[rows.argsort()]
+
+
+class PotEMD(Peer):
+    name, problem, module, dist = "pot_emd", "emd", "ot", "pot"
+    what = "POT ot.emd (network simplex, numItermax 1e8) on ot.dist(metric='euclidean'); argmax per row"
+
+    def solve(self, st):
+        import ot
+        a, b = st["a"].astype("f8"), st["b"].astype("f8")
+        n = len(a)
+        w = np.full(n, 1.0 / n)
+        plan = ot.emd(w, w, ot.dist(a, b, metric="euclidean"), numItermax=100_000_000)
+        return plan.argmax(1)
+
+
+class GeomlossSinkhorn(TorchPeer):
+    name, problem, module = "geomloss", "emd", "geomloss"
+    exact, value_only = False, True
+    what = ("geomloss SamplesLoss('sinkhorn', p=1, blur=1e-3 x extent, scaling=0.9, "
+            "debias=False) on the GPU: a value, no assignment")
+
+    def available(self):
+        return Peer.available(self) or TorchPeer.available(self)
+
+    def prepare(self, clouds, cfg):
+        import torch
+        from geomloss import SamplesLoss
+        out = []
+        for c in clouds:
+            ext = float(max(c["a"].max(0).max(), c["b"].max(0).max())
+                        - min(c["a"].min(0).min(), c["b"].min(0).min()))
+            loss = SamplesLoss("sinkhorn", p=1, blur=1e-3 * ext, scaling=0.9, debias=False,
+                               backend="tensorized")
+            out.append((loss, torch.from_numpy(c["a"]).cuda(), torch.from_numpy(c["b"]).cuda()))
+        return out
+
+    def solve(self, st):
+        loss, a, b = st
+        return loss(a, b)
+
+
+PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
+         GeomlossSinkhorn()]
+
+
+# ---- timing ------------------------------------------------------------------------------
+def clock(peer):
+    """A timer for one call: CUDA events for GPU peers, else the wall clock (ms)."""
+    if peer.device == "cuda":
+        import torch
+
+        def run(fn):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            out = fn()
+            stop.record()
+            torch.cuda.synchronize()
+            return out, start.elapsed_time(stop)
+        return run
+
+    def run(fn):
+        t0 = time.perf_counter()
+        out = fn()
+        return out, (time.perf_counter() - t0) * 1e3
+    return run
+
+
+def median(xs):
+    s = sorted(xs)
+    k = len(s) // 2
+    return s[k] if len(s) % 2 else 0.5 * (s[k - 1] + s[k])
+
+
+def figure(samples, device):
+    return {"clock": "cuda-events" if device == "cuda" else "real", "reps": len(samples),
+            "iterations": 1, "median_ms": median(samples), "min_ms": min(samples),
+            "samples_ms": samples}
+
+
+def as_list(x):
+    """A flat list of an answer: a numpy array, a torch tensor or a list."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu()
+    if hasattr(x, "tolist"):
+        x = x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in as_list(item)]
+    return [x]
+
+
+# ---- judging -----------------------------------------------------------------------------
+def judge(pcbench, cfg, folder, peer, answers, scratch):
+    """(ok, detail) from pcbench check over the clouds answered."""
+    summaries = []
+    for i, ans in enumerate(answers):
+        path = os.path.join(scratch, "answer-%d.txt" % i)
+        flat = as_list(ans)
+        with open(path, "w", encoding="ascii") as f:
+            f.writelines("%d\n" % int(v) for v in flat)
+        a = os.path.join(folder, "a-%d.ply" % i)
+        b = os.path.join(folder, "b-%d.ply" % i)
+        if cfg["problem"] == "fps":
+            start = int(flat[0]) if peer.own_start else cfg["start"]
+            cmd = [pcbench, "check", "fps", "-i", a, "-m", str(cfg["m"]), "--start",
+                   str(start), "--answer", path]
+        elif cfg["problem"] == "nn":
+            cmd = [pcbench, "check", "nn", "-r", a, "-q", b, "--answer", path]
+        else:
+            cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        lines = (p.stdout + p.stderr).strip().splitlines() or ["(no output)"]
+        if p.returncode == 1:
+            return False, "cloud %d: %s" % (i, " / ".join(lines[:2]))
+        if p.returncode != 0:
+            raise RuntimeError("pcbench check exit %d: %s" % (p.returncode, " ".join(lines)))
+        summaries.append(lines[-1])
+    more = "; %d clouds, all pass" % len(answers) if len(answers) > 1 else ""
+    return True, summaries[0] + more
+
+
+def optimum(pcbench, folder, i):
+    """The exact EMD of pair i (mean matched distance), from pcbench's exact solver."""
+    p = subprocess.run([pcbench, "emd", "-a", os.path.join(folder, "a-%d.ply" % i), "-b",
+                        os.path.join(folder, "b-%d.ply" % i), "--impl", "exact", "-o",
+                        os.devnull], capture_output=True, text=True, check=True)
+    return float(p.stdout.split()[1])
+
+
+# ---- one peer on one configuration ------------------------------------------------------
+def run_peer(peer, cfg, folder, args, meta):
+    entry = {"peer": peer.name, "library": peer.module, "device": peer.device,
+             "threads": peer.threads, "exact": peer.exact, "what": peer.what,
+             "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "compute": None, "e2e": None}
+    why = peer.available()
+    if why:
+        entry.update(status="unavailable", detail=why, version=None)
+        return entry
+    entry["version"] = peer.version()
+    batch = cfg["batch"]
+    clouds = []
+    for i in range(batch):
+        c = {"a": read_ply(os.path.join(folder, "a-%d.ply" % i))}
+        if cfg["problem"] != "fps":
+            c["b"] = read_ply(os.path.join(folder, "b-%d.ply" % i))
+        clouds.append(c)
+    timer = clock(peer)
+    budget = args.budget if args.budget else float(meta.get("budget", 30))
+    reps = args.reps or int(meta.get("reps", 5))
+    scratch = tempfile.mkdtemp(prefix="pcbench-peer-")
+    try:
+        states, prep_ms = timer(lambda: peer.prepare(clouds, cfg))
+        # One cloud first, twice (a warm-up, then a measure): the batch's predicted time.
+        timer(lambda: peer.solve(states[0]))
+        first, one_ms = timer(lambda: peer.solve(states[0]))
+        predicted_s = one_ms * batch / 1e3
+        if predicted_s > budget:
+            ok, detail, _ = judge_or_value(args.pcbench, cfg, folder, peer, [first], scratch)
+            entry.update(status="skipped-budget" if ok else "wrong", predicted_s=predicted_s,
+                         detail="predicted %.3g s per run, over the budget of %g s; cloud 0 "
+                                "judged: %s" % (predicted_s, budget, detail))
+            return entry
+        solve_all = lambda: [peer.solve(s) for s in states]
+        answers, _ = timer(solve_all)  # warm-up of the whole batch; its answers are judged
+        ok, detail, gap = judge_or_value(args.pcbench, cfg, folder, peer, answers, scratch)
+        if not ok:
+            entry.update(status="wrong", detail=detail)
+            return entry
+        if gap is not None:
+            entry["gap"] = gap
+        entry["compute"] = figure([timer(solve_all)[1] for _ in range(reps)], peer.device)
+        entry["prepare_ms"] = prep_ms
+        entry.update(status="value-only" if peer.value_only else "ok", detail=detail)
+    except Exception as e:  # a peer that crashes or refuses the input
+        entry.update(status="failed-run", detail="%s: %s" % (type(e).__name__, str(e)[:200]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return entry
+
+
+def judge_or_value(pcbench, cfg, folder, peer, answers, scratch):
+    """(ok, detail, gap): assignments go to pcbench check; a value-only EMD is
+    measured against the exact optimum (gap: the worst relative one)."""
+    if not peer.value_only:
+        return judge(pcbench, cfg, folder, peer, answers, scratch) + (None,)
+    gaps = []
+    for i, v in enumerate(answers):
+        best = optimum(pcbench, folder, i)
+        gaps.append((float(as_list(v)[0]) - best) / best if best > 0 else 0.0)
+    worst = max(gaps, key=abs)
+    return True, ("a value, no assignment: worst relative gap to the exact optimum %+.3g "
+                  "over %d pair%s" % (worst, len(gaps), "" if len(gaps) == 1 else "s")), worst
+
+
+# ---- the whole run -----------------------------------------------------------------------
+def env_record(machine):
+    env = {"machine": machine, "python": platform.python_version(),
+           "numpy": np.__version__ if np else None,
+           "os": "%s %s %s" % (platform.system(), platform.release(), platform.machine()),
+           "cores": os.cpu_count(),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            env["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        env["cpu"] = platform.processor() or "?"
+    try:
+        import torch
+        env["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            env["gpu"] = torch.cuda.get_device_name(0)
+            env["torch_cuda"] = torch.version.cuda
+    except Exception:
+        pass
+    return env
+
+
+def write_json(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def main(argv=None, candidates=None):
+    """candidates: the peers to choose from (default PEERS; tests plant their own)."""
+    candidates = candidates or PEERS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", default="seed")
+    ap.add_argument("--problem")
+    ap.add_argument("--filter")
+    ap.add_argument("--peer", help="only these peers (comma-separated)")
+    ap.add_argument("--results", default="results")
+    ap.add_argument("--pcbench", default="build/pcbench")
+    ap.add_argument("--machine", help="machine folder name (default: pcbench's)")
+    ap.add_argument("--reps", type=int, help="repetitions (default: the suite's)")
+    ap.add_argument("--budget", type=float, help="seconds per run (default: the suite's)")
+    ap.add_argument("--force", action="store_true", help="re-run peers already stored")
+    ap.add_argument("--list", action="store_true", help="show the peers and whether they can run")
+    args = ap.parse_args(argv)
+    peers = [p for p in candidates if not args.peer or p.name in args.peer.split(",")]
+    if args.peer and len(peers) != len(args.peer.split(",")):
+        ap.error("unknown peer in --peer %s (peers: %s)" % (args.peer,
+                                                            ", ".join(p.name for p in candidates)))
+    if args.list:
+        for p in peers:
+            why = p.available()
+            print("%-4s %-12s %-5s %s" % (p.problem, p.name, p.device, why or "ok: " + p.what))
+        return 0
+    if not os.access(args.pcbench, os.X_OK):
+        print("peers.py: %s is not built (make tool)" % args.pcbench, file=sys.stderr)
+        return 2
+    inputs = tempfile.mkdtemp(prefix="pcbench-inputs-")
+    try:
+        cmd = [args.pcbench, "bench", "--suite", args.suite, "--write-inputs", inputs]
+        cmd += ["--problem", args.problem] if args.problem else []
+        cmd += ["--filter", args.filter] if args.filter else []
+        cmd += ["--machine", args.machine] if args.machine else []
+        if subprocess.run(cmd).returncode != 0:
+            return 2
+        meta, configs = read_configs(inputs)
+        machine = meta["machine"]
+        outdir = os.path.join(args.results, machine, args.suite)
+        os.makedirs(outdir, exist_ok=True)
+        env = env_record(machine)
+        wrong = 0
+        for cfg in configs:
+            mine = [p for p in peers if p.problem == cfg["problem"]]
+            if not mine:
+                continue
+            path = os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+            doc = {"format": FORMAT, "suite": args.suite, "env": env, "results": []}
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    doc["results"] = json.load(f).get("results", [])
+            doc["config"] = {"id": cfg["id"], "problem": cfg["problem"], "dataset": cfg["dataset"],
+                             "batch": cfg["batch"], "n": cfg["n"], "nq": cfg["nq"], "m": cfg["m"]}
+            stored = {e["peer"]: e for e in doc["results"]}
+            for peer in mine:
+                old = stored.get(peer.name)
+                if old and old.get("status") in FINAL and not args.force:
+                    print("%-32s %-12s stored: %s" % (cfg["id"], peer.name, old["status"]))
+                    continue
+                e = run_peer(peer, cfg, os.path.join(inputs, cfg["dir"]), args, meta)
+                stored[peer.name] = e
+                wrong += e["status"] == "wrong"
+                fig = e.get("compute")
+                print("%-32s %-12s %-14s %s%s" % (cfg["id"], peer.name, e["status"],
+                      "%.4g ms  " % fig["median_ms"] if fig else "", e.get("detail", "")[:110]),
+                      flush=True)
+                order = [p.name for p in candidates] + sorted(set(stored) - {p.name for p in candidates})
+                doc["results"] = [stored[n] for n in order if n in stored]
+                write_json(path, doc)
+        print("peers.py: results in %s%s" % (outdir, "; %d wrong answers (see the tables)" % wrong
+                                                 if wrong else ""))
+        return 0
+    finally:
+        shutil.rmtree(inputs, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

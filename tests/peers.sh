@@ -1,0 +1,32 @@
+#!/bin/sh
+# peers.sh PCBENCH - the inputs `pcbench bench --write-inputs` hands to other
+# libraries, and scripts/peers.py end to end with planted peers (peers_check.py).
+tool=$1
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
+
+# The clouds written are the harness's: cloud i of a batch is generator seed
+# 1 + i, the second cloud of a pair seed 1001 + i.
+if "$tool" bench --suite quick --filter /b2/ --write-inputs "$tmp/in" >"$tmp/out" 2>&1; then ok
+else bad "write-inputs: $(cat "$tmp/out")"; fi
+if head -1 "$tmp/in/configs.tsv" | grep -q "^# suite quick reps 7 budget 5 machine " &&
+    [ "$(grep -c "^fps/\|^nn/\|^emd/" "$tmp/in/configs.tsv")" -eq 3 ]; then ok
+else bad "configs.tsv: $(cat "$tmp/in/configs.tsv")"; fi
+"$tool" gen uniform -n 3000 --seed 2 -o "$tmp/g.ply" &&
+if cmp -s "$tmp/g.ply" "$tmp/in/fps-uniform-b2-n3000-m64/a-1.ply"; then ok; else bad "a-1.ply differs from seed 2"; fi
+"$tool" gen uniform -n 256 --seed 1002 -o "$tmp/g.ply" &&
+if cmp -s "$tmp/g.ply" "$tmp/in/emd-uniform-b2-n256/b-1.ply"; then ok; else bad "b-1.ply differs from seed 1002"; fi
+if [ "$(ls "$tmp/in/nn-uniform-b2-n2000-q3000" | tr '\n' ' ')" = "a-0.ply a-1.ply b-0.ply b-1.ply " ]; then ok
+else bad "nn files: $(ls "$tmp/in/nn-uniform-b2-n2000-q3000")"; fi
+if "$tool" bench --suite quick --filter nothing-matches --write-inputs "$tmp/none" >/dev/null 2>&1; then
+    bad "write-inputs with no configuration succeeded"; else ok; fi
+
+${PYTHON:-python3} "$(dirname "$0")/peers_check.py" "$tool" "$tmp" >"$tmp/py" 2>&1
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/py" | tail -n 1)
+p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
+if [ -z "$line" ]; then cat "$tmp/py"; p=0; f=1; elif [ "$f" != 0 ]; then cat "$tmp/py"; fi
+pass=$((pass + p)); fail=$((fail + f))
+echo "$pass passed, $fail failed"

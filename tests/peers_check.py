@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""peers_check.py PCBENCH TMP - scripts/peers.py end to end with planted peers
+(pure Python, no numpy needed): a right one is timed, a wrong one is stored as
+wrong and never timed, a missing one is unavailable, stored ones are resumed,
+the budget is honoured, and tables.py shows a wrong peer as WRONG."""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+import peers  # noqa: E402
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what)
+
+
+def dp_fps(points, m, start):
+    pts = points.tolist() if hasattr(points, "tolist") else points
+    d = [float("inf")] * len(pts)
+    out = [start]
+    for _ in range(1, m):
+        q = pts[out[-1]]
+        for k, p in enumerate(pts):
+            dk = (p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2
+            if dk < d[k]:
+                d[k] = dk
+        out.append(max(range(len(pts)), key=lambda k: (d[k], -k)))
+    return out
+
+
+class RightFps(peers.Peer):
+    name, problem, module, what = "tiny_dp", "fps", "array", "pure-Python dp"
+
+    def prepare(self, clouds, cfg):
+        return [(c["a"], cfg) for c in clouds]
+
+    def solve(self, st):
+        a, cfg = st
+        return dp_fps(a, cfg["m"], cfg["start"])
+
+
+class WrongFps(RightFps):
+    name, what = "swapped_dp", "dp with its 2nd and 3rd samples swapped"
+
+    def solve(self, st):
+        out = RightFps.solve(self, st)
+        out[1], out[2] = out[2], out[1]
+        return out
+
+
+class MissingFps(RightFps):
+    name, module = "missing", "pcbench_no_such_module"
+
+
+def main():
+    tool, tmp = sys.argv[1], sys.argv[2]
+    res = os.path.join(tmp, "r")
+    base = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res,
+            "--pcbench", tool, "--machine", "testbox", "--reps", "3"]
+    planted = [RightFps(), WrongFps(), MissingFps()]
+    rc = peers.main(base, planted)
+    check(rc == 0, "peers.py exit %s" % rc)
+    path = os.path.join(res, "testbox", "quick", "peers-fps-uniform-b1-n2000-m100.json")
+    check(os.path.exists(path), "no " + path)
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    e = {x["peer"]: x for x in doc["results"]}
+    check(doc["format"] == "pcbench-peers/1" and doc["config"]["id"] == "fps/uniform/b1/n2000/m100",
+          "format or config: %s %s" % (doc.get("format"), doc.get("config")))
+    r = e.get("tiny_dp", {})
+    check(r.get("status") == "ok" and "steps ok" in r.get("detail", ""), "right peer: %s" % r)
+    check((r.get("compute") or {}).get("reps") == 3 and r["compute"]["median_ms"] > 0,
+          "right peer timed 3 times: %s" % r.get("compute"))
+    w = e.get("swapped_dp", {})
+    check(w.get("status") == "wrong" and "FAIL" in w.get("detail", "") and w.get("compute") is None,
+          "wrong peer judged wrong and not timed: %s" % w)
+    m = e.get("missing", {})
+    check(m.get("status") == "unavailable" and "pcbench_no_such_module" in m.get("detail", ""),
+          "missing peer: %s" % m)
+
+    # Resume: stored final results are kept as they are.
+    peers.main(base, planted)
+    with open(path, encoding="utf-8") as f:
+        again = {x["peer"]: x for x in json.load(f)["results"]}
+    check(again["tiny_dp"]["when"] == r["when"] and again["tiny_dp"]["compute"] == r["compute"],
+          "resume re-ran a stored peer")
+
+    # A budget below the predicted time: not timed, still judged.
+    peers.main(base + ["--force", "--budget", "1e-9", "--peer", "tiny_dp,swapped_dp"], planted)
+    with open(path, encoding="utf-8") as f:
+        forced = {x["peer"]: x for x in json.load(f)["results"]}
+    check(forced["tiny_dp"]["status"] == "skipped-budget" and "predicted" in forced["tiny_dp"]["detail"]
+          and forced["tiny_dp"]["compute"] is None, "budget: %s" % forced["tiny_dp"])
+    check(forced["swapped_dp"]["status"] == "wrong", "budget path judged: %s" % forced["swapped_dp"])
+
+    # The tables show peers beside the harness's results, a wrong one as WRONG.
+    peers.main(base + ["--force"], planted)
+    run = subprocess.run([tool, "bench", "--suite", "quick", "--problem", "fps", "--filter", "/b1/",
+                          "--impl", "dp,naive", "--machine", "testbox", "--results", res],
+                         capture_output=True, text=True)
+    check(run.returncode == 0, "bench exit %d: %s" % (run.returncode, run.stderr[-300:]))
+    run = subprocess.run([sys.executable, os.path.join(HERE, "..", "scripts", "tables.py"), res],
+                         capture_output=True, text=True)
+    check(run.returncode == 0, "tables.py: %s" % run.stderr[-300:])
+    tables = open(os.path.join(res, "TABLES.md"), encoding="utf-8").read()
+    section = tables[tables.find("### Peers, suite quick"):]
+    check("### Peers, suite quick" in tables and "tiny_dp" in section, "no peers table")
+    check(any("swapped_dp" in l and "**WRONG**" in l for l in section.splitlines()),
+          "wrong peer not shown WRONG")
+    check(any("tiny_dp" in l and ("dp " in l or "naive " in l) for l in section.splitlines()),
+          "our fastest exact not beside the peer")
+
+
+if __name__ == "__main__":
+    main()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
