@@ -144,7 +144,7 @@ static void test_exact_matches_brute_force(void)
 {
     static const char *const kinds[][2] = {
         {"uniform", "uniform"}, {"lattice", "lattice"}, {"duplicates", "uniform"},
-        {"equal", "sphere"},    {"collinear", "clusters"}};
+        {"equal", "sphere"},    {"collinear", "clusters"},  {"offset", "offset"}};
     int compared = 0;
     for (int n = 1; n <= 8; n++)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
@@ -164,7 +164,7 @@ static void test_exact_matches_brute_force(void)
                 compared++;
                 instance_free(&in);
             }
-    CHECK(compared == 7 * 5 * 8 + 5 * 3);
+    CHECK(compared == 7 * 6 * 8 + 6 * 3);
 }
 
 /* Every CPU implementation, small and awkward cases. */

@@ -8,13 +8,17 @@
  *
  * Costs are recomputed in double precision whenever a row is scanned (a
  * double cache would take 128 MiB at n = 4096, a float one would not give
- * the double-precision optimum). The columns not yet reached are kept
- * compacted, with their coordinates and potentials, so a scan reads only
- * contiguous memory that shrinks as the tree grows.
+ * the double-precision optimum), and a square root is taken only where the
+ * squared distance says the column may get closer (relax()). The columns
+ * not yet reached are kept compacted, with their coordinates and
+ * potentials, so a scan reads only contiguous memory that shrinks as the
+ * tree grows, four columns at a time.
  *
  * Prices: p_j = -v_j. With them the certificate of emd.h is tight
  * (D = sum u + sum v = P up to rounding): an independent proof of
  * optimality that the validator checks. */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +91,110 @@ static void drop_remaining(exact_state *s, int32_t k, int32_t last)
     s->rpath[k] = s->rpath[last];
 }
 
+/* Scan row i (at (ax, ay, az), base = its distance minus u_i) against the
+ * columns not yet reached: r = base + c_ik - v_k, kept where smaller.
+ *
+ * Column k gets closer only if its cost is below lim_k = rdist_k - base +
+ * v_k. Most are not, and the squared distance tells that without a square
+ * root: a column is skipped when d2 >= (lim_k + margin)^2, the margin (1e-12
+ * of the magnitudes involved) far above the rounding of r, so every decision,
+ * and the result bit for bit, is the one the full computation makes. Four
+ * columns at a time (GCC vector extensions: AVX2 where the CPU has it,
+ * SSE2 pairs elsewhere); the few that pass take the square root one by one. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+
+static inline int may_improve(double d2, double rdist, double base, double v, double scale)
+{
+    double thr = rdist - base + v + 1e-12 * (fabs(rdist) + scale);
+    return thr > 0 && d2 < thr * thr;
+}
+
+static inline void improve(exact_state *s, int32_t k, double d2, double base, int32_t i)
+{
+    double r = base + sqrt(d2) - s->rv[k];
+    if (r < s->rdist[k]) {
+        s->rdist[k] = r;
+        s->rpath[k] = i;
+    }
+}
+
+__attribute__((target_clones("avx2", "default")))
+static void relax(exact_state *s, int32_t remaining, double ax, double ay, double az,
+                  double base, double scale, int32_t i)
+{
+    const double *rx = s->rx, *ry = s->ry, *rz = s->rz, *rv = s->rv, *rdist = s->rdist;
+    const v4d vx = {ax, ax, ax, ax}, vy = {ay, ay, ay, ay}, vz = {az, az, az, az};
+    const v4d vbase = {base, base, base, base}, vscale = {scale, scale, scale, scale};
+    const v4d tiny = {1e-12, 1e-12, 1e-12, 1e-12}, zero = {0, 0, 0, 0};
+    const v4l abs_mask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    int32_t k = 0;
+    for (; k + 4 <= remaining; k += 4) {
+        v4d x, y, z, v, d;
+        memcpy(&x, rx + k, sizeof x);
+        memcpy(&y, ry + k, sizeof y);
+        memcpy(&z, rz + k, sizeof z);
+        memcpy(&v, rv + k, sizeof v);
+        memcpy(&d, rdist + k, sizeof d);
+        v4d dx = vx - x, dy = vy - y, dz = vz - z;
+        v4d d2 = dx * dx + dy * dy + dz * dz;
+        v4d thr = d - vbase + v + tiny * ((v4d)((v4l)d & abs_mask) + vscale);
+        v4l pass = (thr > zero) & (d2 < thr * thr);
+        if (pass[0] | pass[1] | pass[2] | pass[3])
+            for (int l = 0; l < 4; l++)
+                if (pass[l])
+                    improve(s, k + l, d2[l], base, i);
+    }
+    for (; k < remaining; k++) {
+        double dx = ax - rx[k], dy = ay - ry[k], dz = az - rz[k];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        if (may_improve(d2, rdist[k], base, rv[k], scale))
+            improve(s, k, d2, base, i);
+    }
+}
+
+/* The nearest unreached column: the last free one among the nearest (a free
+ * one ends the search sooner), else the first. */
+__attribute__((target_clones("avx2", "default")))
+static int32_t nearest(const exact_state *s, int32_t remaining)
+{
+    const double *rdist = s->rdist;
+    double low = HUGE_VAL;
+    int32_t k = 0;
+    if (remaining >= 4) {
+        v4d m;
+        memcpy(&m, rdist, sizeof m);
+        for (k = 4; k + 4 <= remaining; k += 4) {
+            v4d d;
+            memcpy(&d, rdist + k, sizeof d);
+            v4l less = d < m;
+            m = (v4d)(((v4l)d & less) | ((v4l)m & ~less));
+        }
+        low = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
+    }
+    for (; k < remaining; k++)
+        low = rdist[k] < low ? rdist[k] : low;
+    int32_t first = -1, last_free = -1;
+    const v4d vlow = {low, low, low, low};
+    for (k = 0; k < remaining; k++) {
+        if (k + 4 <= remaining && (k & 3) == 0) { /* four at a time while none is equal */
+            v4d d;
+            memcpy(&d, rdist + k, sizeof d);
+            v4l eq = d == vlow;
+            if (!(eq[0] | eq[1] | eq[2] | eq[3])) {
+                k += 3;
+                continue;
+            }
+        }
+        if (rdist[k] == low) {
+            first = first < 0 ? k : first;
+            if (s->row4col[s->rcol[k]] < 0)
+                last_free = k;
+        }
+    }
+    return last_free >= 0 ? last_free : first;
+}
+
 /* Grow the shortest-path tree from free row `start` until it reaches a free
  * column; returns that column. dist/path hold the reached columns' labels,
  * rows/cols the rows and columns taken into the tree. */
@@ -94,9 +202,10 @@ static int32_t shortest_path(exact_state *s, const float *a, int32_t n, int32_t 
                              double *min_dist, int32_t *nrows, int32_t *ncols)
 {
     int32_t remaining = n, i = start, sink = -1;
-    double reached = 0; /* distance of the row being scanned */
+    double reached = 0, vmax = 0; /* distance of the row being scanned, max |v| */
     *nrows = *ncols = 0;
     for (int32_t j = 0; j < n; j++) {
+        vmax = fmax(vmax, fabs(s->v[j]));
         s->rcol[j] = j;
         s->rx[j] = s->bx[j];
         s->ry[j] = s->by[j];
@@ -109,27 +218,14 @@ static int32_t shortest_path(exact_state *s, const float *a, int32_t n, int32_t 
         s->rows[(*nrows)++] = i;
         const double ax = a[3 * (int64_t)i], ay = a[3 * (int64_t)i + 1],
                      az = a[3 * (int64_t)i + 2], base = reached - s->u[i];
-        double *rdist = s->rdist, *rv = s->rv, *rx = s->rx, *ry = s->ry, *rz = s->rz;
-        int32_t *rpath = s->rpath;
-        for (int32_t k = 0; k < remaining; k++) {
-            double dx = ax - rx[k], dy = ay - ry[k], dz = az - rz[k];
-            double r = base + sqrt(dx * dx + dy * dy + dz * dz) - rv[k];
-            int closer = r < rdist[k];
-            rdist[k] = closer ? r : rdist[k];
-            rpath[k] = closer ? i : rpath[k];
-        }
+        relax(s, remaining, ax, ay, az, base, fabs(base) + vmax, i);
+        int32_t best = nearest(s, remaining);
+        const double *rdist = s->rdist;
         s->evals += remaining;
-        /* The nearest unreached column; among equals a free one ends the
-         * search sooner. */
-        int32_t best = 0;
-        for (int32_t k = 1; k < remaining; k++)
-            if (rdist[k] < rdist[best] ||
-                (rdist[k] == rdist[best] && s->row4col[s->rcol[k]] < 0))
-                best = k;
         int32_t j = s->rcol[best];
         reached = rdist[best];
         s->dist[j] = reached;
-        s->path[j] = rpath[best];
+        s->path[j] = s->rpath[best];
         s->cols[(*ncols)++] = j;
         if (s->row4col[j] < 0)
             sink = j;
