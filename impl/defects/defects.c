@@ -9,8 +9,9 @@
  * by their recall below 1.
  *
  * The variants are deliberately plain (serial, brute force): what matters
- * is the defect, not speed. The one GPU variant, a racing CUDA reduction,
- * lives in fps_torn_argmax.cu and runs only where a CUDA device is. */
+ * is the defect, not speed. The one GPU variant, cuda_unrolled with a racing
+ * argmax, lives beside it in fps/fps_cuda_unrolled.cu (a template switch of
+ * its kernel) and runs only where a CUDA device is. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,7 +299,7 @@ VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point mi
 extern const pcb_impl pcb_nn_flann_randomized; /* the real one, registered as approximate */
 #endif
 #ifdef PCB_HAVE_CUDA
-extern const pcb_impl pcb_defect_fps_torn_argmax; /* fps_torn_argmax.cu */
+extern const pcb_impl pcb_defect_fps_torn_argmax; /* fps/fps_cuda_unrolled.cu */
 #endif
 
 static const pcb_defect catalog[] = {

@@ -47,7 +47,13 @@ __device__ __forceinline__ void reduce_level(float *dist, int *arg, int tid)
 
 /* n <= INT32_MAX / 3 (checked in prepare), so k * 3 fits an int; the
  * per-cloud offsets are 64-bit. */
-template <unsigned BLOCK>
+/* TORN: the planted defect torn_argmax (impl/defects/defects.c) instead of
+ * the tree: every thread compares its candidate with one shared (distance,
+ * index) pair and stores its own when larger, with no atomic and no lock.
+ * Threads that read the pair at once all store; distance and index are two
+ * stores, so the pair kept can come from two threads and the maximum can be
+ * lost to a smaller candidate stored last. */
+template <unsigned BLOCK, bool TORN>
 __global__ void __launch_bounds__(BLOCK)
     fps_unrolled_kernel(int n, int m, int start, const float *__restrict__ clouds,
                         float *__restrict__ temp, int *__restrict__ idxs)
@@ -65,6 +71,11 @@ __global__ void __launch_bounds__(BLOCK)
     int old = start;
     if (tid == 0)
         out[0] = old;
+    if (TORN) { /* step 1's pair starts empty */
+        if (tid == 0)
+            dist[1][0] = -1.0f;
+        __syncthreads();
+    }
     for (int j = 1; j < m; j++) {
         const float x1 = xyz[old * 3 + 0], y1 = xyz[old * 3 + 1], z1 = xyz[old * 3 + 2];
         float best = -1.0f;
@@ -79,6 +90,19 @@ __global__ void __launch_bounds__(BLOCK)
         }
         float *d = dist[j & 1];
         int *a = arg[j & 1];
+        if (TORN) {
+            if (best > d[0]) {
+                d[0] = best;
+                a[0] = besti;
+            }
+            if (tid == 0) /* nobody reads the next step's pair before this step's barrier */
+                dist[(j + 1) & 1][0] = -1.0f;
+            __syncthreads();
+            old = a[0];
+            if (tid == 0)
+                out[j] = old;
+            continue;
+        }
         d[tid] = best;
         a[tid] = besti;
         __syncthreads();
@@ -109,6 +133,7 @@ typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;
     int block;
+    bool torn; /* the planted defect torn_argmax */
     float *xyz, *temp;
     int *idx;
 } unrolled_state;
@@ -174,7 +199,7 @@ static int setup(unrolled_state *s)
     return pcb_cuda_sync(&s->ctx);
 }
 
-static int unrolled_prepare(const pcb_task *t, void **state)
+static int prepare_kind(const pcb_task *t, void **state, bool torn)
 {
     if (t->n > INT32_MAX / 3)
         return pcb_fail(PCB_EUNSUPPORTED,
@@ -195,6 +220,7 @@ static int unrolled_prepare(const pcb_task *t, void **state)
         return pcb_fail(PCB_ENOMEM, "fps cuda_unrolled: out of memory");
     s->task = *t;
     s->block = block_for(t->n);
+    s->torn = torn;
     int rc = setup(s);
     if (rc != PCB_OK) {
         unrolled_release(s);
@@ -204,12 +230,26 @@ static int unrolled_prepare(const pcb_task *t, void **state)
     return PCB_OK;
 }
 
+static int unrolled_prepare(const pcb_task *t, void **state)
+{
+    return prepare_kind(t, state, false);
+}
+
+static int torn_prepare(const pcb_task *t, void **state)
+{
+    return prepare_kind(t, state, true);
+}
+
 template <unsigned BLOCK>
 static void launch(const unrolled_state *s)
 {
     const pcb_task *t = &s->task;
-    fps_unrolled_kernel<BLOCK><<<(unsigned)t->batch, BLOCK, 0, s->ctx.stream>>>(
-        (int)t->n, (int)t->m, (int)t->start, s->xyz, s->temp, s->idx);
+    if (s->torn)
+        fps_unrolled_kernel<BLOCK, true><<<(unsigned)t->batch, BLOCK, 0, s->ctx.stream>>>(
+            (int)t->n, (int)t->m, (int)t->start, s->xyz, s->temp, s->idx);
+    else
+        fps_unrolled_kernel<BLOCK, false><<<(unsigned)t->batch, BLOCK, 0, s->ctx.stream>>>(
+            (int)t->n, (int)t->m, (int)t->start, s->xyz, s->temp, s->idx);
 }
 
 static int unrolled_compute(void *state)
@@ -282,6 +322,27 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
                "refuses clouds wider than 1e5 units (1e10 distance init)",
     .available = pcb_cuda_available,
     .prepare = unrolled_prepare,
+    .compute = unrolled_compute,
+    .sync = unrolled_sync,
+    .fetch = unrolled_fetch,
+    .release = unrolled_release,
+    .counters = unrolled_counters,
+    .device_ms = unrolled_device_ms,
+};
+
+/* The planted defect (impl/defects/defects.c): never in the registry. */
+extern "C" const pcb_impl pcb_defect_fps_torn_argmax = {
+    .name = "torn_argmax",
+    .problem = PCB_FPS,
+    .device = PCB_CUDA,
+    .exact = 1,
+    .canonical = 0,
+    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},
+    .max_gap = 0,
+    .known_defect = NULL,
+    .summary = "cuda_unrolled, argmax by an unguarded shared compare-and-store",
+    .available = pcb_cuda_available,
+    .prepare = torn_prepare,
     .compute = unrolled_compute,
     .sync = unrolled_sync,
     .fetch = unrolled_fetch,
