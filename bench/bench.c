@@ -190,6 +190,12 @@ static int problem_selected(const char *list, pcb_problem p)
     return 0;
 }
 
+/* Whether --problem and --filter select configuration c. */
+static int selected(const bench_opts *o, const bench_config *c)
+{
+    return problem_selected(o->problems, c->problem) && (!o->filter || strstr(c->id, o->filter));
+}
+
 /* ---- output ----------------------------------------------------------------------- */
 static void fmt_ms(char *buf, size_t len, const bench_figure *f)
 {
@@ -297,13 +303,10 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
-        if (!problem_selected(o->problems, c->problem) || (o->filter && !strstr(c->id, o->filter)))
+        if (!selected(o, c))
             continue;
         char name[96];
-        snprintf(name, sizeof name, "%s", c->id);
-        for (char *q = name; *q; q++)
-            if (*q == '/')
-                *q = '-';
+        bench_config_name(c, name);
         snprintf(path, sizeof path, "%s/%s", o->inputs_dir, name);
         rc = bench_data_write(c, path);
         fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\n", c->id, name,
@@ -386,7 +389,7 @@ int pcb_bench_main(int argc, char **argv)
     }
     for (int i = 0; i < suite.count; i++) {
         const bench_config *c = &suite.configs[i];
-        if (!problem_selected(o.problems, c->problem) || (o.filter && !strstr(c->id, o.filter)))
+        if (!selected(&o, c))
             continue;
         bench_result *r = &res[count++];
         r->config = *c;

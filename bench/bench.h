@@ -181,7 +181,10 @@ void bench_progress(const bench_ctx *ctx, const char *fmt, ...)
     ;
 
 /* ---- files ------------------------------------------------------------------ */
-/* dir/<suite>/<problem>-<rest of id>.json */
+/* A configuration's name in file names: its id with '/' as '-'
+ * ("fps-uniform-b6-n10000-m1000"). */
+void bench_config_name(const bench_config *c, char name[96]);
+/* dir/<suite>/<configuration name>.json */
 int bench_store_path(const char *dir, const char *suite, const bench_config *c, char *buf,
                      size_t len);
 int bench_store_write(const char *path, const char *suite, const bench_env *env,

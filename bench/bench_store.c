@@ -78,14 +78,19 @@ int bench_mkdirs(const char *dir)
     }
 }
 
+void bench_config_name(const bench_config *c, char name[96])
+{
+    snprintf(name, 96, "%s", c->id);
+    for (char *p = name; *p; p++)
+        if (*p == '/')
+            *p = '-';
+}
+
 int bench_store_path(const char *dir, const char *suite, const bench_config *c, char *buf,
                      size_t len)
 {
     char name[96];
-    snprintf(name, sizeof name, "%s", c->id);
-    for (char *p = name; *p; p++)
-        if (*p == '/')
-            *p = '-';
+    bench_config_name(c, name);
     if (snprintf(buf, len, "%s/%s/%s.json", dir, suite, name) >= (int)len)
         return pcb_fail(PCB_EINVAL, "path too long under %s", dir);
     return PCB_OK;

@@ -214,10 +214,16 @@ static int make_cloud(const bench_config *c, int side, int64_t i, int64_t n, flo
     return rc;
 }
 
+/* Points in each cloud of the second side: NN queries, EMD's second clouds. */
+static int64_t second_side(const bench_config *c)
+{
+    return c->problem == PCB_FPS ? 0 : c->problem == PCB_NN ? c->nq : c->n;
+}
+
 int bench_data_make(const bench_config *c, bench_data *d)
 {
     memset(d, 0, sizeof *d);
-    int64_t nb = c->problem == PCB_FPS ? 0 : c->problem == PCB_NN ? c->nq : c->n;
+    int64_t nb = second_side(c);
     d->a = malloc((size_t)(c->batch * c->n) * 3 * sizeof(float));
     d->b = nb ? malloc((size_t)(c->batch * nb) * 3 * sizeof(float)) : NULL;
     if (!d->a || (nb && !d->b)) {
@@ -250,7 +256,7 @@ int bench_data_write(const bench_config *c, const char *dir)
         rc = bench_data_make(c, &d);
     if (rc != PCB_OK)
         return rc;
-    const int64_t nb = c->problem == PCB_FPS ? 0 : c->problem == PCB_NN ? c->nq : c->n;
+    const int64_t nb = second_side(c);
     for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++)
         for (int side = 0; side < (nb ? 2 : 1) && rc == PCB_OK; side++) {
             const int64_t n = side ? nb : c->n;

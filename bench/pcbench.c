@@ -594,6 +594,24 @@ static const char verify_help[] =
     "the planted defects of the catalog (pcbench list --defects) and exits 0 only when\n"
     "every defect is caught somewhere and no real implementation failed.\n";
 
+/* The verify matrix of one problem (or of all: -1); the failures, or a
+ * negative status. */
+static int verify_problems(int problem, const char *impl)
+{
+    int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {pcb_verify_fps, pcb_verify_nn,
+                                                             pcb_verify_emd};
+    int failures = 0;
+    for (int p = 0; p < PCB_NPROBLEMS; p++) {
+        if (problem >= 0 && p != problem)
+            continue;
+        int rc = run[p](impl, stdout);
+        if (rc < 0)
+            return rc;
+        failures += rc;
+    }
+    return failures;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
     static const struct option opts[] = {{"problem", required_argument, 0, 'p'},
@@ -627,17 +645,10 @@ static int cmd_verify(int argc, char **argv)
     if (defects && (impl || large))
         return usage_error("--defects runs every implementation and every planted defect");
     pcb_verify_set_large(large);
-    int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {pcb_verify_fps, pcb_verify_nn,
-                                                             pcb_verify_emd};
-    int failures = 0;
-    for (int p = 0; p < PCB_NPROBLEMS; p++) {
-        if (problem && p != (int)only)
-            continue;
-        int rc = run[p](impl, stdout);
-        if (rc < 0)
-            return report(rc, "verify");
-        failures += rc;
-    }
+    const int which = problem ? (int)only : -1; /* -1: every problem */
+    int failures = verify_problems(which, impl);
+    if (failures < 0)
+        return report(failures, "verify");
     int known = pcb_verify_known_defects();
     printf("verify: %d failure%s", failures, failures == 1 ? "" : "s");
     if (known)
@@ -648,14 +659,10 @@ static int cmd_verify(int argc, char **argv)
         return failures ? EXIT_VERIFY : 0;
     /* The same matrices again, on the planted defects. */
     pcb_verify_set_defects(1);
-    for (int p = 0; p < PCB_NPROBLEMS; p++) {
-        if (problem && p != (int)only)
-            continue;
-        int rc = run[p](NULL, stdout);
-        if (rc < 0)
-            return report(rc, "verify");
-    }
-    int missed = pcb_verify_defect_report(stdout, problem ? (int)only : -1);
+    int rc = verify_problems(which, NULL);
+    if (rc < 0)
+        return report(rc, "verify");
+    int missed = pcb_verify_defect_report(stdout, which);
     pcb_verify_set_defects(0);
     printf("verify --defects: %d failure%s of real implementations, %d defect%s missed\n",
            failures, failures == 1 ? "" : "s", missed, missed == 1 ? "" : "s");

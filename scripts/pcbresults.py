@@ -217,7 +217,7 @@ def cell(entry, figure="compute"):
 
 
 # ---- peers (scripts/peers.py) -------------------------------------------------------------
-def fastest_exact(doc, exact_only=True):
+def fastest_ours(doc, exact_only=True):
     """(entry, compute ms) of our fastest implementation verified on doc (exact
     ones only, or any), or None."""
     best = None

@@ -18,6 +18,7 @@ stored (--force re-runs them). A peer that is not installed is stored as
 import argparse
 import array
 import datetime
+import functools
 import json
 import os
 import platform
@@ -338,23 +339,30 @@ def optimum(pcbench, folder, i):
 
 
 # ---- one peer on one configuration ------------------------------------------------------
+@functools.lru_cache(maxsize=1)  # every peer of a configuration reads the same clouds
+def load_clouds(folder, batch, pairs):
+    """[{"a": cloud, "b": second cloud when pairs}] for the clouds of a batch."""
+    clouds = []
+    for i in range(batch):
+        c = {"a": read_ply(os.path.join(folder, "a-%d.ply" % i))}
+        if pairs:
+            c["b"] = read_ply(os.path.join(folder, "b-%d.ply" % i))
+        clouds.append(c)
+    return clouds
+
+
 def run_peer(peer, cfg, folder, args, meta):
     entry = {"peer": peer.name, "library": peer.module, "device": peer.device,
              "threads": peer.threads, "exact": peer.exact, "what": peer.what,
              "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "compute": None, "e2e": None}
+             "compute": None}
     why = peer.available()
     if why:
         entry.update(status="unavailable", detail=why, version=None)
         return entry
     entry["version"] = peer.version()
     batch = cfg["batch"]
-    clouds = []
-    for i in range(batch):
-        c = {"a": read_ply(os.path.join(folder, "a-%d.ply" % i))}
-        if cfg["problem"] != "fps":
-            c["b"] = read_ply(os.path.join(folder, "b-%d.ply" % i))
-        clouds.append(c)
+    clouds = load_clouds(folder, batch, cfg["problem"] != "fps")
     timer = clock(peer)
     budget = args.budget if args.budget else float(meta.get("budget", 30))
     reps = args.reps or int(meta.get("reps", 5))

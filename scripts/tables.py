@@ -363,7 +363,7 @@ def config_label(cfg):
 
 
 def ours_cell(doc, exact_only=True):
-    best = R.fastest_exact(doc, exact_only)
+    best = R.fastest_ours(doc, exact_only)
     if not best:
         return "not measured"
     e, ms = best
@@ -375,7 +375,7 @@ def ours_cell(doc, exact_only=True):
 
 
 def ratio(peer_ms, doc):
-    best = R.fastest_exact(doc)
+    best = R.fastest_ours(doc)
     return R.fmt_x(peer_ms / best[1]) if best and peer_ms else "-"
 
 

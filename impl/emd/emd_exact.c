@@ -176,21 +176,21 @@ static int32_t nearest(const exact_state *s, int32_t remaining)
         low = rdist[k] < low ? rdist[k] : low;
     int32_t first = -1, last_free = -1;
     const v4d vlow = {low, low, low, low};
-    for (k = 0; k < remaining; k++) {
-        if (k + 4 <= remaining && (k & 3) == 0) { /* four at a time while none is equal */
+    for (k = 0; k < remaining; k += 4) {
+        const int32_t end = k + 4 < remaining ? k + 4 : remaining;
+        if (end - k == 4) { /* four skipped at once when none is the nearest */
             v4d d;
             memcpy(&d, rdist + k, sizeof d);
             v4l eq = d == vlow;
-            if (!(eq[0] | eq[1] | eq[2] | eq[3])) {
-                k += 3;
+            if (!(eq[0] | eq[1] | eq[2] | eq[3]))
                 continue;
+        }
+        for (int32_t q = k; q < end; q++)
+            if (rdist[q] == low) {
+                first = first < 0 ? q : first;
+                if (s->row4col[s->rcol[q]] < 0)
+                    last_free = q;
             }
-        }
-        if (rdist[k] == low) {
-            first = first < 0 ? k : first;
-            if (s->row4col[s->rcol[k]] < 0)
-                last_free = k;
-        }
     }
     return last_free >= 0 ? last_free : first;
 }
