@@ -90,7 +90,8 @@ int bench_fault_repeats(double slow, int64_t k)
 /* ---- run-time prediction ------------------------------------------------------ */
 /* Work of one run in the implementation's own complexity (pessimistic where
  * unknown): FPS naive b n m^2, other FPS b n m; NN brute force b n nq, a
- * k-d tree b (n + nq) log n; EMD b n^3 (exact Hungarian; auctions less). */
+ * k-d tree b (n + nq) log n; EMD b n^3 (exact Hungarian; auctions less; on a
+ * GPU, pairs in groups of 32). */
 static double model_units(const pcb_impl *im, const bench_config *c)
 {
     double b = (double)c->batch, n = (double)c->n, nq = (double)c->nq, m = (double)c->m;
@@ -101,7 +102,8 @@ static double model_units(const pcb_impl *im, const bench_config *c)
                        strncmp(im->name, "cuda_attempt", 12) == 0 || strstr(im->name, "random")
                    ? b * n * nq
                    : b * (n + nq) * log2(n + 2);
-    default: return b * n * n * n;
+    default: /* a GPU solves pairs side by side: 32 at once at least */
+        return (im->device == PCB_CUDA ? ceil(b / 32) : b) * n * n * n;
     }
 }
 

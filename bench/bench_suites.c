@@ -93,10 +93,13 @@ static int seed_suite(list *l)
         rc = fps_beyond(l);
     if (rc == PCB_OK)
         rc = add(l, PCB_NN, "lidar", 1, 120000, 120000, 0);
+    /* EMD on a cube and on sphere surfaces, where auctions fight longest. */
+    static const char *const emd_kind[] = {"uniform", "sphere"};
     static const int64_t emd_n[] = {1024, 2048, 4096}, emd_b[] = {1, 32};
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 2 && rc == PCB_OK; j++)
-            rc = add(l, PCB_EMD, "uniform", emd_b[j], emd_n[i], emd_n[i], 0);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 2 && rc == PCB_OK; j++)
+                rc = add(l, PCB_EMD, emd_kind[k], emd_b[j], emd_n[i], emd_n[i], 0);
     return rc;
 }
 
@@ -124,9 +127,10 @@ static int full_suite(list *l)
         rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
         rc = add(l, PCB_NN, "uniform", 1, nn_n[j], nn_n[j], 0);
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 3 && rc == PCB_OK; j++)
-            rc = add(l, PCB_EMD, "uniform", emd_b[j], emd_n[i], emd_n[i], 0);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 3 && rc == PCB_OK; j++)
+                rc = add(l, PCB_EMD, k ? "sphere" : "uniform", emd_b[j], emd_n[i], emd_n[i], 0);
     return rc;
 }
 

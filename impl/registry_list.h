@@ -23,6 +23,7 @@ CUDA_IMPL(nn, cuda_attempt1)
 IMPL(nn, naive)
 
 /* EMD */
+CUDA_IMPL(emd, cuda_auction)
 CUDA_IMPL(emd, cuda_auction_match)
 IMPL(emd, auction_omp)
 IMPL(emd, auction)

@@ -1,11 +1,14 @@
 /* test_emd.c - EMD: the exact solver against brute force, every CPU
  * implementation validated, the price certificate against the exact
  * optimum, the validator's rejections, argument checks, the seed kernel's
- * point-count rule, and the CUDA kernel where a device exists. */
+ * point-count rule, cuda_auction's rules replayed on the CPU, and the CUDA
+ * kernels where a device exists (cuda_auction bit for bit against its
+ * replay). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auction_replay.h"
 #include "emd/emd.h"
 #include "testlib.h"
 
@@ -379,7 +382,10 @@ static void test_validator_rejects(void)
         in.price[j] = 0;
     rep = validate(&in, &r, 1);
     CHECK(!rep.ok && rep.bound > 1e-9 && rep.gap == 0);
-    CHECK(validate(&in, &r, 0).ok);
+    rep = validate(&in, &r, 0); /* a promise is kept by the prices too */
+    CHECK(!rep.ok && rep.gap == 0 && strstr(rep.detail, "bound above its promise"));
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0, &rep), PCB_OK); /* no promise */
+    CHECK(rep.ok);
 
     CHECK_RC(pcb_emd_validate(NULL, &r, 1, 0, &rep), PCB_EINVAL);
     CHECK_RC(pcb_emd_validate(&in.task, NULL, 1, 0, &rep), PCB_EINVAL);
@@ -468,7 +474,8 @@ static void test_cuda_auction_match(void)
             CHECK_RC(instance_make(&in, "uniform", "uniform", batch, sizes[k], 6), PCB_OK);
             CHECK_RC(run(cuda, &in, &r), PCB_OK);
             CHECK(r.has_price);
-            pcb_report rep = validate(&in, &r, 0);
+            pcb_report rep;
+            CHECK_RC(pcb_validate(cuda, &in.task, &r, &rep), PCB_OK); /* it promises no gap */
             printf("cuda_auction_match n=%lld batch %lld: %s\n", (long long)sizes[k],
                    (long long)batch, rep.detail);
             CHECK(rep.ok);
@@ -476,7 +483,143 @@ static void test_cuda_auction_match(void)
         }
 }
 
+/* Replay every pair of an instance; returns the stats of the last pair. */
+static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *r)
+{
+    const int64_t n = in->task.n;
+    replay_stats st = {0};
+    for (int64_t p = 0; p < in->task.batch; p++)
+        CHECK(replay_pair(in->a + p * n * 3, in->b + p * n * 3, (int32_t)n, in->task.opt.eps,
+                          shuffle, in->index + p * n, in->price + p * n, &st) == 0);
+    for (int64_t p = 0; p < in->task.batch; p++)
+        in->value[p] = pcb_emd_mean_matched(in->a + p * n * 3, in->b + p * n * 3, n,
+                                            in->index + p * n, NULL);
+    pcb_result fresh = {.index = in->index, .value = in->value, .price = in->price,
+                        .has_price = 1};
+    *r = fresh;
+    return st;
+}
+
+/* cuda_auction's rules on the CPU: on every kind of cloud, sizes 1 to 600,
+ * the answer is a bijection whose prices certify the 0.1% promise (and the
+ * exact solver confirms the gap); the kernel's own certificate agrees with
+ * the validator's; and the order of the bidder lists changes nothing. */
+static void test_cuda_auction_rules(void)
+{
+    static const struct {
+        const char *a, *b;
+        int64_t n;
+    } cases[] = {{"uniform", "uniform", 1},    {"uniform", "sphere", 2},
+                 {"uniform", "uniform", 3},    {"sphere", "sphere", 64},
+                 {"uniform", "uniform", 300},  {"sphere", "sphere", 600},
+                 {"clusters", "clusters", 400}, {"duplicates", "duplicates", 256},
+                 {"lattice", "lattice", 200},  {"equal", "uniform", 100},
+                 {"equal", "equal", 50},       {"collinear", "uniform", 200},
+                 {"offset", "offset", 200},    {"clusters", "uniform", 333}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        instance in, again;
+        pcb_result r, r2;
+        const int64_t n = cases[k].n;
+        CHECK_RC(instance_make(&in, cases[k].a, cases[k].b, 1, n, 40 + k), PCB_OK);
+        replay_stats st = replay_instance(&in, 0, &r);
+        pcb_report rep;
+        CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
+        printf("cuda_auction rules %s/%s n=%lld: %lld bids, %lld rounds, %lld phases: %s\n",
+               cases[k].a, cases[k].b, (long long)n, (long long)st.bids, (long long)st.rounds,
+               (long long)st.phases, rep.detail);
+        CHECK(rep.ok);
+        CHECK(rep.unmatched == 0 && rep.bound >= 0 && rep.bound <= PCB_CA_MAX_GAP);
+        /* the float-cost certificate the auction stopped on is the
+         * validator's, up to float costs */
+        double extent = pcb_emd_cost_bound(in.a, in.b, n);
+        double d = st.d > 0 ? st.d : 0;
+        CHECK(fabs(st.p / n - in.value[0]) <= 1e-6 * extent);
+        CHECK(st.p - d <= PCB_CA_TARGET * d + 1e-6 * extent * n || st.phases > 0);
+        CHECK_RC(instance_make(&again, cases[k].a, cases[k].b, 1, n, 40 + k), PCB_OK);
+        replay_instance(&again, 1234 + k, &r2);
+        CHECK(memcmp(in.index, again.index, (size_t)n * sizeof *in.index) == 0);
+        CHECK(memcmp(in.price, again.price, (size_t)n * sizeof *in.price) == 0);
+        instance_free(&in);
+        instance_free(&again);
+    }
+}
+
+/* With --eps the phases run down to that eps: the total is within n eps of
+ * the optimum and the certificate proves as much. */
+static void test_cuda_auction_rules_eps(void)
+{
+    for (int k = 0; k < 3; k++) {
+        instance in, ref;
+        pcb_result r, rr;
+        CHECK_RC(instance_make(&in, "sphere", "clusters", 1, 200, 70 + k), PCB_OK);
+        CHECK_RC(instance_make(&ref, "sphere", "clusters", 1, 200, 70 + k), PCB_OK);
+        double extent = pcb_emd_cost_bound(in.a, in.b, 200);
+        in.task.opt.eps = (k == 0 ? 1e-2 : k == 1 ? 1e-4 : 1e-8) * extent;
+        replay_stats st = replay_instance(&in, 0, &r);
+        CHECK_RC(run(&pcb_emd_exact, &ref, &rr), PCB_OK);
+        CHECK(in.value[0] >= ref.value[0] - 1e-12);
+        CHECK(in.value[0] - ref.value[0] <= in.task.opt.eps + 1e-6 * extent);
+        CHECK((st.p - st.d) / 200 <= in.task.opt.eps + 1e-6 * extent);
+        instance_free(&in);
+        instance_free(&ref);
+    }
+}
+
+/* Where it is built: the limits hold without a device; with one, the kernel
+ * gives its replay's matching and prices bit for bit, in shared memory and
+ * (n above what fits there) in global memory, batch 1 and 3. */
+static void test_cuda_auction(void)
+{
+    const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
+    if (!cuda) {
+        printf("cuda_auction: not built, skipped\n");
+        return;
+    }
+    instance in;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 100, 5), PCB_OK);
+    in.task.opt.eps = 1e-12; /* below 1e-10 of the extent: refused before any device call */
+    void *state = NULL;
+    CHECK_RC(cuda->prepare(&in.task, &state), PCB_EUNSUPPORTED);
+    CHECK(state == NULL);
+    instance_free(&in);
+    if (pcb_impl_available(cuda) != PCB_OK) {
+        printf("cuda_auction: no CUDA device, runs skipped\n");
+        return;
+    }
+    static const struct {
+        const char *a, *b;
+        int64_t batch, n;
+        double eps;
+    } cases[] = {{"uniform", "uniform", 1, 1, 0},       {"uniform", "sphere", 3, 3, 0},
+                 {"sphere", "sphere", 1, 1000, 0},     {"clusters", "uniform", 3, 700, 0},
+                 {"duplicates", "lattice", 1, 512, 0}, {"equal", "uniform", 2, 100, 0},
+                 {"sphere", "clusters", 1, 300, 1e-4}, {"uniform", "uniform", 1, 4096, 0},
+                 {"uniform", "sphere", 1, 4900, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        instance gpu, cpu;
+        pcb_result rg, rc;
+        const int64_t n = cases[k].n, all = cases[k].batch * n;
+        CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
+        CHECK_RC(instance_make(&cpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
+        gpu.task.opt.eps = cpu.task.opt.eps = cases[k].eps;
+        CHECK_RC(run(cuda, &gpu, &rg), PCB_OK);
+        replay_instance(&cpu, 0, &rc);
+        pcb_report rep;
+        CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
+        int same = memcmp(gpu.index, cpu.index, (size_t)all * sizeof *gpu.index) == 0 &&
+                   memcmp(gpu.price, cpu.price, (size_t)all * sizeof *gpu.price) == 0;
+        printf("cuda_auction %s/%s batch %lld n=%lld: %s; %s its CPU replay\n", cases[k].a,
+               cases[k].b, (long long)cases[k].batch, (long long)n, rep.detail,
+               same ? "same as" : "DIFFERS from");
+        CHECK(rep.ok);
+        CHECK(same);
+        instance_free(&gpu);
+        instance_free(&cpu);
+    }
+}
+
 TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_auctions_within_eps), T(test_certificate_bounds_gap),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
-          T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match))
+          T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
+          T(test_cuda_auction_rules), T(test_cuda_auction_rules_eps), T(test_cuda_auction))

@@ -1,0 +1,496 @@
+/* emd_cuda_auction.cu - certified EMD on the GPU: an eps-scaling Jacobi
+ * auction, one block of 32 warps per pair (pairs of a batch in parallel),
+ * costs recomputed from the coordinates at every look (no n x n buffer). The
+ * rules (bids, keys, phases, the certificate that stops it) are in
+ * emd_cuda_auction.h; tests/auction_replay.h replays them on the CPU.
+ *
+ * A round: every unassigned bidder scans B for its least two c_ij + p_j, a
+ * warp per bidder, or several warps per bidder when there are fewer
+ * bidders than warps (price wars end in rounds of one or two bidders); an
+ * atomic max per object keeps the best key; after a barrier each bidder
+ * reads the key of its object, the winner raises the price, evicts the
+ * owner and clears the key; the losers and the evicted form the next list.
+ *
+ * The scan: most objects cannot beat the lane's second least, which a float
+ * test on squared distances and a float copy of the prices rules out with a
+ * 1e-5 margin; only the rest get the exact float cost and the double sum,
+ * so the answer is the one a full exact scan gives.
+ *
+ * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
+ * (48 bytes a point); above, in a global scratch area that stays in L2. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cuda_util.h"
+#include "emd.h"
+#include "emd_cuda_auction.h"
+
+#define THREADS (PCB_CA_WARPS * 32)
+#define STATE_BYTES 48                 /* per point: see pair_state */
+#define SMEM_LIMIT (227 * 1024)        /* opt-in shared memory of an sm_90 block */
+#define SMEM_MAX_N ((SMEM_LIMIT - 2048) / STATE_BYTES) /* room for the static arrays */
+#define MARGIN 1.00001f                /* the float test's margin */
+#define MAX_ROUNDS_PER_N 256           /* a phase that needs more is a bug */
+
+/* What the kernel reports per pair. */
+typedef struct {
+    long long bids, rounds, phases, stuck;
+    double p, d; /* the last certificate's sums */
+} pair_stats;
+
+/* One pair's working state, n of each. */
+struct pair_state {
+    float4 *bq;              /* B's x, y, z and the float copy of the price */
+    double *price;
+    unsigned long long *top; /* the round's best key per object, 0 when none */
+    int *owner;              /* point of A holding each point of B, -1 none */
+    int *list[2];            /* bidders of this round and the next; together
+                                they hold the certificate's least values */
+    int *chose;              /* the object each listed bidder bid on */
+};
+
+/* Carve n points of state out of memory (16-byte aligned). */
+__device__ __forceinline__ pair_state carve(char *mem, int n)
+{
+    pair_state s;
+    s.bq = (float4 *)mem;
+    s.price = (double *)(s.bq + n);
+    s.top = (unsigned long long *)(s.price + n);
+    s.list[0] = (int *)(s.top + n);
+    s.list[1] = s.list[0] + n; /* list[0..1] also serve as a double array */
+    s.owner = s.list[1] + n;
+    s.chose = s.owner + n;
+    return s;
+}
+
+__device__ __forceinline__ pcb_ca_best warp_merge(pcb_ca_best b)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        pcb_ca_best other;
+        other.w1 = __shfl_xor_sync(0xffffffffu, b.w1, o);
+        other.w2 = __shfl_xor_sync(0xffffffffu, b.w2, o);
+        other.j1 = __shfl_xor_sync(0xffffffffu, b.j1, o);
+        b = pcb_ca_merge(b, other);
+    }
+    return b;
+}
+
+/* The least two of c_ij + p_j over j = start, start + stride, ...; four
+ * objects per step, their loads and squared distances independent of the
+ * running second least, so they overlap. */
+__device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s, int n,
+                                            int start, int stride)
+{
+    const float ax = ai[0], ay = ai[1], az = ai[2];
+    pcb_ca_best b = pcb_ca_none();
+    float w2f = INFINITY;
+    for (int j0 = start; j0 < n; j0 += 4 * stride) {
+        float d2[4], pf[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int j = j0 + u * stride;
+            const float4 q = j < n ? s.bq[j] : make_float4(0.0f, 0.0f, 0.0f, INFINITY);
+            const float dx = ax - q.x, dy = ay - q.y, dz = az - q.z;
+            d2[u] = fmaf(dz, dz, fmaf(dy, dy, dx * dx));
+            pf[u] = q.w;
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const float t = w2f - pf[u];
+            if (t > 0.0f && d2[u] <= t * t) { /* may come below the second least */
+                const int j = j0 + u * stride;
+                pcb_ca_take(&b, (double)sqrtf(d2[u]) + s.price[j], j);
+                w2f = b.w2 < HUGE_VAL ? (float)b.w2 * MARGIN : INFINITY;
+            }
+        }
+    }
+    return b;
+}
+
+template <bool SHARED>
+__global__ void __launch_bounds__(THREADS, 1)
+    auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
+                   const double *__restrict__ bound, const double *__restrict__ floor_eps,
+                   double target, char *__restrict__ scratch, int32_t *__restrict__ match_out,
+                   double *__restrict__ price_out, pair_stats *__restrict__ stats)
+{
+    extern __shared__ __align__(16) char smem[];
+    __shared__ pcb_ca_best partial[PCB_CA_WARPS];
+    __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
+    __shared__ int count[2];
+    __shared__ int stop;
+    const int64_t pair = blockIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const float *a = xyz1 + pair * n * 3, *b = xyz2 + pair * n * 3;
+    int32_t *match = match_out + pair * n;
+    pair_state s = SHARED ? carve(smem, n) : carve(scratch + (size_t)pair * n * STATE_BYTES, n);
+    const double c = bound[pair], floor = floor_eps[pair];
+    long long bids = 0, rounds = 0, phases = 0, stuck = 0;
+
+    if (c <= 0) { /* every cost is 0: every bijection is optimal */
+        for (int i = tid; i < n; i += THREADS) {
+            match[i] = i;
+            price_out[pair * n + i] = 0;
+        }
+        if (tid == 0)
+            stats[pair] = pair_stats{0, 0, 0, 0, 0.0, 0.0};
+        return;
+    }
+    for (int j = tid; j < n; j += THREADS) {
+        s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
+        s.price[j] = 0;
+        s.top[j] = 0;
+        s.owner[j] = -1;
+        s.list[0][j] = j;
+    }
+    if (tid == 0) {
+        count[0] = n;
+        count[1] = 0;
+        stats[pair].p = stats[pair].d = 0;
+    }
+    __syncthreads();
+
+    int cur = 0;
+    for (double eps = pcb_ca_eps_first(c, floor);;) {
+        long long phase_rounds = 0;
+        for (;;) { /* rounds */
+            const int bidders = count[cur];
+            if (bidders == 0)
+                break;
+            if (++phase_rounds > (long long)MAX_ROUNDS_PER_N * n + 100000) {
+                stuck = 1;
+                break;
+            }
+            const int *list = s.list[cur];
+            if (tid == 0)
+                count[cur ^ 1] = 0; /* last read a round ago */
+            if (bidders >= PCB_CA_WARPS) {
+                for (int k = warp; k < bidders; k += PCB_CA_WARPS) {
+                    const int i = list[k];
+                    pcb_ca_best best = warp_merge(scan(a + 3 * i, s, n, lane, 32));
+                    if (lane == 0) {
+                        s.chose[k] = best.j1;
+                        atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
+                    }
+                }
+            } else { /* `share` warps per bidder */
+                const int share = PCB_CA_WARPS / bidders, k = warp / share;
+                if (k < bidders) {
+                    pcb_ca_best best = warp_merge(
+                        scan(a + 3 * list[k], s, n, (warp % share) * 32 + lane, share * 32));
+                    if (lane == 0)
+                        partial[warp] = best;
+                }
+                __syncthreads();
+                if (warp < bidders) { /* warp k merges bidder k's parts */
+                    pcb_ca_best best =
+                        warp_merge(lane < share ? partial[warp * share + lane] : pcb_ca_none());
+                    if (lane == 0) {
+                        s.chose[warp] = best.j1;
+                        atomicMax(&s.top[best.j1],
+                                  pcb_ca_key(pcb_ca_increment(best, eps), list[warp]));
+                    }
+                }
+            }
+            __syncthreads();
+            int *next = s.list[cur ^ 1];
+            for (int k = tid; k < bidders; k += THREADS) {
+                const int i = list[k], j = s.chose[k];
+                const unsigned long long key = *(volatile unsigned long long *)&s.top[j];
+                int requeue = i;
+                if (pcb_ca_key_bidder(key) == i) {
+                    const double p = s.price[j] + (double)pcb_ca_key_increment(key);
+                    s.price[j] = p;
+                    s.bq[j].w = (float)p;
+                    s.top[j] = 0;
+                    requeue = s.owner[j];
+                    s.owner[j] = i;
+                }
+                if (requeue >= 0)
+                    next[atomicAdd(&count[cur ^ 1], 1)] = requeue;
+            }
+            bids += bidders;
+            rounds++;
+            cur ^= 1;
+            __syncthreads();
+        }
+        phases++;
+        if (stuck)
+            break;
+
+        /* The certificate: least values, P and D summed warp by warp. */
+        for (int j = tid; j < n; j += THREADS)
+            match[s.owner[j]] = j;
+        __syncthreads();
+        double *least = (double *)s.list[0];
+        double my_p = 0, my_d = 0;
+        for (int i = warp; i < n; i += PCB_CA_WARPS) {
+            const double m = warp_merge(scan(a + 3 * i, s, n, lane, 32)).w1;
+            if (lane == 0) {
+                const int j = match[i];
+                least[i] = m;
+                my_p += (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], s.bq[j].x,
+                                            s.bq[j].y, s.bq[j].z);
+                my_d += m - s.price[i];
+            }
+        }
+        if (lane == 0) {
+            sum_p[warp] = my_p;
+            sum_d[warp] = my_d;
+        }
+        __syncthreads();
+        if (tid == 0) {
+            double p = 0, d = 0;
+            for (int w = 0; w < PCB_CA_WARPS; w++) {
+                p += sum_p[w];
+                d += sum_d[w];
+            }
+            stats[pair].p = p;
+            stats[pair].d = d;
+            stop = eps <= floor || pcb_ca_proven(p, d, target);
+        }
+        __syncthreads();
+        if (stop)
+            break;
+        /* The next phase keeps the bidders still within its eps. */
+        eps = pcb_ca_eps_next(eps, floor);
+        for (int i = tid; i < n; i += THREADS) {
+            const int j = match[i];
+            const float ci = pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], s.bq[j].x,
+                                         s.bq[j].y, s.bq[j].z);
+            s.chose[i] = (double)ci + s.price[j] > least[i] + eps;
+        }
+        __syncthreads();
+        cur = 0;
+        if (tid == 0)
+            count[0] = 0;
+        __syncthreads();
+        for (int i = tid; i < n; i += THREADS)
+            if (s.chose[i]) {
+                s.owner[match[i]] = -1;
+                s.list[0][atomicAdd(&count[0], 1)] = i;
+            }
+        __syncthreads();
+    }
+    for (int j = tid; j < n; j += THREADS)
+        price_out[pair * n + j] = s.price[j];
+    if (stuck)
+        for (int i = tid; i < n; i += THREADS)
+            match[i] = -1;
+    if (tid == 0) {
+        stats[pair].bids = bids;
+        stats[pair].rounds = rounds;
+        stats[pair].phases = phases;
+        stats[pair].stuck = stuck;
+    }
+}
+
+typedef struct {
+    pcb_task task;
+    pcb_cuda_ctx ctx;
+    float *a, *b;
+    double *bound, *floor_eps, *price;
+    char *scratch; /* NULL when the state fits in shared memory */
+    int32_t *match;
+    pair_stats *stats, *host_stats;
+    size_t smem;
+    int fetched_stats;
+} auction_state;
+
+static void auction_release(void *state)
+{
+    auction_state *s = (auction_state *)state;
+    if (!s)
+        return;
+    pcb_cuda_ctx_free(&s->ctx); /* waits for queued work first */
+    cudaFree(s->a);
+    cudaFree(s->b);
+    cudaFree(s->bound);
+    cudaFree(s->floor_eps);
+    cudaFree(s->price);
+    cudaFree(s->scratch);
+    cudaFree(s->match);
+    cudaFree(s->stats);
+    free(s->host_stats);
+    free(s);
+}
+
+/* Per pair: the cost bound C and the last phase's eps. */
+static int pair_constants(const pcb_task *t, double *bound, double *floor_eps)
+{
+    for (int64_t p = 0; p < t->batch; p++) {
+        bound[p] = pcb_emd_cost_bound(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n);
+        floor_eps[p] = t->opt.eps > 0 ? t->opt.eps : PCB_CA_EPS_FLOOR * bound[p];
+    }
+    return PCB_OK;
+}
+
+static int setup(auction_state *s)
+{
+    const pcb_task *t = &s->task;
+    const size_t points = (size_t)t->batch * (size_t)t->n;
+    double *host = (double *)malloc(2 * (size_t)t->batch * sizeof(double));
+    if (!host || !(s->host_stats = (pair_stats *)malloc((size_t)t->batch * sizeof(pair_stats)))) {
+        free(host);
+        return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of host memory");
+    }
+    pair_constants(t, host, host + t->batch);
+    int rc = pcb_cuda_ctx_init(&s->ctx);
+    if (rc == PCB_OK) {
+        cudaError_t e = cudaSuccess;
+        const size_t pairs = (size_t)t->batch * sizeof(double);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->a, points * 3 * sizeof(float));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->b, points * 3 * sizeof(float));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->bound, pairs);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->floor_eps, pairs);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->price, points * sizeof(double));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->match, points * sizeof(int32_t));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
+        if (e == cudaSuccess && !s->smem)
+            e = cudaMalloc((void **)&s->scratch, points * STATE_BYTES);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(s->a, t->a, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(s->b, t->b, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(s->bound, host, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(s->floor_eps, host + t->batch, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess && s->smem)
+            e = cudaFuncSetAttribute(auction_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
+        rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
+                              : pcb_cuda_fail(e, "emd cuda_auction: setup", __FILE__, __LINE__);
+    }
+    free(host); /* the copies were synchronized (or failed) */
+    return rc;
+}
+
+static int auction_prepare(const pcb_task *t, void **state)
+{
+    int rc = pcb_emd_auction_check_eps(t, "cuda_auction");
+    if (rc != PCB_OK)
+        return rc;
+    if (t->n > INT32_MAX / 3)
+        return pcb_fail(PCB_EUNSUPPORTED, "emd cuda_auction: n = %lld: at most %d points",
+                        (long long)t->n, INT32_MAX / 3);
+    if (t->batch > INT32_MAX)
+        return pcb_fail(PCB_EUNSUPPORTED, "emd cuda_auction: batch %lld: at most %d pairs",
+                        (long long)t->batch, INT32_MAX);
+    auction_state *s = (auction_state *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of memory");
+    s->task = *t;
+    s->smem = t->n <= SMEM_MAX_N ? (size_t)t->n * STATE_BYTES : 0;
+    PCB_CUDA_TRY(cudaSetDevice(0));
+    rc = setup(s);
+    if (rc != PCB_OK) {
+        auction_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int auction_compute(void *state)
+{
+    auction_state *s = (auction_state *)state;
+    const pcb_task *t = &s->task;
+    s->fetched_stats = 0;
+    int rc = pcb_cuda_begin(&s->ctx);
+    if (rc != PCB_OK)
+        return rc;
+    (s->smem ? auction_kernel<true> : auction_kernel<false>)<<<(unsigned)t->batch, THREADS,
+                                                              s->smem, s->ctx.stream>>>(
+        (int)t->n, s->a, s->b, s->bound, s->floor_eps, t->opt.eps > 0 ? 0.0 : PCB_CA_TARGET,
+        s->scratch, s->match, s->price, s->stats);
+    PCB_CUDA_LAUNCHED("auction_kernel");
+    return pcb_cuda_end(&s->ctx);
+}
+
+static int auction_sync(void *state)
+{
+    return pcb_cuda_sync(&((auction_state *)state)->ctx);
+}
+
+static int fetch_stats(auction_state *s)
+{
+    const pcb_task *t = &s->task;
+    if (s->fetched_stats)
+        return PCB_OK;
+    PCB_CUDA_TRY(cudaMemcpyAsync(s->host_stats, s->stats, (size_t)t->batch * sizeof(pair_stats),
+                                 cudaMemcpyDeviceToHost, s->ctx.stream));
+    int rc = pcb_cuda_sync(&s->ctx);
+    if (rc != PCB_OK)
+        return rc;
+    s->fetched_stats = 1;
+    for (int64_t p = 0; p < t->batch; p++)
+        if (s->host_stats[p].stuck)
+            return pcb_fail(PCB_EDEVICE,
+                            "emd cuda_auction: pair %lld did not settle within %d x n rounds "
+                            "of a phase",
+                            (long long)p, MAX_ROUNDS_PER_N);
+    return PCB_OK;
+}
+
+static int auction_fetch(void *state, pcb_result *out)
+{
+    auction_state *s = (auction_state *)state;
+    const pcb_task *t = &s->task;
+    const size_t points = (size_t)t->batch * (size_t)t->n;
+    int rc = fetch_stats(s);
+    if (rc != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->match, points * sizeof(int32_t),
+                                 cudaMemcpyDeviceToHost, s->ctx.stream));
+    if (out->price)
+        PCB_CUDA_TRY(cudaMemcpyAsync(out->price, s->price, points * sizeof(double),
+                                     cudaMemcpyDeviceToHost, s->ctx.stream));
+    if ((rc = pcb_cuda_sync(&s->ctx)) != PCB_OK)
+        return rc;
+    out->has_price = out->price != NULL;
+    if (out->value)
+        for (int64_t p = 0; p < t->batch; p++)
+            out->value[p] = pcb_emd_mean_matched(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n,
+                                                 out->index + p * t->n, NULL);
+    return PCB_OK;
+}
+
+static int auction_counters(void *state, pcb_counters *c)
+{
+    auction_state *s = (auction_state *)state;
+    const pcb_task *t = &s->task;
+    int rc = fetch_stats(s);
+    if (rc != PCB_OK)
+        return rc;
+    c->bids = c->iterations = 0;
+    for (int64_t p = 0; p < t->batch; p++) {
+        c->bids += s->host_stats[p].bids;
+        c->iterations += s->host_stats[p].phases;
+    }
+    /* every bid and every certificate scan looks at all of B */
+    c->distance_evals = (c->bids + c->iterations * t->n) * t->n;
+    return PCB_OK;
+}
+
+static int auction_device_ms(void *state, double *ms)
+{
+    return pcb_cuda_elapsed_ms(&((auction_state *)state)->ctx, ms);
+}
+
+extern "C" const pcb_impl pcb_emd_cuda_auction = {
+    .name = "cuda_auction",
+    .problem = PCB_EMD,
+    .device = PCB_CUDA,
+    .exact = 0,
+    .canonical = 0,
+    .limits = {.max_n = 0, .max_m = 0, .max_batch = 0},
+    .max_gap = PCB_CA_MAX_GAP,
+    .known_defect = NULL,
+    .summary = "eps-scaling Jacobi auction, a block per pair, costs on the fly, any n; stops "
+               "when its prices certify 0.1% (or at --eps); returns prices",
+    .available = pcb_cuda_available,
+    .prepare = auction_prepare,
+    .compute = auction_compute,
+    .sync = auction_sync,
+    .fetch = auction_fetch,
+    .release = auction_release,
+    .counters = auction_counters,
+    .device_ms = auction_device_ms,
+};

@@ -1,0 +1,179 @@
+/* emd_cuda_auction.h - the rules of cuda_auction's certified auction, shared
+ * by the kernel (emd_cuda_auction.cu) and its CPU replay (tests/
+ * auction_replay.h): the same float and double operations in the same
+ * order, so the replay reproduces the kernel's matching and prices bit for
+ * bit.
+ *
+ * Minimising form, as in emd.h: bidder i of A takes the j of B with the
+ * least c_ij + p_j. Costs are float (coordinates are float; a cost is
+ * within about 1e-7 of itself), prices double (they reach the clouds'
+ * extent, while the slack they must resolve is a thousandth of the mean
+ * cost).
+ *
+ * Jacobi rounds: every unassigned bidder bids against the round's prices;
+ * each bid is a 64-bit key, the increment (second least - least + eps)
+ * rounded toward zero to float in the high half (positive floats order like
+ * their bits), bidder + 1 in the low half; an atomic max per object keeps
+ * the largest, ties to the larger bidder. The winner raises the price by
+ * its increment, evicts the previous owner and clears the key. Bids depend
+ * only on the round's prices and the winner only on the set of bids, so the
+ * answer does not depend on thread timing.
+ *
+ * eps-scaling: phases from eps = C / 32 down, / PCB_CA_DIVISOR (4) each. After a
+ * phase every bidder is assigned; a pass over all pairs computes
+ * m_i = min_j (c_ij + p_j), the cost P and the certified lower bound
+ * D = sum_i m_i - sum_j p_j (and 0: costs are >= 0). It stops when
+ * P - D <= target * D; otherwise the next phase keeps every bidder still
+ * within the next eps of its best (c_i,sigma(i) + p_sigma(i) <= m_i + eps)
+ * and frees the rest. */
+#ifndef PCB_EMD_CUDA_AUCTION_H
+#define PCB_EMD_CUDA_AUCTION_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define PCB_CA_FN static __host__ __device__ __forceinline__
+#else
+#define PCB_CA_FN static inline
+#endif
+
+/* Warps of a block: the kernel's sums run warp w over bidders w, w + 32,
+ * ..., then over the warps in order; the replay sums the same way. */
+#define PCB_CA_WARPS 32
+/* The default promise: certified within 0.1 %; the auction stops at 0.09 %
+ * of its own float-cost certificate, leaving room for the validator's
+ * double-precision one. */
+#define PCB_CA_MAX_GAP 0.001
+#define PCB_CA_TARGET 0.0009
+#ifndef PCB_CA_EPS_START
+#define PCB_CA_EPS_START 0.03125
+#define PCB_CA_DIVISOR 4.0
+#endif
+/* The last phase's eps, as a share of the cost bound C, when no --eps is
+ * given: below it float costs (within 1e-7 of themselves) decide nothing. */
+#define PCB_CA_EPS_FLOOR 1e-7
+
+/* The float cost, with the same rounding on both sides. */
+PCB_CA_FN float pcb_ca_cost(float ax, float ay, float az, float bx, float by, float bz)
+{
+    const float dx = ax - bx, dy = ay - by, dz = az - bz;
+    return sqrtf(fmaf(dz, dz, fmaf(dy, dy, dx * dx)));
+}
+
+/* The least two values of c_ij + p_j seen so far and the j of the least;
+ * the order is (value, j), so ties go to the lower j and the pair is the
+ * same whichever way the candidates are split and merged. */
+typedef struct {
+    double w1, w2;
+    int32_t j1;
+} pcb_ca_best;
+
+PCB_CA_FN pcb_ca_best pcb_ca_none(void)
+{
+    pcb_ca_best b = {HUGE_VAL, HUGE_VAL, INT32_MAX};
+    return b;
+}
+
+PCB_CA_FN void pcb_ca_take(pcb_ca_best *b, double v, int32_t j)
+{
+    if (v < b->w1 || (v == b->w1 && j < b->j1)) {
+        b->w2 = b->w1;
+        b->w1 = v;
+        b->j1 = j;
+    } else if (v < b->w2) {
+        b->w2 = v;
+    }
+}
+
+PCB_CA_FN pcb_ca_best pcb_ca_merge(pcb_ca_best x, pcb_ca_best y)
+{
+    int x_first = x.w1 < y.w1 || (x.w1 == y.w1 && x.j1 < y.j1);
+    pcb_ca_best lo = x_first ? x : y, hi = x_first ? y : x;
+    lo.w2 = lo.w2 < hi.w1 ? lo.w2 : hi.w1;
+    return lo;
+}
+
+/* A double rounded toward zero to float (x > 0). */
+PCB_CA_FN float pcb_ca_float_down(double x)
+{
+#ifdef __CUDA_ARCH__
+    return __double2float_rz(x);
+#else
+    float f = (float)x;
+    return (double)f > x ? nextafterf(f, 0.0f) : f;
+#endif
+}
+
+/* The increment of a bid: second least - least + eps, rounded down so that
+ * the bidder stays within eps of its best (second is the least itself when
+ * B has one point). */
+PCB_CA_FN float pcb_ca_increment(pcb_ca_best b, double eps)
+{
+    double second = b.w2 < HUGE_VAL ? b.w2 : b.w1;
+    return pcb_ca_float_down(second - b.w1 + eps);
+}
+
+PCB_CA_FN uint32_t pcb_ca_float_bits(float f)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(f);
+#else
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+#endif
+}
+
+PCB_CA_FN float pcb_ca_bits_float(uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+
+/* A bid's key: increment bits high, bidder + 1 low (0: no bid). */
+PCB_CA_FN unsigned long long pcb_ca_key(float increment, int32_t bidder)
+{
+    return ((unsigned long long)pcb_ca_float_bits(increment) << 32) | (uint32_t)(bidder + 1);
+}
+
+PCB_CA_FN int32_t pcb_ca_key_bidder(unsigned long long key)
+{
+    return (int32_t)(uint32_t)(key & 0xffffffffu) - 1;
+}
+
+PCB_CA_FN float pcb_ca_key_increment(unsigned long long key)
+{
+    return pcb_ca_bits_float((uint32_t)(key >> 32));
+}
+
+/* The eps of the first phase and of the one after eps; floor is the last
+ * phase's. */
+PCB_CA_FN double pcb_ca_eps_first(double cost_bound, double floor)
+{
+    double e = PCB_CA_EPS_START * cost_bound;
+    return e > floor ? e : floor;
+}
+
+PCB_CA_FN double pcb_ca_eps_next(double eps, double floor)
+{
+    double e = eps / PCB_CA_DIVISOR;
+    return e > floor ? e : floor;
+}
+
+/* Whether the certificate proves the target: P and D as sums over the
+ * pair (D raised to 0, since costs are not negative). target 0: never (the
+ * phases run down to the floor). */
+PCB_CA_FN int pcb_ca_proven(double p, double d, double target)
+{
+    d = d > 0 ? d : 0;
+    return p - d <= target * d;
+}
+
+#endif
