@@ -76,16 +76,36 @@ __device__ __forceinline__ pcb_ca_best warp_merge(pcb_ca_best b)
     return b;
 }
 
-/* The least two of c_ij + p_j over j = start, start + stride, ...; four
- * objects per step, their loads and squared distances independent of the
- * running second least, so they overlap. */
+/* The second least of all the warp's lanes' least two, in float: an upper
+ * bound on the second least the merged scan will find. */
+__device__ __forceinline__ float warp_second(const pcb_ca_best &b)
+{
+    float m1 = (float)b.w1, m2 = (float)b.w2;
+    for (int o = 16; o > 0; o >>= 1) {
+        const float o1 = __shfl_xor_sync(0xffffffffu, m1, o),
+                    o2 = __shfl_xor_sync(0xffffffffu, m2, o);
+        m2 = fminf(fmaxf(m1, o1), fminf(m2, o2));
+        m1 = fminf(m1, o1);
+    }
+    return m2;
+}
+
+/* The least two of c_ij + p_j over j = start, start + stride, ... (the
+ * whole warp calls it with the same n and stride). Four objects per step,
+ * their loads and squared distances independent of the running threshold,
+ * so they overlap. Only an object that may come below the warp's second
+ * least so far (a float test with a margin) gets the exact cost and double
+ * sum: after steps 1, 2, 4, 8, ... the lanes share that threshold, so the
+ * exact path, which a whole warp takes when one lane needs it, stays rare.
+ * Values above the warp's second least cannot change the merged result. */
 __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s, int n,
                                             int start, int stride)
 {
     const float ax = ai[0], ay = ai[1], az = ai[2];
     pcb_ca_best b = pcb_ca_none();
     float w2f = INFINITY;
-    for (int j0 = start; j0 < n; j0 += 4 * stride) {
+    int step = 0;
+    for (int j0 = start; __any_sync(0xffffffffu, j0 < n); j0 += 4 * stride) {
         float d2[4], pf[4];
 #pragma unroll
         for (int u = 0; u < 4; u++) {
@@ -101,9 +121,12 @@ __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s
             if (t > 0.0f && d2[u] <= t * t) { /* may come below the second least */
                 const int j = j0 + u * stride;
                 pcb_ca_take(&b, (double)sqrtf(d2[u]) + s.price[j], j);
-                w2f = b.w2 < HUGE_VAL ? (float)b.w2 * MARGIN : INFINITY;
+                w2f = fminf(w2f, b.w2 < HUGE_VAL ? (float)b.w2 * MARGIN : INFINITY);
             }
         }
+        step++;
+        if ((step & (step - 1)) == 0) /* a power of two */
+            w2f = fminf(w2f, warp_second(b) * MARGIN);
     }
     return b;
 }
@@ -162,7 +185,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 stuck = 1;
                 break;
             }
-            const int *list = s.list[cur];
+            const int *list = cur ? s.list[1] : s.list[0];
             if (tid == 0)
                 count[cur ^ 1] = 0; /* last read a round ago */
             if (bidders >= PCB_CA_WARPS) {
@@ -174,8 +197,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                         atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
                     }
                 }
-            } else { /* `share` warps per bidder */
-                const int share = PCB_CA_WARPS / bidders, k = warp / share;
+            } else { /* `share` warps per bidder, each lane with 16 objects at least */
+                const int share = max(1, min(PCB_CA_WARPS / bidders, n / (32 * 16))),
+                          k = warp / share;
                 if (k < bidders) {
                     pcb_ca_best best = warp_merge(
                         scan(a + 3 * list[k], s, n, (warp % share) * 32 + lane, share * 32));
@@ -194,7 +218,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
             __syncthreads();
-            int *next = s.list[cur ^ 1];
+            int *next = cur ? s.list[0] : s.list[1];
             for (int k = tid; k < bidders; k += THREADS) {
                 const int i = list[k], j = s.chose[k];
                 const unsigned long long key = *(volatile unsigned long long *)&s.top[j];
