@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define SP_FN __host__ __device__ __forceinline__
@@ -33,6 +34,30 @@ enum { SP_BITS = 21 }; /* Morton bits an axis at most: 63-bit codes */
 #define SP_MUL(a, b) ((a) * (b))
 #endif
 
+/* A float's bits and back (ordered like the value for floats >= 0). */
+SP_FN uint32_t sp_float_bits(float v)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(v);
+#else
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+#endif
+}
+
+SP_FN float sp_bits_float(uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+#endif
+}
+
+/* d >= 0 (a running minimum, possibly +inf); idx a point's index. */
 SP_FN float sp_d2(float dx, float dy, float dz)
 {
     return SP_ADD(SP_ADD(SP_MUL(dx, dx), SP_MUL(dy, dy)), SP_MUL(dz, dz));

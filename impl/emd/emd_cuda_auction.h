@@ -33,6 +33,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../spatial.h"
+
 #ifdef __CUDACC__
 #define PCB_CA_FN static __host__ __device__ __forceinline__
 #else
@@ -115,32 +117,10 @@ PCB_CA_FN float pcb_ca_increment(pcb_ca_best b, double eps)
     return pcb_ca_float_down(second - b.w1 + eps);
 }
 
-PCB_CA_FN uint32_t pcb_ca_float_bits(float f)
-{
-#ifdef __CUDA_ARCH__
-    return __float_as_uint(f);
-#else
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-#endif
-}
-
-PCB_CA_FN float pcb_ca_bits_float(uint32_t u)
-{
-#ifdef __CUDA_ARCH__
-    return __uint_as_float(u);
-#else
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-#endif
-}
-
 /* A bid's key: increment bits high, bidder + 1 low (0: no bid). */
 PCB_CA_FN unsigned long long pcb_ca_key(float increment, int32_t bidder)
 {
-    return ((unsigned long long)pcb_ca_float_bits(increment) << 32) | (uint32_t)(bidder + 1);
+    return ((unsigned long long)sp_float_bits(increment) << 32) | (uint32_t)(bidder + 1);
 }
 
 PCB_CA_FN int32_t pcb_ca_key_bidder(unsigned long long key)
@@ -150,7 +130,7 @@ PCB_CA_FN int32_t pcb_ca_key_bidder(unsigned long long key)
 
 PCB_CA_FN float pcb_ca_key_increment(unsigned long long key)
 {
-    return pcb_ca_bits_float((uint32_t)(key >> 32));
+    return sp_bits_float((uint32_t)(key >> 32));
 }
 
 /* The eps of the first phase and of the one after eps; floor is the last

@@ -31,37 +31,14 @@ enum {
     FPS_MORTON_BITS = 10 /* an axis: 1024 cells along the widest side are plenty */
 };
 
-SP_FN uint32_t fps_float_bits(float v)
-{
-#ifdef __CUDA_ARCH__
-    return __float_as_uint(v);
-#else
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-#endif
-}
-
-SP_FN float fps_bits_float(uint32_t u)
-{
-#ifdef __CUDA_ARCH__
-    return __uint_as_float(u);
-#else
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-#endif
-}
-
-/* d >= 0 (a running minimum, possibly +inf); idx a point's index. */
 SP_FN uint64_t fps_key(float d, uint32_t idx)
 {
-    return (uint64_t)fps_float_bits(d) << 32 | (uint32_t)~idx;
+    return (uint64_t)sp_float_bits(d) << 32 | (uint32_t)~idx;
 }
 
 SP_FN float fps_key_dist(uint64_t key)
 {
-    return fps_bits_float((uint32_t)(key >> 32));
+    return sp_bits_float((uint32_t)(key >> 32));
 }
 
 SP_FN uint32_t fps_key_index(uint64_t key)
