@@ -341,13 +341,12 @@ static void auction_release(void *state)
 }
 
 /* Per pair: the cost bound C and the last phase's eps. */
-static int pair_constants(const pcb_task *t, double *bound, double *floor_eps)
+static void pair_constants(const pcb_task *t, double *bound, double *floor_eps)
 {
     for (int64_t p = 0; p < t->batch; p++) {
         bound[p] = pcb_emd_cost_bound(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n);
         floor_eps[p] = t->opt.eps > 0 ? t->opt.eps : PCB_CA_EPS_FLOOR * bound[p];
     }
-    return PCB_OK;
 }
 
 static int setup(auction_state *s)
@@ -391,12 +390,6 @@ static int auction_prepare(const pcb_task *t, void **state)
     int rc = pcb_emd_auction_check_eps(t, "cuda_auction");
     if (rc != PCB_OK)
         return rc;
-    if (t->n > INT32_MAX / 3)
-        return pcb_fail(PCB_EUNSUPPORTED, "emd cuda_auction: n = %lld: at most %d points",
-                        (long long)t->n, INT32_MAX / 3);
-    if (t->batch > INT32_MAX)
-        return pcb_fail(PCB_EUNSUPPORTED, "emd cuda_auction: batch %lld: at most %d pairs",
-                        (long long)t->batch, INT32_MAX);
     auction_state *s = (auction_state *)calloc(1, sizeof *s);
     if (!s)
         return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of memory");
@@ -504,7 +497,7 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .device = PCB_CUDA,
     .exact = 0,
     .canonical = 0,
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 0},
+    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX}, /* int indexing */
     .max_gap = PCB_CA_MAX_GAP,
     .known_defect = NULL,
     .summary = "eps-scaling Jacobi auction, a block per pair, costs on the fly, any n; stops "
