@@ -3,7 +3,9 @@
  * the same bids, keys, winners, phases and sums as the kernel, so its
  * matching and prices are the kernel's bit for bit. `shuffle` reorders
  * each round's bidder list (with that seed; 0 keeps it), which must change
- * nothing: the kernel builds its lists with atomics, in any order. */
+ * nothing: the kernel builds its lists with atomics, in any order. It also
+ * keeps the kernel's candidate caches, so its counts of scans and cache
+ * looks are the kernel's, and checks every cache answer against a scan. */
 #ifndef PCB_AUCTION_REPLAY_H
 #define PCB_AUCTION_REPLAY_H
 
@@ -14,7 +16,9 @@
 
 typedef struct {
     int64_t bids, rounds, phases;
-    double p, d; /* the last certificate's sums */
+    int64_t scans, checks; /* full scans of B; looks into a cache */
+    int64_t cache_wrong;   /* cache hits whose least two a full scan disputes */
+    double p, d;           /* the last certificate's sums */
 } replay_stats;
 
 static uint64_t replay_random(uint64_t *s)
@@ -25,17 +29,121 @@ static uint64_t replay_random(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* One bidder's least two over B. */
-static pcb_ca_best replay_best(const float *a, const float *b, const double *price, int32_t n,
-                               int32_t i)
+/* The bidders' candidate caches: 32 lanes x PCB_CA_SLOTS per bidder and
+ * the bound; NULL slots when n is too large for one. */
+typedef struct {
+    uint16_t *slot; /* [i][lane][q] */
+    double *bound;  /* -1: not built yet */
+} replay_cache;
+
+/* How a scan rebuilds the bidder's cache, as the kernel does: no cache; a
+ * warp scan (row l: lane l's slots over j = l, l + 32, ...); a block scan
+ * (thread t sees j = t, t + 1024, ...; row w: the 4 least (v', j) among warp
+ * w's lanes' slots). */
+enum { REPLAY_NO_CACHE, REPLAY_WARP_SCAN, REPLAY_BLOCK_SCAN };
+
+/* The slots of kernel thread `thread` of `threads` for bidder ai. */
+static pcb_ca_slots replay_slots(const float *ai, const float *b, const double *price, int32_t n,
+                                 int thread, int threads)
 {
+    pcb_ca_slots s = pcb_ca_slots_empty();
+    for (int32_t j = thread; j < n; j += threads)
+        pcb_ca_slots_offer(&s, pcb_ca_d2(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]),
+                           (float)price[j], j);
+    return s;
+}
+
+/* One bidder's least two over B, rebuilding its cache the given way. */
+static pcb_ca_best replay_scan(const float *a, const float *b, const double *price, int32_t n,
+                               int32_t i, replay_cache *cache, int how, replay_stats *st)
+{
+    const float *ai = a + 3 * i;
     pcb_ca_best best = pcb_ca_none();
-    for (int32_t j = 0; j < n; j++) {
-        float c = pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j], b[3 * j + 1],
-                              b[3 * j + 2]);
-        pcb_ca_take(&best, (double)c + price[j], j);
-    }
+    for (int32_t j = 0; j < n; j++)
+        pcb_ca_take(&best, (double)pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]) + price[j], j);
+    st->scans++;
+    uint16_t *row = cache->slot ? cache->slot + (size_t)i * 32 * PCB_CA_SLOTS : NULL;
+    float least_last = INFINITY;
+    if (how == REPLAY_WARP_SCAN)
+        for (int lane = 0; lane < 32; lane++) {
+            pcb_ca_slots s = replay_slots(ai, b, price, n, lane, 32);
+            memcpy(row + lane * PCB_CA_SLOTS, s.j, sizeof s.j);
+            least_last = s.v[PCB_CA_SLOTS - 1] < least_last ? s.v[PCB_CA_SLOTS - 1] : least_last;
+        }
+    if (how == REPLAY_BLOCK_SCAN)
+        for (int w = 0; w < PCB_CA_WARPS; w++) {
+            pcb_ca_slots s[32];
+            int taken[32] = {0};
+            for (int lane = 0; lane < 32; lane++)
+                s[lane] = replay_slots(ai, b, price, n, w * 32 + lane, PCB_CA_WARPS * 32);
+            for (int q = 0; q < PCB_CA_SLOTS; q++) { /* the least (v', j) of the heads */
+                int from = -1;
+                for (int lane = 0; lane < 32; lane++) {
+                    if (taken[lane] == PCB_CA_SLOTS || s[lane].j[taken[lane]] == PCB_CA_NO_SLOT)
+                        continue;
+                    const float v = s[lane].v[taken[lane]];
+                    const float fv = from < 0 ? INFINITY : s[from].v[taken[from]];
+                    if (from < 0 || v < fv || (v == fv && s[lane].j[taken[lane]] < s[from].j[taken[from]]))
+                        from = lane;
+                }
+                row[w * PCB_CA_SLOTS + q] =
+                    from < 0 ? (uint16_t)PCB_CA_NO_SLOT : s[from].j[taken[from]++];
+            }
+            for (int lane = 0; lane < 32; lane++) { /* next head, or the last kept */
+                const float next = taken[lane] < PCB_CA_SLOTS ? s[lane].v[taken[lane]] : INFINITY;
+                const float last = s[lane].v[PCB_CA_SLOTS - 1];
+                const float f = next < last ? next : last;
+                least_last = f < least_last ? f : least_last;
+            }
+        }
+    if (how != REPLAY_NO_CACHE)
+        cache->bound[i] = pcb_ca_cache_bound(least_last);
     return best;
+}
+
+/* Look into bidder i's cache: whether it proves the least two (with
+ * `least_only`, the least: the certificate), which are then in *best. Every
+ * answer it gives is checked against a scan (not counted). */
+static int replay_look(const float *a, const float *b, const double *price, int32_t n, int32_t i,
+                       int least_only, replay_cache *cache, replay_stats *st, pcb_ca_best *best)
+{
+    if (!cache->slot || cache->bound[i] < 0)
+        return 0;
+    const float *ai = a + 3 * i;
+    const uint16_t *slot = cache->slot + (size_t)i * 32 * PCB_CA_SLOTS;
+    pcb_ca_best x = pcb_ca_none();
+    for (int q = 0; q < 32 * PCB_CA_SLOTS; q++) {
+        if (slot[q] == PCB_CA_NO_SLOT)
+            continue;
+        const int32_t j = slot[q];
+        pcb_ca_take(&x, (double)pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]) + price[j], j);
+    }
+    st->checks++;
+    if (!(least_only ? pcb_ca_cache_least(x, cache->bound[i]) : pcb_ca_cache_hit(x, cache->bound[i])))
+        return 0;
+    replay_stats scratch = {0};
+    pcb_ca_best full = replay_scan(a, b, price, n, i, cache, REPLAY_NO_CACHE, &scratch);
+    st->cache_wrong += full.w1 != x.w1 || full.j1 != x.j1 || (!least_only && full.w2 != x.w2);
+    *best = x;
+    return 1;
+}
+
+/* Bidder i's least two: its cache's, else a warp scan's. */
+static pcb_ca_best replay_best(const float *a, const float *b, const double *price, int32_t n,
+                               int32_t i, int least_only, replay_cache *cache, replay_stats *st)
+{
+    pcb_ca_best best;
+    if (replay_look(a, b, price, n, i, least_only, cache, st, &best))
+        return best;
+    return replay_scan(a, b, price, n, i, cache, cache->slot ? REPLAY_WARP_SCAN : REPLAY_NO_CACHE, st);
+}
+
+static void replay_bid(pcb_ca_best best, double eps, int32_t k, int32_t i, int32_t *chose,
+                       unsigned long long *top)
+{
+    unsigned long long key = pcb_ca_key(pcb_ca_increment(best, eps), i);
+    chose[k] = best.j1;
+    top[best.j1] = key > top[best.j1] ? key : top[best.j1];
 }
 
 /* Solve one pair; returns 0, or -1 when out of memory. */
@@ -46,8 +154,15 @@ static int replay_pair(const float *a, const float *b, int32_t n, double eps_opt
             *next = malloc((size_t)n * sizeof *next), *chose = malloc((size_t)n * sizeof *chose);
     unsigned long long *top = calloc((size_t)n, sizeof *top);
     double *least = malloc((size_t)n * sizeof *least);
-    if (!owner || !list || !next || !chose || !top || !least) {
+    replay_cache cache = {NULL, NULL};
+    if (n <= PCB_CA_CACHE_MAX_N) {
+        cache.slot = malloc((size_t)n * 32 * PCB_CA_SLOTS * sizeof *cache.slot);
+        cache.bound = malloc((size_t)n * sizeof *cache.bound);
+    }
+    if (!owner || !list || !next || !chose || !top || !least ||
+        (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound))) {
         free(owner), free(list), free(next), free(chose), free(top), free(least);
+        free(cache.slot), free(cache.bound);
         return -1;
     }
     const double c = pcb_emd_cost_bound(a, b, n);
@@ -58,15 +173,34 @@ static int replay_pair(const float *a, const float *b, int32_t n, double eps_opt
         owner[k] = -1;
         list[k] = k;
         price[k] = 0;
+        if (cache.bound)
+            cache.bound[k] = -1;
     }
-    st->bids = st->rounds = st->phases = 0;
+    *st = (replay_stats){0};
     for (double eps = pcb_ca_eps_first(c, floor); c > 0;) {
         while (count > 0) { /* one round */
+            /* Bids, all against the round's prices. Few bidders: caches
+             * first, then the misses, by the block when few. */
+            int32_t missed[PCB_CA_WARPS], misses = 0;
             for (int32_t k = 0; k < count; k++) {
-                pcb_ca_best best = replay_best(a, b, price, n, list[k]);
-                unsigned long long key = pcb_ca_key(pcb_ca_increment(best, eps), list[k]);
-                chose[k] = best.j1;
-                top[best.j1] = key > top[best.j1] ? key : top[best.j1];
+                pcb_ca_best best;
+                if (cache.slot && count < PCB_CA_WARPS) {
+                    if (!replay_look(a, b, price, n, list[k], 0, &cache, st, &best)) {
+                        missed[misses++] = k;
+                        continue;
+                    }
+                } else {
+                    best = replay_best(a, b, price, n, list[k], 0, &cache, st);
+                }
+                replay_bid(best, eps, k, list[k], chose, top);
+            }
+            for (int m = 0; m < misses; m++) {
+                const int32_t k = missed[m];
+                pcb_ca_best best = replay_scan(a, b, price, n, list[k], &cache,
+                                               misses <= PCB_CA_BLOCK_SCANS_MAX ? REPLAY_BLOCK_SCAN
+                                                                                 : REPLAY_WARP_SCAN,
+                                               st);
+                replay_bid(best, eps, k, list[k], chose, top);
             }
             int32_t after = 0;
             for (int32_t k = 0; k < count; k++) {
@@ -99,7 +233,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, double eps_opt
             match[owner[j]] = j;
         double p_warp[PCB_CA_WARPS] = {0}, d_warp[PCB_CA_WARPS] = {0};
         for (int32_t i = 0; i < n; i++) {
-            least[i] = replay_best(a, b, price, n, i).w1;
+            least[i] = replay_best(a, b, price, n, i, 1, &cache, st).w1;
             int32_t j = match[i];
             p_warp[i % PCB_CA_WARPS] += (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2],
                                                             b[3 * j], b[3 * j + 1], b[3 * j + 2]);
@@ -127,6 +261,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, double eps_opt
         for (int32_t i = 0; i < n; i++)
             match[i] = i;
     free(owner), free(list), free(next), free(chose), free(top), free(least);
+    free(cache.slot), free(cache.bound);
     return 0;
 }
 

@@ -483,21 +483,74 @@ static void test_cuda_auction_match(void)
         }
 }
 
-/* Replay every pair of an instance; returns the stats of the last pair. */
+/* Replay every pair of an instance; returns the counts summed over the
+ * pairs, the certificate of the last. */
 static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *r)
 {
     const int64_t n = in->task.n;
-    replay_stats st = {0};
-    for (int64_t p = 0; p < in->task.batch; p++)
+    replay_stats st = {0}, sum = {0};
+    for (int64_t p = 0; p < in->task.batch; p++) {
         CHECK(replay_pair(in->a + p * n * 3, in->b + p * n * 3, (int32_t)n, in->task.opt.eps,
                           shuffle, in->index + p * n, in->price + p * n, &st) == 0);
+        sum.bids += st.bids, sum.rounds += st.rounds, sum.phases += st.phases;
+        sum.scans += st.scans, sum.checks += st.checks, sum.cache_wrong += st.cache_wrong;
+        sum.p = st.p, sum.d = st.d;
+    }
     for (int64_t p = 0; p < in->task.batch; p++)
         in->value[p] = pcb_emd_mean_matched(in->a + p * n * 3, in->b + p * n * 3, n,
                                             in->index + p * n, NULL);
     pcb_result fresh = {.index = in->index, .value = in->value, .price = in->price,
                         .has_price = 1};
     *r = fresh;
-    return st;
+    return sum;
+}
+
+/* The cache rule alone: whatever a lane is offered (near-equal values,
+ * prices far above the costs, duplicates), it keeps the least float values,
+ * and every object it does not keep is, exactly, at or above the bound. */
+static void test_cuda_auction_cache_bound(void)
+{
+    uint64_t seed = 77;
+    int64_t kept_total = 0;
+    for (int trial = 0; trial < 2000; trial++) {
+        const int count = 1 + (int)(replay_random(&seed) % 200);
+        const double price_scale = trial % 3 == 0 ? 0 : trial % 3 == 1 ? 1 : 1e4;
+        float d2[200], pf[200];
+        double exact[200];
+        pcb_ca_slots s = pcb_ca_slots_empty();
+        for (int j = 0; j < count; j++) {
+            const double u = (double)(replay_random(&seed) >> 11) * 0x1p-53;
+            const float c = trial % 5 == 0 ? 0.5f : (float)(0.3 + 0.01 * u); /* ties, near-ties */
+            const double price = price_scale * (double)(replay_random(&seed) >> 11) * 0x1p-53;
+            d2[j] = c * c;
+            pf[j] = (float)price;
+            exact[j] = (double)sqrtf(d2[j]) + price;
+            pcb_ca_slots_offer(&s, d2[j], pf[j], j);
+        }
+        const double bound = pcb_ca_cache_bound(s.v[PCB_CA_SLOTS - 1]);
+        int kept = 0;
+        for (int q = 0; q < PCB_CA_SLOTS; q++) {
+            CHECK(q == 0 || s.v[q - 1] <= s.v[q]);
+            kept += s.j[q] != PCB_CA_NO_SLOT;
+        }
+        CHECK(kept == (count < PCB_CA_SLOTS ? count : PCB_CA_SLOTS));
+        CHECK(count >= PCB_CA_SLOTS || bound == HUGE_VAL);
+        for (int j = 0; j < count; j++) {
+            int in_cache = 0;
+            for (int q = 0; q < PCB_CA_SLOTS; q++)
+                in_cache |= s.j[q] == j;
+            CHECK(in_cache || exact[j] >= bound);
+        }
+        kept_total += kept;
+    }
+    CHECK(kept_total > 0);
+    /* a bound with no margin would be wrong here: a value just below the
+     * largest kept one, after float rounding of the price */
+    pcb_ca_slots s = pcb_ca_slots_empty();
+    for (int j = 0; j < PCB_CA_SLOTS; j++)
+        pcb_ca_slots_offer(&s, 0.25f, 1.0f, j);
+    CHECK(s.v[PCB_CA_SLOTS - 1] == 1.5f);
+    CHECK(pcb_ca_cache_bound(1.5f) < 1.5 - 1e-7);
 }
 
 /* cuda_auction's rules on the CPU: on every kind of cloud, sizes 1 to 600,
@@ -524,10 +577,14 @@ static void test_cuda_auction_rules(void)
         replay_stats st = replay_instance(&in, 0, &r);
         pcb_report rep;
         CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
-        printf("cuda_auction rules %s/%s n=%lld: %lld bids, %lld rounds, %lld phases: %s\n",
+        printf("cuda_auction rules %s/%s n=%lld: %lld bids, %lld rounds, %lld phases, "
+               "%lld scans, %lld cache looks: %s\n",
                cases[k].a, cases[k].b, (long long)n, (long long)st.bids, (long long)st.rounds,
-               (long long)st.phases, rep.detail);
+               (long long)st.phases, (long long)st.scans, (long long)st.checks, rep.detail);
         CHECK(rep.ok);
+        /* every cache answer is a scan's, and caches save scans */
+        CHECK(st.cache_wrong == 0);
+        CHECK(n < 200 || (st.checks > 0 && st.scans < st.bids + st.phases * n));
         CHECK(rep.unmatched == 0 && rep.bound >= 0 && rep.bound <= PCB_CA_MAX_GAP);
         /* it stopped on its own float-cost certificate (not at the eps
          * floor), whose P is the validator's up to float costs */
@@ -601,17 +658,25 @@ static void test_cuda_auction(void)
         CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
         CHECK_RC(instance_make(&cpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
         gpu.task.opt.eps = cpu.task.opt.eps = cases[k].eps;
-        CHECK_RC(run(cuda, &gpu, &rg), PCB_OK);
-        replay_instance(&cpu, 0, &rc);
+        pcb_counters counters;
+        rg = (pcb_result){.index = gpu.index, .value = gpu.value, .price = gpu.price};
+        CHECK_RC(pcb_run(cuda, &gpu.task, &rg, &counters), PCB_OK);
+        replay_stats st = replay_instance(&cpu, 0, &rc);
         pcb_report rep;
         CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
         int same = memcmp(gpu.index, cpu.index, (size_t)all * sizeof *gpu.index) == 0 &&
                    memcmp(gpu.price, cpu.price, (size_t)all * sizeof *gpu.price) == 0;
-        printf("cuda_auction %s/%s batch %lld n=%lld: %s; %s its CPU replay\n", cases[k].a,
-               cases[k].b, (long long)cases[k].batch, (long long)n, rep.detail,
-               same ? "same as" : "DIFFERS from");
+        /* the same scans and cache looks: the kernel's caches are the replay's */
+        const int64_t evals = st.scans * n + st.checks * pcb_ca_cache_evals(n);
+        printf("cuda_auction %s/%s batch %lld n=%lld: %s; %s its CPU replay; "
+               "%lld costs evaluated (replay %lld)\n",
+               cases[k].a, cases[k].b, (long long)cases[k].batch, (long long)n, rep.detail,
+               same ? "same as" : "DIFFERS from", (long long)counters.distance_evals,
+               (long long)evals);
         CHECK(rep.ok);
         CHECK(same);
+        CHECK(counters.distance_evals == evals && counters.bids == st.bids);
+        CHECK(st.cache_wrong == 0);
         instance_free(&gpu);
         instance_free(&cpu);
     }
@@ -621,4 +686,5 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_auctions_within_eps), T(test_certificate_bounds_gap),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
-          T(test_cuda_auction_rules), T(test_cuda_auction_rules_eps), T(test_cuda_auction))
+          T(test_cuda_auction_rules), T(test_cuda_auction_rules_eps),
+          T(test_cuda_auction_cache_bound), T(test_cuda_auction))

@@ -4,20 +4,24 @@
  * rules (bids, keys, phases, the certificate that stops it) are in
  * emd_cuda_auction.h; tests/auction_replay.h replays them on the CPU.
  *
- * A round: every unassigned bidder scans B for its least two c_ij + p_j, a
- * warp per bidder, or several warps per bidder when there are fewer
- * bidders than warps (price wars end in rounds of one or two bidders); an
- * atomic max per object keeps the best key; after a barrier each bidder
- * reads the key of its object, the winner raises the price, evicts the
- * owner and clears the key; the losers and the evicted form the next list.
+ * A round: every unassigned bidder finds its least two c_ij + p_j, a warp
+ * per bidder; an atomic max per object keeps the best key; after a barrier
+ * each bidder reads the key of its object, the winner raises the price,
+ * evicts the owner and clears the key; the losers and the evicted form the
+ * next list.
  *
- * The scan: most objects cannot beat the lane's second least, which a float
- * test on squared distances and a float copy of the prices rules out with a
- * 1e-5 margin; only the rest get the exact float cost and the double sum,
- * so the answer is the one a full exact scan gives.
+ * A bidder first looks into its candidate cache (4 objects a lane, see
+ * emd_cuda_auction.h): when the cache proves its least two, that is the
+ * bid, at 4 costs a lane instead of n / 32. Otherwise it scans B and
+ * rebuilds the cache on the way. Most objects of a scan cannot beat the
+ * lane's second least, which a float test on squared distances and a float
+ * copy of the prices rules out with a 1e-5 margin; only the rest get the
+ * exact float cost and the double sum, so the answer is the one a full
+ * exact scan gives. Caches are on for n <= 65535 (16-bit slots).
  *
  * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
- * (48 bytes a point); above, in a global scratch area that stays in L2. */
+ * (48 bytes a point); above, in a global scratch area that stays in L2. The
+ * caches (264 bytes a point) are in global memory. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,13 +33,14 @@
 #define THREADS (PCB_CA_WARPS * 32)
 #define STATE_BYTES 48                 /* per point: see pair_state */
 #define SMEM_LIMIT (227 * 1024)        /* opt-in shared memory of an sm_90 block */
-#define SMEM_MAX_N ((SMEM_LIMIT - 2048) / STATE_BYTES) /* room for the static arrays */
+#define SMEM_MAX_N ((SMEM_LIMIT - 4096) / STATE_BYTES) /* room for the static arrays */
 #define MARGIN 1.00001f                /* the float test's margin */
 #define MAX_ROUNDS_PER_N 256           /* a phase that needs more is a bug */
 
 /* What the kernel reports per pair. */
 typedef struct {
     long long bids, rounds, phases, stuck;
+    unsigned long long scans, checks; /* full scans of B; cache looks */
     double p, d; /* the last certificate's sums */
 } pair_stats;
 
@@ -90,6 +95,13 @@ __device__ __forceinline__ float warp_second(const pcb_ca_best &b)
     return m2;
 }
 
+__device__ __forceinline__ float warp_min(float x)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        x = fminf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
 /* The least two of c_ij + p_j over j = start, start + stride, ... (the
  * whole warp calls it with the same n and stride). Four objects per step,
  * their loads and squared distances independent of the running threshold,
@@ -97,9 +109,11 @@ __device__ __forceinline__ float warp_second(const pcb_ca_best &b)
  * least so far (a float test with a margin) gets the exact cost and double
  * sum: after steps 1, 2, 4, 8, ... the lanes share that threshold, so the
  * exact path, which a whole warp takes when one lane needs it, stays rare.
- * Values above the warp's second least cannot change the merged result. */
+ * Values above the warp's second least cannot change the merged result.
+ * BUILD: every object is also offered to the lane's cache slots. */
+template <bool BUILD>
 __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s, int n,
-                                            int start, int stride)
+                                            int start, int stride, pcb_ca_slots *slots)
 {
     const float ax = ai[0], ay = ai[1], az = ai[2];
     pcb_ca_best b = pcb_ca_none();
@@ -111,10 +125,13 @@ __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s
         for (int u = 0; u < 4; u++) {
             const int j = j0 + u * stride;
             const float4 q = j < n ? s.bq[j] : make_float4(0.0f, 0.0f, 0.0f, INFINITY);
-            const float dx = ax - q.x, dy = ay - q.y, dz = az - q.z;
-            d2[u] = fmaf(dz, dz, fmaf(dy, dy, dx * dx));
+            d2[u] = pcb_ca_d2(ax, ay, az, q.x, q.y, q.z);
             pf[u] = q.w;
         }
+        if (BUILD)
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                pcb_ca_slots_offer(slots, d2[u], pf[u], j0 + u * stride);
 #pragma unroll
         for (int u = 0; u < 4; u++) {
             const float t = w2f - pf[u];
@@ -131,17 +148,151 @@ __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s
     return b;
 }
 
-template <bool SHARED>
+/* A bidder's caches: 32 lanes of 4 16-bit slots, and the bound (-1: none
+ * yet). */
+struct bidder_cache {
+    uint2 *slot;
+    double *bound;
+};
+
+/* Look into bidder i's cache (whole warp): whether it proves the least two
+ * (with `least_only`, the least: the certificate), which are then in *b. */
+__device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s, int i,
+                                           bool least_only, bidder_cache c,
+                                           unsigned long long &checks, pcb_ca_best *b)
+{
+    const int lane = threadIdx.x & 31;
+    const double bound = c.bound[i];
+    const uint2 w = c.slot[(size_t)i * 32 + lane]; /* loaded beside the bound */
+    if (bound < 0)                                  /* never built */
+        return false;
+    const unsigned js[4] = {w.x & 0xffffu, w.x >> 16, w.y & 0xffffu, w.y >> 16};
+    pcb_ca_best x = pcb_ca_none();
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        if (js[q] != PCB_CA_NO_SLOT) {
+            const float4 o = s.bq[js[q]];
+            pcb_ca_take(&x, (double)pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + s.price[js[q]],
+                        (int32_t)js[q]);
+        }
+    *b = warp_merge(x);
+    checks++;
+    return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
+}
+
+__device__ __forceinline__ uint2 pack_slots(const uint16_t j[4])
+{
+    return make_uint2(j[0] | (unsigned)j[1] << 16, j[2] | (unsigned)j[3] << 16);
+}
+
+/* Scan B for bidder i with one warp and rebuild its cache: row `lane` holds
+ * the lane's slots. */
+__device__ __forceinline__ pcb_ca_best warp_rebuild(const float *ai, const pair_state &s, int n,
+                                                    int i, bidder_cache c)
+{
+    const int lane = threadIdx.x & 31;
+    pcb_ca_slots slots = pcb_ca_slots_empty();
+    const pcb_ca_best b = warp_merge(scan<true>(ai, s, n, lane, 32, &slots));
+    c.slot[(size_t)i * 32 + lane] = pack_slots(slots.j);
+    const float last = warp_min(slots.v[PCB_CA_SLOTS - 1]);
+    if (lane == 0)
+        c.bound[i] = pcb_ca_cache_bound(last);
+    return b;
+}
+
+/* Bidder i's least two (whole warp): from its cache when that proves them,
+ * else by a warp scan. Counts scans and cache looks. */
+template <bool CACHE>
+__device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_state &s, int n,
+                                                   int i, bool least_only, bidder_cache c,
+                                                   unsigned long long &scans,
+                                                   unsigned long long &checks)
+{
+    const float *ai = a + 3 * i;
+    pcb_ca_best b;
+    if (CACHE && cache_look(ai, s, i, least_only, c, checks, &b))
+        return b;
+    scans++;
+    return CACHE ? warp_rebuild(ai, s, n, i, c)
+                 : warp_merge(scan<false>(ai, s, n, threadIdx.x & 31, 32, NULL));
+}
+
+/* The block's partial results of a block scan (two sets: see block_rebuild). */
+struct block_parts {
+    pcb_ca_best best[2][PCB_CA_WARPS];
+    float floor[2][PCB_CA_WARPS];
+};
+
+/* Scan B for bidder i with the whole block (thread t sees j = t, t + 1024,
+ * ...) and rebuild its cache: row w holds the 4 least (v', j) of warp w's
+ * lanes' slots, and warp w's floor is the least over its lanes of the next
+ * value a lane would have given (its largest kept one once all are taken).
+ * Every thread calls it; after its barrier warp 0 merges the parts and
+ * returns the least two (other warps: meaningless). Parts alternate between
+ * two sets, so consecutive calls need one barrier each. */
+__device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair_state &s, int n,
+                                                     int i, bidder_cache c, block_parts &parts,
+                                                     int set)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    pcb_ca_slots sl = pcb_ca_slots_empty();
+    const pcb_ca_best b = warp_merge(scan<true>(ai, s, n, threadIdx.x, THREADS, &sl));
+    const float last = sl.v[PCB_CA_SLOTS - 1];
+    uint16_t row[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) { /* the warp's least (v', j) among the lanes' heads */
+        const unsigned bits = __float_as_uint(sl.v[0]), /* v' >= +0: bits order as values */
+            least = __reduce_min_sync(0xffffffffu, bits),
+            j = __reduce_min_sync(0xffffffffu, bits == least ? sl.j[0] : 0xffffffffu);
+        row[q] = (uint16_t)(least == __float_as_uint(INFINITY) ? PCB_CA_NO_SLOT : j);
+        if (bits == least && sl.j[0] == j) { /* the owner pops its head */
+#pragma unroll
+            for (int r = 0; r < 3; r++) {
+                sl.v[r] = sl.v[r + 1];
+                sl.j[r] = sl.j[r + 1];
+            }
+            sl.v[3] = INFINITY;
+            sl.j[3] = (uint16_t)PCB_CA_NO_SLOT;
+        }
+    }
+    const float floor = warp_min(fminf(sl.v[0], last));
+    if (lane == 0) {
+        c.slot[(size_t)i * 32 + warp] = pack_slots(row);
+        parts.best[set][warp] = b;
+        parts.floor[set][warp] = floor;
+    }
+    __syncthreads();
+    if (warp != 0)
+        return b;
+    const pcb_ca_best all = warp_merge(parts.best[set][lane]);
+    const float least_floor = warp_min(parts.floor[set][lane]);
+    if (lane == 0)
+        c.bound[i] = pcb_ca_cache_bound(least_floor);
+    return all;
+}
+
+/* Bid on best.j1 (one thread): bidder i, k-th of the round's list. */
+__device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb_ca_best best,
+                                          double eps)
+{
+    s.chose[k] = best.j1;
+    atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
+}
+
+
+template <bool SHARED, bool CACHE>
 __global__ void __launch_bounds__(THREADS, 1)
     auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
                    const double *__restrict__ bound, const double *__restrict__ floor_eps,
-                   double target, char *__restrict__ scratch, int32_t *__restrict__ match_out,
+                   double target, char *__restrict__ scratch, uint2 *__restrict__ cache_slot,
+                   double *__restrict__ cache_bound, int32_t *__restrict__ match_out,
                    double *__restrict__ price_out, pair_stats *__restrict__ stats)
 {
     extern __shared__ __align__(16) char smem[];
-    __shared__ pcb_ca_best partial[PCB_CA_WARPS];
     __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
     __shared__ int count[2];
+    __shared__ unsigned missed_bits[2]; /* by round parity: bidders k whose cache missed */
+    __shared__ block_parts parts;
     __shared__ int stop;
     const int64_t pair = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -149,7 +300,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     int32_t *match = match_out + pair * n;
     pair_state s = SHARED ? carve(smem, n) : carve(scratch + (size_t)pair * n * STATE_BYTES, n);
     const double c = bound[pair], floor = floor_eps[pair];
+    const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
+                                CACHE ? cache_bound + pair * n : NULL};
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
+    unsigned long long scans = 0, checks = 0;
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
         for (int i = tid; i < n; i += THREADS) {
@@ -157,7 +311,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             price_out[pair * n + i] = 0;
         }
         if (tid == 0)
-            stats[pair] = pair_stats{0, 0, 0, 0, 0.0, 0.0};
+            stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0};
         return;
     }
     for (int j = tid; j < n; j += THREADS) {
@@ -166,11 +320,15 @@ __global__ void __launch_bounds__(THREADS, 1)
         s.top[j] = 0;
         s.owner[j] = -1;
         s.list[0][j] = j;
+        if (CACHE)
+            cache.bound[j] = -1;
     }
     if (tid == 0) {
         count[0] = n;
         count[1] = 0;
+        missed_bits[0] = missed_bits[1] = 0;
         stats[pair].p = stats[pair].d = 0;
+        stats[pair].scans = stats[pair].checks = 0;
     }
     __syncthreads();
 
@@ -186,38 +344,51 @@ __global__ void __launch_bounds__(THREADS, 1)
                 break;
             }
             const int *list = cur ? s.list[1] : s.list[0];
-            if (tid == 0)
-                count[cur ^ 1] = 0; /* last read a round ago */
-            if (bidders >= PCB_CA_WARPS) {
+            if (tid == 0) { /* last read a round ago */
+                count[cur ^ 1] = 0;
+                missed_bits[(rounds + 1) & 1] = 0;
+            }
+            if (!CACHE || bidders >= PCB_CA_WARPS) { /* a warp per bidder */
                 for (int k = warp; k < bidders; k += PCB_CA_WARPS) {
                     const int i = list[k];
-                    pcb_ca_best best = warp_merge(scan(a + 3 * i, s, n, lane, 32));
-                    if (lane == 0) {
-                        s.chose[k] = best.j1;
-                        atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
-                    }
-                }
-            } else { /* `share` warps per bidder, each lane with 16 objects at least */
-                const int share = max(1, min(PCB_CA_WARPS / bidders, n / (32 * 16))),
-                          k = warp / share;
-                if (k < bidders) {
-                    pcb_ca_best best = warp_merge(
-                        scan(a + 3 * list[k], s, n, (warp % share) * 32 + lane, share * 32));
+                    const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
                     if (lane == 0)
-                        partial[warp] = best;
+                        place_bid(s, k, i, best, eps);
                 }
                 __syncthreads();
-                if (warp < bidders) { /* warp k merges bidder k's parts */
-                    pcb_ca_best best =
-                        warp_merge(lane < share ? partial[warp * share + lane] : pcb_ca_none());
-                    if (lane == 0) {
-                        s.chose[warp] = best.j1;
-                        atomicMax(&s.top[best.j1],
-                                  pcb_ca_key(pcb_ca_increment(best, eps), list[warp]));
+            } else { /* few: caches first, then the misses */
+                bool missed = false;
+                pcb_ca_best best;
+                if (warp < bidders) {
+                    const int i = list[warp];
+                    missed = !cache_look(a + 3 * i, s, i, false, cache, checks, &best);
+                    if (lane == 0 && !missed)
+                        place_bid(s, warp, i, best, eps);
+                    if (lane == 0 && missed)
+                        atomicOr(&missed_bits[rounds & 1], 1u << warp);
+                }
+                __syncthreads();
+                unsigned mask = missed_bits[rounds & 1];
+                if (mask) {
+                    if (__popc(mask) <= PCB_CA_BLOCK_SCANS_MAX) {
+                        for (int set = 0; mask; set ^= 1, mask &= mask - 1) {
+                            const int k = __ffs(mask) - 1, i = list[k];
+                            best = block_rebuild(a + 3 * i, s, n, i, cache, parts, set);
+                            if (tid == 0) {
+                                scans++;
+                                place_bid(s, k, i, best, eps);
+                            }
+                        }
+                    } else if (missed) {
+                        const int i = list[warp];
+                        scans++;
+                        best = warp_rebuild(a + 3 * i, s, n, i, cache);
+                        if (lane == 0)
+                            place_bid(s, warp, i, best, eps);
                     }
+                    __syncthreads();
                 }
             }
-            __syncthreads();
             int *next = cur ? s.list[0] : s.list[1];
             for (int k = tid; k < bidders; k += THREADS) {
                 const int i = list[k], j = s.chose[k];
@@ -250,7 +421,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         double *least = (double *)s.list[0];
         double my_p = 0, my_d = 0;
         for (int i = warp; i < n; i += PCB_CA_WARPS) {
-            const double m = warp_merge(scan(a + 3 * i, s, n, lane, 32)).w1;
+            const double m = bidder_best<CACHE>(a, s, n, i, true, cache, scans, checks).w1;
             if (lane == 0) {
                 const int j = match[i];
                 least[i] = m;
@@ -302,6 +473,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (stuck)
         for (int i = tid; i < n; i += THREADS)
             match[i] = -1;
+    if (lane == 0) {
+        atomicAdd(&stats[pair].scans, scans);
+        atomicAdd(&stats[pair].checks, checks);
+    }
     if (tid == 0) {
         stats[pair].bids = bids;
         stats[pair].rounds = rounds;
@@ -316,6 +491,8 @@ typedef struct {
     float *a, *b;
     double *bound, *floor_eps, *price;
     char *scratch; /* NULL when the state fits in shared memory */
+    uint2 *cache_slot; /* NULL when n is too large for 16-bit slots */
+    double *cache_bound;
     int32_t *match;
     pair_stats *stats, *host_stats;
     size_t smem;
@@ -334,6 +511,8 @@ static void auction_release(void *state)
     cudaFree(s->floor_eps);
     cudaFree(s->price);
     cudaFree(s->scratch);
+    cudaFree(s->cache_slot);
+    cudaFree(s->cache_bound);
     cudaFree(s->match);
     cudaFree(s->stats);
     free(s->host_stats);
@@ -347,6 +526,17 @@ static void pair_constants(const pcb_task *t, double *bound, double *floor_eps)
         bound[p] = pcb_emd_cost_bound(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n);
         floor_eps[p] = t->opt.eps > 0 ? t->opt.eps : PCB_CA_EPS_FLOOR * bound[p];
     }
+}
+
+typedef void (*auction_kernel_fn)(int, const float *, const float *, const double *,
+                                  const double *, double, char *, uint2 *, double *, int32_t *,
+                                  double *, pair_stats *);
+
+static auction_kernel_fn kernel_for(const auction_state *s)
+{
+    if (s->smem)
+        return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<true, true> : auction_kernel<true, false>;
+    return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true> : auction_kernel<false, false>;
 }
 
 static int setup(auction_state *s)
@@ -372,12 +562,16 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
         if (e == cudaSuccess && !s->smem)
             e = cudaMalloc((void **)&s->scratch, points * STATE_BYTES);
+        if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
+            e = cudaMalloc((void **)&s->cache_slot, points * 32 * sizeof(uint2));
+        if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
+            e = cudaMalloc((void **)&s->cache_bound, points * sizeof(double));
         if (e == cudaSuccess) e = cudaMemcpyAsync(s->a, t->a, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess) e = cudaMemcpyAsync(s->b, t->b, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess) e = cudaMemcpyAsync(s->bound, host, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess) e = cudaMemcpyAsync(s->floor_eps, host + t->batch, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess && s->smem)
-            e = cudaFuncSetAttribute(auction_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
+            e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
         rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
                               : pcb_cuda_fail(e, "emd cuda_auction: setup", __FILE__, __LINE__);
     }
@@ -413,10 +607,9 @@ static int auction_compute(void *state)
     int rc = pcb_cuda_begin(&s->ctx);
     if (rc != PCB_OK)
         return rc;
-    (s->smem ? auction_kernel<true> : auction_kernel<false>)<<<(unsigned)t->batch, THREADS,
-                                                              s->smem, s->ctx.stream>>>(
+    kernel_for(s)<<<(unsigned)t->batch, THREADS, s->smem, s->ctx.stream>>>(
         (int)t->n, s->a, s->b, s->bound, s->floor_eps, t->opt.eps > 0 ? 0.0 : PCB_CA_TARGET,
-        s->scratch, s->match, s->price, s->stats);
+        s->scratch, s->cache_slot, s->cache_bound, s->match, s->price, s->stats);
     PCB_CUDA_LAUNCHED("auction_kernel");
     return pcb_cuda_end(&s->ctx);
 }
@@ -476,13 +669,14 @@ static int auction_counters(void *state, pcb_counters *c)
     int rc = fetch_stats(s);
     if (rc != PCB_OK)
         return rc;
-    c->bids = c->iterations = 0;
+    c->bids = c->iterations = c->distance_evals = 0;
     for (int64_t p = 0; p < t->batch; p++) {
         c->bids += s->host_stats[p].bids;
         c->iterations += s->host_stats[p].phases;
+        /* a scan looks at all of B, a cache look at 32 x 4 objects (all when fewer) */
+        c->distance_evals += (int64_t)s->host_stats[p].scans * t->n +
+                             (int64_t)s->host_stats[p].checks * pcb_ca_cache_evals(t->n);
     }
-    /* every bid and every certificate scan looks at all of B */
-    c->distance_evals = (c->bids + c->iterations * t->n) * t->n;
     return PCB_OK;
 }
 

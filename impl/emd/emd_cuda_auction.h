@@ -57,11 +57,17 @@
  * given: below it float costs (within 1e-7 of themselves) decide nothing. */
 #define PCB_CA_EPS_FLOOR 1e-7
 
-/* The float cost, with the same rounding on both sides. */
-PCB_CA_FN float pcb_ca_cost(float ax, float ay, float az, float bx, float by, float bz)
+/* The float squared distance and cost, with the same rounding on both
+ * sides. */
+PCB_CA_FN float pcb_ca_d2(float ax, float ay, float az, float bx, float by, float bz)
 {
     const float dx = ax - bx, dy = ay - by, dz = az - bz;
-    return sqrtf(fmaf(dz, dz, fmaf(dy, dy, dx * dx)));
+    return fmaf(dz, dz, fmaf(dy, dy, dx * dx));
+}
+
+PCB_CA_FN float pcb_ca_cost(float ax, float ay, float az, float bx, float by, float bz)
+{
+    return sqrtf(pcb_ca_d2(ax, ay, az, bx, by, bz));
 }
 
 /* The least two values of c_ij + p_j seen so far and the j of the least;
@@ -145,6 +151,91 @@ PCB_CA_FN double pcb_ca_eps_next(double eps, double floor)
 {
     double e = eps / PCB_CA_DIVISOR;
     return e > floor ? e : floor;
+}
+
+/* The candidate cache. A full scan of B also keeps, per lane (lane l sees
+ * j = l, l + 32, ...), the PCB_CA_SLOTS objects of least float value
+ * v' = sqrtf(d2) + (float)p_j; every object a lane turned away or pushed out
+ * had v' >= its largest kept value f. The cache of bidder i is those 32 x K
+ * objects with the bound t = (least f over the lanes) (1 - 1e-6): every
+ * object outside had c_ij + p_j >= t (v' is within 2^-23 of the exact value,
+ * the test below has a 1e-5 margin), and prices only rise, so t stays a
+ * lower bound.
+ * The next time i bids, its least two over the cache are the least two over
+ * all of B when the second is below t; otherwise it scans again. The bid is
+ * the same either way, so the cache changes the work, never the answer. */
+#define PCB_CA_SLOTS 4
+/* A round of fewer bidders than warps looks into their caches first; when
+ * at most this many miss, the whole block scans for each in turn (row w of
+ * the cache: the 4 least (v', j) of warp w's lanes' slots), else a warp
+ * scans for each (row l: lane l's slots). */
+#define PCB_CA_BLOCK_SCANS_MAX 8
+#define PCB_CA_CACHE_MAX_N 65535 /* slot indexes are 16 bits; 0xffff: none */
+#define PCB_CA_NO_SLOT 0xffffu
+#define PCB_CA_SLOT_MARGIN 1.00001f
+
+typedef struct {
+    float v[PCB_CA_SLOTS]; /* ascending; INFINITY when empty */
+    uint16_t j[PCB_CA_SLOTS];
+} pcb_ca_slots;
+
+PCB_CA_FN pcb_ca_slots pcb_ca_slots_empty(void)
+{
+    pcb_ca_slots s;
+    for (int q = 0; q < PCB_CA_SLOTS; q++) {
+        s.v[q] = INFINITY;
+        s.j[q] = (uint16_t)PCB_CA_NO_SLOT;
+    }
+    return s;
+}
+
+/* Offer object j (squared float distance d2, float price pf) to a lane's
+ * slots: those that cannot come below the largest kept value are turned
+ * away by a float test with a margin, the others are inserted in order. */
+PCB_CA_FN void pcb_ca_slots_offer(pcb_ca_slots *s, float d2, float pf, int32_t j)
+{
+    const float t = fmaf(s->v[PCB_CA_SLOTS - 1], PCB_CA_SLOT_MARGIN, -pf);
+    if (!(t > 0.0f && d2 <= t * t))
+        return;
+    float v = sqrtf(d2) + pf;
+    if (!(v < s->v[PCB_CA_SLOTS - 1]))
+        return;
+    uint16_t jj = (uint16_t)j;
+    for (int q = 0; q < PCB_CA_SLOTS; q++) { /* insertion: carry the larger on */
+        const int lower = v < s->v[q];
+        const float fv = lower ? s->v[q] : v;
+        const uint16_t fj = lower ? s->j[q] : jj;
+        s->v[q] = lower ? v : s->v[q];
+        s->j[q] = lower ? jj : s->j[q];
+        v = fv;
+        jj = fj;
+    }
+}
+
+/* The cache's bound from the least over lanes of their largest kept value
+ * (INFINITY when every object is kept: then nothing is outside). */
+PCB_CA_FN double pcb_ca_cache_bound(float least_last)
+{
+    return (double)least_last * (1.0 - 1e-6);
+}
+
+/* Costs one cache look evaluates: every slot, or all of B when it is
+ * smaller (then every object is kept). */
+PCB_CA_FN int64_t pcb_ca_cache_evals(int64_t n)
+{
+    return n < 32 * PCB_CA_SLOTS ? n : 32 * PCB_CA_SLOTS;
+}
+
+/* Whether the least two over the cache are the least two over B. */
+PCB_CA_FN int pcb_ca_cache_hit(pcb_ca_best b, double bound)
+{
+    return b.w2 < bound;
+}
+
+/* Whether the least over the cache is the least over B (the certificate). */
+PCB_CA_FN int pcb_ca_cache_least(pcb_ca_best b, double bound)
+{
+    return b.w1 <= bound;
 }
 
 /* Whether the certificate proves the target: P and D as sums over the
