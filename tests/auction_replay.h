@@ -36,11 +36,11 @@ typedef struct {
     double *bound;  /* -1: not built yet */
 } replay_cache;
 
-/* How a scan rebuilds the bidder's cache, as the kernel does: no cache; a
- * warp scan (row l: lane l's slots over j = l, l + 32, ...); a block scan
- * (thread t sees j = t, t + 1024, ...; row w: the 4 least (v', j) among warp
- * w's lanes' slots). */
-enum { REPLAY_NO_CACHE, REPLAY_WARP_SCAN, REPLAY_BLOCK_SCAN };
+/* How a bidder's cache is rebuilt, as the kernel does: by a warp (row l:
+ * lane l's slots over j = l, l + 32, ...) or by the block (thread t sees
+ * j = t, t + 1024, ...; row w: the 4 least (v', j) of warp w's lanes'
+ * slots). */
+enum { REPLAY_WARP_BUILD, REPLAY_BLOCK_BUILD };
 
 /* The slots of kernel thread `thread` of `threads` for bidder ai. */
 static pcb_ca_slots replay_slots(const float *ai, const float *b, const double *price, int32_t n,
@@ -53,24 +53,20 @@ static pcb_ca_slots replay_slots(const float *ai, const float *b, const double *
     return s;
 }
 
-/* One bidder's least two over B, rebuilding its cache the given way. */
-static pcb_ca_best replay_scan(const float *a, const float *b, const double *price, int32_t n,
-                               int32_t i, replay_cache *cache, int how, replay_stats *st)
+/* Rebuild bidder i's cache the given way. */
+static void replay_build(const float *a, const float *b, const double *price, int32_t n,
+                         int32_t i, replay_cache *cache, int how)
 {
     const float *ai = a + 3 * i;
-    pcb_ca_best best = pcb_ca_none();
-    for (int32_t j = 0; j < n; j++)
-        pcb_ca_take(&best, (double)pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]) + price[j], j);
-    st->scans++;
-    uint16_t *row = cache->slot ? cache->slot + (size_t)i * 32 * PCB_CA_SLOTS : NULL;
+    uint16_t *row = cache->slot + (size_t)i * 32 * PCB_CA_SLOTS;
     float least_last = INFINITY;
-    if (how == REPLAY_WARP_SCAN)
+    if (how == REPLAY_WARP_BUILD)
         for (int lane = 0; lane < 32; lane++) {
             pcb_ca_slots s = replay_slots(ai, b, price, n, lane, 32);
             memcpy(row + lane * PCB_CA_SLOTS, s.j, sizeof s.j);
             least_last = s.v[PCB_CA_SLOTS - 1] < least_last ? s.v[PCB_CA_SLOTS - 1] : least_last;
         }
-    if (how == REPLAY_BLOCK_SCAN)
+    else
         for (int w = 0; w < PCB_CA_WARPS; w++) {
             pcb_ca_slots s[32];
             int taken[32] = {0};
@@ -96,14 +92,23 @@ static pcb_ca_best replay_scan(const float *a, const float *b, const double *pri
                 least_last = f < least_last ? f : least_last;
             }
         }
-    if (how != REPLAY_NO_CACHE)
-        cache->bound[i] = pcb_ca_cache_bound(least_last);
+    cache->bound[i] = pcb_ca_cache_bound(least_last);
+}
+
+/* One bidder's exact least two over B (not counted). */
+static pcb_ca_best replay_full(const float *a, const float *b, const double *price, int32_t n,
+                               int32_t i)
+{
+    const float *ai = a + 3 * i;
+    pcb_ca_best best = pcb_ca_none();
+    for (int32_t j = 0; j < n; j++)
+        pcb_ca_take(&best, (double)pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]) + price[j], j);
     return best;
 }
 
 /* Look into bidder i's cache: whether it proves the least two (with
  * `least_only`, the least: the certificate), which are then in *best. Every
- * answer it gives is checked against a scan (not counted). */
+ * answer it gives is checked against a full scan. */
 static int replay_look(const float *a, const float *b, const double *price, int32_t n, int32_t i,
                        int least_only, replay_cache *cache, replay_stats *st, pcb_ca_best *best)
 {
@@ -121,21 +126,38 @@ static int replay_look(const float *a, const float *b, const double *price, int3
     st->checks++;
     if (!(least_only ? pcb_ca_cache_least(x, cache->bound[i]) : pcb_ca_cache_hit(x, cache->bound[i])))
         return 0;
-    replay_stats scratch = {0};
-    pcb_ca_best full = replay_scan(a, b, price, n, i, cache, REPLAY_NO_CACHE, &scratch);
+    pcb_ca_best full = replay_full(a, b, price, n, i);
     st->cache_wrong += full.w1 != x.w1 || full.j1 != x.j1 || (!least_only && full.w2 != x.w2);
     *best = x;
     return 1;
 }
 
-/* Bidder i's least two: its cache's, else a warp scan's. */
+/* Rebuild bidder i's cache and look into it; when it does not prove the
+ * least two (near-ties), an exact scan. */
+static pcb_ca_best replay_rebuild(const float *a, const float *b, const double *price, int32_t n,
+                                  int32_t i, int least_only, replay_cache *cache, int how,
+                                  replay_stats *st)
+{
+    pcb_ca_best best;
+    replay_build(a, b, price, n, i, cache, how);
+    st->scans++;
+    if (replay_look(a, b, price, n, i, least_only, cache, st, &best))
+        return best;
+    st->scans++;
+    return replay_full(a, b, price, n, i);
+}
+
+/* Bidder i's least two: its cache's, else a warp rebuild's. */
 static pcb_ca_best replay_best(const float *a, const float *b, const double *price, int32_t n,
                                int32_t i, int least_only, replay_cache *cache, replay_stats *st)
 {
     pcb_ca_best best;
     if (replay_look(a, b, price, n, i, least_only, cache, st, &best))
         return best;
-    return replay_scan(a, b, price, n, i, cache, cache->slot ? REPLAY_WARP_SCAN : REPLAY_NO_CACHE, st);
+    if (cache->slot)
+        return replay_rebuild(a, b, price, n, i, least_only, cache, REPLAY_WARP_BUILD, st);
+    st->scans++;
+    return replay_full(a, b, price, n, i);
 }
 
 static void replay_bid(pcb_ca_best best, double eps, int32_t k, int32_t i, int32_t *chose,
@@ -196,10 +218,11 @@ static int replay_pair(const float *a, const float *b, int32_t n, double eps_opt
             }
             for (int m = 0; m < misses; m++) {
                 const int32_t k = missed[m];
-                pcb_ca_best best = replay_scan(a, b, price, n, list[k], &cache,
-                                               misses <= PCB_CA_BLOCK_SCANS_MAX ? REPLAY_BLOCK_SCAN
-                                                                                 : REPLAY_WARP_SCAN,
-                                               st);
+                pcb_ca_best best = replay_rebuild(a, b, price, n, list[k], 0, &cache,
+                                                  misses <= PCB_CA_BLOCK_SCANS_MAX
+                                                      ? REPLAY_BLOCK_BUILD
+                                                      : REPLAY_WARP_BUILD,
+                                                  st);
                 replay_bid(best, eps, k, list[k], chose, top);
             }
             int32_t after = 0;

@@ -109,11 +109,9 @@ __device__ __forceinline__ float warp_min(float x)
  * least so far (a float test with a margin) gets the exact cost and double
  * sum: after steps 1, 2, 4, 8, ... the lanes share that threshold, so the
  * exact path, which a whole warp takes when one lane needs it, stays rare.
- * Values above the warp's second least cannot change the merged result.
- * BUILD: every object is also offered to the lane's cache slots. */
-template <bool BUILD>
+ * Values above the warp's second least cannot change the merged result. */
 __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s, int n,
-                                            int start, int stride, pcb_ca_slots *slots)
+                                            int start, int stride)
 {
     const float ax = ai[0], ay = ai[1], az = ai[2];
     pcb_ca_best b = pcb_ca_none();
@@ -128,10 +126,6 @@ __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s
             d2[u] = pcb_ca_d2(ax, ay, az, q.x, q.y, q.z);
             pf[u] = q.w;
         }
-        if (BUILD)
-#pragma unroll
-            for (int u = 0; u < 4; u++)
-                pcb_ca_slots_offer(slots, d2[u], pf[u], j0 + u * stride);
 #pragma unroll
         for (int u = 0; u < 4; u++) {
             const float t = w2f - pf[u];
@@ -155,18 +149,37 @@ struct bidder_cache {
     double *bound;
 };
 
-/* Look into bidder i's cache (whole warp): whether it proves the least two
- * (with `least_only`, the least: the certificate), which are then in *b. */
-__device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s, int i,
-                                           bool least_only, bidder_cache c,
-                                           unsigned long long &checks, pcb_ca_best *b)
+/* A lane's slots over j = start, start + stride, ... (float tests only). */
+__device__ __forceinline__ pcb_ca_slots scan_slots(const float *ai, const pair_state &s, int n,
+                                                   int start, int stride)
 {
-    const int lane = threadIdx.x & 31;
-    const double bound = c.bound[i];
-    const uint2 w = c.slot[(size_t)i * 32 + lane]; /* loaded beside the bound */
-    if (bound < 0)                                  /* never built */
-        return false;
-    const unsigned js[4] = {w.x & 0xffffu, w.x >> 16, w.y & 0xffffu, w.y >> 16};
+    const float ax = ai[0], ay = ai[1], az = ai[2];
+    pcb_ca_slots sl = pcb_ca_slots_empty();
+    for (int j0 = start; j0 < n; j0 += 4 * stride) {
+        float4 q[4]; /* four loads in flight */
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            q[u] = j0 + u * stride < n ? s.bq[j0 + u * stride]
+                                       : make_float4(0.0f, 0.0f, 0.0f, INFINITY);
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            pcb_ca_slots_offer(&sl, pcb_ca_d2(ax, ay, az, q[u].x, q[u].y, q[u].z), q[u].w,
+                               j0 + u * stride);
+    }
+    return sl;
+}
+
+__device__ __forceinline__ uint2 pack_slots(const uint16_t j[4])
+{
+    return make_uint2(j[0] | (unsigned)j[1] << 16, j[2] | (unsigned)j[3] << 16);
+}
+
+/* The exact least two over a cache (whole warp; `row`: this lane's 4 slots)
+ * and whether they are B's (with `least_only`, the least: the certificate). */
+__device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2 row,
+                                     double bound, bool least_only, pcb_ca_best *b)
+{
+    const unsigned js[4] = {row.x & 0xffffu, row.x >> 16, row.y & 0xffffu, row.y >> 16};
     pcb_ca_best x = pcb_ca_none();
 #pragma unroll
     for (int q = 0; q < 4; q++)
@@ -176,32 +189,51 @@ __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
                         (int32_t)js[q]);
         }
     *b = warp_merge(x);
-    checks++;
     return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
 }
 
-__device__ __forceinline__ uint2 pack_slots(const uint16_t j[4])
+/* Look into bidder i's stored cache (whole warp). */
+__device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s, int i,
+                                           bool least_only, bidder_cache c,
+                                           unsigned long long &checks, pcb_ca_best *b)
 {
-    return make_uint2(j[0] | (unsigned)j[1] << 16, j[2] | (unsigned)j[3] << 16);
+    const double bound = c.bound[i];
+    const uint2 row = c.slot[(size_t)i * 32 + (threadIdx.x & 31)]; /* beside the bound */
+    if (bound < 0)                                                 /* never built */
+        return false;
+    checks++;
+    return look(ai, s, row, bound, least_only, b);
 }
 
-/* Scan B for bidder i with one warp and rebuild its cache: row `lane` holds
- * the lane's slots. */
-__device__ __forceinline__ pcb_ca_best warp_rebuild(const float *ai, const pair_state &s, int n,
-                                                    int i, bidder_cache c)
+/* Rebuild bidder i's cache with one warp (row l: lane l's slots) and look
+ * into it. */
+__device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &s, int n, int i,
+                                             bool least_only, bidder_cache c,
+                                             unsigned long long &scans,
+                                             unsigned long long &checks, pcb_ca_best *b)
 {
     const int lane = threadIdx.x & 31;
-    pcb_ca_slots slots = pcb_ca_slots_empty();
-    const pcb_ca_best b = warp_merge(scan<true>(ai, s, n, lane, 32, &slots));
-    c.slot[(size_t)i * 32 + lane] = pack_slots(slots.j);
-    const float last = warp_min(slots.v[PCB_CA_SLOTS - 1]);
+    const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
+    const uint2 row = pack_slots(sl.j);
+    const double bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
+    c.slot[(size_t)i * 32 + lane] = row;
     if (lane == 0)
-        c.bound[i] = pcb_ca_cache_bound(last);
-    return b;
+        c.bound[i] = bound;
+    scans++;
+    checks++;
+    return look(ai, s, row, bound, least_only, b);
 }
 
-/* Bidder i's least two (whole warp): from its cache when that proves them,
- * else by a warp scan. Counts scans and cache looks. */
+/* The exact least two by a full scan (whole warp). */
+__device__ __forceinline__ pcb_ca_best exact_scan(const float *ai, const pair_state &s, int n,
+                                                  unsigned long long &scans)
+{
+    scans++;
+    return warp_merge(scan(ai, s, n, threadIdx.x & 31, 32));
+}
+
+/* Bidder i's least two (whole warp): from its cache, else from a rebuilt
+ * one, else (near-ties the float bound cannot split) by an exact scan. */
 template <bool CACHE>
 __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_state &s, int n,
                                                    int i, bool least_only, bidder_cache c,
@@ -210,33 +242,33 @@ __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_st
 {
     const float *ai = a + 3 * i;
     pcb_ca_best b;
-    if (CACHE && cache_look(ai, s, i, least_only, c, checks, &b))
+    if (CACHE && (cache_look(ai, s, i, least_only, c, checks, &b) ||
+                  warp_rebuild(ai, s, n, i, least_only, c, scans, checks, &b)))
         return b;
-    scans++;
-    return CACHE ? warp_rebuild(ai, s, n, i, c)
-                 : warp_merge(scan<false>(ai, s, n, threadIdx.x & 31, 32, NULL));
+    return exact_scan(ai, s, n, scans);
 }
 
-/* The block's partial results of a block scan (two sets: see block_rebuild). */
+/* A block rebuild's rows and floors (two sets: see block_rebuild). */
 struct block_parts {
-    pcb_ca_best best[2][PCB_CA_WARPS];
+    uint2 row[2][PCB_CA_WARPS];
     float floor[2][PCB_CA_WARPS];
 };
 
-/* Scan B for bidder i with the whole block (thread t sees j = t, t + 1024,
- * ...) and rebuild its cache: row w holds the 4 least (v', j) of warp w's
- * lanes' slots, and warp w's floor is the least over its lanes of the next
- * value a lane would have given (its largest kept one once all are taken).
- * Every thread calls it; after its barrier warp 0 merges the parts and
- * returns the least two (other warps: meaningless). Parts alternate between
- * two sets, so consecutive calls need one barrier each. */
+/* Rebuild bidder i's cache with the whole block (thread t sees j = t,
+ * t + 1024, ...): row w holds the 4 least (v', j) of warp w's lanes' slots,
+ * and warp w's floor is the least over its lanes of the next value a lane
+ * would have given (its largest kept one once all are taken). Every thread
+ * calls it; after its barrier warp 0 stores the cache, looks into it and
+ * returns the least two, by an exact scan of its own when the cache does
+ * not prove them (other warps: meaningless). Parts alternate between two
+ * sets, so consecutive calls need one barrier each. */
 __device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair_state &s, int n,
                                                      int i, bidder_cache c, block_parts &parts,
-                                                     int set)
+                                                     int set, unsigned long long &scans,
+                                                     unsigned long long &checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    pcb_ca_slots sl = pcb_ca_slots_empty();
-    const pcb_ca_best b = warp_merge(scan<true>(ai, s, n, threadIdx.x, THREADS, &sl));
+    pcb_ca_slots sl = scan_slots(ai, s, n, threadIdx.x, THREADS);
     const float last = sl.v[PCB_CA_SLOTS - 1];
     uint16_t row[4];
 #pragma unroll
@@ -257,18 +289,23 @@ __device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair
     }
     const float floor = warp_min(fminf(sl.v[0], last));
     if (lane == 0) {
-        c.slot[(size_t)i * 32 + warp] = pack_slots(row);
-        parts.best[set][warp] = b;
+        parts.row[set][warp] = pack_slots(row);
         parts.floor[set][warp] = floor;
     }
     __syncthreads();
-    if (warp != 0)
-        return b;
-    const pcb_ca_best all = warp_merge(parts.best[set][lane]);
-    const float least_floor = warp_min(parts.floor[set][lane]);
-    if (lane == 0)
-        c.bound[i] = pcb_ca_cache_bound(least_floor);
-    return all;
+    pcb_ca_best b = pcb_ca_none();
+    if (warp == 0) {
+        const uint2 mine = parts.row[set][lane];
+        const double bound = pcb_ca_cache_bound(warp_min(parts.floor[set][lane]));
+        c.slot[(size_t)i * 32 + lane] = mine;
+        if (lane == 0)
+            c.bound[i] = bound;
+        scans++;
+        checks++;
+        if (!look(ai, s, mine, bound, false, &b))
+            b = exact_scan(ai, s, n, scans);
+    }
+    return b;
 }
 
 /* Bid on best.j1 (one thread): bidder i, k-th of the round's list. */
@@ -292,6 +329,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
     __shared__ int count[2];
     __shared__ unsigned missed_bits[2]; /* by round parity: bidders k whose cache missed */
+    __shared__ int solo_steps, solo_missed; /* see the lone bidder's chain */
     __shared__ block_parts parts;
     __shared__ int stop;
     const int64_t pair = blockIdx.x;
@@ -327,23 +365,69 @@ __global__ void __launch_bounds__(THREADS, 1)
         count[0] = n;
         count[1] = 0;
         missed_bits[0] = missed_bits[1] = 0;
+        solo_missed = 0;
         stats[pair].p = stats[pair].d = 0;
         stats[pair].scans = stats[pair].checks = 0;
     }
     __syncthreads();
 
     int cur = 0;
+    const long long round_limit = (long long)MAX_ROUNDS_PER_N * n + 100000;
     for (double eps = pcb_ca_eps_first(c, floor);;) {
         long long phase_rounds = 0;
         for (;;) { /* rounds */
             const int bidders = count[cur];
             if (bidders == 0)
                 break;
-            if (++phase_rounds > (long long)MAX_ROUNDS_PER_N * n + 100000) {
+            if (++phase_rounds > round_limit) {
                 stuck = 1;
                 break;
             }
-            const int *list = cur ? s.list[1] : s.list[0];
+            int *list = cur ? s.list[1] : s.list[0];
+            const bool looked = solo_missed; /* the lone bidder's cache already missed */
+            if (CACHE && bidders == 1 && !looked) {
+                /* A lone bidder always wins: warp 0 runs the chain of
+                 * one-bidder rounds (the evicted owner bids next) alone,
+                 * while caches prove the bids, with no block barrier. */
+                if (warp == 0) {
+                    int i = list[0], steps = 0;
+                    bool hit = true;
+                    while (phase_rounds + steps < round_limit) {
+                        pcb_ca_best best;
+                        if (!(hit = cache_look(a + 3 * i, s, i, false, cache, checks, &best)))
+                            break;
+                        int evicted = 0;
+                        if (lane == 0) {
+                            const int j = best.j1;
+                            const double p = s.price[j] + (double)pcb_ca_increment(best, eps);
+                            s.price[j] = p;
+                            s.bq[j].w = (float)p;
+                            evicted = s.owner[j];
+                            s.owner[j] = i;
+                        }
+                        __syncwarp();
+                        i = __shfl_sync(0xffffffffu, evicted, 0);
+                        steps++;
+                        if (i < 0)
+                            break;
+                    }
+                    if (lane == 0) {
+                        solo_steps = steps;
+                        if (i < 0)
+                            count[cur] = 0;
+                        else
+                            list[0] = i;
+                        solo_missed = !hit;
+                        missed_bits[0] = missed_bits[1] = 0;
+                    }
+                }
+                __syncthreads();
+                bids += solo_steps;
+                rounds += solo_steps;
+                phase_rounds += solo_steps;
+                __syncthreads(); /* solo_steps is read */
+                continue;
+            }
             if (tid == 0) { /* last read a round ago */
                 count[cur ^ 1] = 0;
                 missed_bits[(rounds + 1) & 1] = 0;
@@ -361,28 +445,30 @@ __global__ void __launch_bounds__(THREADS, 1)
                 pcb_ca_best best;
                 if (warp < bidders) {
                     const int i = list[warp];
-                    missed = !cache_look(a + 3 * i, s, i, false, cache, checks, &best);
+                    missed = (warp == 0 && looked) ||
+                             !cache_look(a + 3 * i, s, i, false, cache, checks, &best);
                     if (lane == 0 && !missed)
                         place_bid(s, warp, i, best, eps);
                     if (lane == 0 && missed)
                         atomicOr(&missed_bits[rounds & 1], 1u << warp);
                 }
                 __syncthreads();
+                if (tid == 0)
+                    solo_missed = 0; /* read by all before the barrier */
                 unsigned mask = missed_bits[rounds & 1];
                 if (mask) {
                     if (__popc(mask) <= PCB_CA_BLOCK_SCANS_MAX) {
                         for (int set = 0; mask; set ^= 1, mask &= mask - 1) {
                             const int k = __ffs(mask) - 1, i = list[k];
-                            best = block_rebuild(a + 3 * i, s, n, i, cache, parts, set);
-                            if (tid == 0) {
-                                scans++;
+                            best = block_rebuild(a + 3 * i, s, n, i, cache, parts, set, scans,
+                                                 checks);
+                            if (tid == 0)
                                 place_bid(s, k, i, best, eps);
-                            }
                         }
                     } else if (missed) {
                         const int i = list[warp];
-                        scans++;
-                        best = warp_rebuild(a + 3 * i, s, n, i, cache);
+                        if (!warp_rebuild(a + 3 * i, s, n, i, false, cache, scans, checks, &best))
+                            best = exact_scan(a + 3 * i, s, n, scans);
                         if (lane == 0)
                             place_bid(s, warp, i, best, eps);
                     }
