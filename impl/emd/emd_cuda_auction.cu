@@ -392,21 +392,27 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (warp == 0) {
                     int i = list[0], steps = 0;
                     bool hit = true;
+                    double bound = cache.bound[i];
+                    uint2 row = cache.slot[(size_t)i * 32 + lane];
                     while (phase_rounds + steps < round_limit) {
                         pcb_ca_best best;
-                        if (!(hit = cache_look(a + 3 * i, s, i, false, cache, checks, &best)))
+                        if (!(hit = bound >= 0 && (checks++, look(a + 3 * i, s, row, bound, false,
+                                                                  &best))))
                             break;
-                        int evicted = 0;
+                        const int j = best.j1,
+                                  evicted = __shfl_sync(0xffffffffu, lane == 0 ? s.owner[j] : 0, 0);
+                        if (evicted >= 0) { /* its cache loads while the price moves */
+                            bound = cache.bound[evicted];
+                            row = cache.slot[(size_t)evicted * 32 + lane];
+                        }
                         if (lane == 0) {
-                            const int j = best.j1;
                             const double p = s.price[j] + (double)pcb_ca_increment(best, eps);
                             s.price[j] = p;
                             s.bq[j].w = (float)p;
-                            evicted = s.owner[j];
                             s.owner[j] = i;
                         }
                         __syncwarp();
-                        i = __shfl_sync(0xffffffffu, evicted, 0);
+                        i = evicted;
                         steps++;
                         if (i < 0)
                             break;
