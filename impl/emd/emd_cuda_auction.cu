@@ -4,20 +4,23 @@
  * rules (bids, keys, phases, the certificate that stops it) are in
  * emd_cuda_auction.h; tests/auction_replay.h replays them on the CPU.
  *
- * A round: every unassigned bidder finds its least two c_ij + p_j, a warp
- * per bidder; an atomic max per object keeps the best key; after a barrier
- * each bidder reads the key of its object, the winner raises the price,
- * evicts the owner and clears the key; the losers and the evicted form the
- * next list.
+ * A round: every unassigned bidder finds its least two c_ij + p_j (a warp
+ * each); an atomic max per object keeps the best key; after a barrier each
+ * bidder reads the key of its object, the winner raises the price, evicts
+ * the owner and clears the key; the losers and the evicted form the next
+ * list. A lone bidder always wins, so warp 0 runs chains of one-bidder
+ * rounds by itself.
  *
- * A bidder first looks into its candidate cache (4 objects a lane, see
- * emd_cuda_auction.h): when the cache proves its least two, that is the
- * bid, at 4 costs a lane instead of n / 32. Otherwise it scans B and
- * rebuilds the cache on the way. Most objects of a scan cannot beat the
- * lane's second least, which a float test on squared distances and a float
- * copy of the prices rules out with a 1e-5 margin; only the rest get the
- * exact float cost and the double sum, so the answer is the one a full
- * exact scan gives. Caches are on for n <= 65535 (16-bit slots).
+ * A bidder first looks into its candidate cache (128 objects and a bound,
+ * see emd_cuda_auction.h): when the cache proves its least two, that is the
+ * bid, at 4 costs a lane instead of n / 32. Otherwise the cache is rebuilt
+ * by a float-only scan of B (by the warp, or by the whole block when few
+ * bidders missed) and looked into again. Near-ties the bound cannot split
+ * (duplicates), and n > 65535 (16-bit slots), take an exact scan: there most
+ * objects cannot beat the lane's second least, which a float test on
+ * squared distances and a float copy of the prices rules out with a 1e-5
+ * margin, and only the rest get the exact float cost and double sum. Either
+ * way the bid is the one a full exact scan gives.
  *
  * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
  * (48 bytes a point); above, in a global scratch area that stays in L2. The
@@ -315,7 +318,6 @@ __device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb
     s.chose[k] = best.j1;
     atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
 }
-
 
 template <bool SHARED, bool CACHE>
 __global__ void __launch_bounds__(THREADS, 1)
