@@ -72,16 +72,27 @@ __device__ __forceinline__ pair_state carve(char *mem, int n)
     return s;
 }
 
+/* The least of the warp's values (all >= +0, so their bits order like
+ * them: two 32-bit reductions, high half then low). */
+__device__ __forceinline__ double warp_min_value(double v)
+{
+    const unsigned long long bits = (unsigned long long)__double_as_longlong(v);
+    const unsigned hi = __reduce_min_sync(0xffffffffu, (unsigned)(bits >> 32)),
+                   lo = __reduce_min_sync(0xffffffffu,
+                                          (unsigned)(bits >> 32) == hi ? (unsigned)bits : 0xffffffffu);
+    return __longlong_as_double((long long)((unsigned long long)hi << 32 | lo));
+}
+
+/* The merge of the lanes' least two, as pcb_ca_merge over all of them: the
+ * least (value, j), then the second least of the union, which is the
+ * winning lane's second or another lane's least. */
 __device__ __forceinline__ pcb_ca_best warp_merge(pcb_ca_best b)
 {
-    for (int o = 16; o > 0; o >>= 1) {
-        pcb_ca_best other;
-        other.w1 = __shfl_xor_sync(0xffffffffu, b.w1, o);
-        other.w2 = __shfl_xor_sync(0xffffffffu, b.w2, o);
-        other.j1 = __shfl_xor_sync(0xffffffffu, b.j1, o);
-        b = pcb_ca_merge(b, other);
-    }
-    return b;
+    pcb_ca_best r;
+    r.w1 = warp_min_value(b.w1);
+    r.j1 = (int32_t)__reduce_min_sync(0xffffffffu, b.w1 == r.w1 ? (unsigned)b.j1 : 0xffffffffu);
+    r.w2 = warp_min_value(b.w1 == r.w1 && b.j1 == r.j1 ? b.w2 : b.w1);
+    return r;
 }
 
 /* The second least of all the warp's lanes' least two, in float: an upper
