@@ -37,7 +37,6 @@
 #define STATE_BYTES 48                 /* per point: see pair_state */
 #define SMEM_LIMIT (227 * 1024)        /* opt-in shared memory of an sm_90 block */
 #define SMEM_MAX_N ((SMEM_LIMIT - 4096) / STATE_BYTES) /* room for the static arrays */
-#define MARGIN 1.00001f                /* the float test's margin */
 #define MAX_ROUNDS_PER_N 256           /* a phase that needs more is a bug */
 
 /* What the kernel reports per pair. */
@@ -83,9 +82,9 @@ __device__ __forceinline__ double warp_min_value(double v)
     return __longlong_as_double((long long)((unsigned long long)hi << 32 | lo));
 }
 
-/* The merge of the lanes' least two, as pcb_ca_merge over all of them: the
- * least (value, j), then the second least of the union, which is the
- * winning lane's second or another lane's least. */
+/* The merge of the lanes' least two: the least (value, j), then the second
+ * least of the union, which is the winning lane's second or another lane's
+ * least. */
 __device__ __forceinline__ pcb_ca_best warp_merge(pcb_ca_best b)
 {
     pcb_ca_best r;
@@ -146,12 +145,12 @@ __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s
             if (t > 0.0f && d2[u] <= t * t) { /* may come below the second least */
                 const int j = j0 + u * stride;
                 pcb_ca_take(&b, (double)sqrtf(d2[u]) + s.price[j], j);
-                w2f = fminf(w2f, b.w2 < HUGE_VAL ? (float)b.w2 * MARGIN : INFINITY);
+                w2f = fminf(w2f, b.w2 < HUGE_VAL ? (float)b.w2 * PCB_CA_MARGIN : INFINITY);
             }
         }
         step++;
         if ((step & (step - 1)) == 0) /* a power of two */
-            w2f = fminf(w2f, warp_second(b) * MARGIN);
+            w2f = fminf(w2f, warp_second(b) * PCB_CA_MARGIN);
     }
     return b;
 }
@@ -206,17 +205,25 @@ __device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2
     return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
 }
 
+/* Look into a stored cache, loaded as its bound and this lane's row (whole
+ * warp); a bound below 0: never built. */
+__device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s, double bound,
+                                            uint2 row, bool least_only,
+                                            unsigned long long &checks, pcb_ca_best *b)
+{
+    if (bound < 0)
+        return false;
+    checks++;
+    return look(ai, s, row, bound, least_only, b);
+}
+
 /* Look into bidder i's stored cache (whole warp). */
 __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s, int i,
                                            bool least_only, bidder_cache c,
                                            unsigned long long &checks, pcb_ca_best *b)
 {
-    const double bound = c.bound[i];
-    const uint2 row = c.slot[(size_t)i * 32 + (threadIdx.x & 31)]; /* beside the bound */
-    if (bound < 0)                                                 /* never built */
-        return false;
-    checks++;
-    return look(ai, s, row, bound, least_only, b);
+    return stored_look(ai, s, c.bound[i], c.slot[(size_t)i * 32 + (threadIdx.x & 31)],
+                       least_only, checks, b);
 }
 
 /* Rebuild bidder i's cache with one warp (row l: lane l's slots) and look
@@ -409,8 +416,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     uint2 row = cache.slot[(size_t)i * 32 + lane];
                     while (phase_rounds + steps < round_limit) {
                         pcb_ca_best best;
-                        if (!(hit = bound >= 0 && (checks++, look(a + 3 * i, s, row, bound, false,
-                                                                  &best))))
+                        if (!(hit = stored_look(a + 3 * i, s, bound, row, false, checks, &best)))
                             break;
                         const int j = best.j1,
                                   evicted = __shfl_sync(0xffffffffu, lane == 0 ? s.owner[j] : 0, 0);

@@ -56,6 +56,8 @@
 /* The last phase's eps, as a share of the cost bound C, when no --eps is
  * given: below it float costs (within 1e-7 of themselves) decide nothing. */
 #define PCB_CA_EPS_FLOOR 1e-7
+/* The margin of the float tests that rule objects out (scans and caches). */
+#define PCB_CA_MARGIN 1.00001f
 
 /* The float squared distance and cost, with the same rounding on both
  * sides. */
@@ -93,14 +95,6 @@ PCB_CA_FN void pcb_ca_take(pcb_ca_best *b, double v, int32_t j)
     } else if (v < b->w2) {
         b->w2 = v;
     }
-}
-
-PCB_CA_FN pcb_ca_best pcb_ca_merge(pcb_ca_best x, pcb_ca_best y)
-{
-    int x_first = x.w1 < y.w1 || (x.w1 == y.w1 && x.j1 < y.j1);
-    pcb_ca_best lo = x_first ? x : y, hi = x_first ? y : x;
-    lo.w2 = lo.w2 < hi.w1 ? lo.w2 : hi.w1;
-    return lo;
 }
 
 /* A double rounded toward zero to float (x > 0). */
@@ -172,7 +166,6 @@ PCB_CA_FN double pcb_ca_eps_next(double eps, double floor)
 #define PCB_CA_BLOCK_SCANS_MAX 8
 #define PCB_CA_CACHE_MAX_N 65535 /* slot indexes are 16 bits; 0xffff: none */
 #define PCB_CA_NO_SLOT 0xffffu
-#define PCB_CA_SLOT_MARGIN 1.00001f
 
 typedef struct {
     float v[PCB_CA_SLOTS]; /* ascending; INFINITY when empty */
@@ -194,7 +187,7 @@ PCB_CA_FN pcb_ca_slots pcb_ca_slots_empty(void)
  * away by a float test with a margin, the others are inserted in order. */
 PCB_CA_FN void pcb_ca_slots_offer(pcb_ca_slots *s, float d2, float pf, int32_t j)
 {
-    const float t = fmaf(s->v[PCB_CA_SLOTS - 1], PCB_CA_SLOT_MARGIN, -pf);
+    const float t = fmaf(s->v[PCB_CA_SLOTS - 1], PCB_CA_MARGIN, -pf);
     if (!(t > 0.0f && d2 <= t * t))
         return;
     float v = sqrtf(d2) + pf;
