@@ -9,6 +9,7 @@
 
 #include "../datasets/cloud.h"
 #include "../impl/pcbench.h"
+#include "fps_rounds_replay.h"
 #include "testlib.h"
 
 /* batch clouds of one kind, seeds seed, seed + 1, ... */
@@ -196,6 +197,56 @@ static void pruned_equals_dp(void)
             CHECK(same(got, ref, t.batch * t.m));
             free(got);
         }
+        free(ref);
+        free(xyz);
+    }
+}
+
+/* The clouds pruned_equals_dp samples, with their scales. */
+static const struct {
+    const char *kind;
+    int64_t n, m, start;
+    float scale;
+} replay_sets[] = {{"lidar", 30000, 700, 0, 1},      {"uniform", 20000, 2000, 5, 1},
+                   {"clusters", 5000, 1500, 9, 1},   {"sphere", 4000, 4000, 0, 1},
+                   {"collinear", 3000, 300, 0, 1},   {"duplicates", 3000, 900, 3, 1},
+                   {"equal", 100, 40, 7, 1},         {"offset", 2000, 200, 0, 1},
+                   {"uniform", 33, 33, 32, 1},       {"uniform", 31, 20, 30, 1},
+                   {"uniform", 513, 513, 0, 1},      {"uniform", 1, 1, 0, 1},
+                   {"uniform", 2000, 100, 0, 3e19f}, {"uniform", 1000, 50, 0, 1e-19f}};
+
+/* The GPU's rounds, replayed on the CPU (fps_rounds_replay.h), return dp's
+ * sequence for every block size the kernel runs with: the exactness of
+ * taking many samples a round, tested without a GPU. Uniform clouds must
+ * take few rounds (a few dozen samples each), or the kernel loses its
+ * point. */
+static void rounds_replay_equals_dp(void)
+{
+    static const int warps[] = {8, 16, 32};
+    for (size_t s = 0; s < sizeof replay_sets / sizeof replay_sets[0]; s++) {
+        const int64_t n = replay_sets[s].n, m = replay_sets[s].m;
+        float *xyz = make(replay_sets[s].kind, 1, n, 90 + s);
+        for (int64_t i = 0; xyz && i < n * 3; i++)
+            xyz[i] *= replay_sets[s].scale;
+        pcb_task t = fps_task(xyz, 1, n, m, replay_sets[s].start, 0);
+        int32_t *ref = run(impl("dp"), &t, NULL), *got = malloc((size_t)m * sizeof *got);
+        for (size_t w = 0; xyz && got && w < sizeof warps / sizeof warps[0]; w++) {
+            replay_counts c = {0};
+            CHECK(rounds_replay(xyz, (int)n, (int)m, (int)replay_sets[s].start, warps[w], got,
+                                &c) == 0);
+            if (!same(got, ref, m))
+                fprintf(stderr, "  the rounds (%d warps) differ from dp on %s n=%lld\n", warps[w],
+                        replay_sets[s].kind, (long long)n);
+            CHECK(same(got, ref, m));
+            CHECK(c.rounds <= m);
+            if (!strcmp(replay_sets[s].kind, "uniform") && n == 20000)
+                CHECK(c.rounds * 20 < m); /* about 80 rounds for 2,000 samples */
+            if (getenv("PCBENCH_TEST_VERBOSE"))
+                fprintf(stderr, "  %s n=%lld m=%lld warps %d: %lld rounds, %lld alone\n",
+                        replay_sets[s].kind, (long long)n, (long long)m, warps[w],
+                        (long long)c.rounds, (long long)c.taken_alone);
+        }
+        free(got);
         free(ref);
         free(xyz);
     }
@@ -425,13 +476,11 @@ static void cuda_unrolled(void)
     CHECK_RC(pcb_run(cu, &t, &r, NULL), PCB_EUNSUPPORTED);
 }
 
-/* cuda_pruned: dp's sequence bit for bit. Clouds of up to 16,384 points
- * take the thread-per-run kernel; larger ones the warp-per-bucket kernel
- * with shared memory holding every level (small clouds forced with
- * PCBENCH_FPS_WARPS), groups and buckets (16,385 and 70,000 points), or
- * groups only (10^6).
- * The warp kernel's layout is the CPU pruned's, so both update the same
- * buckets: their counts of distance evaluations must agree. */
+/* cuda_pruned: dp's sequence bit for bit, and the replay's counts of
+ * distances and rounds exactly (so the kernel took the same rounds with the
+ * same candidates), for 16 warps and the 8 and 32 of PCBENCH_FPS_WARPS, with
+ * shared memory holding every level, groups and buckets (70,000 points), or
+ * groups only (10^6). */
 static void cuda_pruned(void)
 {
     const pcb_impl *cu = cuda_impl("cuda_pruned");
@@ -441,7 +490,7 @@ static void cuda_pruned(void)
         const char *kind;
         int64_t batch, n, m, start;
     } sets[] = {{"uniform", 6, 10000, 1000, 0},   {"lidar", 1, 120000, 4096, 0},
-                {"uniform", 3, 16384, 2000, 11},  {"uniform", 1, 1000000, 300, 7},
+                {"uniform", 3, 16384, 2000, 11},  {"uniform", 1, 1000000, 3000, 7},
                 {"clusters", 2, 1537, 1537, 5},   {"sphere", 1, 1000, 1000, 0},
                 {"duplicates", 1, 2000, 600, 0},  {"equal", 1, 300, 30, 0},
                 {"collinear", 1, 70000, 200, 0},  {"offset", 2, 3000, 100, 7},
@@ -454,21 +503,31 @@ static void cuda_pruned(void)
         if (warps[w])
             setenv("PCBENCH_FPS_WARPS", warps[w], 1);
         for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-            const int small = sets[s].n <= 16384 && !warps[w];
             if (warps[w] && sets[s].n > 20000)
-                continue; /* the default already took the warp kernel */
+                continue;
             float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);
             pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
-            pcb_counters gpu, cpu;
+            pcb_counters gpu;
             int32_t *ref = run(impl("dp"), &t, NULL), *got = run(cu, &t, &gpu);
-            free(run(impl("pruned"), &t, &cpu));
-            if (!same(got, ref, t.batch * t.m))
-                fprintf(stderr, "  cuda_pruned (warps %s) differs from dp on %s n=%lld\n",
-                        warps[w] ? warps[w] : "default", sets[s].kind, (long long)sets[s].n);
+            int32_t *replayed = malloc((size_t)(t.batch * t.m) * sizeof *replayed);
+            replay_counts c = {0};
+            for (int64_t b = 0; xyz && replayed && b < t.batch; b++)
+                CHECK(rounds_replay(xyz + b * t.n * 3, (int)t.n, (int)t.m, (int)t.start,
+                                    warps[w] ? atoi(warps[w]) : 16, replayed + b * t.m, &c) == 0);
+            if (!same(got, ref, t.batch * t.m) || gpu.distance_evals != c.evals ||
+                gpu.iterations != c.rounds)
+                fprintf(stderr,
+                        "  cuda_pruned (warps %s) on %s n=%lld: %s dp; distances %lld (replay "
+                        "%lld), rounds %lld (replay %lld)\n",
+                        warps[w] ? warps[w] : "default", sets[s].kind, (long long)sets[s].n,
+                        same(got, ref, t.batch * t.m) ? "equals" : "differs from",
+                        (long long)gpu.distance_evals, (long long)c.evals,
+                        (long long)gpu.iterations, (long long)c.rounds);
             CHECK(same(got, ref, t.batch * t.m));
-            CHECK(small ? gpu.distance_evals > 0 || t.m == 1
-                        : gpu.distance_evals == cpu.distance_evals);
-            CHECK(gpu.iterations == t.batch * (t.m - 1));
+            CHECK(same(replayed, ref, t.batch * t.m));
+            CHECK(gpu.distance_evals == c.evals);
+            CHECK(gpu.iterations == c.rounds);
+            free(replayed);
             free(ref);
             free(got);
             free(xyz);
@@ -495,6 +554,7 @@ static void cuda_pruned(void)
     free(xyz);
 }
 
-TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(pruned_equals_dp), T(batch_equals_single), T(start_and_sizes),
+TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
+          T(batch_equals_single), T(start_and_sizes),
           T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
           T(cuda_unrolled), T(cuda_pruned))

@@ -30,20 +30,18 @@
 #include <stdlib.h>
 
 #include "cuda_util.h"
-#include "fps_bucket.h"
+#include "fps_rounds.h"
 
 enum {
     CODE_THREADS = 1024,
     CODE_BITS = 3 * FPS_MORTON_BITS,
-    MAX_GROUP = 32, /* buckets a group: one lane each */
-    BATCH = 4       /* buckets of one group updated together (loads in flight) */
+    BATCH = 4 /* buckets of one group updated together (loads in flight) */
 };
 
 /* Where a cloud's arrays are; the kernel points each either into shared or
  * into global memory. */
 typedef struct {
     int n, slots, buckets, groups, group_size, m, start;
-    int per_thread;                             /* small clouds: points a thread */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
     const uint32_t *order;                      /* batch x n: sorted index within its cloud */
@@ -54,7 +52,8 @@ typedef struct {
     float4 *gbox, *gbest;
     unsigned long long *gkey;
     int32_t *out;                               /* batch x m */
-    unsigned long long *evals;                  /* slots updated, all clouds */
+    unsigned long long *evals;                  /* distances computed, all clouds */
+    unsigned long long *rounds;                 /* rounds, all clouds */
 } fps_args;
 
 /* ---- step 1: codes ---------------------------------------------------------- */
@@ -105,7 +104,7 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
     }
 }
 
-/* ---- step 3: the sampler ------------------------------------------------------ */
+/* ---- step 3: the sampler, a round at a time (fps_rounds.h) ----------------- */
 /* The largest key among the warp's lanes, and the lowest lane holding it. */
 __device__ __forceinline__ unsigned long long warp_max_key(unsigned long long key, int *lane)
 {
@@ -168,52 +167,254 @@ __device__ __forceinline__ void *carve(char **cursor, size_t bytes)
     return p;
 }
 
+/* The cloud's arrays as the sampler sees them, in shared or global memory. */
+struct cloud {
+    float4 *pts;  /* slots: x, y, z, index bits */
+    float *mind;  /* slots */
+    float4 *bbox, *bbest, *gbox, *gbest;
+    unsigned long long *bkey, *gkey;
+    int n, buckets, groups, group_size;
+};
+
+/* What warp 0 hands every warp from one round to the next (written between
+ * a round's two barriers, read after the second). */
+struct round_state {
+    float4 q[FPS_ROUND_CAP + 1]; /* the samples to apply: x, y, z */
+    float4 cand[FPS_ROUND_CAP];  /* candidates: x, y, z, index bits */
+    float cand_v[FPS_ROUND_CAP]; /* their minima */
+    int q_count, cand_count, done;
+    float tau;
+};
+
+/* Applies samples q[0 .. count) to group g: lanes test the samples against
+ * the group's box; for each sample that reaches it, lanes test the group's
+ * buckets (a lane each, against the bucket's current key) and reached
+ * buckets update their 32 minima. Returns the group's key, recomputed when
+ * a sample reached the group. */
+__device__ unsigned long long update_group(const cloud &c, int g, const float4 *q, int count,
+                                           unsigned long long *evals)
+{
+    const int lane = threadIdx.x & 31;
+    const int first = g * c.group_size, nb = min(c.group_size, c.buckets - first), b = first + lane;
+    const unsigned long long gk = c.gkey[g];
+    const float gval = fps_key_dist(gk);
+    bool touched = false;
+    float4 lo = make_float4(0, 0, 0, 0), hi = lo; /* the lane's bucket */
+    float bval = -1.0f;
+    for (int s0 = 0; s0 < count; s0 += 32) {
+        const int s = s0 + lane;
+        const float4 p = q[s < count ? s : 0];
+        unsigned hits = __ballot_sync(0xffffffffu, s < count && box_dist(c.gbox + 2 * g, p.x, p.y,
+                                                                         p.z) < gval);
+        if (hits && !touched) {
+            touched = true;
+            if (lane < nb) {
+                lo = c.bbox[2 * b], hi = c.bbox[2 * b + 1];
+                bval = fps_key_dist(c.bkey[b]);
+            }
+        }
+        while (hits) {
+            const int k = __ffs(hits) - 1;
+            hits &= hits - 1;
+            const float qx = __shfl_sync(0xffffffffu, p.x, k), qy = __shfl_sync(0xffffffffu, p.y, k),
+                        qz = __shfl_sync(0xffffffffu, p.z, k);
+            const float4 box[2] = {lo, hi};
+            const bool reach = lane < nb && box_dist(box, qx, qy, qz) < bval;
+            unsigned reached = __ballot_sync(0xffffffffu, reach);
+            *evals += __popc(reached);
+            while (reached) {
+                int b4[BATCH];
+#pragma unroll
+                for (int u = 0; u < BATCH; u++) {
+                    b4[u] = reached ? first + __ffs(reached) - 1 : -1;
+                    reached &= reached - 1;
+                }
+                update_buckets(c.pts, c.mind, c.bbest, c.bkey, b4, qx, qy, qz);
+            }
+            __syncwarp();
+            if (reach) /* the next sample tests against the bucket's new key */
+                bval = fps_key_dist(c.bkey[b]);
+        }
+    }
+    if (!touched)
+        return gk;
+    int win;
+    const unsigned long long top = warp_max_key(lane < nb ? c.bkey[b] : 0ull, &win);
+    if (lane == 0) {
+        c.gkey[g] = top;
+        c.gbest[g] = c.bbest[first + win];
+    }
+    return top;
+}
+
+/* Appends group g's points whose minimum is > tau to the candidate list
+ * (slot order within a bucket; buckets race for their places, which does not
+ * matter: the round takes the candidates' maximum). Past the list's end only
+ * the count grows. Padding slots are left out: their originals are in. */
+__device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
+{
+    const int lane = threadIdx.x & 31;
+    const int first = g * c.group_size, nb = min(c.group_size, c.buckets - first);
+    unsigned above =
+        __ballot_sync(0xffffffffu, lane < nb && fps_key_dist(c.bkey[first + lane]) > tau);
+    while (above) {
+        const int slot = (first + __ffs(above) - 1) * FPS_BUCKET + lane;
+        above &= above - 1;
+        const float v = c.mind[slot];
+        const bool take = slot < c.n && v > tau;
+        const unsigned takers = __ballot_sync(0xffffffffu, take);
+        int base = 0;
+        if (lane == 0 && takers)
+            base = atomicAdd(&r->cand_count, __popc(takers));
+        const int at = __shfl_sync(0xffffffffu, base, 0) + __popc(takers & ((1u << lane) - 1));
+        if (take && at < FPS_ROUND_CAP) {
+            r->cand[at] = c.pts[slot];
+            r->cand_v[at] = v;
+        }
+    }
+}
+
+/* FPS on the candidates (SL a lane, held in registers) while the farthest
+ * is > tau: each pick goes to out[j...] and to the next round's samples.
+ * Returns the number taken (at least one: the global farthest point is a
+ * candidate). Invalid slots hold key 0, below every candidate. */
+template <int SL>
+__device__ int take_candidates(round_state *r, int count, float tau, int j, int m, int32_t *out,
+                               unsigned long long *evals)
+{
+    const int lane = threadIdx.x & 31;
+    float x[SL], y[SL], z[SL], v[SL];
+    uint32_t id[SL];
+#pragma unroll
+    for (int i = 0; i < SL; i++) {
+        const int e = lane + 32 * i;
+        const float4 p = e < count ? r->cand[e] : make_float4(0, 0, 0, __uint_as_float(~0u));
+        x[i] = p.x, y[i] = p.y, z[i] = p.z, id[i] = __float_as_uint(p.w);
+        v[i] = e < count ? r->cand_v[e] : 0.0f;
+    }
+    int taken = 0;
+    while (j + taken < m) {
+        unsigned long long best = fps_key(v[0], id[0]);
+        int at = 0;
+#pragma unroll
+        for (int i = 1; i < SL; i++) {
+            const unsigned long long k = fps_key(v[i], id[i]);
+            if (k > best)
+                best = k, at = i;
+        }
+        int win;
+        const unsigned long long top = warp_max_key(best, &win);
+        if (!(fps_key_dist(top) > tau))
+            break;
+        float px = x[0], py = y[0], pz = z[0];
+#pragma unroll
+        for (int i = 1; i < SL; i++)
+            if (at == i)
+                px = x[i], py = y[i], pz = z[i];
+        const float qx = __shfl_sync(0xffffffffu, px, win), qy = __shfl_sync(0xffffffffu, py, win),
+                    qz = __shfl_sync(0xffffffffu, pz, win);
+        if (lane == 0) {
+            out[j + taken] = (int32_t)fps_key_index(top);
+            r->q[taken] = make_float4(qx, qy, qz, 0.0f);
+        }
+        taken++;
+#pragma unroll
+        for (int i = 0; i < SL; i++) {
+            const float d = fps_dist(x[i], y[i], z[i], qx, qy, qz);
+            v[i] = d < v[i] ? d : v[i];
+        }
+        *evals += count;
+    }
+    return taken;
+}
+
+/* Warp 0, between a round's barriers: the global farthest point from the
+ * warps' posts, then the round's samples (fps_rounds.h), the next tau, and
+ * whether the cloud is done. Returns the next output position. */
+__device__ int take_round(round_state *r, const unsigned long long *post_key, const float4 *post_xyz,
+                          int warps, int j, int m, int *level, int32_t *out,
+                          unsigned long long *evals)
+{
+    const int lane = threadIdx.x & 31;
+    int win;
+    const unsigned long long top = warp_max_key(lane < warps ? post_key[lane] : 0ull, &win);
+    const float far = fps_key_dist(top);
+    const int count = r->cand_count;
+    int taken = 1;
+    float bound = far;
+    if (far == 0.0f) { /* every minimum is 0: dp repeats the lowest index to the end */
+        for (int k = j + lane; k < m; k += 32)
+            out[k] = (int32_t)fps_key_index(top);
+        taken = m - j;
+    } else if (count > 0 && count <= FPS_ROUND_CAP) {
+        const float tau = r->tau;
+        taken = count <= 32   ? take_candidates<1>(r, count, tau, j, m, out, evals)
+                : count <= 64 ? take_candidates<2>(r, count, tau, j, m, out, evals)
+                              : take_candidates<4>(r, count, tau, j, m, out, evals);
+        bound = tau;
+    } else if (lane == 0) {
+        out[j] = (int32_t)fps_key_index(top);
+        r->q[0] = post_xyz[win];
+    }
+    *level = fps_round_level(*level, count);
+    if (lane == 0) {
+        r->q_count = taken;
+        r->tau = fps_round_tau(*level, bound);
+        r->cand_count = 0;
+        r->done = j + taken >= m;
+    }
+    return j + taken;
+}
+
 template <int WARPS>
 __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
 {
     enum { THREADS = WARPS * 32 };
     extern __shared__ float4 smem[];
-    __shared__ unsigned long long post_key[2][WARPS];
-    __shared__ float4 post_xyz[2][WARPS];
-    const int64_t cloud = blockIdx.x;
+    __shared__ unsigned long long post_key[WARPS];
+    __shared__ float4 post_xyz[WARPS];
+    __shared__ round_state r;
+    const int64_t cloud_id = blockIdx.x;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int S = a.group_size, B = a.buckets, G = a.groups;
     char *cursor = (char *)smem;
 
     /* This cloud's arrays, in shared memory where they fit. */
-    float4 *gbox = a.gbox + cloud * G * 2, *gbest = a.gbest + cloud * G;
-    unsigned long long *gkey = a.gkey + cloud * G;
+    cloud c;
+    c.n = a.n, c.buckets = B, c.groups = G, c.group_size = S;
+    c.gbox = a.gbox + cloud_id * G * 2, c.gbest = a.gbest + cloud_id * G;
+    c.gkey = a.gkey + cloud_id * G;
     if (a.smem_groups) {
-        gbox = (float4 *)carve(&cursor, sizeof(float4) * 2 * G);
-        gbest = (float4 *)carve(&cursor, sizeof(float4) * G);
-        gkey = (unsigned long long *)carve(&cursor, sizeof(unsigned long long) * G);
+        c.gbox = (float4 *)carve(&cursor, sizeof(float4) * 2 * G);
+        c.gbest = (float4 *)carve(&cursor, sizeof(float4) * G);
+        c.gkey = (unsigned long long *)carve(&cursor, sizeof(unsigned long long) * G);
     }
-    float4 *bbox = a.bbox + cloud * B * 2, *bbest = a.bbest + cloud * B;
-    unsigned long long *bkey = a.bkey + cloud * B;
+    c.bbox = a.bbox + cloud_id * B * 2, c.bbest = a.bbest + cloud_id * B;
+    c.bkey = a.bkey + cloud_id * B;
     if (a.smem_buckets) {
-        bbox = (float4 *)carve(&cursor, sizeof(float4) * 2 * B);
-        bbest = (float4 *)carve(&cursor, sizeof(float4) * B);
-        bkey = (unsigned long long *)carve(&cursor, sizeof(unsigned long long) * B);
+        c.bbox = (float4 *)carve(&cursor, sizeof(float4) * 2 * B);
+        c.bbest = (float4 *)carve(&cursor, sizeof(float4) * B);
+        c.bkey = (unsigned long long *)carve(&cursor, sizeof(unsigned long long) * B);
     }
-    float4 *pts = a.pts + cloud * a.slots;
-    float *mind = a.mind + cloud * a.slots;
+    c.pts = a.pts + cloud_id * a.slots;
+    c.mind = a.mind + cloud_id * a.slots;
     if (a.smem_points) {
-        pts = (float4 *)carve(&cursor, sizeof(float4) * a.slots);
-        mind = (float *)carve(&cursor, sizeof(float) * a.slots);
+        c.pts = (float4 *)carve(&cursor, sizeof(float4) * a.slots);
+        c.mind = (float *)carve(&cursor, sizeof(float) * a.slots);
     }
 
     /* Prologue: slots in Morton order (the last bucket padded with copies of
      * the last point), bucket boxes and keys, group boxes and keys. */
-    const float *xyz = a.xyz + cloud * a.n * 3;
-    const uint32_t *order = a.order + cloud * a.n;
+    const float *xyz = a.xyz + cloud_id * a.n * 3;
+    const uint32_t *order = a.order + cloud_id * a.n;
     for (int i = threadIdx.x; i < a.slots; i += THREADS) {
         const uint32_t k = order[i < a.n ? i : a.n - 1];
-        pts[i] = make_float4(xyz[3 * k], xyz[3 * k + 1], xyz[3 * k + 2], __uint_as_float(k));
-        mind[i] = INFINITY;
+        c.pts[i] = make_float4(xyz[3 * k], xyz[3 * k + 1], xyz[3 * k + 2], __uint_as_float(k));
+        c.mind[i] = INFINITY;
     }
     __syncthreads();
     for (int b = warp; b < B; b += WARPS) {
-        const float4 p = pts[b * FPS_BUCKET + lane];
+        const float4 p = c.pts[b * FPS_BUCKET + lane];
         float v[6] = {p.x, p.y, p.z, p.x, p.y, p.z};
         for (int o = 16; o > 0; o >>= 1)
             for (int d = 0; d < 6; d++) {
@@ -223,279 +424,86 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
         int win;
         const unsigned long long key = warp_max_key(fps_key(INFINITY, __float_as_uint(p.w)), &win);
         if (lane == win)
-            bbest[b] = make_float4(p.x, p.y, p.z, 0.0f);
+            c.bbest[b] = make_float4(p.x, p.y, p.z, 0.0f);
         if (lane == 0) {
-            bbox[2 * b] = make_float4(v[0], v[1], v[2], 0.0f);
-            bbox[2 * b + 1] = make_float4(v[3], v[4], v[5], 0.0f);
-            bkey[b] = key;
+            c.bbox[2 * b] = make_float4(v[0], v[1], v[2], 0.0f);
+            c.bbox[2 * b + 1] = make_float4(v[3], v[4], v[5], 0.0f);
+            c.bkey[b] = key;
         }
     }
     __syncthreads();
     for (int g = threadIdx.x; g < G; g += THREADS) {
         const int first = g * S, last = min(first + S, B);
-        float4 lo = bbox[2 * first], hi = bbox[2 * first + 1];
-        unsigned long long key = bkey[first];
+        float4 lo = c.bbox[2 * first], hi = c.bbox[2 * first + 1];
+        unsigned long long key = c.bkey[first];
         int far = first;
         for (int b = first + 1; b < last; b++) {
-            const float4 l = bbox[2 * b], h = bbox[2 * b + 1];
+            const float4 l = c.bbox[2 * b], h = c.bbox[2 * b + 1];
             lo = make_float4(fminf(lo.x, l.x), fminf(lo.y, l.y), fminf(lo.z, l.z), 0.0f);
             hi = make_float4(fmaxf(hi.x, h.x), fmaxf(hi.y, h.y), fmaxf(hi.z, h.z), 0.0f);
-            if (bkey[b] > key) {
-                key = bkey[b];
+            if (c.bkey[b] > key) {
+                key = c.bkey[b];
                 far = b;
             }
         }
-        gbox[2 * g] = lo;
-        gbox[2 * g + 1] = hi;
-        gkey[g] = key;
-        gbest[g] = bbest[far];
+        c.gbox[2 * g] = lo;
+        c.gbox[2 * g + 1] = hi;
+        c.gkey[g] = key;
+        c.gbest[g] = c.bbest[far];
     }
-    int32_t *out = a.out + cloud * a.m;
-    const int64_t first = 3 * (int64_t)a.start;
-    float qx = xyz[first], qy = xyz[first + 1], qz = xyz[first + 2];
-    if (threadIdx.x == 0)
+    int32_t *out = a.out + cloud_id * a.m;
+    if (threadIdx.x == 0) {
         out[0] = a.start;
-    unsigned long long evals = 0;
+        const int64_t s = 3 * (int64_t)a.start;
+        r.q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
+        r.q_count = 1;
+        r.cand_count = 0;
+        r.tau = INFINITY; /* the first round takes the farthest point alone */
+        r.done = a.m <= 1;
+    }
+    unsigned long long evals = 0, cand_evals = 0;
+    int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's */
     __syncthreads();
 
-    for (int j = 1; j < a.m; j++) {
-        unsigned long long best = 0; /* the lane's farthest group key, and that group */
+    while (!r.done) {
+        /* Every warp: apply the last round's samples to its groups, gather
+         * their candidates, post its farthest group. */
+        const int count = r.q_count;
+        const float tau = r.tau;
+        unsigned long long best = 0;
         int best_g = -1;
-        /* Warp w owns groups w, w + WARPS, ...; each lane tests one of them
-         * a round (one round when the groups are sized for it). */
-        for (int base = warp; base < G; base += WARPS * 32) {
-            const int g = base + WARPS * lane;
-            unsigned long long gk = g < G ? gkey[g] : 0ull;
-            const bool reach = g < G && box_dist(gbox + 2 * g, qx, qy, qz) < fps_key_dist(gk);
-            const unsigned touched = __ballot_sync(0xffffffffu, reach);
-            if (touched) {
-                /* (group, bucket) pairs of the reached groups, a lane each:
-                 * lane i < count holds the lane of the i-th reached group. */
-                const int count = __popc(touched), pairs = count * S;
-                const int list = lane < count ? (int)__fns(touched, 0, lane + 1) : 0;
-                for (int r = 0; r < pairs; r += 32) {
-                    const int k = r + lane;
-                    const int src = __shfl_sync(0xffffffffu, list, (k / S) & 31);
-                    const int bk = (base + WARPS * src) * S + k % S;
-                    const bool hit = k < pairs && bk < B &&
-                                     box_dist(bbox + 2 * bk, qx, qy, qz) < fps_key_dist(bkey[bk]);
-                    unsigned hits = __ballot_sync(0xffffffffu, hit);
-                    evals += __popc(hits);
-                    while (hits) {
-                        int b4[BATCH];
-#pragma unroll
-                        for (int u = 0; u < BATCH; u++) {
-                            const int from = hits ? __ffs(hits) - 1 : 0;
-                            const int bb = __shfl_sync(0xffffffffu, bk, from);
-                            b4[u] = hits ? bb : -1;
-                            hits &= hits - 1;
-                        }
-                        update_buckets(pts, mind, bbest, bkey, b4, qx, qy, qz);
-                    }
-                }
-                __syncwarp();
-                if (reach) { /* the group's new key, by the lane that tested it */
-                    const int first = g * S, last = min(first + S, B);
-                    int far = first;
-                    gk = bkey[first];
-#pragma unroll 4
-                    for (int bb = first + 1; bb < last; bb++) {
-                        const unsigned long long k = bkey[bb];
-                        if (k > gk) {
-                            gk = k;
-                            far = bb;
-                        }
-                    }
-                    gkey[g] = gk;
-                    gbest[g] = bbest[far];
-                }
-            }
-            if (gk > best) {
-                best = gk;
-                best_g = g;
-            }
+        for (int g = warp; g < G; g += WARPS) {
+            const unsigned long long gk = update_group(c, g, r.q, count, &evals);
+            if (fps_key_dist(gk) > tau)
+                gather_group(c, g, tau, &r);
+            if (gk > best)
+                best = gk, best_g = g;
         }
-        /* The warp's post, by the lane holding it (it wrote that group). */
-        int win;
-        const unsigned long long top = warp_max_key(best, &win);
-        const int par = j & 1;
-        if (lane == win) {
-            post_key[par][warp] = top;
-            post_xyz[par][warp] = best_g >= 0 ? gbest[best_g] : make_float4(0, 0, 0, 0);
+        if (lane == 0) { /* it wrote gbest[best_g] itself */
+            post_key[warp] = best;
+            post_xyz[warp] = best_g >= 0 ? c.gbest[best_g] : make_float4(0, 0, 0, 0);
         }
         __syncthreads();
-        const unsigned long long next =
-            warp_max_key(lane < WARPS ? post_key[par][lane] : 0ull, &win);
-        const float4 q = post_xyz[par][win];
-        qx = q.x, qy = q.y, qz = q.z;
-        if (threadIdx.x == 0)
-            out[j] = (int32_t)fps_key_index(next);
+        if (warp == 0) {
+            j = take_round(&r, post_key, post_xyz, WARPS, j, a.m, &level, out, &cand_evals);
+            rounds++;
+        }
+        __syncthreads();
     }
     if (lane == 0 && evals)
         atomicAdd(a.evals, evals * FPS_BUCKET);
-}
-
-/* ---- step 3 for clouds of at most SMALL_MAX * SMALL_THREADS points ---------- */
-/* Thread t owns P Morton-sorted points, t*P .. t*P + P - 1 (P = 4, 8 or 16,
- * a compile-time constant so nothing is predicated; runs past n are padded
- * with copies of the run's last point): their coordinates and indexes in
- * shared memory (slot i of thread t at i * T + t, so a warp's loads hit 32
- * banks), their running minima, box, farthest key and its coordinates in
- * registers. A step tests the thread's box against its key; only reached
- * threads update their P points (independent loads and tree reductions, for
- * instruction-level parallelism): the rest of a step is one warp max, one
- * post, one barrier and one reduction of the posts. A step costs about
- * 0.4 us with 8 warps and 0.8 us with 32 (timed on the H100): every warp
- * pays the reductions, so P is the smallest that 1024 threads allow. With
- * P = 16 the update's reduction trees need more than the 64 registers a
- * thread of a full block gets, so it reduces in chains instead. */
-enum { SMALL_THREADS = 1024, SMALL_WARPS = SMALL_THREADS / 32, SMALL_MAX = 16 };
-
-/* v[0] = the largest (MAX) or smallest of v[0 .. LEN-1], in a tree of depth
- * log2 LEN. */
-template <int LEN, bool MAX, typename V>
-__device__ __forceinline__ void tree_reduce(V *v)
-{
-    if constexpr (LEN > 1) {
-        constexpr int W = (LEN + 1) / 2;
-#pragma unroll
-        for (int i = 0; i + W < LEN; i++)
-            v[i] = (MAX ? v[i] > v[i + W] : v[i] < v[i + W]) ? v[i] : v[i + W];
-        tree_reduce<W, MAX>(v);
+    if (threadIdx.x == 0) {
+        atomicAdd(a.evals, cand_evals);
+        atomicAdd(a.rounds, (unsigned long long)rounds);
     }
-}
-
-template <int P>
-__global__ void __launch_bounds__(SMALL_THREADS, 1) fps_sample_small(fps_args a)
-{
-    extern __shared__ float4 smem[];
-    __shared__ unsigned long long post_key[2][SMALL_WARPS];
-    __shared__ float4 post_xyz[2][SMALL_WARPS];
-    const int64_t cloud = blockIdx.x;
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x,
-              warps = T >> 5;
-    float *sx = (float *)smem, *sy = sx + P * T, *sz = sy + P * T;
-    uint16_t *sid = (uint16_t *)(sz + P * T);
-    const float *xyz = a.xyz + cloud * a.n * 3;
-    const uint32_t *order = a.order + cloud * a.n;
-    const int first = t * P, count = min(P, a.n - first);
-
-    float mind[P];
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    float bx = 0.0f, by = 0.0f, bz = 0.0f;
-    uint32_t low = 0xffffffffu;
-#pragma unroll
-    for (int i = 0; i < P; i++) {
-        mind[i] = INFINITY;
-        if (count > 0) {
-            const uint32_t k = order[first + min(i, count - 1)];
-            const float x = xyz[3 * k], y = xyz[3 * k + 1], z = xyz[3 * k + 2];
-            sx[i * T + t] = x, sy[i * T + t] = y, sz[i * T + t] = z;
-            sid[i * T + t] = (uint16_t)k;
-            lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y), lo[2] = fminf(lo[2], z);
-            hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y), hi[2] = fmaxf(hi[2], z);
-            if (k < low) {
-                low = k;
-                bx = x, by = y, bz = z;
-            }
-        }
-    }
-    /* A thread without points has key 0: nothing is ever below it. */
-    unsigned long long key = count > 0 ? fps_key(INFINITY, low) : 0ull;
-    int32_t *out = a.out + cloud * a.m;
-    const int64_t first_xyz = 3 * (int64_t)a.start;
-    float qx = xyz[first_xyz], qy = xyz[first_xyz + 1], qz = xyz[first_xyz + 2];
-    if (t == 0)
-        out[0] = a.start;
-    unsigned evals = 0;
-    __syncthreads();
-
-    for (int j = 1; j < a.m; j++) {
-        if (sp_box_d2(lo, hi, qx, qy, qz) < fps_key_dist(key)) {
-            float far;
-            uint32_t low_at; /* the lowest index at distance far << 4 | its slot */
-            if constexpr (P <= 12) { /* trees: short dependency chains */
-                float v[P];
-#pragma unroll
-                for (int i = 0; i < P; i++) {
-                    const float d =
-                        fps_dist(sx[i * T + t], sy[i * T + t], sz[i * T + t], qx, qy, qz);
-                    mind[i] = d < mind[i] ? d : mind[i];
-                    v[i] = mind[i];
-                }
-                tree_reduce<P, true>(v);
-                far = v[0];
-                uint32_t id[P];
-#pragma unroll
-                for (int i = 0; i < P; i++)
-                    id[i] = mind[i] == far ? (uint32_t)sid[i * T + t] << 4 | i : 0xffffffffu;
-                tree_reduce<P, false>(id);
-                low_at = id[0];
-            } else {
-                /* Chains, each slot guarded by the run length known only at
-                 * run time (always P): the compiler then does not hoist all
-                 * 3 P loads at once, which spilled the 64 registers. */
-                const int p = a.per_thread;
-                far = 0.0f;
-#pragma unroll
-                for (int i = 0; i < P; i++)
-                    if (i < p) {
-                        const float d =
-                            fps_dist(sx[i * T + t], sy[i * T + t], sz[i * T + t], qx, qy, qz);
-                        mind[i] = d < mind[i] ? d : mind[i];
-                        far = mind[i] > far ? mind[i] : far;
-                    }
-                low_at = 0xffffffffu;
-#pragma unroll
-                for (int i = 0; i < P; i++)
-                    if (i < p && mind[i] == far)
-                        low_at = min(low_at, (uint32_t)sid[i * T + t] << 4 | i);
-            }
-            /* (the index has at most 14 bits here, the slot 4) */
-            const uint32_t at = low_at & 15;
-            key = fps_key(far, low_at >> 4);
-            bx = sx[at * T + t], by = sy[at * T + t], bz = sz[at * T + t];
-            evals += P;
-        }
-        int win;
-        const unsigned long long top = warp_max_key(key, &win);
-        const int par = j & 1;
-        if (lane == win) {
-            post_key[par][warp] = top;
-            post_xyz[par][warp] = make_float4(bx, by, bz, 0.0f);
-        }
-        __syncthreads();
-        const unsigned long long next =
-            warp_max_key(lane < warps ? post_key[par][lane] : 0ull, &win);
-        const float4 q = post_xyz[par][win];
-        qx = q.x, qy = q.y, qz = q.z;
-        if (t == 0)
-            out[j] = (int32_t)fps_key_index(next);
-    }
-    evals = __reduce_add_sync(0xffffffffu, evals);
-    if (lane == 0 && evals)
-        atomicAdd(a.evals, (unsigned long long)evals);
 }
 
 /* ---- host side --------------------------------------------------------------- */
-static const void *small_kernel(int per_thread)
-{
-    switch (per_thread) {
-    case 4: return (const void *)fps_sample_small<4>;
-    case 6: return (const void *)fps_sample_small<6>;
-    case 8: return (const void *)fps_sample_small<8>;
-    case 10: return (const void *)fps_sample_small<10>;
-    case 12: return (const void *)fps_sample_small<12>;
-    default: return (const void *)fps_sample_small<16>;
-    }
-}
-
 typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;
     fps_args args;
-    int warps;   /* the warp kernel's block: 8 or 16 warps (32 for tuning) */
-    int small_threads; /* the thread kernel's block (a multiple of 32) */
+    int warps;   /* the sampler's block: 16 warps (8 or 32 for tuning) */
     size_t smem; /* dynamic shared memory of the sampler */
     int end_bit; /* sort key bits */
     void *arena, *temp;
@@ -515,24 +523,13 @@ static void pruned_release(void *state)
     free(s);
 }
 
-/* Warps a block: every warp pays a step's fixed bookkeeping, so fewer warps
- * step faster; more warps share the first steps' full updates and the group
- * tests of large clouds. PCBENCH_FPS_WARPS (8, 16, 32) overrides, for tuning. */
-static int warps_for(int buckets)
+/* Warps a block: 16 (the update spreads over them; the round's picks are one
+ * warp's). PCBENCH_FPS_WARPS (8, 16, 32) overrides, for tuning and tests. */
+static int warps_for(void)
 {
     const char *env = getenv("PCBENCH_FPS_WARPS");
     int w = env ? atoi(env) : 0;
-    if (w == 8 || w == 16 || w == 32)
-        return w;
-    return buckets <= 8 * 32 * 32 ? 8 : 16; /* timed on the H100: 32 never won */
-}
-
-/* Group size: the smallest that gives each lane one group to test (one
- * round of tests a step), at most 32 buckets (a lane each). */
-static int group_size(int buckets, int warps)
-{
-    int s = (buckets + 32 * warps - 1) / (32 * warps);
-    return s < 1 ? 1 : s > MAX_GROUP ? MAX_GROUP : s;
+    return w == 8 || w == 16 || w == 32 ? w : 16;
 }
 
 /* Shared memory: groups first (tested every step), then buckets, then the
@@ -561,15 +558,11 @@ static int setup(pruned_state *s)
     int dev = 0, optin = 0;
     PCB_CUDA_TRY(cudaGetDevice(&dev));
     PCB_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    const size_t statics = 2 * (size_t)s->warps * (8 + 16); /* the posts */
+    const size_t statics = sizeof(round_state) + (size_t)s->warps * (8 + 16); /* and the posts */
     place(a, (size_t)optin > statics ? (size_t)optin - statics : 0, &s->smem);
     const void *kernel = s->warps == 8    ? (const void *)fps_sample<8>
                          : s->warps == 16 ? (const void *)fps_sample<16>
                                           : (const void *)fps_sample<32>;
-    if (a->per_thread) { /* x, y, z and a 16-bit index a slot */
-        s->smem = (size_t)a->per_thread * s->small_threads * (3 * sizeof(float) + sizeof(uint16_t));
-        kernel = small_kernel(a->per_thread);
-    }
     PCB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)s->smem));
 
@@ -593,7 +586,7 @@ static int setup(pruned_state *s)
                             batch * a->groups * 3 * sizeof(float4),
                             batch * a->groups * sizeof(unsigned long long),
                             batch * (size_t)t->m * sizeof(int32_t),
-                            sizeof(unsigned long long)};
+                            2 * sizeof(unsigned long long)};
     enum { PARTS = sizeof sizes / sizeof sizes[0] };
     size_t offset[PARTS], total = 0;
     for (int i = 0; i < PARTS; i++) {
@@ -618,6 +611,7 @@ static int setup(pruned_state *s)
     a->gkey = (unsigned long long *)(base + offset[9]);
     a->out = (int32_t *)(base + offset[10]);
     a->evals = (unsigned long long *)(base + offset[11]);
+    a->rounds = a->evals + 1;
     a->xyz = s->xyz;
     a->order = s->vals[1];
     PCB_CUDA_TRY(cudaMemcpyAsync(s->xyz, t->a, sizes[0], cudaMemcpyHostToDevice, s->ctx.stream));
@@ -643,16 +637,8 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->start = (int)t->start;
     a->buckets = (a->n + FPS_BUCKET - 1) / FPS_BUCKET;
     a->slots = a->buckets * FPS_BUCKET;
-    s->warps = warps_for(a->buckets);
-    if (t->n <= SMALL_MAX * SMALL_THREADS && !getenv("PCBENCH_FPS_WARPS")) {
-        /* The fewest points a thread (4, 6, ..., 12, 16) that 1024 threads cover. */
-        a->per_thread = 4;
-        while (a->per_thread * SMALL_THREADS < a->n)
-            a->per_thread += a->per_thread < 12 ? 2 : 4;
-        const int threads = (a->n + a->per_thread - 1) / a->per_thread;
-        s->small_threads = (threads + 31) / 32 * 32;
-    }
-    a->group_size = group_size(a->buckets, s->warps);
+    s->warps = warps_for();
+    a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;
     int rc = setup(s);
     if (rc != PCB_OK) {
@@ -670,7 +656,7 @@ static int pruned_compute(void *state)
     int rc = pcb_cuda_begin(&s->ctx);
     if (rc != PCB_OK)
         return rc;
-    PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, sizeof *s->args.evals, s->ctx.stream));
+    PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, 2 * sizeof *s->args.evals, s->ctx.stream));
     fps_codes<<<(unsigned)t->batch, CODE_THREADS, 0, s->ctx.stream>>>(s->xyz, (int)t->n, s->keys[0],
                                                                 s->vals[0]);
     PCB_CUDA_LAUNCHED("fps_codes");
@@ -678,12 +664,7 @@ static int pruned_compute(void *state)
                                                  s->vals[0], s->vals[1], t->batch * t->n, 0,
                                                  s->end_bit, s->ctx.stream));
     const unsigned grid = (unsigned)t->batch;
-    const unsigned st = (unsigned)s->small_threads;
-    void *args[] = {&s->args};
-    if (s->args.per_thread)
-        PCB_CUDA_TRY(cudaLaunchKernel(small_kernel(s->args.per_thread), grid, st, args, s->smem,
-                                      s->ctx.stream));
-    else if (s->warps == 8)
+    if (s->warps == 8)
         fps_sample<8><<<grid, 8 * 32, s->smem, s->ctx.stream>>>(s->args);
     else if (s->warps == 16)
         fps_sample<16><<<grid, 16 * 32, s->smem, s->ctx.stream>>>(s->args);
@@ -710,12 +691,12 @@ static int pruned_fetch(void *state, pcb_result *out)
 static int pruned_counters(void *state, pcb_counters *c)
 {
     pruned_state *s = (pruned_state *)state;
-    unsigned long long evals = 0;
-    PCB_CUDA_TRY(cudaMemcpyAsync(&evals, s->args.evals, sizeof evals, cudaMemcpyDeviceToHost,
+    unsigned long long got[2] = {0, 0}; /* distances, rounds */
+    PCB_CUDA_TRY(cudaMemcpyAsync(got, s->args.evals, sizeof got, cudaMemcpyDeviceToHost,
                                  s->ctx.stream));
     int rc = pcb_cuda_sync(&s->ctx);
-    c->distance_evals = (int64_t)evals;
-    c->iterations = s->task.batch * (s->task.m - 1);
+    c->distance_evals = (int64_t)got[0];
+    c->iterations = (int64_t)got[1];
     return rc;
 }
 

@@ -1,0 +1,64 @@
+/* fps_rounds.h - the rules of the GPU's sampling rounds, written once for the
+ * kernel (fps_cuda_pruned.cu) and for the CPU replay that tests it.
+ *
+ * A round accepts many samples at once, each provably the one dp picks next.
+ * After the previous round's samples are applied, every running minimum is
+ * exact. Take a threshold tau and gather the candidates: every point whose
+ * minimum is > tau. Then run FPS on the candidates alone: pick the largest
+ * key, lower every candidate's minimum by its distance to the pick, and pick
+ * again, while the largest candidate is still > tau. Each pick is dp's:
+ * minima only fall, so every point outside the candidates stays <= tau,
+ * below the pick; and inside, the candidates' minima are computed exactly as
+ * dp computes them (same rounding, min is order-free). The first pick is the
+ * global farthest point (it is > tau, so it is a candidate). When the
+ * candidates overflow the list or there are none, the round accepts the
+ * global farthest point alone, which is always dp's next sample.
+ *
+ * tau is a fraction 1 - 2^-(level+1) of an upper bound of the next maximum
+ * (the last round's tau, or the farthest point's minimum when the round took
+ * it alone), and the level follows the count: more candidates than the list
+ * holds raise it, fewer than a quarter lower it. Any tau is exact; the level
+ * only decides how many samples a round takes (a few dozen on uniform
+ * clouds, so m samples take m / 25 rounds). */
+#ifndef PCB_FPS_ROUNDS_H
+#define PCB_FPS_ROUNDS_H
+
+#include "fps_bucket.h"
+
+enum {
+    FPS_ROUND_CAP = 128,   /* candidates a round: 4 a lane of one warp */
+    FPS_ROUND_LEVEL0 = 2,  /* tau = 0.875 of the bound at first */
+    FPS_ROUND_LEVEL_MAX = 22,
+    FPS_GROUP_MAX = 32     /* buckets a group: a lane each */
+};
+
+/* The fraction of the bound that tau takes at a level: exact in float. */
+SP_FN float fps_round_fraction(int level)
+{
+    return SP_SUB(1.0f, ldexpf(1.0f, -(level + 1)));
+}
+
+SP_FN float fps_round_tau(int level, float bound)
+{
+    return SP_MUL(fps_round_fraction(level), bound);
+}
+
+/* The next round's level after a round that gathered count candidates. */
+SP_FN int fps_round_level(int level, long long count)
+{
+    if (count > FPS_ROUND_CAP)
+        return level < FPS_ROUND_LEVEL_MAX ? level + 1 : level;
+    if (count < FPS_ROUND_CAP / 4)
+        return level > 0 ? level - 1 : level;
+    return level;
+}
+
+/* Buckets a group: about four groups a warp, so every warp has work in the
+ * update; at most a lane's worth. */
+SP_FN int fps_group_size(int buckets, int warps)
+{
+    int s = (buckets + 4 * warps - 1) / (4 * warps);
+    return s < 1 ? 1 : s > FPS_GROUP_MAX ? FPS_GROUP_MAX : s;
+}
+
+#endif

@@ -1,0 +1,215 @@
+/* fps_rounds_replay.h - the GPU sampler's rounds (impl/fps/fps_rounds.h,
+ * impl/fps/fps_cuda_pruned.cu) replayed on the CPU, one cloud at a time:
+ * the same Morton layout, groups and tests, the same candidates, thresholds
+ * and levels. Without a GPU it proves the round logic returns dp's
+ * sequence; with one, the kernel's counts of distances and rounds must equal
+ * the replay's. */
+#ifndef PCB_FPS_ROUNDS_REPLAY_H
+#define PCB_FPS_ROUNDS_REPLAY_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../impl/fps/fps_rounds.h"
+
+typedef struct {
+    int64_t evals;  /* distances computed: bucket slots updated and candidate updates */
+    int64_t rounds;
+    int64_t taken_alone; /* rounds that took the farthest point alone */
+} replay_counts;
+
+typedef struct {
+    uint64_t code;
+    uint32_t idx;
+} replay_order;
+
+static int replay_by_code(const void *a, const void *b)
+{
+    const replay_order *x = a, *y = b;
+    if (x->code != y->code)
+        return x->code < y->code ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+typedef struct {
+    float lo[3], hi[3];
+} replay_box;
+
+static float replay_box_d2(const replay_box *b, const float *q)
+{
+    return sp_box_d2(b->lo, b->hi, q[0], q[1], q[2]);
+}
+
+static void replay_grow(replay_box *b, const float *p)
+{
+    for (int d = 0; d < 3; d++) {
+        b->lo[d] = fminf(b->lo[d], p[d]);
+        b->hi[d] = fmaxf(b->hi[d], p[d]);
+    }
+}
+
+/* One cloud: out[0 .. m) and the counts (added to *c). Returns 0, or -1 out
+ * of memory. */
+static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int32_t *out,
+                         replay_counts *c)
+{
+    const int B = (n + FPS_BUCKET - 1) / FPS_BUCKET, slots = B * FPS_BUCKET;
+    const int S = fps_group_size(B, warps), G = (B + S - 1) / S;
+    replay_order *order = malloc((size_t)n * sizeof *order);
+    float(*p)[3] = malloc((size_t)slots * sizeof *p);
+    uint32_t *id = malloc((size_t)slots * sizeof *id);
+    float *mind = malloc((size_t)slots * sizeof *mind);
+    replay_box *bbox = malloc((size_t)B * sizeof *bbox), *gbox = malloc((size_t)G * sizeof *gbox);
+    uint64_t *bkey = malloc((size_t)B * sizeof *bkey), *gkey = malloc((size_t)G * sizeof *gkey);
+    int *cand = malloc((size_t)n * sizeof *cand);
+    float *cand_v = malloc((size_t)n * sizeof *cand_v);
+    float(*q)[3] = malloc((size_t)(FPS_ROUND_CAP + 1) * sizeof *q);
+    int rc = -1;
+    if (!order || !p || !id || !mind || !bbox || !gbox || !bkey || !gkey || !cand || !cand_v || !q)
+        goto done;
+
+    /* Layout: Morton order in the cloud's cube, ties by index; the last
+     * bucket padded with the last point. */
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, frame[4];
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fminf(lo[d], xyz[3 * i + d]);
+            hi[d] = fmaxf(hi[d], xyz[3 * i + d]);
+        }
+    fps_frame(lo, hi, frame);
+    for (int i = 0; i < n; i++)
+        order[i] = (replay_order){sp_morton(frame, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2],
+                                            FPS_MORTON_BITS),
+                                  (uint32_t)i};
+    qsort(order, (size_t)n, sizeof *order, replay_by_code);
+    for (int s = 0; s < slots; s++) {
+        id[s] = order[s < n ? s : n - 1].idx;
+        for (int d = 0; d < 3; d++)
+            p[s][d] = xyz[3 * id[s] + d];
+        mind[s] = INFINITY;
+    }
+    for (int b = 0; b < B; b++) {
+        bbox[b] = (replay_box){{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+        bkey[b] = 0;
+        for (int s = b * FPS_BUCKET; s < (b + 1) * FPS_BUCKET; s++) {
+            replay_grow(&bbox[b], p[s]);
+            const uint64_t k = fps_key(INFINITY, id[s]);
+            bkey[b] = k > bkey[b] ? k : bkey[b];
+        }
+    }
+    for (int g = 0; g < G; g++) {
+        gbox[g] = bbox[g * S];
+        gkey[g] = bkey[g * S];
+        for (int b = g * S + 1; b < (g + 1) * S && b < B; b++) {
+            replay_grow(&gbox[g], bbox[b].lo);
+            replay_grow(&gbox[g], bbox[b].hi);
+            gkey[g] = bkey[b] > gkey[g] ? bkey[b] : gkey[g];
+        }
+    }
+
+    out[0] = start;
+    for (int d = 0; d < 3; d++)
+        q[0][d] = xyz[3 * start + d];
+    int count = 1, j = 1, level = FPS_ROUND_LEVEL0;
+    float tau = INFINITY;
+    while (j < m) {
+        /* Apply the samples, group by group, sample by sample; a group is
+         * tested against its key at the start of the round, a bucket against
+         * its current key. */
+        for (int g = 0; g < G; g++) {
+            const float gval = fps_key_dist(gkey[g]);
+            int touched = 0;
+            for (int s = 0; s < count; s++) {
+                if (!(replay_box_d2(&gbox[g], q[s]) < gval))
+                    continue;
+                touched = 1;
+                for (int b = g * S; b < (g + 1) * S && b < B; b++) {
+                    if (!(replay_box_d2(&bbox[b], q[s]) < fps_key_dist(bkey[b])))
+                        continue;
+                    c->evals += FPS_BUCKET;
+                    bkey[b] = 0;
+                    for (int k = b * FPS_BUCKET; k < (b + 1) * FPS_BUCKET; k++) {
+                        const float d = fps_dist(p[k][0], p[k][1], p[k][2], q[s][0], q[s][1], q[s][2]);
+                        mind[k] = d < mind[k] ? d : mind[k];
+                        const uint64_t key = fps_key(mind[k], id[k]);
+                        bkey[b] = key > bkey[b] ? key : bkey[b];
+                    }
+                }
+            }
+            if (touched) {
+                gkey[g] = 0;
+                for (int b = g * S; b < (g + 1) * S && b < B; b++)
+                    gkey[g] = bkey[b] > gkey[g] ? bkey[b] : gkey[g];
+            }
+        }
+        /* The candidates, and the farthest point. */
+        int cands = 0;
+        for (int s = 0; s < n; s++)
+            if (mind[s] > tau) {
+                cand[cands] = s;
+                cand_v[cands++] = mind[s];
+            }
+        uint64_t top = 0;
+        for (int g = 0; g < G; g++)
+            top = gkey[g] > top ? gkey[g] : top;
+        const float far = fps_key_dist(top);
+        float bound = far;
+        c->rounds++;
+        if (far == 0.0f) {
+            while (j < m)
+                out[j++] = (int32_t)fps_key_index(top);
+        } else if (cands > 0 && cands <= FPS_ROUND_CAP) {
+            count = 0;
+            while (j < m) {
+                uint64_t best = 0;
+                int at = -1;
+                for (int k = 0; k < cands; k++) {
+                    const uint64_t key = fps_key(cand_v[k], id[cand[k]]);
+                    if (key > best)
+                        best = key, at = cand[k];
+                }
+                if (!(fps_key_dist(best) > tau))
+                    break;
+                out[j++] = (int32_t)id[at];
+                for (int d = 0; d < 3; d++)
+                    q[count][d] = p[at][d];
+                for (int k = 0; k < cands; k++) {
+                    const float *x = p[cand[k]];
+                    const float d = fps_dist(x[0], x[1], x[2], p[at][0], p[at][1], p[at][2]);
+                    cand_v[k] = d < cand_v[k] ? d : cand_v[k];
+                }
+                c->evals += cands;
+                count++;
+            }
+            bound = tau;
+        } else {
+            out[j++] = (int32_t)fps_key_index(top);
+            const uint32_t want = fps_key_index(top);
+            for (int s = 0; s < n; s++)
+                if (id[s] == want)
+                    for (int d = 0; d < 3; d++)
+                        q[0][d] = p[s][d];
+            count = 1;
+            c->taken_alone++;
+        }
+        level = fps_round_level(level, cands);
+        tau = fps_round_tau(level, bound);
+    }
+    rc = 0;
+done:
+    free(order);
+    free(p);
+    free(id);
+    free(mind);
+    free(bbox);
+    free(gbox);
+    free(bkey);
+    free(gkey);
+    free(cand);
+    free(cand_v);
+    free(q);
+    return rc;
+}
+
+#endif
