@@ -49,13 +49,16 @@ static void replay_grow(replay_box *b, const float *p)
     }
 }
 
-/* One cloud: out[0 .. m) and the counts (added to *c). Returns 0, or -1 out
- * of memory. */
+/* One cloud: out[0 .. m) and the counts (added to *c), as the bucket kernel
+ * with that many warps takes them or, with warps 0, the run kernel (units
+ * of fps_run_length slots a thread, a warp's 32 runs a group, no padding). Returns
+ * 0, or -1 out of memory. */
 static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int32_t *out,
                          replay_counts *c)
 {
-    const int B = (n + FPS_BUCKET - 1) / FPS_BUCKET, slots = B * FPS_BUCKET;
-    const int S = fps_group_size(B, warps), G = (B + S - 1) / S;
+    const int U = warps ? FPS_BUCKET : fps_run_length(n), padded = warps != 0;
+    const int B = warps ? (n + U - 1) / U : ((n + U - 1) / U + 31) / 32 * 32, slots = B * U;
+    const int S = warps ? fps_group_size(B, warps) : 32, G = (B + S - 1) / S;
     replay_order *order = malloc((size_t)n * sizeof *order);
     float(*p)[3] = malloc((size_t)slots * sizeof *p);
     uint32_t *id = malloc((size_t)slots * sizeof *id);
@@ -69,8 +72,8 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     if (!order || !p || !id || !mind || !bbox || !gbox || !bkey || !gkey || !cand || !cand_v || !q)
         goto done;
 
-    /* Layout: Morton order in the cloud's cube, ties by index; the last
-     * bucket padded with the last point. */
+    /* Layout: Morton order in the cloud's cube, ties by index; buckets pad
+     * the last with the last point, runs leave slots past n out. */
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, frame[4];
     for (int i = 0; i < n; i++)
         for (int d = 0; d < 3; d++) {
@@ -92,7 +95,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     for (int b = 0; b < B; b++) {
         bbox[b] = (replay_box){{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
         bkey[b] = 0;
-        for (int s = b * FPS_BUCKET; s < (b + 1) * FPS_BUCKET; s++) {
+        for (int s = b * U; s < (b + 1) * U && (padded || s < n); s++) {
             replay_grow(&bbox[b], p[s]);
             const uint64_t k = fps_key(INFINITY, id[s]);
             bkey[b] = k > bkey[b] ? k : bkey[b];
@@ -102,8 +105,10 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
         gbox[g] = bbox[g * S];
         gkey[g] = bkey[g * S];
         for (int b = g * S + 1; b < (g + 1) * S && b < B; b++) {
-            replay_grow(&gbox[g], bbox[b].lo);
-            replay_grow(&gbox[g], bbox[b].hi);
+            for (int d = 0; d < 3; d++) { /* an empty run's box (+inf, -inf) changes nothing */
+                gbox[g].lo[d] = fminf(gbox[g].lo[d], bbox[b].lo[d]);
+                gbox[g].hi[d] = fmaxf(gbox[g].hi[d], bbox[b].hi[d]);
+            }
             gkey[g] = bkey[b] > gkey[g] ? bkey[b] : gkey[g];
         }
     }
@@ -127,9 +132,9 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
                 for (int b = g * S; b < (g + 1) * S && b < B; b++) {
                     if (!(replay_box_d2(&bbox[b], q[s]) < fps_key_dist(bkey[b])))
                         continue;
-                    c->evals += FPS_BUCKET;
                     bkey[b] = 0;
-                    for (int k = b * FPS_BUCKET; k < (b + 1) * FPS_BUCKET; k++) {
+                    for (int k = b * U; k < (b + 1) * U && (padded || k < n); k++) {
+                        c->evals++;
                         const float d = fps_dist(p[k][0], p[k][1], p[k][2], q[s][0], q[s][1], q[s][2]);
                         mind[k] = d < mind[k] ? d : mind[k];
                         const uint64_t key = fps_key(mind[k], id[k]);

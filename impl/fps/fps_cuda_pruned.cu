@@ -42,6 +42,7 @@ enum {
  * into global memory. */
 typedef struct {
     int n, slots, buckets, groups, group_size, m, start;
+    int run;                                    /* the run kernel's slots a thread */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
     const uint32_t *order;                      /* batch x n: sorted index within its cloud */
@@ -249,15 +250,16 @@ __device__ unsigned long long update_group(const cloud &c, int g, const float4 *
 
 /* Appends group g's points whose minimum is > tau to the candidate list
  * (slot order within a bucket; buckets race for their places, which does not
- * matter: the round takes the candidates' maximum). Past the list's end only
- * the count grows. Padding slots are left out: their originals are in. */
+ * matter: the round takes the candidates' maximum). Once the list has
+ * overflowed, only that matters: the gathering stops. Padding slots are left
+ * out: their originals are in. */
 __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
 {
     const int lane = threadIdx.x & 31;
     const int first = g * c.group_size, nb = min(c.group_size, c.buckets - first);
     unsigned above =
         __ballot_sync(0xffffffffu, lane < nb && fps_key_dist(c.bkey[first + lane]) > tau);
-    while (above) {
+    while (above && __shfl_sync(0xffffffffu, r->cand_count, 0) <= FPS_ROUND_CAP) {
         const int slot = (first + __ffs(above) - 1) * FPS_BUCKET + lane;
         above &= above - 1;
         const float v = c.mind[slot];
@@ -277,7 +279,8 @@ __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
 /* FPS on the candidates (SL a lane, held in registers) while the farthest
  * is > tau: each pick goes to out[j...] and to the next round's samples.
  * Returns the number taken (at least one: the global farthest point is a
- * candidate). Invalid slots hold key 0, below every candidate. */
+ * candidate). Invalid slots hold minimum 0 and index ~0, below every
+ * candidate. */
 template <int SL>
 __device__ int take_candidates(round_state *r, int count, float tau, int j, int m, int32_t *out,
                                unsigned long long *evals)
@@ -294,17 +297,28 @@ __device__ int take_candidates(round_state *r, int count, float tau, int j, int 
     }
     int taken = 0;
     while (j + taken < m) {
-        unsigned long long best = fps_key(v[0], id[0]);
+        /* The farthest candidate: the lane's own by value, then the lowest
+         * index; across lanes one reduction of the value, and a second one
+         * of the index only when lanes tie. */
+        float bv = v[0];
+        uint32_t bid = id[0];
         int at = 0;
 #pragma unroll
-        for (int i = 1; i < SL; i++) {
-            const unsigned long long k = fps_key(v[i], id[i]);
-            if (k > best)
-                best = k, at = i;
+        for (int i = 1; i < SL; i++)
+            if (v[i] > bv || (v[i] == bv && id[i] < bid))
+                bv = v[i], bid = id[i], at = i;
+        const unsigned bits = __float_as_uint(bv);
+        const unsigned top = __reduce_max_sync(0xffffffffu, bits);
+        const unsigned tied = __ballot_sync(0xffffffffu, bits == top);
+        int win = __ffs(tied) - 1;
+        uint32_t index;
+        if (tied & (tied - 1)) {
+            index = __reduce_min_sync(0xffffffffu, bits == top ? bid : 0xffffffffu);
+            win = __ffs(__ballot_sync(0xffffffffu, bits == top && bid == index)) - 1;
+        } else {
+            index = __shfl_sync(0xffffffffu, bid, win);
         }
-        int win;
-        const unsigned long long top = warp_max_key(best, &win);
-        if (!(fps_key_dist(top) > tau))
+        if (!(__uint_as_float(top) > tau))
             break;
         float px = x[0], py = y[0], pz = z[0];
 #pragma unroll
@@ -314,7 +328,7 @@ __device__ int take_candidates(round_state *r, int count, float tau, int j, int 
         const float qx = __shfl_sync(0xffffffffu, px, win), qy = __shfl_sync(0xffffffffu, py, win),
                     qz = __shfl_sync(0xffffffffu, pz, win);
         if (lane == 0) {
-            out[j + taken] = (int32_t)fps_key_index(top);
+            out[j + taken] = (int32_t)index;
             r->q[taken] = make_float4(qx, qy, qz, 0.0f);
         }
         taken++;
@@ -498,12 +512,157 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
     }
 }
 
+/* ---- step 3 for clouds that fit in shared memory: a run of points a thread --- */
+/* Thread t of T (at most 512, so that warp 0's candidates stay in registers)
+ * owns run = ceil(n / 512) <= 8 consecutive sorted slots, t*run ..
+ * t*run + own - 1
+ * (threads past n own none): their coordinates, 16-bit indexes and minima in
+ * shared memory (slot i of thread t at i * T + t, so a warp's accesses hit
+ * 32 banks), their box and key in registers. The rounds are the bucket
+ * kernel's with a warp's 32 runs for a group and a run for a bucket: lanes
+ * test the samples against the warp's box and key, then each thread tests
+ * every sample that reached the warp against its run's box and key and
+ * updates its own minima: no reduction across lanes. */
+enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t) };
+
+__global__ void __launch_bounds__(FPS_RUNS_THREADS, 1) fps_sample_runs(fps_args a)
+{
+    extern __shared__ float4 smem[];
+    __shared__ unsigned long long post_key[32];
+    __shared__ float4 post_xyz[32];
+    __shared__ round_state r;
+    const int64_t cloud_id = blockIdx.x;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x, warps = T >> 5;
+    const int run = a.run, first = t * run, own = max(0, min(run, a.n - first));
+    float *sx = (float *)smem, *sy = sx + run * T, *sz = sy + run * T, *sm = sz + run * T;
+    uint16_t *sid = (uint16_t *)(sm + run * T);
+    const float *xyz = a.xyz + cloud_id * a.n * 3;
+    const uint32_t *order = a.order + cloud_id * a.n;
+
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    uint32_t low = 0xffffffffu;
+    for (int i = 0; i < own; i++) {
+        const uint32_t k = order[first + i];
+        const float x = xyz[3 * k], y = xyz[3 * k + 1], z = xyz[3 * k + 2];
+        sx[i * T + t] = x, sy[i * T + t] = y, sz[i * T + t] = z, sm[i * T + t] = INFINITY;
+        sid[i * T + t] = (uint16_t)k;
+        lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y), lo[2] = fminf(lo[2], z);
+        hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y), hi[2] = fmaxf(hi[2], z);
+        low = min(low, k << 5 | i);
+    }
+    /* The run's key and the slot of its farthest point (the lowest index at
+     * the largest minimum); a thread without points has key 0. */
+    unsigned long long key = own > 0 ? fps_key(INFINITY, low >> 5) : 0ull;
+    int at = low & 31;
+    /* The warp's box (the union of its runs') and key. */
+    float wlo[3], whi[3];
+    for (int d = 0; d < 3; d++) {
+        wlo[d] = lo[d], whi[d] = hi[d];
+        for (int o = 16; o > 0; o >>= 1) {
+            wlo[d] = fminf(wlo[d], __shfl_xor_sync(0xffffffffu, wlo[d], o));
+            whi[d] = fmaxf(whi[d], __shfl_xor_sync(0xffffffffu, whi[d], o));
+        }
+    }
+    int win;
+    unsigned long long wkey = warp_max_key(key, &win);
+
+    int32_t *out = a.out + cloud_id * a.m;
+    if (t == 0) {
+        out[0] = a.start;
+        const int64_t s = 3 * (int64_t)a.start;
+        r.q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
+        r.q_count = 1;
+        r.cand_count = 0;
+        r.tau = INFINITY;
+        r.done = a.m <= 1;
+    }
+    unsigned long long evals = 0, cand_evals = 0;
+    int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's */
+    __syncthreads();
+
+    while (!r.done) {
+        const int count = r.q_count;
+        const float tau = r.tau, wval = fps_key_dist(wkey);
+        for (int s0 = 0; s0 < count; s0 += 32) {
+            const int s = s0 + lane;
+            const float4 p = r.q[s < count ? s : 0];
+            unsigned hits = __ballot_sync(0xffffffffu, s < count && sp_box_d2(wlo, whi, p.x, p.y,
+                                                                              p.z) < wval);
+            while (hits) {
+                const int k = __ffs(hits) - 1;
+                hits &= hits - 1;
+                const float qx = __shfl_sync(0xffffffffu, p.x, k),
+                            qy = __shfl_sync(0xffffffffu, p.y, k),
+                            qz = __shfl_sync(0xffffffffu, p.z, k);
+                if (!(sp_box_d2(lo, hi, qx, qy, qz) < fps_key_dist(key)))
+                    continue;
+                /* New minima, and the run's new farthest point. */
+                float far = -1.0f;
+                low = 0xffffffffu;
+#pragma unroll 4
+                for (int i = 0; i < own; i++) {
+                    const int e = i * T + t;
+                    const float d = fps_dist(sx[e], sy[e], sz[e], qx, qy, qz);
+                    float v = sm[e];
+                    if (d < v)
+                        sm[e] = v = d;
+                    const uint32_t id = (uint32_t)sid[e] << 5 | i;
+                    if (v > far || (v == far && id < low))
+                        far = v, low = id;
+                }
+                key = fps_key(far, low >> 5);
+                at = low & 31;
+                evals += own;
+            }
+        }
+        /* Candidates, slot by slot, a place for the warp's at once; once
+         * the list has overflowed the count no longer matters. */
+        const bool above = own > 0 && fps_key_dist(key) > tau;
+        if (__any_sync(0xffffffffu, above))
+            for (int i = 0; i < run && __shfl_sync(0xffffffffu, r.cand_count, 0) <= FPS_ROUND_CAP;
+                 i++) {
+                const int e = i * T + t;
+                const bool take = above && i < own && sm[e] > tau;
+                const unsigned takers = __ballot_sync(0xffffffffu, take);
+                if (!takers)
+                    continue;
+                int base = 0;
+                if (lane == 0)
+                    base = atomicAdd(&r.cand_count, __popc(takers));
+                const int c = __shfl_sync(0xffffffffu, base, 0) + __popc(takers & ((1u << lane) - 1));
+                if (take && c < FPS_ROUND_CAP) {
+                    r.cand[c] = make_float4(sx[e], sy[e], sz[e], __uint_as_float(sid[e]));
+                    r.cand_v[c] = sm[e];
+                }
+            }
+        wkey = warp_max_key(key, &win);
+        if (lane == win) {
+            post_key[warp] = wkey;
+            post_xyz[warp] = make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
+        }
+        __syncthreads();
+        if (warp == 0) {
+            j = take_round(&r, post_key, post_xyz, warps, j, a.m, &level, out, &cand_evals);
+            rounds++;
+        }
+        __syncthreads();
+    }
+    evals = __reduce_add_sync(0xffffffffu, (unsigned)evals);
+    if (lane == 0 && evals)
+        atomicAdd(a.evals, evals);
+    if (t == 0) {
+        atomicAdd(a.evals, cand_evals);
+        atomicAdd(a.rounds, (unsigned long long)rounds);
+    }
+}
+
 /* ---- host side --------------------------------------------------------------- */
 typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;
     fps_args args;
-    int warps;   /* the sampler's block: 16 warps (8 or 32 for tuning) */
+    int warps;   /* the bucket sampler's block: 16 warps (8 or 32 for tuning) */
+    int runs;    /* the run sampler's threads, or 0: the bucket sampler */
     size_t smem; /* dynamic shared memory of the sampler */
     int end_bit; /* sort key bits */
     void *arena, *temp;
@@ -563,6 +722,14 @@ static int setup(pruned_state *s)
     const void *kernel = s->warps == 8    ? (const void *)fps_sample<8>
                          : s->warps == 16 ? (const void *)fps_sample<16>
                                           : (const void *)fps_sample<32>;
+    /* Runs: x, y, z, minimum and a 16-bit index a slot, if the cloud fits. */
+    const size_t run_bytes = (size_t)a->run * s->runs * RUN_BYTES;
+    if (s->runs && run_bytes + sizeof(round_state) + 32 * (8 + 16) <= (size_t)optin) {
+        s->smem = run_bytes;
+        kernel = (const void *)fps_sample_runs;
+    } else {
+        s->runs = 0;
+    }
     PCB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)s->smem));
 
@@ -638,6 +805,10 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->buckets = (a->n + FPS_BUCKET - 1) / FPS_BUCKET;
     a->slots = a->buckets * FPS_BUCKET;
     s->warps = warps_for();
+    if (t->n <= FPS_RUNS_MAX_N && !getenv("PCBENCH_FPS_WARPS")) {
+        a->run = fps_run_length(a->n);
+        s->runs = ((a->n + a->run - 1) / a->run + 31) / 32 * 32;
+    }
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;
     int rc = setup(s);
@@ -664,7 +835,9 @@ static int pruned_compute(void *state)
                                                  s->vals[0], s->vals[1], t->batch * t->n, 0,
                                                  s->end_bit, s->ctx.stream));
     const unsigned grid = (unsigned)t->batch;
-    if (s->warps == 8)
+    if (s->runs)
+        fps_sample_runs<<<grid, s->runs, s->smem, s->ctx.stream>>>(s->args);
+    else if (s->warps == 8)
         fps_sample<8><<<grid, 8 * 32, s->smem, s->ctx.stream>>>(s->args);
     else if (s->warps == 16)
         fps_sample<16><<<grid, 16 * 32, s->smem, s->ctx.stream>>>(s->args);
