@@ -202,7 +202,7 @@ static void pruned_equals_dp(void)
     }
 }
 
-/* The clouds pruned_equals_dp samples, with their scales. */
+/* Clouds of every shape and scale pruned_equals_dp covers, one of each. */
 static const struct {
     const char *kind;
     int64_t n, m, start;
