@@ -513,32 +513,62 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
 }
 
 /* ---- step 3 for clouds that fit in shared memory: a run of points a thread --- */
-/* Thread t of T (at most 512, so that warp 0's candidates stay in registers)
- * owns run = ceil(n / 512) <= 8 consecutive sorted slots, t*run ..
- * t*run + own - 1
- * (threads past n own none): their coordinates, 16-bit indexes and minima in
- * shared memory (slot i of thread t at i * T + t, so a warp's accesses hit
- * 32 banks), their box and key in registers. The rounds are the bucket
- * kernel's with a warp's 32 runs for a group and a run for a bucket: lanes
- * test the samples against the warp's box and key, then each thread tests
- * every sample that reached the warp against its run's box and key and
- * updates its own minima: no reduction across lanes. */
+/* The owners, up to 992 threads, each own run = ceil(n / 992) consecutive
+ * sorted slots, t*run .. t*run + own - 1 (threads past n own none): their
+ * coordinates, 16-bit indexes and minima in shared memory (slot i of owner
+ * t at i * owners + t, so a warp's accesses hit 32 banks), their box and key
+ * in registers. The rounds are the bucket kernel's with a warp's 32 runs for
+ * a group and a run for a bucket: lanes test the samples against the warp's
+ * box and key, then each thread tests every sample that reached the warp
+ * against its run's box and key and updates its own minima: no reduction
+ * across lanes. The block's last warp owns nothing and takes the rounds'
+ * samples: with none of the owners' state live, its candidates stay in
+ * registers (a block of 1024 threads has 64 a thread; warp 0 taking them
+ * besides its runs picked 2.5 times slower). The two code paths meet at the
+ * same two barriers a round. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t) };
 
-__global__ void __launch_bounds__(FPS_RUNS_THREADS, 1) fps_sample_runs(fps_args a)
+__global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 {
     extern __shared__ float4 smem[];
     __shared__ unsigned long long post_key[32];
     __shared__ float4 post_xyz[32];
     __shared__ round_state r;
     const int64_t cloud_id = blockIdx.x;
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x, warps = T >> 5;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x - 32, warps = T >> 5;
+    const float *xyz = a.xyz + cloud_id * a.n * 3;
+    int32_t *out = a.out + cloud_id * a.m;
+    if (t == 0) {
+        out[0] = a.start;
+        const int64_t s = 3 * (int64_t)a.start;
+        r.q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
+        r.q_count = 1;
+        r.cand_count = 0;
+        r.tau = INFINITY;
+        r.done = a.m <= 1;
+    }
+
+    if (warp == warps) { /* the taker */
+        unsigned long long cand_evals = 0;
+        int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0;
+        __syncthreads();
+        while (!r.done) {
+            __syncthreads(); /* the owners' posts and candidates are in */
+            j = take_round(&r, post_key, post_xyz, warps, j, a.m, &level, out, &cand_evals);
+            rounds++;
+            __syncthreads();
+        }
+        if (lane == 0) {
+            atomicAdd(a.evals, cand_evals);
+            atomicAdd(a.rounds, (unsigned long long)rounds);
+        }
+        return;
+    }
+
     const int run = a.run, first = t * run, own = max(0, min(run, a.n - first));
     float *sx = (float *)smem, *sy = sx + run * T, *sz = sy + run * T, *sm = sz + run * T;
     uint16_t *sid = (uint16_t *)(sm + run * T);
-    const float *xyz = a.xyz + cloud_id * a.n * 3;
     const uint32_t *order = a.order + cloud_id * a.n;
-
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     uint32_t low = 0xffffffffu;
     for (int i = 0; i < own; i++) {
@@ -565,19 +595,7 @@ __global__ void __launch_bounds__(FPS_RUNS_THREADS, 1) fps_sample_runs(fps_args 
     }
     int win;
     unsigned long long wkey = warp_max_key(key, &win);
-
-    int32_t *out = a.out + cloud_id * a.m;
-    if (t == 0) {
-        out[0] = a.start;
-        const int64_t s = 3 * (int64_t)a.start;
-        r.q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
-        r.q_count = 1;
-        r.cand_count = 0;
-        r.tau = INFINITY;
-        r.done = a.m <= 1;
-    }
-    unsigned long long evals = 0, cand_evals = 0;
-    int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's */
+    unsigned evals = 0;
     __syncthreads();
 
     while (!r.done) {
@@ -641,19 +659,11 @@ __global__ void __launch_bounds__(FPS_RUNS_THREADS, 1) fps_sample_runs(fps_args 
             post_xyz[warp] = make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
         }
         __syncthreads();
-        if (warp == 0) {
-            j = take_round(&r, post_key, post_xyz, warps, j, a.m, &level, out, &cand_evals);
-            rounds++;
-        }
-        __syncthreads();
+        __syncthreads(); /* the taker's round */
     }
-    evals = __reduce_add_sync(0xffffffffu, (unsigned)evals);
+    evals = __reduce_add_sync(0xffffffffu, evals);
     if (lane == 0 && evals)
-        atomicAdd(a.evals, evals);
-    if (t == 0) {
-        atomicAdd(a.evals, cand_evals);
-        atomicAdd(a.rounds, (unsigned long long)rounds);
-    }
+        atomicAdd(a.evals, (unsigned long long)evals);
 }
 
 /* ---- host side --------------------------------------------------------------- */
@@ -662,7 +672,7 @@ typedef struct {
     pcb_cuda_ctx ctx;
     fps_args args;
     int warps;   /* the bucket sampler's block: 16 warps (8 or 32 for tuning) */
-    int runs;    /* the run sampler's threads, or 0: the bucket sampler */
+    int runs;    /* the run sampler's threads (owners and the taker), or 0: buckets */
     size_t smem; /* dynamic shared memory of the sampler */
     int end_bit; /* sort key bits */
     void *arena, *temp;
@@ -723,7 +733,7 @@ static int setup(pruned_state *s)
                          : s->warps == 16 ? (const void *)fps_sample<16>
                                           : (const void *)fps_sample<32>;
     /* Runs: x, y, z, minimum and a 16-bit index a slot, if the cloud fits. */
-    const size_t run_bytes = (size_t)a->run * s->runs * RUN_BYTES;
+    const size_t run_bytes = (size_t)a->run * (s->runs - 32) * RUN_BYTES;
     if (s->runs && run_bytes + sizeof(round_state) + 32 * (8 + 16) <= (size_t)optin) {
         s->smem = run_bytes;
         kernel = (const void *)fps_sample_runs;
@@ -807,7 +817,7 @@ static int pruned_prepare(const pcb_task *t, void **state)
     s->warps = warps_for();
     if (t->n <= FPS_RUNS_MAX_N && !getenv("PCBENCH_FPS_WARPS")) {
         a->run = fps_run_length(a->n);
-        s->runs = ((a->n + a->run - 1) / a->run + 31) / 32 * 32;
+        s->runs = ((a->n + a->run - 1) / a->run + 31) / 32 * 32 + 32;
     }
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;

@@ -61,14 +61,14 @@ SP_FN int fps_group_size(int buckets, int warps)
     return s < 1 ? 1 : s > FPS_GROUP_MAX ? FPS_GROUP_MAX : s;
 }
 
-/* The run kernel takes clouds of up to FPS_RUNS_MAX_N points: its at most
- * 512 threads own runs of at most 8 (timed on the H100: longer runs lose to
- * the bucket kernel, whose warps share a bucket's 32 points). */
-enum { FPS_RUNS_THREADS = 512, FPS_RUNS_MAX_N = 8 * FPS_RUNS_THREADS };
+/* The run kernel takes clouds of up to FPS_RUNS_MAX_N points (its shared
+ * memory holds 18 bytes a point), its up to 992 owner threads runs of equal
+ * length. */
+enum { FPS_RUNS_OWNERS = 992, FPS_RUNS_MAX_N = 12288 };
 
 SP_FN int fps_run_length(int n)
 {
-    return (n + FPS_RUNS_THREADS - 1) / FPS_RUNS_THREADS;
+    return (n + FPS_RUNS_OWNERS - 1) / FPS_RUNS_OWNERS;
 }
 
 #endif
