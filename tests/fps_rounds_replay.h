@@ -68,6 +68,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     int *cand = malloc((size_t)n * sizeof *cand);
     float *cand_v = malloc((size_t)n * sizeof *cand_v);
     float(*q)[3] = malloc((size_t)(FPS_ROUND_CAP + 1) * sizeof *q);
+    uint64_t start_key[FPS_GROUP_MAX];
     int rc = -1;
     if (!order || !p || !id || !mind || !bbox || !gbox || !bkey || !gkey || !cand || !cand_v || !q)
         goto done;
@@ -121,16 +122,19 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     while (j < m) {
         /* Apply the samples, group by group, sample by sample; a group is
          * tested against its key at the start of the round, a bucket against
-         * its current key. */
+         * its current key, a run against its key at the start. */
         for (int g = 0; g < G; g++) {
             const float gval = fps_key_dist(gkey[g]);
             int touched = 0;
+            for (int b = g * S; b < (g + 1) * S && b < B; b++)
+                start_key[b - g * S] = bkey[b];
             for (int s = 0; s < count; s++) {
                 if (!(replay_box_d2(&gbox[g], q[s]) < gval))
                     continue;
                 touched = 1;
                 for (int b = g * S; b < (g + 1) * S && b < B; b++) {
-                    if (!(replay_box_d2(&bbox[b], q[s]) < fps_key_dist(bkey[b])))
+                    const uint64_t test = padded ? bkey[b] : start_key[b - g * S];
+                    if (!(replay_box_d2(&bbox[b], q[s]) < fps_key_dist(test)))
                         continue;
                     bkey[b] = 0;
                     for (int k = b * U; k < (b + 1) * U && (padded || k < n); k++) {

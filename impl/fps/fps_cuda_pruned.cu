@@ -520,8 +520,9 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * in registers. The rounds are the bucket kernel's with a warp's 32 runs for
  * a group and a run for a bucket: lanes test the samples against the warp's
  * box and key, then each thread tests every sample that reached the warp
- * against its run's box and key and updates its own minima: no reduction
- * across lanes. The block's last warp owns nothing and takes the rounds'
+ * against its run's box and key (both as they were when the round began)
+ * and lowers its own minima by all the samples that reach it in one pass:
+ * no reduction across lanes. The block's last warp owns nothing and takes the rounds'
  * samples: with none of the owners' state live, its candidates stay in
  * registers (a block of 1024 threads has 64 a thread; warp 0 taking them
  * besides its runs picked 2.5 times slower). The two code paths meet at the
@@ -599,39 +600,45 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     __syncthreads();
 
     while (!r.done) {
+        /* The samples that reach the warp's box, then those of them that
+         * reach the run's (both against the keys at the start of the
+         * round); then each slot is lowered by all of those at once and the
+         * run's farthest point found in the same pass. */
         const int count = r.q_count;
-        const float tau = r.tau, wval = fps_key_dist(wkey);
+        const float tau = r.tau, wval = fps_key_dist(wkey), kval = fps_key_dist(key);
         for (int s0 = 0; s0 < count; s0 += 32) {
             const int s = s0 + lane;
             const float4 p = r.q[s < count ? s : 0];
-            unsigned hits = __ballot_sync(0xffffffffu, s < count && sp_box_d2(wlo, whi, p.x, p.y,
-                                                                              p.z) < wval);
-            while (hits) {
-                const int k = __ffs(hits) - 1;
-                hits &= hits - 1;
-                const float qx = __shfl_sync(0xffffffffu, p.x, k),
-                            qy = __shfl_sync(0xffffffffu, p.y, k),
-                            qz = __shfl_sync(0xffffffffu, p.z, k);
-                if (!(sp_box_d2(lo, hi, qx, qy, qz) < fps_key_dist(key)))
-                    continue;
-                /* New minima, and the run's new farthest point. */
-                float far = -1.0f;
-                low = 0xffffffffu;
-#pragma unroll 4
-                for (int i = 0; i < own; i++) {
-                    const int e = i * T + t;
-                    const float d = fps_dist(sx[e], sy[e], sz[e], qx, qy, qz);
-                    float v = sm[e];
-                    if (d < v)
-                        sm[e] = v = d;
-                    const uint32_t id = (uint32_t)sid[e] << 5 | i;
-                    if (v > far || (v == far && id < low))
-                        far = v, low = id;
-                }
-                key = fps_key(far, low >> 5);
-                at = low & 31;
-                evals += own;
+            const unsigned hits = __ballot_sync(
+                0xffffffffu, s < count && sp_box_d2(wlo, whi, p.x, p.y, p.z) < wval);
+            unsigned mine = 0;
+            for (unsigned h = hits; h; h &= h - 1) {
+                const float4 q = r.q[s0 + __ffs(h) - 1];
+                if (sp_box_d2(lo, hi, q.x, q.y, q.z) < kval)
+                    mine |= h & -h;
             }
+            if (!mine)
+                continue;
+            float far = -1.0f;
+            low = 0xffffffffu;
+            for (int i = 0; i < own; i++) {
+                const int e = i * T + t;
+                const float px = sx[e], py = sy[e], pz = sz[e], before = sm[e];
+                float v = before;
+                for (unsigned h = mine; h; h &= h - 1) {
+                    const float4 q = r.q[s0 + __ffs(h) - 1];
+                    const float d = fps_dist(px, py, pz, q.x, q.y, q.z);
+                    v = d < v ? d : v;
+                }
+                if (v < before)
+                    sm[e] = v;
+                const uint32_t id = (uint32_t)sid[e] << 5 | i;
+                if (v > far || (v == far && id < low))
+                    far = v, low = id;
+            }
+            key = fps_key(far, low >> 5);
+            at = low & 31;
+            evals += own * __popc(mine);
         }
         /* Candidates, slot by slot, a place for the warp's at once; once
          * the list has overflowed the count no longer matters. */
