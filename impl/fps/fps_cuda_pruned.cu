@@ -619,22 +619,36 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             }
             if (!mine)
                 continue;
+            /* Four samples at a time in registers, their distances to a
+             * slot independent of each other; the farthest point after the
+             * last four. */
             float far = -1.0f;
-            low = 0xffffffffu;
-            for (int i = 0; i < own; i++) {
-                const int e = i * T + t;
-                const float px = sx[e], py = sy[e], pz = sz[e], before = sm[e];
-                float v = before;
-                for (unsigned h = mine; h; h &= h - 1) {
-                    const float4 q = r.q[s0 + __ffs(h) - 1];
-                    const float d = fps_dist(px, py, pz, q.x, q.y, q.z);
-                    v = d < v ? d : v;
+            for (unsigned left = mine; left;) {
+                float4 q[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    q[u] = r.q[s0 + (left ? __ffs(left) - 1 : 0)];
+                    q[u].w = left ? 1.0f : 0.0f;
+                    left &= left - 1;
                 }
-                if (v < before)
-                    sm[e] = v;
-                const uint32_t id = (uint32_t)sid[e] << 5 | i;
-                if (v > far || (v == far && id < low))
-                    far = v, low = id;
+                const bool last = !left;
+                if (last)
+                    far = -1.0f, low = 0xffffffffu;
+                for (int i = 0; i < own; i++) {
+                    const int e = i * T + t;
+                    const float px = sx[e], py = sy[e], pz = sz[e], before = sm[e];
+                    float v = before;
+#pragma unroll
+                    for (int u = 0; u < 4; u++) {
+                        const float d = fps_dist(px, py, pz, q[u].x, q[u].y, q[u].z);
+                        v = q[u].w != 0.0f && d < v ? d : v;
+                    }
+                    if (v < before)
+                        sm[e] = v;
+                    const uint32_t id = (uint32_t)sid[e] << 5 | i;
+                    if (last && (v > far || (v == far && id < low)))
+                        far = v, low = id;
+                }
             }
             key = fps_key(far, low >> 5);
             at = low & 31;
