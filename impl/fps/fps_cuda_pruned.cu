@@ -1,30 +1,30 @@
-/* fps_cuda_pruned.cu - exact FPS on the GPU that skips what a new sample
- * cannot change; the canonical sequence, bit for bit dp's.
+/* fps_cuda_pruned.cu - exact FPS on the GPU that takes many provably-next
+ * samples a round and skips what a sample cannot change; the canonical
+ * sequence, bit for bit dp's.
  *
- * The layout is the CPU `pruned`'s (fps_bucket.h: Morton-sorted slots,
- * buckets of 32, groups of S buckets, boxes and farthest keys), so the
- * buckets a step updates are the same on both, and so is the count of
- * distance evaluations. compute runs three steps, all on the device:
+ * compute runs three steps, all on the device:
  *   1. a block per cloud: its bounding box, then every point's Morton code
  *      keyed by its cloud;
  *   2. one CUB radix sort of the batch (stable: equal codes keep index order);
- *   3. the sampler, a block of 1024 threads per cloud. Its prologue gathers
- *      the sorted points, bucket and group boxes into shared memory (as much
- *      as fits: groups first, then buckets, then points; the rest stays in
- *      global memory, which L2 holds). Then one step a sample:
- *        - lane-parallel, each warp tests its groups' boxes against their
- *          farthest key; for a group the sample can reach, lanes test its
- *          buckets; for a bucket it can reach, each lane updates one
- *          point's running minimum, and a warp max (redux.sync on the key's
- *          two halves) gives the bucket's new key and farthest point;
- *        - each warp posts its best group key and that point's coordinates;
- *        - one barrier; every warp reduces the 32 posts itself, so the next
- *          sample's index and coordinates reach every thread without a
- *          second barrier or a dependent global load.
- *      Posts alternate between two buffers by step parity, which is what
- *      makes one barrier a step enough.
- * A step's cost is the barrier and a few dependent shared-memory loads and
- * reductions (a few hundred cycles), plus the buckets near the sample. */
+ *   3. the sampler, a block per cloud, a round at a time (fps_rounds.h: why
+ *      each round's picks are dp's). A round: every warp applies the last
+ *      round's samples to the points they can reach, gathers its points
+ *      above the threshold (the candidates) and posts its farthest point;
+ *      one barrier; one warp runs FPS on the candidates while the farthest
+ *      stays above the threshold; one more barrier. Two samplers:
+ *        - the run kernel, clouds of up to FPS_RUNS_MAX_N points: owner
+ *          threads hold runs of sorted points in shared memory (no
+ *          reduction across lanes in the update), and a warp that owns
+ *          nothing takes the samples;
+ *        - the bucket kernel, any cloud: the CPU `pruned`'s layout
+ *          (fps_bucket.h: buckets of 32 slots, groups of buckets, boxes and
+ *          farthest keys), groups, buckets and points in shared memory as far
+ *          as they fit (the rest in global memory, which L2 holds); warps
+ *          own groups, lanes test buckets, a warp updates a bucket's 32
+ *          minima and reduces its new key.
+ * The CPU replay in tests/fps_rounds_replay.h takes the same rounds with the
+ * same tests: the tests require the kernel's counts of distances and rounds
+ * to equal it. */
 #include <cub/cub.cuh>
 #include <stdint.h>
 #include <stdlib.h>
@@ -918,8 +918,8 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = INT32_MAX},
     .max_gap = 0,
     .known_defect = NULL,
-    .summary = "Morton buckets with bounding boxes in shared memory, a block per cloud, "
-               "one barrier a step; skips what a sample cannot reach",
+    .summary = "rounds of provably-next samples (FPS among the candidates above a threshold), "
+               "Morton runs or buckets with bounding boxes, a block per cloud",
     .available = pcb_cuda_available,
     .prepare = pruned_prepare,
     .compute = pruned_compute,
