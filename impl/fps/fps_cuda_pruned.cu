@@ -380,6 +380,20 @@ __device__ int take_round(round_state *r, const unsigned long long *post_key, co
     return j + taken;
 }
 
+/* Thread 0, before the first round: the start is the first sample and the
+ * one sample to apply; no candidates yet (tau +inf: the first round takes
+ * the farthest point alone). */
+__device__ void begin_rounds(round_state *r, const float *xyz, int start, int m, int32_t *out)
+{
+    out[0] = start;
+    const int64_t s = 3 * (int64_t)start;
+    r->q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
+    r->q_count = 1;
+    r->cand_count = 0;
+    r->tau = INFINITY;
+    r->done = m <= 1;
+}
+
 template <int WARPS>
 __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
 {
@@ -466,15 +480,8 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
         c.gbest[g] = c.bbest[far];
     }
     int32_t *out = a.out + cloud_id * a.m;
-    if (threadIdx.x == 0) {
-        out[0] = a.start;
-        const int64_t s = 3 * (int64_t)a.start;
-        r.q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
-        r.q_count = 1;
-        r.cand_count = 0;
-        r.tau = INFINITY; /* the first round takes the farthest point alone */
-        r.done = a.m <= 1;
-    }
+    if (threadIdx.x == 0)
+        begin_rounds(&r, xyz, a.start, a.m, out);
     unsigned long long evals = 0, cand_evals = 0;
     int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's */
     __syncthreads();
@@ -539,15 +546,8 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x - 32, warps = T >> 5;
     const float *xyz = a.xyz + cloud_id * a.n * 3;
     int32_t *out = a.out + cloud_id * a.m;
-    if (t == 0) {
-        out[0] = a.start;
-        const int64_t s = 3 * (int64_t)a.start;
-        r.q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
-        r.q_count = 1;
-        r.cand_count = 0;
-        r.tau = INFINITY;
-        r.done = a.m <= 1;
-    }
+    if (t == 0)
+        begin_rounds(&r, xyz, a.start, a.m, out);
 
     if (warp == warps) { /* the taker */
         unsigned long long cand_evals = 0;
