@@ -57,7 +57,6 @@ SP_FN float sp_bits_float(uint32_t u)
 #endif
 }
 
-/* d >= 0 (a running minimum, possibly +inf); idx a point's index. */
 SP_FN float sp_d2(float dx, float dy, float dz)
 {
     return SP_ADD(SP_ADD(SP_MUL(dx, dx), SP_MUL(dy, dy)), SP_MUL(dz, dz));

@@ -57,7 +57,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
                          replay_counts *c)
 {
     const int U = warps ? FPS_BUCKET : fps_run_length(n), padded = warps != 0;
-    const int B = warps ? (n + U - 1) / U : ((n + U - 1) / U + 31) / 32 * 32, slots = B * U;
+    const int B = warps ? (n + U - 1) / U : fps_run_owners(n), slots = B * U;
     const int S = warps ? fps_group_size(B, warps) : 32, G = (B + S - 1) / S;
     replay_order *order = malloc((size_t)n * sizeof *order);
     float(*p)[3] = malloc((size_t)slots * sizeof *p);

@@ -31,6 +31,7 @@ enum {
     FPS_MORTON_BITS = 10 /* an axis: 1024 cells along the widest side are plenty */
 };
 
+/* d >= 0 (a running minimum, possibly +inf); idx a point's index. */
 SP_FN uint64_t fps_key(float d, uint32_t idx)
 {
     return (uint64_t)sp_float_bits(d) << 32 | (uint32_t)~idx;

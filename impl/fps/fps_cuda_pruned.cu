@@ -123,6 +123,17 @@ __device__ __forceinline__ float box_dist(const float4 *box, float qx, float qy,
     return sp_box_d2(l, h, qx, qy, qz);
 }
 
+/* The union of the lanes' boxes (lo, hi), in every lane; an empty box
+ * (+inf, -inf) changes nothing. */
+__device__ __forceinline__ void warp_box(float *lo, float *hi)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fminf(lo[d], __shfl_xor_sync(0xffffffffu, lo[d], o));
+            hi[d] = fmaxf(hi[d], __shfl_xor_sync(0xffffffffu, hi[d], o));
+        }
+}
+
 /* Up to BATCH buckets (b[u] < 0: none), every lane one slot of each: all
  * loads first, so their latencies overlap; then each bucket's new key and
  * farthest point (written by lane 0). */
@@ -443,19 +454,15 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
     __syncthreads();
     for (int b = warp; b < B; b += WARPS) {
         const float4 p = c.pts[b * FPS_BUCKET + lane];
-        float v[6] = {p.x, p.y, p.z, p.x, p.y, p.z};
-        for (int o = 16; o > 0; o >>= 1)
-            for (int d = 0; d < 6; d++) {
-                const float u = __shfl_xor_sync(0xffffffffu, v[d], o);
-                v[d] = d < 3 ? fminf(v[d], u) : fmaxf(v[d], u);
-            }
+        float lo[3] = {p.x, p.y, p.z}, hi[3] = {p.x, p.y, p.z};
+        warp_box(lo, hi);
         int win;
         const unsigned long long key = warp_max_key(fps_key(INFINITY, __float_as_uint(p.w)), &win);
         if (lane == win)
             c.bbest[b] = make_float4(p.x, p.y, p.z, 0.0f);
         if (lane == 0) {
-            c.bbox[2 * b] = make_float4(v[0], v[1], v[2], 0.0f);
-            c.bbox[2 * b + 1] = make_float4(v[3], v[4], v[5], 0.0f);
+            c.bbox[2 * b] = make_float4(lo[0], lo[1], lo[2], 0.0f);
+            c.bbox[2 * b + 1] = make_float4(hi[0], hi[1], hi[2], 0.0f);
             c.bkey[b] = key;
         }
     }
@@ -529,11 +536,11 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * box and key, then each thread tests every sample that reached the warp
  * against its run's box and key (both as they were when the round began)
  * and lowers its own minima by all the samples that reach it in one pass:
- * no reduction across lanes. The block's last warp owns nothing and takes the rounds'
- * samples: with none of the owners' state live, its candidates stay in
- * registers (a block of 1024 threads has 64 a thread; warp 0 taking them
- * besides its runs picked 2.5 times slower). The two code paths meet at the
- * same two barriers a round. */
+ * no reduction across lanes. The block's last warp owns nothing and takes
+ * the rounds' samples: with none of the owners' state live, its candidates
+ * stay in registers (a block of 1024 threads has 64 a thread; warp 0 taking
+ * them besides its runs picked 2.5 times slower). The two code paths meet
+ * at the same two barriers a round. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t) };
 
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
@@ -586,14 +593,8 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     unsigned long long key = own > 0 ? fps_key(INFINITY, low >> 5) : 0ull;
     int at = low & 31;
     /* The warp's box (the union of its runs') and key. */
-    float wlo[3], whi[3];
-    for (int d = 0; d < 3; d++) {
-        wlo[d] = lo[d], whi[d] = hi[d];
-        for (int o = 16; o > 0; o >>= 1) {
-            wlo[d] = fminf(wlo[d], __shfl_xor_sync(0xffffffffu, wlo[d], o));
-            whi[d] = fmaxf(whi[d], __shfl_xor_sync(0xffffffffu, whi[d], o));
-        }
-    }
+    float wlo[3] = {lo[0], lo[1], lo[2]}, whi[3] = {hi[0], hi[1], hi[2]};
+    warp_box(wlo, whi);
     int win;
     unsigned long long wkey = warp_max_key(key, &win);
     unsigned evals = 0;
@@ -624,11 +625,11 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
              * last four. */
             float far = -1.0f;
             for (unsigned left = mine; left;) {
+                const int now = min(__popc(left), 4);
                 float4 q[4];
 #pragma unroll
                 for (int u = 0; u < 4; u++) {
                     q[u] = r.q[s0 + (left ? __ffs(left) - 1 : 0)];
-                    q[u].w = left ? 1.0f : 0.0f;
                     left &= left - 1;
                 }
                 const bool last = !left;
@@ -641,7 +642,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 #pragma unroll
                     for (int u = 0; u < 4; u++) {
                         const float d = fps_dist(px, py, pz, q[u].x, q[u].y, q[u].z);
-                        v = q[u].w != 0.0f && d < v ? d : v;
+                        v = u < now && d < v ? d : v;
                     }
                     if (v < before)
                         sm[e] = v;
@@ -754,7 +755,7 @@ static int setup(pruned_state *s)
                          : s->warps == 16 ? (const void *)fps_sample<16>
                                           : (const void *)fps_sample<32>;
     /* Runs: x, y, z, minimum and a 16-bit index a slot, if the cloud fits. */
-    const size_t run_bytes = (size_t)a->run * (s->runs - 32) * RUN_BYTES;
+    const size_t run_bytes = s->runs ? (size_t)a->run * (s->runs - 32) * RUN_BYTES : 0;
     if (s->runs && run_bytes + sizeof(round_state) + 32 * (8 + 16) <= (size_t)optin) {
         s->smem = run_bytes;
         kernel = (const void *)fps_sample_runs;
@@ -838,7 +839,7 @@ static int pruned_prepare(const pcb_task *t, void **state)
     s->warps = warps_for();
     if (t->n <= FPS_RUNS_MAX_N && !getenv("PCBENCH_FPS_WARPS")) {
         a->run = fps_run_length(a->n);
-        s->runs = ((a->n + a->run - 1) / a->run + 31) / 32 * 32 + 32;
+        s->runs = fps_run_owners(a->n) + 32; /* and the taker */
     }
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;

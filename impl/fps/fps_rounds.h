@@ -71,4 +71,11 @@ SP_FN int fps_run_length(int n)
     return (n + FPS_RUNS_OWNERS - 1) / FPS_RUNS_OWNERS;
 }
 
+/* Owner threads for those runs, whole warps. */
+SP_FN int fps_run_owners(int n)
+{
+    const int run = fps_run_length(n);
+    return ((n + run - 1) / run + 31) / 32 * 32;
+}
+
 #endif
