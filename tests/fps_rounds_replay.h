@@ -50,14 +50,14 @@ static void replay_grow(replay_box *b, const float *p)
 }
 
 /* One cloud: out[0 .. m) and the counts (added to *c), as the bucket kernel
- * with that many warps takes them or, with warps 0, the run kernel (units
- * of fps_run_length slots a thread, a warp's 32 runs a group, no padding). Returns
- * 0, or -1 out of memory. */
-static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int32_t *out,
-                         replay_counts *c)
+ * with that many warps takes them or, with warps 0, the run kernel over a
+ * cluster of ctas blocks (units of fps_run_length slots a thread, a warp's
+ * 32 runs a group, no padding). Returns 0, or -1 out of memory. */
+static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int ctas,
+                         int32_t *out, replay_counts *c)
 {
-    const int U = warps ? FPS_BUCKET : fps_run_length(n), padded = warps != 0;
-    const int B = warps ? (n + U - 1) / U : fps_run_owners(n), slots = B * U;
+    const int U = warps ? FPS_BUCKET : fps_run_length(n, ctas), padded = warps != 0;
+    const int B = warps ? (n + U - 1) / U : fps_run_owners(n, ctas), slots = B * U;
     const int S = warps ? fps_group_size(B, warps) : 32, G = (B + S - 1) / S;
     replay_order *order = malloc((size_t)n * sizeof *order);
     float(*p)[3] = malloc((size_t)slots * sizeof *p);

@@ -222,7 +222,9 @@ static const struct {
  * point. */
 static void rounds_replay_equals_dp(void)
 {
-    static const int warps[] = {0, 8, 16, 32}; /* 0: the run kernel */
+    static const struct {
+        int warps, ctas; /* warps 0: the run kernel over a cluster of ctas blocks */
+    } layouts[] = {{0, 1}, {0, 2}, {0, 8}, {8, 1}, {16, 1}, {32, 1}};
     for (size_t s = 0; s < sizeof replay_sets / sizeof replay_sets[0]; s++) {
         const int64_t n = replay_sets[s].n, m = replay_sets[s].m;
         float *xyz = make(replay_sets[s].kind, 1, n, 90 + s);
@@ -230,20 +232,21 @@ static void rounds_replay_equals_dp(void)
             xyz[i] *= replay_sets[s].scale;
         pcb_task t = fps_task(xyz, 1, n, m, replay_sets[s].start, 0);
         int32_t *ref = run(impl("dp"), &t, NULL), *got = malloc((size_t)m * sizeof *got);
-        for (size_t w = 0; xyz && got && w < sizeof warps / sizeof warps[0]; w++) {
+        for (size_t w = 0; xyz && got && w < sizeof layouts / sizeof layouts[0]; w++) {
+            const int warps = layouts[w].warps, ctas = layouts[w].ctas;
             replay_counts c = {0};
-            CHECK(rounds_replay(xyz, (int)n, (int)m, (int)replay_sets[s].start, warps[w], got,
+            CHECK(rounds_replay(xyz, (int)n, (int)m, (int)replay_sets[s].start, warps, ctas, got,
                                 &c) == 0);
             if (!same(got, ref, m))
-                fprintf(stderr, "  the rounds (%d warps) differ from dp on %s n=%lld\n", warps[w],
-                        replay_sets[s].kind, (long long)n);
+                fprintf(stderr, "  the rounds (%d warps, %d blocks) differ from dp on %s n=%lld\n",
+                        warps, ctas, replay_sets[s].kind, (long long)n);
             CHECK(same(got, ref, m));
             CHECK(c.rounds <= m);
             if (!strcmp(replay_sets[s].kind, "uniform") && n == 20000)
                 CHECK(c.rounds * 20 < m); /* about 80 rounds for 2,000 samples */
             if (getenv("PCBENCH_TEST_VERBOSE"))
-                fprintf(stderr, "  %s n=%lld m=%lld warps %d: %lld rounds, %lld alone\n",
-                        replay_sets[s].kind, (long long)n, (long long)m, warps[w],
+                fprintf(stderr, "  %s n=%lld m=%lld warps %d blocks %d: %lld rounds, %lld alone\n",
+                        replay_sets[s].kind, (long long)n, (long long)m, warps, ctas,
                         (long long)c.rounds, (long long)c.taken_alone);
         }
         free(got);
@@ -479,10 +482,12 @@ static void cuda_unrolled(void)
 /* cuda_pruned: dp's sequence bit for bit, and the replay's counts of
  * distances and rounds exactly (so the kernel took the same rounds with the
  * same candidates and tests): the run kernel where a cloud fits in shared
- * memory (the bucket kernel's counts are accepted there too, for GPUs with
- * less of it), the bucket kernel with 16 warps beyond, and with the 8 and
- * 32 of PCBENCH_FPS_WARPS on any cloud, with shared memory holding every
- * level, groups and buckets (70,000 points), or groups only (10^6). */
+ * memory, its cloud spread over a cluster of 1, 2, 4 or 8 blocks
+ * (PCBENCH_FPS_CTAS; by default the one the batch leaves SMs for, and the
+ * bucket kernel's counts are accepted there too, for GPUs with less shared
+ * memory); the bucket kernel with 16 warps beyond, and with the 8 and 32 of
+ * PCBENCH_FPS_WARPS on any cloud, with shared memory holding every level,
+ * groups and buckets (70,000 points), or groups only (10^6). */
 static void cuda_pruned(void)
 {
     const pcb_impl *cu = cuda_impl("cuda_pruned");
@@ -500,36 +505,54 @@ static void cuda_pruned(void)
                 {"uniform", 1, 33, 33, 32},       {"uniform", 33, 100, 20, 1},
                 {"uniform", 1, 16385, 500, 3},    {"lidar", 2, 9000, 900, 1},
                 {"uniform", 2, 12289, 700, 0},    {"clusters", 1, 5000, 800, 2}};
-    static const char *const warps[] = {NULL, "8", "32"};
-    for (size_t w = 0; w < sizeof warps / sizeof warps[0]; w++) {
-        if (warps[w])
-            setenv("PCBENCH_FPS_WARPS", warps[w], 1);
+    static const struct {
+        const char *env, *value;
+    } tunings[] = {{NULL, NULL},
+                   {"PCBENCH_FPS_WARPS", "8"},
+                   {"PCBENCH_FPS_WARPS", "32"},
+                   {"PCBENCH_FPS_CTAS", "1"},
+                   {"PCBENCH_FPS_CTAS", "2"},
+                   {"PCBENCH_FPS_CTAS", "4"},
+                   {"PCBENCH_FPS_CTAS", "8"}};
+    for (size_t w = 0; w < sizeof tunings / sizeof tunings[0]; w++) {
+        const char *env = tunings[w].env, *value = tunings[w].value;
+        const char *warps = env && !strcmp(env, "PCBENCH_FPS_WARPS") ? value : NULL;
+        if (env)
+            setenv(env, value, 1);
         for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-            if (warps[w] && sets[s].n > 20000)
+            if (env && sets[s].n > (warps ? 20000 : FPS_RUNS_MAX_N))
                 continue;
             float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);
             pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
             pcb_counters gpu;
             int32_t *ref = run(impl("dp"), &t, NULL), *got = run(cu, &t, &gpu);
             int32_t *replayed = malloc((size_t)(t.batch * t.m) * sizeof *replayed);
-            replay_counts c = {0}, other = {0};
-            const int layout = warps[w] ? atoi(warps[w]) : t.n <= FPS_RUNS_MAX_N ? 0 : 16;
-            for (int64_t b = 0; xyz && replayed && b < t.batch; b++) {
-                const float *cloud = xyz + b * t.n * 3;
-                CHECK(rounds_replay(cloud, (int)t.n, (int)t.m, (int)t.start, layout,
-                                    replayed + b * t.m, &c) == 0);
-                if (layout == 0)
-                    CHECK(rounds_replay(cloud, (int)t.n, (int)t.m, (int)t.start, 16,
-                                        replayed + b * t.m, &other) == 0);
+            /* The layouts the kernel may have taken: the forced one, or by
+             * default runs over any cluster size or buckets; the counts
+             * must equal one's. */
+            const int runs = !warps && t.n <= FPS_RUNS_MAX_N;
+            int layouts[5][2] = {{warps ? atoi(warps) : 16, 1}}, count = 1;
+            if (runs && env)
+                layouts[0][0] = 0, layouts[0][1] = atoi(value);
+            else if (runs)
+                for (int k = 1; k <= FPS_RUNS_CTAS_MAX; k *= 2)
+                    layouts[count][0] = 0, layouts[count++][1] = k;
+            replay_counts c = {0};
+            for (int l = 0; l < count; l++) {
+                replay_counts here = {0};
+                for (int64_t b = 0; xyz && replayed && b < t.batch; b++)
+                    CHECK(rounds_replay(xyz + b * t.n * 3, (int)t.n, (int)t.m, (int)t.start,
+                                        layouts[l][0], layouts[l][1], replayed + b * t.m,
+                                        &here) == 0);
+                if (l == 0 || (here.evals == gpu.distance_evals && here.rounds == gpu.iterations))
+                    c = here;
             }
-            if (layout == 0 && gpu.distance_evals != c.evals && gpu.distance_evals == other.evals)
-                c = other; /* the cloud did not fit: the bucket kernel ran */
             if (!same(got, ref, t.batch * t.m) || gpu.distance_evals != c.evals ||
                 gpu.iterations != c.rounds)
                 fprintf(stderr,
-                        "  cuda_pruned (warps %s) on %s n=%lld: %s dp; distances %lld (replay "
+                        "  cuda_pruned (%s %s) on %s n=%lld: %s dp; distances %lld (replay "
                         "%lld), rounds %lld (replay %lld)\n",
-                        warps[w] ? warps[w] : "default", sets[s].kind, (long long)sets[s].n,
+                        env ? env : "default", env ? value : "", sets[s].kind, (long long)sets[s].n,
                         same(got, ref, t.batch * t.m) ? "equals" : "differs from",
                         (long long)gpu.distance_evals, (long long)c.evals,
                         (long long)gpu.iterations, (long long)c.rounds);
@@ -542,7 +565,8 @@ static void cuda_pruned(void)
             free(got);
             free(xyz);
         }
-        unsetenv("PCBENCH_FPS_WARPS");
+        if (env)
+            unsetenv(env);
     }
     /* Repeated compute on one prepared state gives the same answer. */
     float *xyz = make("lidar", 1, 20000, 5);

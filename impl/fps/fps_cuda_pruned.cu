@@ -25,12 +25,15 @@
  * The CPU replay in tests/fps_rounds_replay.h takes the same rounds with the
  * same tests: the tests require the kernel's counts of distances and rounds
  * to equal it. */
+#include <cooperative_groups.h>
 #include <cub/cub.cuh>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "cuda_util.h"
 #include "fps_rounds.h"
+
+namespace cg = cooperative_groups;
 
 enum {
     CODE_THREADS = 1024,
@@ -42,7 +45,7 @@ enum {
  * into global memory. */
 typedef struct {
     int n, slots, buckets, groups, group_size, m, start;
-    int run;                                    /* the run kernel's slots a thread */
+    int run, ctas;                              /* the run kernel's slots a thread, blocks a cloud */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
     const uint32_t *order;                      /* batch x n: sorted index within its cloud */
@@ -353,16 +356,22 @@ __device__ int take_candidates(round_state *r, int count, float tau, int j, int 
     return taken;
 }
 
-/* Warp 0, between a round's barriers: the global farthest point from the
- * warps' posts, then the round's samples (fps_rounds.h), the next tau, and
- * whether the cloud is done. Returns the next output position. */
+/* The taking warp, between a round's barriers: the global farthest point
+ * from the owner warps' posts, then the round's samples (fps_rounds.h), the
+ * next tau, and whether the cloud is done. Returns the next output
+ * position. */
 __device__ int take_round(round_state *r, const unsigned long long *post_key, const float4 *post_xyz,
-                          int warps, int j, int m, int *level, int32_t *out,
+                          int posts, int j, int m, int *level, int32_t *out,
                           unsigned long long *evals)
 {
     const int lane = threadIdx.x & 31;
-    int win;
-    const unsigned long long top = warp_max_key(lane < warps ? post_key[lane] : 0ull, &win);
+    unsigned long long mine = 0;
+    int at = 0, win;
+    for (int k = lane; k < posts; k += 32)
+        if (post_key[k] > mine)
+            mine = post_key[k], at = k;
+    const unsigned long long top = warp_max_key(mine, &win);
+    const int far_post = __shfl_sync(0xffffffffu, at, win);
     const float far = fps_key_dist(top);
     const int count = r->cand_count;
     int taken = 1;
@@ -379,7 +388,7 @@ __device__ int take_round(round_state *r, const unsigned long long *post_key, co
         bound = tau;
     } else if (lane == 0) {
         out[j] = (int32_t)fps_key_index(top);
-        r->q[0] = post_xyz[win];
+        r->q[0] = post_xyz[far_post];
     }
     *level = fps_round_level(*level, count);
     if (lane == 0) {
@@ -391,12 +400,13 @@ __device__ int take_round(round_state *r, const unsigned long long *post_key, co
     return j + taken;
 }
 
-/* Thread 0, before the first round: the start is the first sample and the
- * one sample to apply; no candidates yet (tau +inf: the first round takes
- * the farthest point alone). */
+/* Thread 0, before the first round: the start is the first sample (written
+ * to out unless NULL) and the one sample to apply; no candidates yet (tau
+ * +inf: the first round takes the farthest point alone). */
 __device__ void begin_rounds(round_state *r, const float *xyz, int start, int m, int32_t *out)
 {
-    out[0] = start;
+    if (out)
+        out[0] = start;
     const int64_t s = 3 * (int64_t)start;
     r->q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
     r->q_count = 1;
@@ -528,54 +538,103 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
 
 /* ---- step 3 for clouds that fit in shared memory: a run of points a thread --- */
 /* The owners, up to 992 threads, each own run = ceil(n / 992) consecutive
- * sorted slots, t*run .. t*run + own - 1 (threads past n own none): their
- * coordinates, 16-bit indexes and minima in shared memory (slot i of owner
- * t at i * owners + t, so a warp's accesses hit 32 banks), their box and key
- * in registers. The rounds are the bucket kernel's with a warp's 32 runs for
- * a group and a run for a bucket: lanes test the samples against the warp's
- * box and key, then each thread tests every sample that reached the warp
- * against its run's box and key (both as they were when the round began)
- * and lowers its own minima by all the samples that reach it in one pass:
- * no reduction across lanes. The block's last warp owns nothing and takes
- * the rounds' samples: with none of the owners' state live, its candidates
- * stay in registers (a block of 1024 threads has 64 a thread; warp 0 taking
- * them besides its runs picked 2.5 times slower). The two code paths meet
- * at the same two barriers a round. */
-enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t) };
+ * sorted slots, o*run .. o*run + own - 1 (owners past n own none): their
+ * coordinates, 16-bit indexes and minima in shared memory (slot i of a
+ * block's owner t at i * owners + t, so a warp's accesses hit 32 banks),
+ * their box and key in registers. The rounds are the bucket kernel's with a
+ * warp's 32 runs for a group and a run for a bucket: lanes test the samples
+ * against the warp's box and key, then each thread tests every sample that
+ * reached the warp against its run's box and key (both as they were when
+ * the round began) and lowers its own minima by all the samples that reach
+ * it in one pass: no reduction across lanes.
+ *
+ * A cloud's owners spread over a cluster of 1, 2, 4 or 8 blocks (as many as
+ * the batch leaves SMs for): the update, two thirds of a round on one SM,
+ * divides among them. Block 0's last warp owns nothing and takes the
+ * rounds' samples: with none of the owners' state live, its candidates stay
+ * in registers (warp 0 taking them besides its runs picked 2.5 times
+ * slower). Owners post their farthest points and candidates into block 0's
+ * shared memory, the taker copies each round's samples into every block's;
+ * the same two barriers a round, across the cluster. */
+enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t), POST_BYTES = 16 + 8 };
+
+__device__ __forceinline__ void round_barrier(int ctas)
+{
+    if (ctas > 1)
+        cg::this_cluster().sync(); /* release and acquire: shared memory across blocks */
+    else
+        __syncthreads();
+}
+
+/* p, a variable in this block's shared memory, in block rank's. */
+template <typename T> __device__ __forceinline__ T *in_block(T *p, int ctas, int rank)
+{
+    return ctas > 1 ? cg::this_cluster().map_shared_rank(p, rank) : p;
+}
+
+/* The taker, after a round: its samples, their count, tau and done into the
+ * other blocks' round states (the candidates and posts stay in block 0's). */
+__device__ void share_round(round_state *r, int ctas)
+{
+    __syncwarp(); /* lane 0 wrote the samples */
+    const int lane = threadIdx.x & 31, count = r->done ? 0 : r->q_count;
+    for (int b = 1; b < ctas; b++) {
+        round_state *d = in_block(r, ctas, b);
+        for (int k = lane; k < count; k += 32)
+            d->q[k] = r->q[k];
+        if (lane == 0) {
+            d->q_count = r->q_count;
+            d->tau = r->tau;
+            d->done = r->done;
+        }
+    }
+}
 
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 {
     extern __shared__ float4 smem[];
-    __shared__ unsigned long long post_key[32];
-    __shared__ float4 post_xyz[32];
     __shared__ round_state r;
-    const int64_t cloud_id = blockIdx.x;
+    const int ctas = a.ctas, rank = (int)(blockIdx.x % ctas);
+    const int64_t cloud_id = blockIdx.x / ctas;
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x - 32, warps = T >> 5;
+    /* Shared memory: a post an owner warp of the cluster (block 0's are
+     * read), then the runs. */
+    float4 *post_xyz = smem;
+    unsigned long long *post_key = (unsigned long long *)(post_xyz + warps * ctas);
     const float *xyz = a.xyz + cloud_id * a.n * 3;
     int32_t *out = a.out + cloud_id * a.m;
     if (t == 0)
-        begin_rounds(&r, xyz, a.start, a.m, out);
+        begin_rounds(&r, xyz, a.start, a.m, rank == 0 ? out : NULL);
 
-    if (warp == warps) { /* the taker */
+    if (warp == warps) { /* block 0's: the taker; the others' only keep the barriers */
         unsigned long long cand_evals = 0;
         int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0;
-        __syncthreads();
+        round_barrier(ctas);
         while (!r.done) {
-            __syncthreads(); /* the owners' posts and candidates are in */
-            j = take_round(&r, post_key, post_xyz, warps, j, a.m, &level, out, &cand_evals);
-            rounds++;
-            __syncthreads();
+            round_barrier(ctas); /* the owners' posts and candidates are in */
+            if (rank == 0) {
+                j = take_round(&r, post_key, post_xyz, warps * ctas, j, a.m, &level, out,
+                               &cand_evals);
+                share_round(&r, ctas);
+                rounds++;
+            }
+            round_barrier(ctas);
         }
-        if (lane == 0) {
+        if (lane == 0 && rank == 0) {
             atomicAdd(a.evals, cand_evals);
             atomicAdd(a.rounds, (unsigned long long)rounds);
         }
         return;
     }
 
-    const int run = a.run, first = t * run, own = max(0, min(run, a.n - first));
-    float *sx = (float *)smem, *sy = sx + run * T, *sz = sy + run * T, *sm = sz + run * T;
+    const int run = a.run, owner = rank * T + t, first = owner * run,
+              own = max(0, min(run, a.n - first));
+    float *sx = (float *)(post_key + warps * ctas), *sy = sx + run * T, *sz = sy + run * T,
+          *sm = sz + run * T;
     uint16_t *sid = (uint16_t *)(sm + run * T);
+    round_state *lead = in_block(&r, ctas, 0);
+    unsigned long long *lead_key = in_block(post_key, ctas, 0);
+    float4 *lead_xyz = in_block(post_xyz, ctas, 0);
     const uint32_t *order = a.order + cloud_id * a.n;
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     uint32_t low = 0xffffffffu;
@@ -591,14 +650,14 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     /* The run's key and the slot of its farthest point (the lowest index at
      * the largest minimum); a thread without points has key 0. */
     unsigned long long key = own > 0 ? fps_key(INFINITY, low >> 5) : 0ull;
-    int at = low & 31;
+    int at = own > 0 ? low & 31 : 0; /* a warp of a cluster's last block may own nothing */
     /* The warp's box (the union of its runs') and key. */
     float wlo[3] = {lo[0], lo[1], lo[2]}, whi[3] = {hi[0], hi[1], hi[2]};
     warp_box(wlo, whi);
     int win;
     unsigned long long wkey = warp_max_key(key, &win);
     unsigned evals = 0;
-    __syncthreads();
+    round_barrier(ctas);
 
     while (!r.done) {
         /* The samples that reach the warp's box, then those of them that
@@ -655,33 +714,41 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             at = low & 31;
             evals += own * __popc(mine);
         }
-        /* Candidates, slot by slot, a place for the warp's at once; once
-         * the list has overflowed the count no longer matters. */
+        /* Candidates: the warp counts its own, takes its places in block
+         * 0's list with one atomic, then writes them (past the list's end
+         * only the count matters). */
         const bool above = own > 0 && fps_key_dist(key) > tau;
-        if (__any_sync(0xffffffffu, above))
-            for (int i = 0; i < run && __shfl_sync(0xffffffffu, r.cand_count, 0) <= FPS_ROUND_CAP;
-                 i++) {
+        if (__any_sync(0xffffffffu, above)) {
+            int ours = 0;
+            for (int i = 0; i < own; i++)
+                ours += sm[i * T + t] > tau;
+            ours = above ? ours : 0;
+            int before = ours; /* inclusive prefix over the lanes */
+            for (int o = 1; o < 32; o <<= 1) {
+                const int v = __shfl_up_sync(0xffffffffu, before, o);
+                before += lane >= o ? v : 0;
+            }
+            int base = 0;
+            if (lane == 31 && before > 0)
+                base = atomicAdd(&lead->cand_count, before);
+            int c = __shfl_sync(0xffffffffu, base, 31) + before - ours;
+            for (int i = 0; i < own && ours > 0 && c < FPS_ROUND_CAP; i++) {
                 const int e = i * T + t;
-                const bool take = above && i < own && sm[e] > tau;
-                const unsigned takers = __ballot_sync(0xffffffffu, take);
-                if (!takers)
-                    continue;
-                int base = 0;
-                if (lane == 0)
-                    base = atomicAdd(&r.cand_count, __popc(takers));
-                const int c = __shfl_sync(0xffffffffu, base, 0) + __popc(takers & ((1u << lane) - 1));
-                if (take && c < FPS_ROUND_CAP) {
-                    r.cand[c] = make_float4(sx[e], sy[e], sz[e], __uint_as_float(sid[e]));
-                    r.cand_v[c] = sm[e];
+                if (sm[e] > tau) {
+                    lead->cand[c] = make_float4(sx[e], sy[e], sz[e], __uint_as_float(sid[e]));
+                    lead->cand_v[c] = sm[e];
+                    c++;
                 }
             }
+        }
         wkey = warp_max_key(key, &win);
         if (lane == win) {
-            post_key[warp] = wkey;
-            post_xyz[warp] = make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
+            lead_key[rank * warps + warp] = wkey;
+            lead_xyz[rank * warps + warp] =
+                make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
         }
-        __syncthreads();
-        __syncthreads(); /* the taker's round */
+        round_barrier(ctas);
+        round_barrier(ctas); /* the taker's round */
     }
     evals = __reduce_add_sync(0xffffffffu, evals);
     if (lane == 0 && evals)
@@ -694,7 +761,7 @@ typedef struct {
     pcb_cuda_ctx ctx;
     fps_args args;
     int warps;   /* the bucket sampler's block: 16 warps (8 or 32 for tuning) */
-    int runs;    /* the run sampler's threads (owners and the taker), or 0: buckets */
+    int runs;    /* the run sampler's threads a block (owners and the taker), or 0: buckets */
     size_t smem; /* dynamic shared memory of the sampler */
     int end_bit; /* sort key bits */
     void *arena, *temp;
@@ -739,6 +806,48 @@ static void place(fps_args *a, size_t limit, size_t *used)
     *used = u;
 }
 
+/* The run kernel's blocks a cloud as PCBENCH_FPS_CTAS forces them (1, 2, 4,
+ * 8; for tuning and tests), or 0: the most whose clusters the GPU holds at
+ * once for the whole batch. */
+static int ctas_forced(void)
+{
+    const char *env = getenv("PCBENCH_FPS_CTAS");
+    const int c = env ? atoi(env) : 0;
+    return c >= 1 && c <= FPS_RUNS_CTAS_MAX && !(c & (c - 1)) ? c : 0;
+}
+
+/* The run kernel over a cluster of ctas blocks a cloud: its runs, threads
+ * and shared memory, into s. Returns 1, or 0 where a block's shared memory
+ * cannot hold them. */
+static int runs_size(pruned_state *s, int ctas, size_t optin)
+{
+    fps_args *a = &s->args;
+    const int owner_warps = fps_run_owners(a->n, ctas) / 32, warps = (owner_warps + ctas - 1) / ctas;
+    a->ctas = ctas;
+    a->run = fps_run_length(a->n, ctas);
+    s->runs = 32 * warps + 32; /* and the taker */
+    s->smem = (size_t)a->run * 32 * warps * RUN_BYTES + (size_t)warps * ctas * POST_BYTES;
+    return s->smem + sizeof(round_state) <= optin;
+}
+
+/* The run kernel's launch for clouds clouds, a cluster of args.ctas blocks
+ * each (cluster: the attribute that says so, which cfg points to). */
+static cudaLaunchConfig_t runs_launch(const pruned_state *s, unsigned clouds,
+                                      cudaLaunchAttribute *cluster)
+{
+    cluster->id = cudaLaunchAttributeClusterDimension;
+    cluster->val.clusterDim.x = (unsigned)s->args.ctas;
+    cluster->val.clusterDim.y = cluster->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(clouds * (unsigned)s->args.ctas);
+    cfg.blockDim = dim3((unsigned)s->runs);
+    cfg.dynamicSmemBytes = s->smem;
+    cfg.stream = s->ctx.stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = s->args.ctas > 1;
+    return cfg;
+}
+
 static int setup(pruned_state *s)
 {
     const pcb_task *t = &s->task;
@@ -750,18 +859,42 @@ static int setup(pruned_state *s)
     PCB_CUDA_TRY(cudaGetDevice(&dev));
     PCB_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     const size_t statics = sizeof(round_state) + (size_t)s->warps * (8 + 16); /* and the posts */
-    place(a, (size_t)optin > statics ? (size_t)optin - statics : 0, &s->smem);
     const void *kernel = s->warps == 8    ? (const void *)fps_sample<8>
                          : s->warps == 16 ? (const void *)fps_sample<16>
                                           : (const void *)fps_sample<32>;
-    /* Runs: x, y, z, minimum and a 16-bit index a slot, if the cloud fits. */
-    const size_t run_bytes = s->runs ? (size_t)a->run * (s->runs - 32) * RUN_BYTES : 0;
-    if (s->runs && run_bytes + sizeof(round_state) + 32 * (8 + 16) <= (size_t)optin) {
-        s->smem = run_bytes;
-        kernel = (const void *)fps_sample_runs;
-    } else {
-        s->runs = 0;
+    /* Runs: x, y, z, minimum and a 16-bit index a slot, if the cloud fits;
+     * its owner warps spread over a cluster of blocks, fewer where the GPU
+     * cannot hold a cluster that size. */
+    if (s->runs) {
+        const void *runs_kernel = (const void *)fps_sample_runs;
+        const int forced = ctas_forced();
+        int chosen = 0, fallback = 0; /* blocks a cloud; the most that fit a block's memory */
+        for (int c = forced ? forced : FPS_RUNS_CTAS_MAX; c >= 1 && !chosen; c >>= 1) {
+            if (!runs_size(s, c, (size_t)optin))
+                continue;
+            fallback = fallback ? fallback : c;
+            PCB_CUDA_TRY(cudaFuncSetAttribute(
+                runs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
+            int fit = 1 << 30;
+            if (c > 1) {
+                cudaLaunchAttribute cluster;
+                const cudaLaunchConfig_t cfg = runs_launch(s, 1, &cluster);
+                if (cudaOccupancyMaxActiveClusters(&fit, fps_sample_runs, &cfg) != cudaSuccess) {
+                    (void)cudaGetLastError(); /* clusters this GPU cannot run */
+                    fit = 0;
+                }
+            }
+            if (fit >= t->batch || (forced && fit > 0))
+                chosen = c;
+        }
+        chosen = chosen ? chosen : fallback;
+        if (chosen && runs_size(s, chosen, (size_t)optin))
+            kernel = runs_kernel;
+        else
+            s->runs = 0;
     }
+    if (!s->runs)
+        place(a, (size_t)optin > statics ? (size_t)optin - statics : 0, &s->smem);
     PCB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)s->smem));
 
@@ -837,10 +970,7 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->buckets = (a->n + FPS_BUCKET - 1) / FPS_BUCKET;
     a->slots = a->buckets * FPS_BUCKET;
     s->warps = warps_for();
-    if (t->n <= FPS_RUNS_MAX_N && !getenv("PCBENCH_FPS_WARPS")) {
-        a->run = fps_run_length(a->n);
-        s->runs = fps_run_owners(a->n) + 32; /* and the taker */
-    }
+    s->runs = t->n <= FPS_RUNS_MAX_N && !getenv("PCBENCH_FPS_WARPS"); /* setup sizes it */
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;
     int rc = setup(s);
@@ -867,9 +997,11 @@ static int pruned_compute(void *state)
                                                  s->vals[0], s->vals[1], t->batch * t->n, 0,
                                                  s->end_bit, s->ctx.stream));
     const unsigned grid = (unsigned)t->batch;
-    if (s->runs)
-        fps_sample_runs<<<grid, s->runs, s->smem, s->ctx.stream>>>(s->args);
-    else if (s->warps == 8)
+    if (s->runs) {
+        cudaLaunchAttribute cluster;
+        const cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
+        PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs, s->args));
+    } else if (s->warps == 8)
         fps_sample<8><<<grid, 8 * 32, s->smem, s->ctx.stream>>>(s->args);
     else if (s->warps == 16)
         fps_sample<16><<<grid, 16 * 32, s->smem, s->ctx.stream>>>(s->args);

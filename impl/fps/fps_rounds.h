@@ -61,20 +61,22 @@ SP_FN int fps_group_size(int buckets, int warps)
     return s < 1 ? 1 : s > FPS_GROUP_MAX ? FPS_GROUP_MAX : s;
 }
 
-/* The run kernel takes clouds of up to FPS_RUNS_MAX_N points (its shared
- * memory holds 18 bytes a point), its up to 992 owner threads runs of equal
- * length. */
-enum { FPS_RUNS_OWNERS = 992, FPS_RUNS_MAX_N = 12288 };
+/* The run kernel takes clouds of up to FPS_RUNS_MAX_N points (its 16-bit
+ * indexes, 18 bytes a point in one block's shared memory) over a cluster of
+ * 1 to FPS_RUNS_CTAS_MAX blocks, up to 992 owner threads a block, runs of
+ * equal length. */
+enum { FPS_RUNS_OWNERS = 992, FPS_RUNS_MAX_N = 12288, FPS_RUNS_CTAS_MAX = 8 };
 
-SP_FN int fps_run_length(int n)
+SP_FN int fps_run_length(int n, int ctas)
 {
-    return (n + FPS_RUNS_OWNERS - 1) / FPS_RUNS_OWNERS;
+    const int owners = FPS_RUNS_OWNERS * ctas;
+    return (n + owners - 1) / owners;
 }
 
 /* Owner threads for those runs, whole warps. */
-SP_FN int fps_run_owners(int n)
+SP_FN int fps_run_owners(int n, int ctas)
 {
-    const int run = fps_run_length(n);
+    const int run = fps_run_length(n, ctas);
     return ((n + run - 1) / run + 31) / 32 * 32;
 }
 
