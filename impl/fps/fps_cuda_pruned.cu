@@ -80,6 +80,19 @@ __device__ float block_reduce(float v, int is_max, float *scratch)
     return v;
 }
 
+/* The cloud's Morton frame (fps_frame of its bounding box), in every thread
+ * of the block; lo and hi start as the thread's share of the box. */
+__device__ void cloud_frame(float *lo, float *hi, float *scratch, float *frame)
+{
+    for (int d = 0; d < 3; d++) {
+        lo[d] = block_reduce(lo[d], 0, scratch);
+        hi[d] = block_reduce(hi[d], 1, scratch);
+    }
+    if (threadIdx.x == 0)
+        fps_frame(lo, hi, frame);
+    __syncthreads();
+}
+
 __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int n,
                                                      unsigned long long *keys, uint32_t *vals)
 {
@@ -93,19 +106,54 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
             lo[d] = fminf(lo[d], p[3 * k + d]);
             hi[d] = fmaxf(hi[d], p[3 * k + d]);
         }
-    for (int d = 0; d < 3; d++) {
-        lo[d] = block_reduce(lo[d], 0, scratch);
-        hi[d] = block_reduce(hi[d], 1, scratch);
-    }
-    if (threadIdx.x == 0)
-        fps_frame(lo, hi, frame);
-    __syncthreads();
+    cloud_frame(lo, hi, scratch, frame);
     for (int64_t k = threadIdx.x; k < n; k += CODE_THREADS) {
         keys[cloud * n + k] = (unsigned long long)cloud << CODE_BITS |
                               sp_morton(frame, p[3 * k], p[3 * k + 1], p[3 * k + 2],
                                         FPS_MORTON_BITS);
         vals[cloud * n + k] = (uint32_t)k;
     }
+}
+
+/* Clouds the run kernel takes: codes and the sort in one block a cloud, no
+ * device-wide sort (its seven launches took 0.05 ms at 10,000 points). A
+ * thread holds points t * SORT_ITEMS ..., so the block's order is index
+ * order and the stable sort keeps equal codes in it; slots past n sort
+ * last (the largest key, and after every point in index order). */
+enum { SORT_ITEMS = (FPS_RUNS_MAX_N + CODE_THREADS - 1) / CODE_THREADS };
+typedef cub::BlockRadixSort<uint32_t, CODE_THREADS, SORT_ITEMS, uint32_t> block_sort;
+
+__global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float *xyz, int n,
+                                                                    uint32_t *order)
+{
+    extern __shared__ float4 sort_smem[]; /* block_sort's */
+    __shared__ float scratch[CODE_THREADS / 32];
+    __shared__ float frame[4];
+    const int64_t cloud = blockIdx.x;
+    const float *p = xyz + cloud * n * 3;
+    const int first = threadIdx.x * SORT_ITEMS;
+    float x[SORT_ITEMS], y[SORT_ITEMS], z[SORT_ITEMS];
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < SORT_ITEMS; i++) {
+        const int k = first + i < n ? first + i : n - 1;
+        x[i] = p[3 * k], y[i] = p[3 * k + 1], z[i] = p[3 * k + 2];
+        lo[0] = fminf(lo[0], x[i]), lo[1] = fminf(lo[1], y[i]), lo[2] = fminf(lo[2], z[i]);
+        hi[0] = fmaxf(hi[0], x[i]), hi[1] = fmaxf(hi[1], y[i]), hi[2] = fmaxf(hi[2], z[i]);
+    }
+    cloud_frame(lo, hi, scratch, frame);
+    uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
+#pragma unroll
+    for (int i = 0; i < SORT_ITEMS; i++) {
+        key[i] = first + i < n ? (uint32_t)sp_morton(frame, x[i], y[i], z[i], FPS_MORTON_BITS)
+                               : (1u << CODE_BITS) - 1;
+        val[i] = (uint32_t)(first + i);
+    }
+    block_sort(*(block_sort::TempStorage *)sort_smem).Sort(key, val, 0, CODE_BITS);
+#pragma unroll
+    for (int i = 0; i < SORT_ITEMS; i++)
+        if (first + i < n)
+            order[cloud * n + first + i] = val[i];
 }
 
 /* ---- step 3: the sampler, a round at a time (fps_rounds.h) ----------------- */
@@ -895,6 +943,10 @@ static int setup(pruned_state *s)
     }
     if (!s->runs)
         place(a, (size_t)optin > statics ? (size_t)optin - statics : 0, &s->smem);
+    else
+        PCB_CUDA_TRY(cudaFuncSetAttribute(fps_sorted_codes,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)sizeof(block_sort::TempStorage)));
     PCB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)s->smem));
 
@@ -990,13 +1042,20 @@ static int pruned_compute(void *state)
     if (rc != PCB_OK)
         return rc;
     PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, 2 * sizeof *s->args.evals, s->ctx.stream));
-    fps_codes<<<(unsigned)t->batch, CODE_THREADS, 0, s->ctx.stream>>>(s->xyz, (int)t->n, s->keys[0],
-                                                                s->vals[0]);
-    PCB_CUDA_LAUNCHED("fps_codes");
-    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0], s->keys[1],
-                                                 s->vals[0], s->vals[1], t->batch * t->n, 0,
-                                                 s->end_bit, s->ctx.stream));
     const unsigned grid = (unsigned)t->batch;
+    if (s->runs) {
+        fps_sorted_codes<<<grid, CODE_THREADS, sizeof(block_sort::TempStorage), s->ctx.stream>>>(
+            s->xyz, (int)t->n, s->vals[1]);
+        PCB_CUDA_LAUNCHED("fps_sorted_codes");
+    } else {
+        fps_codes<<<grid, CODE_THREADS, 0, s->ctx.stream>>>(s->xyz, (int)t->n, s->keys[0],
+                                                            s->vals[0]);
+        PCB_CUDA_LAUNCHED("fps_codes");
+        PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],
+                                                     s->keys[1], s->vals[0], s->vals[1],
+                                                     t->batch * t->n, 0, s->end_bit,
+                                                     s->ctx.stream));
+    }
     if (s->runs) {
         cudaLaunchAttribute cluster;
         const cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
