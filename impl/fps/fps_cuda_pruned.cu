@@ -249,6 +249,20 @@ struct round_state {
     float tau;
 };
 
+__device__ __forceinline__ void round_barrier(int ctas)
+{
+    if (ctas > 1)
+        cg::this_cluster().sync(); /* release and acquire: shared memory across blocks */
+    else
+        __syncthreads();
+}
+
+/* p, a variable in this block's shared memory, in block rank's. */
+template <typename T> __device__ __forceinline__ T *in_block(T *p, int ctas, int rank)
+{
+    return ctas > 1 ? cg::this_cluster().map_shared_rank(p, rank) : p;
+}
+
 /* Applies samples q[0 .. count) to group g: lanes test the samples against
  * the group's box; for each sample that reaches it, lanes test the group's
  * buckets (a lane each, against the bucket's current key) and reached
@@ -344,7 +358,8 @@ __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
  * candidate). Invalid slots hold minimum 0 and index ~0, below every
  * candidate. */
 template <int SL>
-__device__ int take_candidates(round_state *r, int count, float tau, int j, int m, int32_t *out,
+__device__ int take_candidates(round_state *r, round_state *to, int count, float tau, int j, int m,
+                               int32_t *out,
                                unsigned long long *evals)
 {
     const int lane = threadIdx.x & 31;
@@ -389,10 +404,10 @@ __device__ int take_candidates(round_state *r, int count, float tau, int j, int 
                 px = x[i], py = y[i], pz = z[i];
         const float qx = __shfl_sync(0xffffffffu, px, win), qy = __shfl_sync(0xffffffffu, py, win),
                     qz = __shfl_sync(0xffffffffu, pz, win);
-        if (lane == 0) {
+        if (lane == 0)
             out[j + taken] = (int32_t)index;
-            r->q[taken] = make_float4(qx, qy, qz, 0.0f);
-        }
+        if (to)
+            to->q[taken] = make_float4(qx, qy, qz, 0.0f);
         taken++;
 #pragma unroll
         for (int i = 0; i < SL; i++) {
@@ -408,11 +423,14 @@ __device__ int take_candidates(round_state *r, int count, float tau, int j, int 
  * from the owner warps' posts, then the round's samples (fps_rounds.h), the
  * next tau, and whether the cloud is done. Returns the next output
  * position. */
-__device__ int take_round(round_state *r, const unsigned long long *post_key, const float4 *post_xyz,
-                          int posts, int j, int m, int *level, int32_t *out,
+__device__ int take_round(round_state *r, int ctas, const unsigned long long *post_key,
+                          const float4 *post_xyz, int posts, int j, int m, int *level, int32_t *out,
                           unsigned long long *evals)
 {
     const int lane = threadIdx.x & 31;
+    /* Lane b writes the round's samples, their count, tau and done into
+     * block b's round state (the candidates and posts are block 0's). */
+    round_state *to = lane < ctas ? in_block(r, ctas, lane) : NULL;
     unsigned long long mine = 0;
     int at = 0, win;
     for (int k = lane; k < posts; k += 32)
@@ -430,20 +448,22 @@ __device__ int take_round(round_state *r, const unsigned long long *post_key, co
         taken = m - j;
     } else if (count > 0 && count <= FPS_ROUND_CAP) {
         const float tau = r->tau;
-        taken = count <= 32   ? take_candidates<1>(r, count, tau, j, m, out, evals)
-                : count <= 64 ? take_candidates<2>(r, count, tau, j, m, out, evals)
-                              : take_candidates<4>(r, count, tau, j, m, out, evals);
+        taken = count <= 32   ? take_candidates<1>(r, to, count, tau, j, m, out, evals)
+                : count <= 64 ? take_candidates<2>(r, to, count, tau, j, m, out, evals)
+                              : take_candidates<4>(r, to, count, tau, j, m, out, evals);
         bound = tau;
-    } else if (lane == 0) {
-        out[j] = (int32_t)fps_key_index(top);
-        r->q[0] = post_xyz[far_post];
+    } else {
+        if (lane == 0)
+            out[j] = (int32_t)fps_key_index(top);
+        if (to)
+            to->q[0] = post_xyz[far_post];
     }
     *level = fps_round_level(*level, count);
-    if (lane == 0) {
-        r->q_count = taken;
-        r->tau = fps_round_tau(*level, bound);
-        r->cand_count = 0;
-        r->done = j + taken >= m;
+    if (to) {
+        to->q_count = taken;
+        to->tau = fps_round_tau(*level, bound);
+        to->cand_count = 0;
+        to->done = j + taken >= m;
     }
     return j + taken;
 }
@@ -571,7 +591,7 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
         }
         __syncthreads();
         if (warp == 0) {
-            j = take_round(&r, post_key, post_xyz, WARPS, j, a.m, &level, out, &cand_evals);
+            j = take_round(&r, 1, post_key, post_xyz, WARPS, j, a.m, &level, out, &cand_evals);
             rounds++;
         }
         __syncthreads();
@@ -602,41 +622,9 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * rounds' samples: with none of the owners' state live, its candidates stay
  * in registers (warp 0 taking them besides its runs picked 2.5 times
  * slower). Owners post their farthest points and candidates into block 0's
- * shared memory, the taker copies each round's samples into every block's;
+ * shared memory, the taker writes each round's samples into every block's;
  * the same two barriers a round, across the cluster. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t), POST_BYTES = 16 + 8 };
-
-__device__ __forceinline__ void round_barrier(int ctas)
-{
-    if (ctas > 1)
-        cg::this_cluster().sync(); /* release and acquire: shared memory across blocks */
-    else
-        __syncthreads();
-}
-
-/* p, a variable in this block's shared memory, in block rank's. */
-template <typename T> __device__ __forceinline__ T *in_block(T *p, int ctas, int rank)
-{
-    return ctas > 1 ? cg::this_cluster().map_shared_rank(p, rank) : p;
-}
-
-/* The taker, after a round: its samples, their count, tau and done into the
- * other blocks' round states (the candidates and posts stay in block 0's). */
-__device__ void share_round(round_state *r, int ctas)
-{
-    __syncwarp(); /* lane 0 wrote the samples */
-    const int lane = threadIdx.x & 31, count = r->done ? 0 : r->q_count;
-    for (int b = 1; b < ctas; b++) {
-        round_state *d = in_block(r, ctas, b);
-        for (int k = lane; k < count; k += 32)
-            d->q[k] = r->q[k];
-        if (lane == 0) {
-            d->q_count = r->q_count;
-            d->tau = r->tau;
-            d->done = r->done;
-        }
-    }
-}
 
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 {
@@ -661,9 +649,8 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
             if (rank == 0) {
-                j = take_round(&r, post_key, post_xyz, warps * ctas, j, a.m, &level, out,
+                j = take_round(&r, ctas, post_key, post_xyz, warps * ctas, j, a.m, &level, out,
                                &cand_evals);
-                share_round(&r, ctas);
                 rounds++;
             }
             round_barrier(ctas);
