@@ -115,12 +115,16 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
     }
 }
 
-/* Clouds the run kernel takes: codes and the sort in one block a cloud, no
- * device-wide sort (its seven launches took 0.05 ms at 10,000 points). A
+/* Clouds the run kernel takes: codes (FPS_RUNS_MORTON_BITS an axis) and the
+ * sort in one block a cloud, no device-wide sort (its seven launches took
+ * 0.05 ms at 10,000 points). A
  * thread holds points t * SORT_ITEMS ..., so the block's order is index
  * order and the stable sort keeps equal codes in it; slots past n sort
  * last (the largest key, and after every point in index order). */
-enum { SORT_ITEMS = (FPS_RUNS_MAX_N + CODE_THREADS - 1) / CODE_THREADS };
+enum {
+    SORT_ITEMS = (FPS_RUNS_MAX_N + CODE_THREADS - 1) / CODE_THREADS,
+    RUN_CODE_BITS = 3 * FPS_RUNS_MORTON_BITS
+};
 typedef cub::BlockRadixSort<uint32_t, CODE_THREADS, SORT_ITEMS, uint32_t> block_sort;
 
 __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float *xyz, int n,
@@ -145,11 +149,11 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
     uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++) {
-        key[i] = first + i < n ? (uint32_t)sp_morton(frame, x[i], y[i], z[i], FPS_MORTON_BITS)
-                               : (1u << CODE_BITS) - 1;
+        key[i] = first + i < n ? (uint32_t)sp_morton(frame, x[i], y[i], z[i], FPS_RUNS_MORTON_BITS)
+                               : (1u << RUN_CODE_BITS) - 1;
         val[i] = (uint32_t)(first + i);
     }
-    block_sort(*(block_sort::TempStorage *)sort_smem).Sort(key, val, 0, CODE_BITS);
+    block_sort(*(block_sort::TempStorage *)sort_smem).Sort(key, val, 0, RUN_CODE_BITS);
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++)
         if (first + i < n)

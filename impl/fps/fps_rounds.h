@@ -67,6 +67,10 @@ SP_FN int fps_group_size(int buckets, int warps)
  * equal length. */
 enum { FPS_RUNS_OWNERS = 992, FPS_RUNS_MAX_N = 12288, FPS_RUNS_CTAS_MAX = 8 };
 
+/* Its Morton order: 32 cells an axis (2^15 for at most 12,288 points) keep
+ * runs and warps compact, in a sort of 15 bits. */
+enum { FPS_RUNS_MORTON_BITS = 5 };
+
 SP_FN int fps_run_length(int n, int ctas)
 {
     const int owners = FPS_RUNS_OWNERS * ctas;
