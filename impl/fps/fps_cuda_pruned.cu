@@ -246,7 +246,7 @@ struct cloud {
 /* What warp 0 hands every warp from one round to the next (written between
  * a round's two barriers, read after the second). */
 struct round_state {
-    float4 q[FPS_ROUND_CAP + 1]; /* the samples to apply: x, y, z */
+    float4 q[FPS_ROUND_CAP + 1]; /* the samples to apply: x, y, z, index bits */
     float4 cand[FPS_ROUND_CAP];  /* candidates: x, y, z, index bits */
     float cand_v[FPS_ROUND_CAP]; /* their minima */
     int q_count, cand_count, done;
@@ -363,7 +363,6 @@ __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
  * candidate. */
 template <int SL>
 __device__ int take_candidates(round_state *r, round_state *to, int count, float tau, int j, int m,
-                               int32_t *out,
                                unsigned long long *evals)
 {
     const int lane = threadIdx.x & 31;
@@ -391,11 +390,11 @@ __device__ int take_candidates(round_state *r, round_state *to, int count, float
         const unsigned bits = __float_as_uint(bv);
         const unsigned top = __reduce_max_sync(0xffffffffu, bits);
         const unsigned tied = __ballot_sync(0xffffffffu, bits == top);
-        int win = __ffs(tied) - 1;
+        int win = 31 - __clz(tied); /* the one lane, when it is one: no bit reversal */
         uint32_t index;
         if (tied & (tied - 1)) {
             index = __reduce_min_sync(0xffffffffu, bits == top ? bid : 0xffffffffu);
-            win = __ffs(__ballot_sync(0xffffffffu, bits == top && bid == index)) - 1;
+            win = 31 - __clz(__ballot_sync(0xffffffffu, bits == top && bid == index));
         } else {
             index = __shfl_sync(0xffffffffu, bid, win);
         }
@@ -408,10 +407,8 @@ __device__ int take_candidates(round_state *r, round_state *to, int count, float
                 px = x[i], py = y[i], pz = z[i];
         const float qx = __shfl_sync(0xffffffffu, px, win), qy = __shfl_sync(0xffffffffu, py, win),
                     qz = __shfl_sync(0xffffffffu, pz, win);
-        if (lane == 0)
-            out[j + taken] = (int32_t)index;
         if (to)
-            to->q[taken] = make_float4(qx, qy, qz, 0.0f);
+            to->q[taken] = make_float4(qx, qy, qz, __int_as_float((int)index));
         taken++;
 #pragma unroll
         for (int i = 0; i < SL; i++) {
@@ -444,32 +441,43 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     const int far_post = __shfl_sync(0xffffffffu, at, win);
     const float far = fps_key_dist(top);
     const int count = r->cand_count;
-    int taken = 1;
+    int taken = 1, samples;
     float bound = far;
     if (far == 0.0f) { /* every minimum is 0: dp repeats the lowest index to the end */
         for (int k = j + lane; k < m; k += 32)
             out[k] = (int32_t)fps_key_index(top);
         taken = m - j;
+        samples = 0;
     } else if (count > 0 && count <= FPS_ROUND_CAP) {
         const float tau = r->tau;
-        taken = count <= 32   ? take_candidates<1>(r, to, count, tau, j, m, out, evals)
-                : count <= 64 ? take_candidates<2>(r, to, count, tau, j, m, out, evals)
-                              : take_candidates<4>(r, to, count, tau, j, m, out, evals);
+        taken = count <= 32   ? take_candidates<1>(r, to, count, tau, j, m, evals)
+                : count <= 64 ? take_candidates<2>(r, to, count, tau, j, m, evals)
+                              : take_candidates<4>(r, to, count, tau, j, m, evals);
         bound = tau;
-    } else {
-        if (lane == 0)
-            out[j] = (int32_t)fps_key_index(top);
-        if (to)
-            to->q[0] = post_xyz[far_post];
+    } else if (to) {
+        const float4 p = post_xyz[far_post];
+        to->q[0] = make_float4(p.x, p.y, p.z, __int_as_float((int)fps_key_index(top)));
     }
+    if (far != 0.0f)
+        samples = taken;
     *level = fps_round_level(*level, count);
     if (to) {
-        to->q_count = taken;
+        to->q_count = samples;
         to->tau = fps_round_tau(*level, bound);
         to->cand_count = 0;
         to->done = j + taken >= m;
     }
     return j + taken;
+}
+
+/* The taking warp, after a round's second barrier: the round's samples' indexes
+ * into out, which ends at end (written now, their stores are done long before
+ * the next barrier waits for them). */
+__device__ void write_picks(const round_state *r, int32_t *out, int end)
+{
+    const int lane = threadIdx.x & 31, count = r->q_count;
+    for (int k = lane; k < count; k += 32)
+        out[end - count + k] = __float_as_int(r->q[k].w);
 }
 
 /* Thread 0, before the first round: the start is the first sample (written
@@ -599,6 +607,8 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
             rounds++;
         }
         __syncthreads();
+        if (warp == 0)
+            write_picks(&r, out, j);
     }
     if (lane == 0 && evals)
         atomicAdd(a.evals, evals * FPS_BUCKET);
@@ -658,6 +668,8 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                 rounds++;
             }
             round_barrier(ctas);
+            if (rank == 0)
+                write_picks(&r, out, j);
         }
         if (lane == 0 && rank == 0) {
             atomicAdd(a.evals, cand_evals);
