@@ -2,26 +2,29 @@
  * samples a round and skips what a sample cannot change; the canonical
  * sequence, bit for bit dp's.
  *
- * compute runs three steps, all on the device:
- *   1. a block per cloud: its bounding box, then every point's Morton code
- *      keyed by its cloud;
- *   2. one CUB radix sort of the batch (stable: equal codes keep index order);
- *   3. the sampler, a block per cloud, a round at a time (fps_rounds.h: why
- *      each round's picks are dp's). A round: every warp applies the last
- *      round's samples to the points they can reach, gathers its points
- *      above the threshold (the candidates) and posts its farthest point;
- *      one barrier; one warp runs FPS on the candidates while the farthest
- *      stays above the threshold; one more barrier. Two samplers:
- *        - the run kernel, clouds of up to FPS_RUNS_MAX_N points: owner
- *          threads hold runs of sorted points in shared memory (no
- *          reduction across lanes in the update), and a warp that owns
- *          nothing takes the samples;
- *        - the bucket kernel, any cloud: the CPU `pruned`'s layout
- *          (fps_bucket.h: buckets of 32 slots, groups of buckets, boxes and
- *          farthest keys), groups, buckets and points in shared memory as far
- *          as they fit (the rest in global memory, which L2 holds); warps
- *          own groups, lanes test buckets, a warp updates a bucket's 32
- *          minima and reduces its new key.
+ * compute runs on the device:
+ *   1. Morton order: for clouds the run kernel takes, one block a cloud
+ *      computes the codes and sorts them (a stable block radix sort);
+ *      otherwise a block a cloud computes its bounding box and codes keyed
+ *      by the cloud, and one CUB radix sort orders the batch (stable: equal
+ *      codes keep index order);
+ *   2. the sampler, a round at a time (fps_rounds.h: why each round's picks
+ *      are dp's). A round: every warp applies the last round's samples to
+ *      the points they can reach, gathers its points above the threshold
+ *      (the candidates) and posts its farthest point; one barrier; one warp
+ *      runs FPS on the candidates while the farthest stays above the
+ *      threshold; one more barrier. Two samplers:
+ *        - the run kernel, clouds of up to FPS_RUNS_MAX_N points, spread
+ *          over a cluster of up to 8 blocks: owner threads hold runs of
+ *          sorted points in shared memory (no reduction across lanes in the
+ *          update), and a warp of block 0 that owns nothing takes the
+ *          samples;
+ *        - the bucket kernel, any cloud, a block each: the CPU `pruned`'s
+ *          layout (fps_bucket.h: buckets of 32 slots, groups of buckets,
+ *          boxes and farthest keys), groups, buckets and points in shared
+ *          memory as far as they fit (the rest in global memory, which L2
+ *          holds); warps own groups, lanes test buckets, a warp updates a
+ *          bucket's 32 minima and reduces its new key.
  * The CPU replay in tests/fps_rounds_replay.h takes the same rounds with the
  * same tests: the tests require the kernel's counts of distances and rounds
  * to equal it. */
@@ -160,7 +163,7 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
             order[cloud * n + first + i] = val[i];
 }
 
-/* ---- step 3: the sampler, a round at a time (fps_rounds.h) ----------------- */
+/* ---- step 2: the sampler, a round at a time (fps_rounds.h) ----------------- */
 /* The largest key among the warp's lanes, and the lowest lane holding it. */
 __device__ __forceinline__ unsigned long long warp_max_key(unsigned long long key, int *lane)
 {
@@ -618,9 +621,10 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
     }
 }
 
-/* ---- step 3 for clouds that fit in shared memory: a run of points a thread --- */
-/* The owners, up to 992 threads, each own run = ceil(n / 992) consecutive
- * sorted slots, o*run .. o*run + own - 1 (owners past n own none): their
+/* ---- step 2 for clouds that fit in shared memory: a run of points a thread --- */
+/* The owners, up to 992 threads a block, each own run = fps_run_length
+ * (ceil(n / (992 x blocks))) consecutive sorted slots, o*run .. o*run +
+ * own - 1 (owners past n own none): their
  * coordinates, 16-bit indexes and minima in shared memory (slot i of a
  * block's owner t at i * owners + t, so a warp's accesses hit 32 banks),
  * their box and key in registers. The rounds are the bucket kernel's with a
@@ -631,8 +635,9 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * it in one pass: no reduction across lanes.
  *
  * A cloud's owners spread over a cluster of 1, 2, 4 or 8 blocks (as many as
- * the batch leaves SMs for): the update, two thirds of a round on one SM,
- * divides among them. Block 0's last warp owns nothing and takes the
+ * the GPU holds at once for the batch): a thread's serial share of the
+ * update, two thirds of a round on one SM, shrinks with its run. Shared
+ * memory: the posts (block 0's are read), then the runs. Block 0's last warp owns nothing and takes the
  * rounds' samples: with none of the owners' state live, its candidates stay
  * in registers (warp 0 taking them besides its runs picked 2.5 times
  * slower). Owners post their farthest points and candidates into block 0's
@@ -647,8 +652,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     const int ctas = a.ctas, rank = (int)(blockIdx.x % ctas);
     const int64_t cloud_id = blockIdx.x / ctas;
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x - 32, warps = T >> 5;
-    /* Shared memory: a post an owner warp of the cluster (block 0's are
-     * read), then the runs. */
+    /* A post an owner warp of the cluster. */
     float4 *post_xyz = smem;
     unsigned long long *post_key = (unsigned long long *)(post_xyz + warps * ctas);
     const float *xyz = a.xyz + cloud_id * a.n * 3;
@@ -1114,7 +1118,7 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .max_gap = 0,
     .known_defect = NULL,
     .summary = "rounds of provably-next samples (FPS among the candidates above a threshold), "
-               "Morton runs or buckets with bounding boxes, a block per cloud",
+               "Morton runs over a cluster of blocks or buckets with bounding boxes",
     .available = pcb_cuda_available,
     .prepare = pruned_prepare,
     .compute = pruned_compute,
