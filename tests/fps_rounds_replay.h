@@ -84,7 +84,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     fps_frame(lo, hi, frame);
     for (int i = 0; i < n; i++)
         order[i] = (replay_order){sp_morton(frame, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2],
-                                            warps ? FPS_MORTON_BITS : FPS_RUNS_MORTON_BITS),
+                                            warps ? FPS_MORTON_BITS : fps_run_morton_bits(n)),
                                   (uint32_t)i};
     qsort(order, (size_t)n, sizeof *order, replay_by_code);
     for (int s = 0; s < slots; s++) {

@@ -224,7 +224,7 @@ static void rounds_replay_equals_dp(void)
 {
     static const struct {
         int warps, ctas; /* warps 0: the run kernel over a cluster of ctas blocks */
-    } layouts[] = {{0, 1}, {0, 2}, {0, 8}, {8, 1}, {16, 1}, {32, 1}};
+    } layouts[] = {{0, 1}, {0, 2}, {0, 8}, {0, 16}, {8, 1}, {16, 1}, {32, 1}};
     for (size_t s = 0; s < sizeof replay_sets / sizeof replay_sets[0]; s++) {
         const int64_t n = replay_sets[s].n, m = replay_sets[s].m;
         float *xyz = make(replay_sets[s].kind, 1, n, 90 + s);
@@ -482,7 +482,7 @@ static void cuda_unrolled(void)
 /* cuda_pruned: dp's sequence bit for bit, and the replay's counts of
  * distances and rounds exactly (so the kernel took the same rounds with the
  * same candidates and tests): the run kernel where a cloud fits in shared
- * memory, its cloud spread over a cluster of 1, 2, 4 or 8 blocks
+ * memory, its cloud spread over a cluster of 1, 2, 4, 8 or 16 blocks
  * (PCBENCH_FPS_CTAS; by default the one the batch leaves SMs for, and the
  * bucket kernel's counts are accepted there too, for GPUs with less shared
  * memory); the bucket kernel with 16 warps beyond, and with the 8 and 32 of
@@ -513,14 +513,15 @@ static void cuda_pruned(void)
                    {"PCBENCH_FPS_CTAS", "1"},
                    {"PCBENCH_FPS_CTAS", "2"},
                    {"PCBENCH_FPS_CTAS", "4"},
-                   {"PCBENCH_FPS_CTAS", "8"}};
+                   {"PCBENCH_FPS_CTAS", "8"},
+                   {"PCBENCH_FPS_CTAS", "16"}};
     for (size_t w = 0; w < sizeof tunings / sizeof tunings[0]; w++) {
         const char *env = tunings[w].env, *value = tunings[w].value;
         const char *warps = env && !strcmp(env, "PCBENCH_FPS_WARPS") ? value : NULL;
         if (env)
             setenv(env, value, 1);
         for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-            if (env && sets[s].n > (warps ? 20000 : FPS_RUNS_MAX_N))
+            if (env && sets[s].n > (warps ? 20000 : 200000))
                 continue;
             float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);
             pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
@@ -530,13 +531,13 @@ static void cuda_pruned(void)
             /* The layouts the kernel may have taken: the forced one, or by
              * default runs over any cluster size or buckets; the counts
              * must equal one's. */
-            const int runs = !warps && t.n <= FPS_RUNS_MAX_N;
-            int layouts[5][2] = {{warps ? atoi(warps) : 16, 1}}, count = 1;
-            if (runs && env)
+            int layouts[6][2] = {{warps ? atoi(warps) : 16, 1}}, count = 1;
+            if (!warps && env && fps_runs_take(t.n, atoi(value)))
                 layouts[0][0] = 0, layouts[0][1] = atoi(value);
-            else if (runs)
+            else if (!warps && !env)
                 for (int k = 1; k <= FPS_RUNS_CTAS_MAX; k *= 2)
-                    layouts[count][0] = 0, layouts[count++][1] = k;
+                    if (fps_runs_take(t.n, k))
+                        layouts[count][0] = 0, layouts[count++][1] = k;
             replay_counts c = {0};
             for (int l = 0; l < count; l++) {
                 replay_counts here = {0};

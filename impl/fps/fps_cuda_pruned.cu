@@ -96,7 +96,7 @@ __device__ void cloud_frame(float *lo, float *hi, float *scratch, float *frame)
     __syncthreads();
 }
 
-__global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int n,
+__global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int n, int bits,
                                                      unsigned long long *keys, uint32_t *vals)
 {
     __shared__ float scratch[CODE_THREADS / 32];
@@ -112,21 +112,20 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
     cloud_frame(lo, hi, scratch, frame);
     for (int64_t k = threadIdx.x; k < n; k += CODE_THREADS) {
         keys[cloud * n + k] = (unsigned long long)cloud << CODE_BITS |
-                              sp_morton(frame, p[3 * k], p[3 * k + 1], p[3 * k + 2],
-                                        FPS_MORTON_BITS);
+                              sp_morton(frame, p[3 * k], p[3 * k + 1], p[3 * k + 2], bits);
         vals[cloud * n + k] = (uint32_t)k;
     }
 }
 
-/* Clouds the run kernel takes: codes (FPS_RUNS_MORTON_BITS an axis) and the
- * sort in one block a cloud, no device-wide sort (its seven launches took
- * 0.05 ms at 10,000 points). A
+/* Small clouds the run kernel takes: codes (FPS_RUNS_MORTON_SMALL bits an
+ * axis) and the sort in one block a cloud, no device-wide sort (its seven
+ * launches took 0.05 ms at 10,000 points). A
  * thread holds points t * SORT_ITEMS ..., so the block's order is index
  * order and the stable sort keeps equal codes in it; slots past n sort
  * last (the largest key, and after every point in index order). */
 enum {
-    SORT_ITEMS = (FPS_RUNS_MAX_N + CODE_THREADS - 1) / CODE_THREADS,
-    RUN_CODE_BITS = 3 * FPS_RUNS_MORTON_BITS
+    SORT_ITEMS = (FPS_RUNS_SMALL_N + CODE_THREADS - 1) / CODE_THREADS,
+    SMALL_CODE_BITS = 3 * FPS_RUNS_MORTON_SMALL
 };
 typedef cub::BlockRadixSort<uint32_t, CODE_THREADS, SORT_ITEMS, uint32_t> block_sort;
 
@@ -152,11 +151,11 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
     uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++) {
-        key[i] = first + i < n ? (uint32_t)sp_morton(frame, x[i], y[i], z[i], FPS_RUNS_MORTON_BITS)
-                               : (1u << RUN_CODE_BITS) - 1;
+        key[i] = first + i < n ? (uint32_t)sp_morton(frame, x[i], y[i], z[i], FPS_RUNS_MORTON_SMALL)
+                               : (1u << SMALL_CODE_BITS) - 1;
         val[i] = (uint32_t)(first + i);
     }
-    block_sort(*(block_sort::TempStorage *)sort_smem).Sort(key, val, 0, RUN_CODE_BITS);
+    block_sort(*(block_sort::TempStorage *)sort_smem).Sort(key, val, 0, SMALL_CODE_BITS);
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++)
         if (first + i < n)
@@ -643,7 +642,7 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * slower). Owners post their farthest points and candidates into block 0's
  * shared memory, the taker writes each round's samples into every block's;
  * the same two barriers a round, across the cluster. */
-enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint16_t), POST_BYTES = 16 + 8 };
+enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 {
@@ -686,7 +685,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
               own = max(0, min(run, a.n - first));
     float *sx = (float *)(post_key + warps * ctas), *sy = sx + run * T, *sz = sy + run * T,
           *sm = sz + run * T;
-    uint16_t *sid = (uint16_t *)(sm + run * T);
+    uint32_t *sid = (uint32_t *)(sm + run * T);
     round_state *lead = in_block(&r, ctas, 0);
     unsigned long long *lead_key = in_block(post_key, ctas, 0);
     float4 *lead_xyz = in_block(post_xyz, ctas, 0);
@@ -697,7 +696,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         const uint32_t k = order[first + i];
         const float x = xyz[3 * k], y = xyz[3 * k + 1], z = xyz[3 * k + 2];
         sx[i * T + t] = x, sy[i * T + t] = y, sz[i * T + t] = z, sm[i * T + t] = INFINITY;
-        sid[i * T + t] = (uint16_t)k;
+        sid[i * T + t] = k;
         lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y), lo[2] = fminf(lo[2], z);
         hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y), hi[2] = fmaxf(hi[2], z);
         low = min(low, k << 5 | i);
@@ -760,7 +759,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                     }
                     if (v < before)
                         sm[e] = v;
-                    const uint32_t id = (uint32_t)sid[e] << 5 | i;
+                    const uint32_t id = sid[e] << 5 | i;
                     if (last && (v > far || (v == far && id < low)))
                         far = v, low = id;
                 }
@@ -862,8 +861,9 @@ static void place(fps_args *a, size_t limit, size_t *used)
 }
 
 /* The run kernel's blocks a cloud as PCBENCH_FPS_CTAS forces them (1, 2, 4,
- * 8; for tuning and tests), or 0: the most whose clusters the GPU holds at
- * once for the whole batch. */
+ * 8, 16; for tuning and tests), or 0: the most (up to 8, or 16 where 8
+ * cannot take the cloud) whose clusters the GPU holds at once for the whole
+ * batch. */
 static int ctas_forced(void)
 {
     const char *env = getenv("PCBENCH_FPS_CTAS");
@@ -923,11 +923,15 @@ static int setup(pruned_state *s)
     if (s->runs) {
         const void *runs_kernel = (const void *)fps_sample_runs;
         const int forced = ctas_forced();
-        int chosen = 0, fallback = 0; /* blocks a cloud; the most that fit a block's memory */
+        int chosen = 0; /* blocks a cloud; 0: none holds the whole batch at once, buckets */
+        if (cudaFuncSetAttribute(runs_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+            cudaSuccess)
+            (void)cudaGetLastError(); /* no clusters of 16 here: their launch check says so */
         for (int c = forced ? forced : FPS_RUNS_CTAS_MAX; c >= 1 && !chosen; c >>= 1) {
-            if (!runs_size(s, c, (size_t)optin))
+            if (!forced && c > 8 && fps_runs_take(t->n, 8))
+                continue; /* 16 blocks only where 8 cannot take the cloud */
+            if (!fps_runs_take(t->n, c) || !runs_size(s, c, (size_t)optin))
                 continue;
-            fallback = fallback ? fallback : c;
             PCB_CUDA_TRY(cudaFuncSetAttribute(
                 runs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
             int fit = 1 << 30;
@@ -942,7 +946,6 @@ static int setup(pruned_state *s)
             if (fit >= t->batch || (forced && fit > 0))
                 chosen = c;
         }
-        chosen = chosen ? chosen : fallback;
         if (chosen && runs_size(s, chosen, (size_t)optin))
             kernel = runs_kernel;
         else
@@ -950,7 +953,7 @@ static int setup(pruned_state *s)
     }
     if (!s->runs)
         place(a, (size_t)optin > statics ? (size_t)optin - statics : 0, &s->smem);
-    else
+    else if (t->n <= FPS_RUNS_SMALL_N)
         PCB_CUDA_TRY(cudaFuncSetAttribute(fps_sorted_codes,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)sizeof(block_sort::TempStorage)));
@@ -1029,7 +1032,7 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->buckets = (a->n + FPS_BUCKET - 1) / FPS_BUCKET;
     a->slots = a->buckets * FPS_BUCKET;
     s->warps = warps_for();
-    s->runs = t->n <= FPS_RUNS_MAX_N && !getenv("PCBENCH_FPS_WARPS"); /* setup sizes it */
+    s->runs = !getenv("PCBENCH_FPS_WARPS"); /* setup decides and sizes it */
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;
     int rc = setup(s);
@@ -1050,12 +1053,13 @@ static int pruned_compute(void *state)
         return rc;
     PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, 2 * sizeof *s->args.evals, s->ctx.stream));
     const unsigned grid = (unsigned)t->batch;
-    if (s->runs) {
+    if (s->runs && t->n <= FPS_RUNS_SMALL_N) {
         fps_sorted_codes<<<grid, CODE_THREADS, sizeof(block_sort::TempStorage), s->ctx.stream>>>(
             s->xyz, (int)t->n, s->vals[1]);
         PCB_CUDA_LAUNCHED("fps_sorted_codes");
     } else {
-        fps_codes<<<grid, CODE_THREADS, 0, s->ctx.stream>>>(s->xyz, (int)t->n, s->keys[0],
+        const int bits = s->runs ? fps_run_morton_bits((int)t->n) : FPS_MORTON_BITS;
+        fps_codes<<<grid, CODE_THREADS, 0, s->ctx.stream>>>(s->xyz, (int)t->n, bits, s->keys[0],
                                                             s->vals[0]);
         PCB_CUDA_LAUNCHED("fps_codes");
         PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],

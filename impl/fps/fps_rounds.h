@@ -61,15 +61,20 @@ SP_FN int fps_group_size(int buckets, int warps)
     return s < 1 ? 1 : s > FPS_GROUP_MAX ? FPS_GROUP_MAX : s;
 }
 
-/* The run kernel takes clouds of up to FPS_RUNS_MAX_N points (its 16-bit
- * indexes, 18 bytes a point in one block's shared memory) over a cluster of
- * 1 to FPS_RUNS_CTAS_MAX blocks, up to 992 owner threads a block, runs of
- * equal length. */
-enum { FPS_RUNS_OWNERS = 992, FPS_RUNS_MAX_N = 12288, FPS_RUNS_CTAS_MAX = 8 };
-
-/* Its Morton order: 32 cells an axis (2^15 for at most 12,288 points) keep
- * runs and warps compact, in a sort of 15 bits. */
-enum { FPS_RUNS_MORTON_BITS = 5 };
+/* The run kernel spreads a cloud over a cluster of 1 to FPS_RUNS_CTAS_MAX
+ * blocks, up to 992 owner threads a block, runs of equal length: 20 bytes a
+ * point in shared memory, at most FPS_RUNS_MAX_RUN points a thread. Past
+ * FPS_RUNS_SMALL_N points it takes a cloud only over 4 blocks or more (few
+ * blocks are the bucket kernel's ground), and a cluster of 16 only where 8
+ * cannot hold the cloud. */
+enum {
+    FPS_RUNS_OWNERS = 992,
+    FPS_RUNS_MAX_RUN = 10,
+    FPS_RUNS_SMALL_N = 12288,
+    FPS_RUNS_CTAS_MAX = 16,
+    FPS_RUNS_MORTON_SMALL = 5, /* Morton bits an axis, up to FPS_RUNS_SMALL_N points */
+    FPS_RUNS_MORTON_LARGE = 7
+};
 
 SP_FN int fps_run_length(int n, int ctas)
 {
@@ -82,6 +87,20 @@ SP_FN int fps_run_owners(int n, int ctas)
 {
     const int run = fps_run_length(n, ctas);
     return ((n + run - 1) / run + 31) / 32 * 32;
+}
+
+/* Whether the run kernel takes a cloud of n points over ctas blocks. */
+SP_FN int fps_runs_take(int64_t n, int ctas)
+{
+    return n >= 1 && n <= (int64_t)FPS_RUNS_OWNERS * ctas * FPS_RUNS_MAX_RUN &&
+           (n <= FPS_RUNS_SMALL_N || ctas >= 4);
+}
+
+/* Its Morton order: 32 cells an axis for small clouds (a sort of 15 bits
+ * in one block), 128 beyond. */
+SP_FN int fps_run_morton_bits(int n)
+{
+    return n <= FPS_RUNS_SMALL_N ? FPS_RUNS_MORTON_SMALL : FPS_RUNS_MORTON_LARGE;
 }
 
 #endif
