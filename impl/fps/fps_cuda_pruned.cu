@@ -3,8 +3,8 @@
  * sequence, bit for bit dp's.
  *
  * compute runs on the device:
- *   1. Morton order: for clouds the run kernel takes, one block a cloud
- *      computes the codes and sorts them (a stable block radix sort);
+ *   1. Morton order: for small clouds the run kernel takes, one block a
+ *      cloud computes the codes and sorts them (a stable block radix sort);
  *      otherwise a block a cloud computes its bounding box and codes keyed
  *      by the cloud, and one CUB radix sort orders the batch (stable: equal
  *      codes keep index order);
@@ -14,8 +14,8 @@
  *      (the candidates) and posts its farthest point; one barrier; one warp
  *      runs FPS on the candidates while the farthest stays above the
  *      threshold; one more barrier. Two samplers:
- *        - the run kernel, clouds of up to FPS_RUNS_MAX_N points, spread
- *          over a cluster of up to 8 blocks: owner threads hold runs of
+ *        - the run kernel (fps_runs_take), a cloud spread over a cluster of
+ *          up to 16 blocks: owner threads hold runs of
  *          sorted points in shared memory (no reduction across lanes in the
  *          update), and a warp of block 0 that owns nothing takes the
  *          samples;
@@ -620,11 +620,11 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
     }
 }
 
-/* ---- step 2 for clouds that fit in shared memory: a run of points a thread --- */
+/* ---- step 2 for clouds a cluster holds: a run of points a thread ----------- */
 /* The owners, up to 992 threads a block, each own run = fps_run_length
  * (ceil(n / (992 x blocks))) consecutive sorted slots, o*run .. o*run +
  * own - 1 (owners past n own none): their
- * coordinates, 16-bit indexes and minima in shared memory (slot i of a
+ * coordinates, 32-bit indexes and minima in shared memory (slot i of a
  * block's owner t at i * owners + t, so a warp's accesses hit 32 banks),
  * their box and key in registers. The rounds are the bucket kernel's with a
  * warp's 32 runs for a group and a run for a bucket: lanes test the samples
@@ -633,8 +633,8 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * the round began) and lowers its own minima by all the samples that reach
  * it in one pass: no reduction across lanes.
  *
- * A cloud's owners spread over a cluster of 1, 2, 4 or 8 blocks (as many as
- * the GPU holds at once for the batch): a thread's serial share of the
+ * A cloud's owners spread over a cluster of 1 to 16 blocks (as many as the
+ * GPU holds at once for the batch): a thread's serial share of the
  * update, two thirds of a round on one SM, shrinks with its run. Shared
  * memory: the posts (block 0's are read), then the runs. Block 0's last warp owns nothing and takes the
  * rounds' samples: with none of the owners' state live, its candidates stay
@@ -917,7 +917,7 @@ static int setup(pruned_state *s)
     const void *kernel = s->warps == 8    ? (const void *)fps_sample<8>
                          : s->warps == 16 ? (const void *)fps_sample<16>
                                           : (const void *)fps_sample<32>;
-    /* Runs: x, y, z, minimum and a 16-bit index a slot, if the cloud fits;
+    /* Runs: x, y, z, minimum and a 32-bit index a slot, if the cloud fits;
      * its owner warps spread over a cluster of blocks, fewer where the GPU
      * cannot hold a cluster that size. */
     if (s->runs) {
