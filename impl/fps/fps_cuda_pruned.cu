@@ -15,10 +15,9 @@
  *      runs FPS on the candidates while the farthest stays above the
  *      threshold; one more barrier. Two samplers:
  *        - the run kernel (fps_runs_take), a cloud spread over a cluster of
- *          up to 16 blocks: owner threads hold runs of
- *          sorted points in shared memory (no reduction across lanes in the
- *          update), and a warp of block 0 that owns nothing takes the
- *          samples;
+ *          up to 16 blocks: owner threads hold runs of sorted points in
+ *          shared memory (no reduction across lanes in the update), and a
+ *          warp of block 0 that owns nothing takes the samples;
  *        - the bucket kernel, any cloud, a block each: the CPU `pruned`'s
  *          layout (fps_bucket.h: buckets of 32 slots, groups of buckets,
  *          boxes and farthest keys), groups, buckets and points in shared
@@ -119,10 +118,10 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
 
 /* Small clouds the run kernel takes: codes (FPS_RUNS_MORTON_SMALL bits an
  * axis) and the sort in one block a cloud, no device-wide sort (its seven
- * launches took 0.05 ms at 10,000 points). A
- * thread holds points t * SORT_ITEMS ..., so the block's order is index
- * order and the stable sort keeps equal codes in it; slots past n sort
- * last (the largest key, and after every point in index order). */
+ * launches took 0.05 ms at 10,000 points). A thread holds points
+ * t * SORT_ITEMS ..., so the block's order is index order and the stable
+ * sort keeps equal codes in it; slots past n sort last (the largest key,
+ * and after every point in index order). */
 enum {
     SORT_ITEMS = (FPS_RUNS_SMALL_N + CODE_THREADS - 1) / CODE_THREADS,
     SMALL_CODE_BITS = 3 * FPS_RUNS_MORTON_SMALL
@@ -443,13 +442,12 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     const int far_post = __shfl_sync(0xffffffffu, at, win);
     const float far = fps_key_dist(top);
     const int count = r->cand_count;
-    int taken = 1, samples;
+    int taken = 1;
     float bound = far;
     if (far == 0.0f) { /* every minimum is 0: dp repeats the lowest index to the end */
         for (int k = j + lane; k < m; k += 32)
             out[k] = (int32_t)fps_key_index(top);
         taken = m - j;
-        samples = 0;
     } else if (count > 0 && count <= FPS_ROUND_CAP) {
         const float tau = r->tau;
         taken = count <= 32   ? take_candidates<1>(r, to, count, tau, j, m, evals)
@@ -460,8 +458,7 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
         const float4 p = post_xyz[far_post];
         to->q[0] = make_float4(p.x, p.y, p.z, __int_as_float((int)fps_key_index(top)));
     }
-    if (far != 0.0f)
-        samples = taken;
+    const int samples = far == 0.0f ? 0 : taken; /* none to apply once all are 0 */
     *level = fps_round_level(*level, count);
     if (to) {
         to->q_count = samples;
@@ -623,25 +620,26 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
 /* ---- step 2 for clouds a cluster holds: a run of points a thread ----------- */
 /* The owners, up to 992 threads a block, each own run = fps_run_length
  * (ceil(n / (992 x blocks))) consecutive sorted slots, o*run .. o*run +
- * own - 1 (owners past n own none): their
- * coordinates, 32-bit indexes and minima in shared memory (slot i of a
- * block's owner t at i * owners + t, so a warp's accesses hit 32 banks),
- * their box and key in registers. The rounds are the bucket kernel's with a
- * warp's 32 runs for a group and a run for a bucket: lanes test the samples
- * against the warp's box and key, then each thread tests every sample that
- * reached the warp against its run's box and key (both as they were when
- * the round began) and lowers its own minima by all the samples that reach
- * it in one pass: no reduction across lanes.
+ * own - 1 (owners past n own none): their coordinates, 32-bit indexes and
+ * minima in shared memory (slot i of a block's owner t at i * owners + t,
+ * so a warp's accesses hit 32 banks), their box and key in registers. The
+ * rounds are the bucket kernel's with a warp's 32 runs for a group and a
+ * run for a bucket: lanes test the samples against the warp's box and key,
+ * then each thread tests every sample that reached the warp against its
+ * run's box and key (both as they were when the round began) and lowers
+ * its own minima by all the samples that reach it in one pass: no
+ * reduction across lanes.
  *
  * A cloud's owners spread over a cluster of 1 to 16 blocks (as many as the
- * GPU holds at once for the batch): a thread's serial share of the
- * update, two thirds of a round on one SM, shrinks with its run. Shared
- * memory: the posts (block 0's are read), then the runs. Block 0's last warp owns nothing and takes the
- * rounds' samples: with none of the owners' state live, its candidates stay
- * in registers (warp 0 taking them besides its runs picked 2.5 times
- * slower). Owners post their farthest points and candidates into block 0's
- * shared memory, the taker writes each round's samples into every block's;
- * the same two barriers a round, across the cluster. */
+ * GPU holds at once for the batch): a thread's serial share of the update,
+ * two thirds of a round on one SM, shrinks with its run. Shared memory: the
+ * posts (block 0's are read), then the runs. Block 0's last warp owns
+ * nothing and takes the rounds' samples: with none of the owners' state
+ * live, its candidates stay in registers (warp 0 taking them besides its
+ * runs picked 2.5 times slower). Owners post their farthest points and
+ * candidates into block 0's shared memory, the taker writes each round's
+ * samples into every block's; the same two barriers a round, across the
+ * cluster. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
