@@ -944,7 +944,7 @@ static int setup(pruned_state *s)
             if (fit >= t->batch || (forced && fit > 0))
                 chosen = c;
         }
-        if (chosen && runs_size(s, chosen, (size_t)optin))
+        if (chosen) /* the loop's last sizing was chosen's */
             kernel = runs_kernel;
         else
             s->runs = 0;
