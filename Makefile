@@ -62,8 +62,8 @@ endif
 
 # Results record how the code they time was built; instruction counts are
 # compared only between builds with the same code-shaping flags (not -W...).
-CPPFLAGS_TOOL += '-DPCB_BUILD_CFLAGS="CFLAGS=$(CFLAGS); NVCCFLAGS=$(NVCCFLAGS)"'
-CPPFLAGS_TOOL += '-DPCB_BUILD_CPU_FLAGS="$(strip $(filter-out -W%,$(CFLAGS)))"'
+build_flags = '-DPCB_BUILD_CFLAGS="CFLAGS=$(1); NVCCFLAGS=$(2)"' \
+              '-DPCB_BUILD_CPU_FLAGS="$(strip $(filter-out -W%,$(1)))"'
 CPPFLAGS_TOOL += $(if $(DEPS_INC),'-DPCB_DEPS_ROOT="$(abspath $(DEPS_DIR))"')
 
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_OBJ_CU)
@@ -71,17 +71,22 @@ TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
 LIB      := $(BUILD)/libpcbench.a
 TOOL     := $(BUILD)/pcbench
 
-# Sanitized build (AddressSanitizer + UBSan, no CUDA) for the tests.
+# Sanitized build (AddressSanitizer + UBSan, no CUDA): the library, the
+# tests and the whole tool (make asan: build/asan/pcbench).
 ASAN       := $(BUILD)/asan
 SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_OBJ   := $(LIB_C:%.c=$(ASAN)/%.o)
 ASAN_LIB   := $(ASAN)/libpcbench.a
+ASAN_TOOL  := $(ASAN)/pcbench
+ASAN_TOOL_OBJ := $(TOOL_C:%.c=$(ASAN)/%.o) $(TOOL_CC:%.cc=$(ASAN)/%.o)
+ASAN_CPPFLAGS = $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS) $(CPPFLAGS_TOOL)) \
+                $(call build_flags,$(CFLAGS) $(SANFLAGS),none)
 TESTS_C    := $(wildcard tests/test_*.c)
 TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool deps debs test test-unit test-cli bench tables plots regress datasets clean peers peers-deps peer-wheels
+.PHONY: all lib tool deps debs test test-unit test-cli bench tables plots regress datasets clean peers peers-deps peer-wheels asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -96,11 +101,11 @@ $(TOOL): $(TOOL_OBJ) $(LIB)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(call build_flags,$(CFLAGS),$(NVCCFLAGS)) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CXXFLAGS) -MMD -MP -c -o $@ $<
+	$(CXX) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(call build_flags,$(CFLAGS),$(NVCCFLAGS)) $(CXXFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(@D)
@@ -113,7 +118,16 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 
 $(ASAN)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) $(CFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ASAN_CPPFLAGS) $(CFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(ASAN)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(ASAN_CPPFLAGS) $(CXXFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(ASAN_TOOL): $(ASAN_TOOL_OBJ) $(ASAN_LIB)
+	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $(ASAN_TOOL_OBJ) $(ASAN_LIB) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
+
+asan: $(ASAN_TOOL) $(ASAN_TESTS)
 
 $(ASAN_LIB): $(ASAN_OBJ)
 	@mkdir -p $(@D)
@@ -128,18 +142,51 @@ $(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
 # make deps            install missing Debian packages (apt-get, needs root)
 # make deps DEBS=dir   unpack a folder of .deb files into $(DEPS_DIR) (offline)
 # make debs DEBS=dir   download those .deb files here, for an offline host
+# make deps WITH_FUZZ=1 (or make fuzz-deps)  also clang and its libFuzzer runtime
 deps:
 	@DEBS="$(DEBS)" DEPS_DIR="$(DEPS_DIR)" sh scripts/deps.sh install
+	@$(if $(filter 1,$(WITH_FUZZ)),sh scripts/deps.sh fuzz)
 
 debs:
 	@DEBS="$(or $(DEBS),debs)" sh scripts/deps.sh download
 
 # ---- tests ----------------------------------------------------------------
+# The unit tests (plain and sanitized), the CLI tests with the tool and once
+# with the sanitized tool, and the fuzz smoke (FUZZ_SMOKE seconds a target;
+# skipped, and said, where clang's libFuzzer cannot be had, except in CI).
+FUZZ_SMOKE ?= 30
 test: deps
 	@$(MAKE) --no-print-directory test-build
-	@sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)
+	@if sh scripts/deps.sh fuzz; then $(MAKE) --no-print-directory fuzz-build; \
+	 else echo "pcbench: no clang with libFuzzer here: the fuzz smoke is skipped"; fi
+	@ASAN_TOOL=$(ASAN_TOOL) FUZZ_DIR=$(FUZZ) FUZZ_SMOKE=$(FUZZ_SMOKE) \
+	    sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)
 
-test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS)
+test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL)
+
+# ---- fuzzing: libFuzzer targets of tests/fuzz/ with ASan and UBSan (clang) --
+# make fuzz                    build and run every target FUZZ_SECONDS (300)
+# make fuzz FUZZ_SECONDS=3600  longer; what runs find accumulates in build/fuzz/corpus
+FUZZ         := $(BUILD)/fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c impl/outfile.c
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+fuzz-deps:
+	@sh scripts/deps.sh fuzz
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@sh scripts/fuzz.sh $(FUZZ) $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-build: $(FUZZ_BINS)
+
+$(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $(wildcard datasets/*.h impl/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iimpl -o $@ $< $(FUZZ_LIB_C) -lm
 
 # ---- data, benchmarks, results --------------------------------------------
 datasets: tool

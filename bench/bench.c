@@ -11,6 +11,7 @@
 #include "../impl/outfile.h"
 #include "gbench.h"
 #include "bench.h"
+#include "options.h"
 #include "verify.h"
 
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 4, EXIT_SYSTEM = 5 };
@@ -101,7 +102,7 @@ static int parse(int argc, char **argv, bench_opts *o)
     double v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = pcb_getopt(argc, argv, "bench", "h", opts)) != -1) {
         switch (c) {
         case 's': o->suite = optarg; break;
         case 'p': o->problems = optarg; break;
@@ -152,26 +153,8 @@ static int parse(int argc, char **argv, bench_opts *o)
                                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
                                            strlen(o->machine)))
         return usage("--machine '%s': use letters, digits, '.', '_' and '-'", o->machine);
-    for (const char *p = o->problems; p && *p;) {
-        char name[16];
-        size_t w = strcspn(p, ",");
-        snprintf(name, sizeof name, "%.*s", (int)(w < 15 ? w : 15), p);
-        pcb_problem pr;
-        if (pcb_problem_parse(name, &pr) != PCB_OK)
-            return usage("unknown problem '%s' (fps, nn, emd)", name);
-        p += w + (p[w] == ',');
-    }
-    for (const char *p = o->impls; p && *p;) {
-        char name[64];
-        size_t w = strcspn(p, ",");
-        snprintf(name, sizeof name, "%.*s", (int)(w < 63 ? w : 63), p);
-        int known = 0;
-        for (int k = 0; k < PCB_NPROBLEMS; k++)
-            known |= pcb_verify_impl_known((pcb_problem)k, name);
-        if (!known)
-            return usage("unknown implementation '%s' (see pcbench list)", name);
-        p += w + (p[w] == ',');
-    }
+    if (!pcb_opt_selection("bench", o->problems, o->impls))
+        return EXIT_USAGE;
     return -1;
 }
 

@@ -33,6 +33,7 @@
 
 #include "../impl/outfile.h"
 #include "bench.h"
+#include "options.h"
 
 #ifndef PCB_BUILD_CPU_FLAGS
 #define PCB_BUILD_CPU_FLAGS "not recorded at build time"
@@ -453,7 +454,7 @@ int pcb_count_main(int argc, char **argv)
     count_sel sel = {.suite = "quick"};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = pcb_getopt(argc, argv, "count", "h", opts)) != -1) {
         switch (c) {
         case 's': sel.suite = optarg; break;
         case 'p': sel.problems = optarg; break;
@@ -463,11 +464,10 @@ int pcb_count_main(int argc, char **argv)
         default: return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "pcbench: count: unexpected argument '%s' (see pcbench count --help)\n",
-                argv[optind]);
+    if (optind < argc)
+        return pcb_usage("count", "unexpected argument '%s'", argv[optind]);
+    if (!pcb_opt_selection("count", sel.problems, sel.impls))
         return 2;
-    }
     bench_suite s;
     if (bench_suite_get(sel.suite, &s) != PCB_OK) {
         fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());

@@ -4,9 +4,11 @@
  * (file or arguments), 4 implementation unsupported or unavailable, 5 device
  * or system error. Messages on stderr start with "pcbench:". */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "../impl/defects/defects.h"
 #include "../impl/emd/emd.h"
 #include "../impl/outfile.h"
+#include "options.h"
 #include "verify.h"
 
 enum { EXIT_VERIFY = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_UNSUPPORTED = 4, EXIT_SYSTEM = 5 };
@@ -42,40 +45,11 @@ static int report(int rc, const char *what)
     return exit_for(rc);
 }
 
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("pcbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see --help)\n", stderr);
-    va_end(ap);
-    return EXIT_USAGE;
-}
+/* Usage errors of the command being run (set by main). */
+static const char *command;
+#define usage_error(...) pcb_usage(command, __VA_ARGS__)
 
-static int parse_i64(const char *s, const char *what, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-        return usage_error("%s: '%s' is not an integer", what, s), 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_f64(const char *s, const char *what, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end)
-        return usage_error("%s: '%s' is not a number", what, s), 0;
-    *out = v;
-    return 1;
-}
-
-/* ---- shared option handling for fps / nn / emd ---------------------------- */
+/* ---- shared option handling for fps / nn / emd / check ----------------------- */
 typedef struct {
     const char *impl, *out, *in_a, *in_b, *answer;
     int64_t m, start;
@@ -86,6 +60,8 @@ typedef struct {
     pcb_options opt;
 } run_args;
 
+/* Every option of the running commands; each command takes those whose
+ * letter is in its own list (parse_run_args), and no other. */
 static const struct option run_opts[] = {
     {"impl", required_argument, 0, 'I'},     {"output", required_argument, 0, 'o'},
     {"input", required_argument, 0, 'i'},    {"samples", required_argument, 0, 'm'},
@@ -96,14 +72,22 @@ static const struct option run_opts[] = {
     {"shift", required_argument, 0, 'S'},    {"no-shift", no_argument, 0, 'N'},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 
-/* Returns -1 to go on, else an exit status. */
-static int parse_run_args(int argc, char **argv, const char *shortopts, const char *help,
-                          run_args *a)
+/* Parse a running command's options: shortopts as getopt's, letters the
+ * options (short or long) it takes. Returns -1 to go on, else an exit
+ * status. */
+static int parse_run_args(int argc, char **argv, const char *shortopts, const char *letters,
+                          const char *help, run_args *a)
 {
+    struct option own[sizeof run_opts / sizeof run_opts[0]];
+    size_t k = 0;
+    for (const struct option *o = run_opts; o->name; o++)
+        if (strchr(letters, o->val))
+            own[k++] = *o;
+    own[k] = (struct option){0, 0, 0, 0};
     int c;
     int64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, shortopts, run_opts, NULL)) != -1) {
+    while ((c = pcb_getopt(argc, argv, command, shortopts, own)) != -1) {
         switch (c) {
         case 'I': a->impl = optarg; break;
         case 'o': a->out = optarg; break;
@@ -112,25 +96,26 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
         case 'a': a->in_a = optarg; break;
         case 'q':
         case 'b': a->in_b = optarg; break;
-        case 'm':
-            if (!parse_i64(optarg, "-m", &a->m)) return EXIT_USAGE;
+        case 'm': /* its range depends on the cloud: the task check says (status 3) */
+            if (!pcb_opt_i64(command, "-m", optarg, INT64_MIN, INT64_MAX, &a->m))
+                return EXIT_USAGE;
             a->have_m = 1;
             break;
         case 's':
-            if (!parse_i64(optarg, "--start", &a->start)) return EXIT_USAGE;
+            if (!pcb_opt_i64(command, "--start", optarg, INT64_MIN, INT64_MAX, &a->start))
+                return EXIT_USAGE;
             break;
         case 't':
-            if (!parse_i64(optarg, "--threads", &v)) return EXIT_USAGE;
-            if (v < 0 || v > 4096) return usage_error("--threads out of range");
+            if (!pcb_opt_i64(command, "--threads", optarg, 0, 4096, &v)) return EXIT_USAGE;
             a->opt.threads = (int)v;
             break;
         case 'P':
-            if (!parse_i64(optarg, "--partitions", &v)) return EXIT_USAGE;
-            if (v < 1 || v > 1000000) return usage_error("--partitions out of range");
+            if (!pcb_opt_i64(command, "--partitions", optarg, 1, 1000000, &v)) return EXIT_USAGE;
             a->opt.partitions = (int)v;
             break;
         case 'e':
-            if (!parse_f64(optarg, "--eps", &a->opt.eps)) return EXIT_USAGE;
+            if (!pcb_opt_f64(command, "--eps", optarg, 0, DBL_MAX, &a->opt.eps))
+                return EXIT_USAGE;
             break;
         case 'A': a->answer = optarg; break;
         case 'S': {
@@ -145,9 +130,9 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
             break;
         }
         case 'N': a->no_shift = 1; break;
-        case 'G':
-            if (!parse_f64(optarg, "--max-gap", &a->max_gap)) return EXIT_USAGE;
-            if (!(a->max_gap >= 0)) return usage_error("--max-gap must be >= 0");
+        case 'G': /* 0: the exact optimum; inf: any bijection */
+            if (!pcb_opt_f64(command, "--max-gap", optarg, 0, HUGE_VAL, &a->max_gap))
+                return EXIT_USAGE;
             break;
         case 'h': fputs(help, stdout); return 0;
         default: return EXIT_USAGE;
@@ -169,7 +154,7 @@ static int apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second)
     double s[3] = {0, 0, 0};
     if (a->have_shift)
         memcpy(s, a->shift, sizeof s);
-    else if (a->no_shift || !pcb_shift_auto(first, s))
+    else if (a->no_shift || pcb_shift_auto(first, s) != 1)
         return 0;
     int rc = pcb_cloud_shift(first, s);
     if (rc == PCB_OK && second)
@@ -204,9 +189,7 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
                     name, is_flann(name) ? "libflann-dev" : "nvcc");
             return EXIT_UNSUPPORTED;
         }
-    fprintf(stderr, "pcbench: unknown %s implementation '%s' (see pcbench list)\n",
-            pcb_problem_name(t->problem), name);
-    return EXIT_USAGE;
+    return usage_error("unknown %s implementation '%s'", pcb_problem_name(t->problem), name);
 }
 
 /* An input that cannot be read, whatever the reason, is bad input (3). */
@@ -229,6 +212,22 @@ static int run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)
     return report(rc, what);
 }
 
+/* Open -o before any work, so that an output that cannot be written costs
+ * nothing and prints nothing. An -o naming an input (writing would destroy
+ * it) or a name that must not be replaced (a folder, a device) is a bad
+ * argument, status 3. Returns 0 or an exit status. */
+static int open_output(const run_args *a, pcb_outfile *o)
+{
+    const char *in[2] = {a->in_a, a->in_b};
+    memset(o, 0, sizeof *o);
+    for (int k = 0; k < 2; k++)
+        if (in[k] && a->out && pcb_out_same_file(a->out, in[k]))
+            return report(pcb_fail(PCB_EINVAL, "-o %s is the input %s: writing the results "
+                                   "would destroy it", a->out, in[k]), command);
+    int rc = pcb_out_open(o, a->out);
+    return rc == PCB_OK ? 0 : report(rc, command);
+}
+
 /* ---- commands ------------------------------------------------------------- */
 static int cmd_list(int argc, char **argv)
 {
@@ -247,7 +246,7 @@ static int cmd_list(int argc, char **argv)
         return 0;
     }
     if (argc > 1)
-        return usage_error("list: unexpected argument '%s'", argv[1]);
+        return usage_error("unexpected argument '%s'", argv[1]);
     for (int p = 0; p < PCB_NPROBLEMS; p++) {
         for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
             const pcb_impl *impl = *it;
@@ -283,10 +282,15 @@ static int cmd_gen(int argc, char **argv)
     const char *out = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:o:S:h", opts, NULL)) != -1) {
+    while ((c = pcb_getopt(argc, argv, command, "n:o:S:h", opts)) != -1) {
         switch (c) {
-        case 'n': if (!parse_i64(optarg, "-n", &n)) return EXIT_USAGE; break;
-        case 'S': if (!parse_i64(optarg, "--seed", &seed)) return EXIT_USAGE; break;
+        case 'n':
+            if (!pcb_opt_i64(command, "-n", optarg, 0, PCB_MAX_POINTS, &n)) return EXIT_USAGE;
+            break;
+        case 'S':
+            if (!pcb_opt_i64(command, "--seed", optarg, INT64_MIN, INT64_MAX, &seed))
+                return EXIT_USAGE;
+            break;
         case 'o': out = optarg; break;
         case 'h': fputs(gen_help, stdout); return 0;
         default: return EXIT_USAGE;
@@ -316,39 +320,41 @@ static const char fps_help[] =
 static int cmd_fps(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = parse_run_args(argc, argv, "i:m:o:s:t:S:Nh", fps_help, &a);
+    int rc = parse_run_args(argc, argv, "i:m:o:s:t:S:Nh", "IiomstSNh", fps_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.have_m)
         return usage_error("fps needs -i FILE and -m M");
-    pcb_cloud cloud;
-    if ((rc = load(a.in_a, &cloud)))
+    pcb_outfile o;
+    if ((rc = open_output(&a, &o)))
         return rc;
-    if ((rc = apply_shift(&a, &cloud, NULL))) {
-        pcb_cloud_free(&cloud);
-        return rc;
-    }
-    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = cloud.n, .m = a.m, .start = a.start,
-                  .a = cloud.xyz, .opt = a.opt};
+    pcb_cloud cloud = {0};
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .m = a.m, .start = a.start, .opt = a.opt};
     const pcb_impl *impl = NULL;
     int32_t *idx = NULL;
-    if ((rc = pcb_task_check(&t)) != PCB_OK)
+    if ((rc = load(a.in_a, &cloud)) || (rc = apply_shift(&a, &cloud, NULL)))
+        goto done;
+    t.n = cloud.n;
+    t.a = cloud.xyz;
+    if ((rc = pcb_task_check(&t)) != PCB_OK) {
         rc = report(rc, "fps");
-    else if (!(rc = choose_impl(a.impl, &t, &impl))) {
-        idx = malloc((size_t)t.m * sizeof *idx);
-        pcb_result r = {.index = idx};
-        if (!idx)
-            rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld indices", (long long)t.m), "fps");
-        else if (!(rc = run_task(impl, &t, &r))) {
-            pcb_outfile o;
-            if ((rc = pcb_out_open(&o, a.out)) == PCB_OK) {
-                for (int64_t i = 0; i < t.m; i++)
-                    fprintf(o.f, "%" PRId32 "\n", idx[i]);
-                rc = pcb_out_commit(&o);
-            }
-            rc = rc == PCB_OK ? 0 : report(rc, "fps");
-        }
+        goto done;
     }
+    if ((rc = choose_impl(a.impl, &t, &impl)))
+        goto done;
+    if (!(idx = malloc((size_t)t.m * sizeof *idx))) {
+        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld indices", (long long)t.m), "fps");
+        goto done;
+    }
+    pcb_result r = {.index = idx};
+    if ((rc = run_task(impl, &t, &r)))
+        goto done;
+    for (int64_t i = 0; i < t.m; i++)
+        fprintf(o.f, "%" PRId32 "\n", idx[i]);
+    rc = pcb_out_commit(&o);
+    rc = rc == PCB_OK ? 0 : report(rc, "fps");
+done:
+    pcb_out_abort(&o);
     free(idx);
     pcb_cloud_free(&cloud);
     return rc;
@@ -366,39 +372,44 @@ static const char nn_help[] =
 static int cmd_nn(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = parse_run_args(argc, argv, "r:q:o:t:P:S:Nh", nn_help, &a);
+    int rc = parse_run_args(argc, argv, "r:q:o:t:P:S:Nh", "IrqotPSNh", nn_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.in_b)
         return usage_error("nn needs -r REF and -q QUERY");
-    pcb_cloud ref = {0}, qry = {0};
-    if ((rc = load(a.in_a, &ref)) || (rc = load(a.in_b, &qry)) ||
-        (rc = apply_shift(&a, &ref, &qry))) {
-        pcb_cloud_free(&ref);
-        pcb_cloud_free(&qry);
+    pcb_outfile o;
+    if ((rc = open_output(&a, &o)))
         return rc;
-    }
+    pcb_cloud ref = {0}, qry = {0};
+    const pcb_impl *impl = NULL;
+    int32_t *idx = NULL;
+    float *d2 = NULL;
+    if ((rc = load(a.in_a, &ref)) || (rc = load(a.in_b, &qry)) ||
+        (rc = apply_shift(&a, &ref, &qry)))
+        goto done;
     pcb_task t = {.problem = PCB_NN, .batch = 1, .n = ref.n, .nq = qry.n, .a = ref.xyz,
                   .b = qry.xyz, .opt = a.opt};
-    const pcb_impl *impl = NULL;
-    int32_t *idx = malloc((size_t)qry.n * sizeof *idx);
-    float *d2 = malloc((size_t)qry.n * sizeof *d2);
-    if (!idx || !d2)
-        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)qry.n), "nn");
-    else if ((rc = pcb_task_check(&t)) != PCB_OK)
+    if ((rc = pcb_task_check(&t)) != PCB_OK) {
         rc = report(rc, "nn");
-    else if (!(rc = choose_impl(a.impl, &t, &impl))) {
-        pcb_result r = {.index = idx, .dist2 = d2};
-        if (!(rc = run_task(impl, &t, &r))) {
-            pcb_outfile o;
-            if ((rc = pcb_out_open(&o, a.out)) == PCB_OK) {
-                for (int64_t i = 0; i < t.nq; i++)
-                    fprintf(o.f, "%" PRId32 " %.9g\n", idx[i], (double)d2[i]);
-                rc = pcb_out_commit(&o);
-            }
-            rc = rc == PCB_OK ? 0 : report(rc, "nn");
-        }
+        goto done;
     }
+    if ((rc = choose_impl(a.impl, &t, &impl)))
+        goto done;
+    idx = malloc((size_t)qry.n * sizeof *idx);
+    d2 = malloc((size_t)qry.n * sizeof *d2);
+    if (!idx || !d2) {
+        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)qry.n), "nn");
+        goto done;
+    }
+    pcb_result r = {.index = idx, .dist2 = d2};
+    if ((rc = run_task(impl, &t, &r)))
+        goto done;
+    for (int64_t i = 0; i < t.nq; i++)
+        fprintf(o.f, "%" PRId32 " %.9g\n", idx[i], (double)d2[i]);
+    rc = pcb_out_commit(&o);
+    rc = rc == PCB_OK ? 0 : report(rc, "nn");
+done:
+    pcb_out_abort(&o);
     free(idx);
     free(d2);
     pcb_cloud_free(&ref);
@@ -419,46 +430,50 @@ static const char emd_help[] =
 static int cmd_emd(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = parse_run_args(argc, argv, "a:b:o:t:e:S:Nh", emd_help, &a);
+    int rc = parse_run_args(argc, argv, "a:b:o:t:e:S:Nh", "IaboteSNh", emd_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.in_b)
         return usage_error("emd needs -a FILE_A and -b FILE_B");
-    pcb_cloud ca = {0}, cb = {0};
-    if ((rc = load(a.in_a, &ca)) || (rc = load(a.in_b, &cb)) || (rc = apply_shift(&a, &ca, &cb))) {
-        pcb_cloud_free(&ca);
-        pcb_cloud_free(&cb);
+    /* Opened first: an -o that cannot be written fails before the value is printed. */
+    pcb_outfile o;
+    if ((rc = open_output(&a, &o)))
         return rc;
-    }
+    pcb_cloud ca = {0}, cb = {0};
+    const pcb_impl *impl = NULL;
+    int32_t *match = NULL;
+    double value = 0;
+    if ((rc = load(a.in_a, &ca)) || (rc = load(a.in_b, &cb)) || (rc = apply_shift(&a, &ca, &cb)))
+        goto done;
     pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = ca.n, .nq = cb.n, .a = ca.xyz,
                   .b = cb.xyz, .opt = a.opt};
-    const pcb_impl *impl = NULL;
-    int32_t *match = malloc((size_t)ca.n * sizeof *match);
-    double value = 0;
-    if (!match)
-        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)ca.n), "emd");
-    else if ((rc = pcb_task_check(&t)) != PCB_OK)
+    if ((rc = pcb_task_check(&t)) != PCB_OK) {
         rc = report(rc, "emd");
-    else if (!(rc = choose_impl(a.impl, &t, &impl))) {
-        pcb_result r = {.index = match, .value = &value};
-        if (!(rc = run_task(impl, &t, &r))) {
-            int64_t unmatched = 0;
-            for (int64_t i = 0; i < t.n; i++)
-                unmatched += match[i] < 0;
-            if (unmatched)
-                fprintf(stderr, "pcbench: emd %s: %lld points left unmatched\n", impl->name,
-                        (long long)unmatched);
-            printf("emd %.9g\n", value);
-            fflush(stdout);
-            pcb_outfile o;
-            if ((rc = pcb_out_open(&o, a.out)) == PCB_OK) {
-                for (int64_t i = 0; i < t.n; i++)
-                    fprintf(o.f, "%" PRId32 "\n", match[i]);
-                rc = pcb_out_commit(&o);
-            }
-            rc = rc == PCB_OK ? 0 : report(rc, "emd");
-        }
+        goto done;
     }
+    if ((rc = choose_impl(a.impl, &t, &impl)))
+        goto done;
+    if (!(match = malloc((size_t)ca.n * sizeof *match))) {
+        rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)ca.n), "emd");
+        goto done;
+    }
+    pcb_result r = {.index = match, .value = &value};
+    if ((rc = run_task(impl, &t, &r)))
+        goto done;
+    int64_t unmatched = 0;
+    for (int64_t i = 0; i < t.n; i++)
+        unmatched += match[i] < 0;
+    if (unmatched)
+        fprintf(stderr, "pcbench: emd %s: %lld points left unmatched\n", impl->name,
+                (long long)unmatched);
+    printf("emd %.9g\n", value);
+    fflush(stdout);
+    for (int64_t i = 0; i < t.n; i++)
+        fprintf(o.f, "%" PRId32 "\n", match[i]);
+    rc = pcb_out_commit(&o);
+    rc = rc == PCB_OK ? 0 : report(rc, "emd");
+done:
+    pcb_out_abort(&o);
     free(match);
     pcb_cloud_free(&ca);
     pcb_cloud_free(&cb);
@@ -530,10 +545,11 @@ static int cmd_check(int argc, char **argv)
         return 0;
     }
     if (pcb_problem_parse(argv[1], &p) != PCB_OK)
-        return usage_error("check: unknown problem '%s' (fps, nn, emd)", argv[1]);
+        return usage_error("unknown problem '%s' (fps, nn, emd)", argv[1]);
     run_args a = {.max_gap = 1e-6};
     const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh" : p == PCB_NN ? "r:q:A:S:Nh" : "a:b:A:G:S:Nh";
-    int rc = parse_run_args(argc - 1, argv + 1, opts, check_help, &a);
+    const char *letters = p == PCB_FPS ? "imsASNh" : p == PCB_NN ? "rqASNh" : "abAGSNh";
+    int rc = parse_run_args(argc - 1, argv + 1, opts, letters, check_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.answer)
@@ -623,7 +639,7 @@ static int cmd_verify(int argc, char **argv)
     const char *problem = NULL, *impl = NULL;
     int c, large = 0, defects = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+    while ((c = pcb_getopt(argc, argv, command, "p:h", opts)) != -1) {
         switch (c) {
         case 'p': problem = optarg; break;
         case 'I': impl = optarg; break;
@@ -640,6 +656,8 @@ static int cmd_verify(int argc, char **argv)
         return usage_error("%s", pcb_errmsg());
     if (impl && !problem)
         return usage_error("--impl needs --problem");
+    if (impl && !pcb_verify_impl_known(only, impl)) /* as fps --impl and bench --impl say */
+        return usage_error("unknown %s implementation '%s'", pcb_problem_name(only), impl);
     if (large && !impl)
         return usage_error("--large needs --impl (brute force cannot do 1M x 1M)");
     if (defects && (impl || large))
@@ -683,8 +701,23 @@ static const char main_help[] =
     "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
     "4 unsupported or unavailable, 5 device or system error.\n";
 
+/* An interrupted run removes the temporary file it was writing (where the
+ * file system has no unnamed files), then dies of the signal as it would. */
+static void on_signal(int sig)
+{
+    pcb_out_signal_cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
     static const struct {
         const char *name;
         int (*fn)(int, char **);
@@ -699,7 +732,9 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (strcmp(argv[1], cmds[i].name) == 0)
+        if (strcmp(argv[1], cmds[i].name) == 0) {
+            command = cmds[i].name;
             return cmds[i].fn(argc - 1, argv + 1);
+        }
     return usage_error("unknown command '%s'", argv[1]);
 }

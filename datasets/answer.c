@@ -7,7 +7,12 @@
  * ",index,dist2": that column is dropped from every line); indexes written
  * as floats (numpy's savetxt: 1.700000e+01) when they are whole numbers.
  * Every error names the file and line; a file with fewer answers than
- * asked for is truncated, one with more is wrong too. */
+ * asked for is truncated, one with more is wrong too.
+ *
+ * Hostile input: a path that is not a regular file (a FIFO, /dev/zero) is
+ * refused before any read; '-' (stdin) may be a stream, so every source is
+ * read under two bounds, a line of at most LINE_CAP characters and at most
+ * byte_cap(count) bytes in all, far above what count answers can need. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,9 +20,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloud.h"
+#include "io.h"
 
 #define MAX_FIELDS 4
+#define LINE_CAP 4096
+
+/* 1 MiB for headers and comments, and 256 bytes an answer. */
+static int64_t byte_cap(int64_t count)
+{
+    return ((int64_t)1 << 20) + 256 * count;
+}
+
+/* The next line into buf (LINE_CAP + 1 bytes) without its line end: 1, 0
+ * at the end of the input, or PCB_EBADFILE naming file and line. */
+static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, int64_t *bytes,
+                     int64_t cap)
+{
+    size_t n = 0;
+    int ch;
+    while ((ch = getc(f)) != EOF) {
+        if (++*bytes > cap)
+            return pcb_fail(PCB_EBADFILE, "%s:%lld: more than %lld bytes, more than the answers "
+                            "expected can need", name, (long long)lineno, (long long)cap);
+        if (ch == '\n')
+            break;
+        if (ch == '\0')
+            return pcb_fail(PCB_EBADFILE, "%s:%lld: a NUL byte in the line", name,
+                            (long long)lineno);
+        if (n == LINE_CAP)
+            return pcb_fail(PCB_EBADFILE, "%s:%lld: a line longer than %d characters", name,
+                            (long long)lineno, LINE_CAP);
+        buf[n++] = (char)ch;
+    }
+    if (ch == EOF && (ferror(f) || n == 0))
+        return ferror(f) ? pcb_fail(PCB_EBADFILE, "%s: read error at line %lld: %s", name,
+                                    (long long)lineno, strerror(errno))
+                         : 0;
+    while (n > 0 && buf[n - 1] == '\r')
+        n--;
+    buf[n] = '\0';
+    return 1;
+}
 
 /* Split line (NUL-terminated) into at most MAX_FIELDS fields, in place;
  * returns the count, or MAX_FIELDS + 1 when there are more. Empty fields
@@ -82,24 +125,24 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
         return pcb_fail(PCB_EINVAL, "read answers: missing argument");
     const int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "r");
+    int not_regular = 0;
+    FILE *f = is_stdin ? stdin : pcb_open_regular(path, &not_regular);
     if (!f)
-        return pcb_fail(PCB_EBADFILE, "%s: cannot open: %s", name, strerror(errno));
-    char *line = NULL, *field[MAX_FIELDS + 1];
-    size_t cap = 0;
-    ssize_t len;
-    int64_t lineno = 0, got = 0;
-    int skip = 0, fields = -1, rc = PCB_OK, first = 1;
+        return not_regular ? pcb_fail(PCB_EBADFILE, "%s: not a regular file (a FIFO, device or "
+                                      "socket; use '-' for a stream)", name)
+                           : pcb_fail(PCB_EBADFILE, "%s: cannot open: %s", name,
+                                      strerror(errno));
+    char line[LINE_CAP + 1], *field[MAX_FIELDS + 1];
+    int64_t lineno = 0, got = 0, bytes = 0;
+    const int64_t cap = byte_cap(count);
+    int skip = 0, fields = -1, rc = PCB_OK, first = 1, more;
     *has_value = 0;
-    while (rc == PCB_OK && (len = getline(&line, &cap, f)) >= 0) {
+    while (rc == PCB_OK && (more = read_line(f, name, lineno + 1, line, &bytes, cap)) != 0) {
         lineno++;
-        if (memchr(line, '\0', (size_t)len)) {
-            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: a NUL byte in the line", name,
-                          (long long)lineno);
+        if (more < 0) {
+            rc = more;
             break;
         }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
         const char *lead = line + strspn(line, " \t");
         if (!*lead || *lead == '#')
             continue;
@@ -148,13 +191,10 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
         }
         got++;
     }
-    if (rc == PCB_OK && ferror(f))
-        rc = pcb_fail(PCB_EBADFILE, "%s: read error after line %lld", name, (long long)lineno);
     if (rc == PCB_OK && got < count)
         rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %lld answers, expected %lld (truncated?)", name,
                       (long long)lineno, (long long)got, (long long)count);
     *has_value = rc == PCB_OK && fields == 2;
-    free(line);
     if (!is_stdin)
         fclose(f);
     return rc;

@@ -35,7 +35,7 @@ int pcb_save_ply(const char *path, const pcb_cloud *c); /* binary little endian 
  * xyz = (float)(coordinate as read - s).
  * pcb_shift_auto: none (0, returns 0) when every coordinate of ref is
  * within +-1e5, else ref's bounding-box minimum rounded down to whole units
- * (returns 1).
+ * (returns 1); PCB_EINVAL for a NULL argument.
  * pcb_cloud_shift: applies s (from dxyz, or from xyz for generated clouds);
  * PCB_EINVAL when a shifted coordinate does not fit float32. */
 int pcb_shift_auto(const pcb_cloud *ref, double shift[3]);
@@ -48,7 +48,8 @@ int pcb_cloud_shift(pcb_cloud *c, const double shift[3]);
 int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *value,
                      int *has_value);
 
-/* ---- deterministic random numbers (xoshiro256**, seeded by splitmix64) -- */
+/* ---- deterministic random numbers (xoshiro256**, seeded by splitmix64) --
+ * They return numbers, not statuses: a NULL generator gives 0. */
 typedef struct {
     uint64_t s[4];
 } pcb_rng;

@@ -7,6 +7,8 @@
 
 int pcb_cloud_alloc(pcb_cloud *c, int64_t n)
 {
+    if (!c)
+        return pcb_fail(PCB_EINVAL, "cloud alloc: no cloud to fill");
     c->xyz = NULL;
     c->dxyz = NULL;
     c->n = 0;
@@ -40,6 +42,8 @@ static uint64_t splitmix64(uint64_t *x)
 
 void pcb_rng_seed(pcb_rng *r, uint64_t seed)
 {
+    if (!r)
+        return;
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix64(&seed);
 }
@@ -51,6 +55,8 @@ static uint64_t rotl(uint64_t x, int k)
 
 uint64_t pcb_rng_next(pcb_rng *r)
 {
+    if (!r)
+        return 0;
     uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
@@ -63,11 +69,13 @@ uint64_t pcb_rng_next(pcb_rng *r)
 
 double pcb_rng_uniform(pcb_rng *r)
 {
-    return (double)(pcb_rng_next(r) >> 11) * 0x1.0p-53;
+    return !r ? 0 : (double)(pcb_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
 double pcb_rng_normal(pcb_rng *r)
 {
+    if (!r)
+        return 0;
     double u = pcb_rng_uniform(r), v = pcb_rng_uniform(r);
     return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
 }
@@ -184,6 +192,8 @@ const char *const *pcb_generator_kinds(void)
 
 int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out)
 {
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "generate: no cloud to fill");
     out->xyz = NULL;
     out->dxyz = NULL;
     out->n = 0;

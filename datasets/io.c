@@ -1,12 +1,41 @@
 /* io.c - positions, messages, binary scalars and text numbers for the
  * cloud loaders. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "io.h"
+
+FILE *pcb_open_regular(const char *path, int *not_regular)
+{
+    *not_regular = 0;
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    int e = 0;
+    if (fstat(fd, &st) != 0)
+        e = errno;
+    else if (S_ISDIR(st.st_mode))
+        e = EISDIR;
+    else if (!S_ISREG(st.st_mode))
+        *not_regular = 1;
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        e = errno;
+    FILE *f = e || *not_regular ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        e = e ? e : errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
 
 static int bad_at(const pcb_src *s, const char *unit, int64_t pos, const char *fmt, va_list ap)
 {
@@ -67,18 +96,22 @@ int pcb_src_header_line(pcb_src *s, char *buf, size_t cap)
     return 1;
 }
 
-ssize_t pcb_src_text_line(pcb_src *s)
+int pcb_src_text_line(pcb_src *s)
 {
     ssize_t n = getline(&s->text, &s->text_cap, s->f);
     if (n < 0)
-        return -1;
+        return ferror(s->f) ? read_failed(s) : 0;
+    const char *nul = memchr(s->text, '\0', (size_t)n);
+    if (nul) /* the rest of the line would be ignored silently */
+        return pcb_bad_line(s, s->line + 1, "NUL byte in the line (byte %lld)",
+                            (long long)(s->offset + (nul - s->text)));
     s->offset += n;
     s->line++;
     if (n > 0 && s->text[n - 1] == '\n')
         s->text[--n] = '\0';
     if (n > 0 && s->text[n - 1] == '\r')
         s->text[--n] = '\0';
-    return n;
+    return 1;
 }
 
 const unsigned char *pcb_src_take(pcb_src *s, size_t n)
@@ -249,6 +282,8 @@ int pcb_alloc_points(const pcb_src *s, pcb_cloud *c, int64_t n, int text, int64_
 
 int pcb_shift_auto(const pcb_cloud *ref, double shift[3])
 {
+    if (!ref || !shift || (ref->n > 0 && !ref->xyz))
+        return pcb_fail(PCB_EINVAL, "shift: no cloud or no shift to fill");
     double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, far = 0;
     for (int64_t i = 0; i < ref->n; i++)
         for (int k = 0; k < 3; k++) {
@@ -263,6 +298,8 @@ int pcb_shift_auto(const pcb_cloud *ref, double shift[3])
 
 int pcb_cloud_shift(pcb_cloud *c, const double shift[3])
 {
+    if (!c || !shift || (c->n > 0 && !c->xyz))
+        return pcb_fail(PCB_EINVAL, "shift: no cloud or no shift given");
     for (int64_t i = 0; i < c->n; i++)
         for (int k = 0; k < 3; k++) {
             double v = (c->dxyz ? c->dxyz[3 * i + k] : c->xyz[3 * i + k]) - shift[k];

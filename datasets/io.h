@@ -23,6 +23,12 @@ typedef struct {
     size_t text_cap;
 } pcb_src;
 
+/* Open path for reading only if it is a regular file, deciding before any
+ * read, so a FIFO or a device never blocks or streams without end. NULL
+ * with errno set when it cannot be opened (EISDIR for a folder), or with
+ * *not_regular = 1 for a FIFO, device or socket. */
+FILE *pcb_open_regular(const char *path, int *not_regular);
+
 /* PCB_EBADFILE with "PATH: line N: ..." or "PATH: byte N: ...". */
 int pcb_bad_line(const pcb_src *s, int64_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -32,9 +38,10 @@ int pcb_bad_byte(const pcb_src *s, int64_t byte, const char *fmt, ...)
 /* One header line into buf without its line end. Returns 1, 0 at the end of
  * the file, or PCB_EBADFILE for a line longer than cap - 1 or with a NUL. */
 int pcb_src_header_line(pcb_src *s, char *buf, size_t cap);
-/* Next text line (s->text, NUL-terminated, line end removed); its length,
- * or -1 at the end of the file. */
-ssize_t pcb_src_text_line(pcb_src *s);
+/* Next text line into s->text (NUL-terminated, line end removed). Returns
+ * 1, 0 at the end of the file, or PCB_EBADFILE for a line holding a NUL
+ * byte (PCB_EIO for a read error). */
+int pcb_src_text_line(pcb_src *s);
 /* n bytes of binary data (n <= PCB_READ_AHEAD) or NULL when the file ends first;
  * the data starts at byte s->offset - n. */
 const unsigned char *pcb_src_take(pcb_src *s, size_t n);

@@ -340,6 +340,8 @@ static void keep_subset(pcb_cloud *c, int64_t n, uint64_t seed)
 int pcb_gen_lidar(int64_t n, uint64_t seed, double sensor_x, double sensor_y, double yaw,
                   pcb_cloud *out)
 {
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "lidar: no cloud to fill");
     out->xyz = NULL;
     out->dxyz = NULL;
     out->n = 0;

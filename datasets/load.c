@@ -27,7 +27,8 @@ static int is_xyz_header(const char *p)
 static int is_count_line(const char *p)
 {
     double v;
-    return pcb_next_number(&p, &v) == 1 && v >= 0 && v == (double)(int64_t)v &&
+    /* the range test first: converting inf or >= 2^63 to int64 is undefined */
+    return pcb_next_number(&p, &v) == 1 && v >= 0 && v < 0x1p63 && v == (double)(int64_t)v &&
            pcb_skip_token(&p) == 0;
 }
 
@@ -37,7 +38,7 @@ static int load_text(pcb_src *s, pcb_cloud *out, int pts)
 {
     int64_t cap = 0, n = 0;
     int first = 1, rc;
-    while (pcb_src_text_line(s) >= 0) {
+    while ((rc = pcb_src_text_line(s)) > 0) {
         const char *p = s->text;
         while (*p == ' ' || *p == '\t')
             p++;
@@ -62,6 +63,8 @@ static int load_text(pcb_src *s, pcb_cloud *out, int pts)
             return rc;
         n++;
     }
+    if (rc < 0)
+        return rc;
     if (n == 0)
         return pcb_bad_line(s, s->line, "no points in the file");
     float *fit = realloc(out->xyz, (size_t)n * 3 * sizeof *fit);
@@ -145,15 +148,16 @@ int pcb_load(const char *path, pcb_cloud *out)
         return pcb_fail(PCB_EINVAL, "load: no path");
     pcb_src s = {.path = path};
     struct stat st;
-    if (!(s.f = fopen(path, "rb")))
-        return pcb_fail(PCB_EIO, "cannot open %s: %s", path, strerror(errno));
+    int not_regular;
+    if (!(s.f = pcb_open_regular(path, &not_regular))) {
+        if (not_regular)
+            return pcb_bad_byte(&s, 0, "not a regular file (a FIFO, device or socket)");
+        return pcb_fail(PCB_EIO, "cannot %s %s: %s", errno == EISDIR ? "read" : "open", path,
+                        strerror(errno));
+    }
     int rc;
     if (fstat(fileno(s.f), &st) != 0)
         rc = pcb_fail(PCB_EIO, "cannot stat %s: %s", path, strerror(errno));
-    else if (S_ISDIR(st.st_mode))
-        rc = pcb_fail(PCB_EIO, "cannot read %s: %s", path, strerror(EISDIR));
-    else if (!S_ISREG(st.st_mode))
-        rc = pcb_bad_byte(&s, 0, "not a regular file");
     else if (!(s.buf = malloc(PCB_READ_AHEAD)))
         rc = pcb_fail(PCB_ENOMEM, "%s: no memory for a read buffer", path);
     else {

@@ -204,7 +204,10 @@ static int ascii_point(pcb_src *s, const pcd_header *h, int64_t i, int64_t n, do
 {
     const char *p = NULL;
     while (!p) {
-        if (pcb_src_text_line(s) < 0)
+        int rc = pcb_src_text_line(s);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
             return pcb_bad_line(s, s->line, "the file ends before point %lld of %lld",
                                 (long long)i, (long long)n);
         const char *q = s->text;

@@ -300,7 +300,10 @@ static int binary_body(pcb_src *s, const ply_header *h, pcb_cloud *out)
 static int ascii_line(pcb_src *s, const ply_element *e, int64_t index, const char **line)
 {
     for (;;) {
-        if (pcb_src_text_line(s) < 0)
+        int rc = pcb_src_text_line(s);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
             return pcb_bad_line(s, s->line, "the file ends before %s %lld of %lld",
                                 e->name, (long long)index, (long long)e->count);
         const char *p = s->text;

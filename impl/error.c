@@ -27,11 +27,19 @@ const char *pcb_errmsg(void)
     return last_msg;
 }
 
+/* Formatted apart first: callers may pass pcb_errmsg() itself as an
+ * argument, to prefix the last message ("file: <message>"). */
 int pcb_fail(int code, const char *fmt, ...)
 {
+    char msg[sizeof last_msg];
+    if (!fmt) {
+        last_msg[0] = '\0';
+        return code;
+    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_msg, msg, sizeof msg);
     return code;
 }

@@ -11,6 +11,7 @@
 #ifndef PCBENCH_H
 #define PCBENCH_H
 
+#include <math.h> /* HUGE_VAL */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -199,7 +200,11 @@ int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_repor
 /* An implementation's answer through its problem's validator, with the
  * promises the implementation makes (exact, max_gap). */
 int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep);
-/* EMD: max_gap as in pcb_impl (approximate implementations only). */
+/* EMD: max_gap is the relative gap to the optimum (and certified bound)
+ * allowed: 0 demands the exact optimum (within 1e-9, rounding), as exact = 1
+ * does; PCB_EMD_ANY_GAP a bijection only. Negative or NaN: PCB_EINVAL.
+ * (pcb_impl's max_gap of 0, "no promise", reaches it as PCB_EMD_ANY_GAP.) */
+#define PCB_EMD_ANY_GAP HUGE_VAL
 int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
                      pcb_report *rep);
 

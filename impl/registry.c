@@ -52,6 +52,10 @@ const char *const *pcb_not_built(void)
 
 const pcb_impl *pcb_find(pcb_problem p, const char *name)
 {
+    if (!name) {
+        pcb_fail(PCB_EINVAL, "find: no name given");
+        return NULL;
+    }
     for (const pcb_impl *const *it = all; *it; it++)
         if ((*it)->problem == p && strcmp((*it)->name, name) == 0)
             return *it;

@@ -13,6 +13,8 @@ const char *pcb_problem_name(pcb_problem p)
 
 int pcb_problem_parse(const char *s, pcb_problem *out)
 {
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "problem parse: nowhere to put the problem");
     for (int i = 0; i < PCB_NPROBLEMS; i++)
         if (s && strcmp(s, problem_names[i]) == 0) {
             *out = (pcb_problem)i;
@@ -55,8 +57,15 @@ int pcb_task_check(const pcb_task *t)
         return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
     if (t->batch < 1)
         return pcb_fail(PCB_EINVAL, "batch %lld (need at least 1)", (long long)t->batch);
-    if (t->opt.threads < 0 || t->opt.partitions < 0 || !(t->opt.eps >= 0) || !isfinite(t->opt.eps))
-        return pcb_fail(PCB_EINVAL, "negative or non-finite option");
+    if (t->opt.threads < 0)
+        return pcb_fail(PCB_EINVAL, "option threads = %d: need 0 (the default) or more",
+                        t->opt.threads);
+    if (t->opt.partitions < 0)
+        return pcb_fail(PCB_EINVAL, "option partitions = %d: need 0 (the default) or more",
+                        t->opt.partitions);
+    if (!(t->opt.eps >= 0) || !isfinite(t->opt.eps))
+        return pcb_fail(PCB_EINVAL, "option eps = %g: need a finite number >= 0 (0: the "
+                        "default)", t->opt.eps);
     int rc;
     switch (t->problem) {
     case PCB_FPS:
@@ -89,6 +98,8 @@ int pcb_task_check(const pcb_task *t)
 
 int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
 {
+    if (!impl || !t)
+        return pcb_fail(PCB_EINVAL, "task fits: missing implementation or task");
     if (impl->problem != t->problem)
         return pcb_fail(PCB_EINVAL, "%s is a %s implementation, not %s", impl->name,
                         pcb_problem_name(impl->problem), pcb_problem_name(t->problem));
@@ -132,6 +143,9 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
 
 int pcb_best(const pcb_task *t, const pcb_impl **out)
 {
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "best: nowhere to put the implementation");
+    *out = NULL;
     int rc = pcb_task_check(t);
     if (rc != PCB_OK)
         return rc;
@@ -156,7 +170,9 @@ int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, p
     switch (t->problem) {
     case PCB_FPS: return pcb_fps_validate(t, r, rep);
     case PCB_NN: return pcb_nn_validate(t, r, impl->exact, rep);
-    case PCB_EMD: return pcb_emd_validate(t, r, impl->exact, impl->max_gap, rep);
+    case PCB_EMD: /* an implementation's max_gap of 0 promises nothing beyond a bijection */
+        return pcb_emd_validate(t, r, impl->exact,
+                                impl->max_gap > 0 ? impl->max_gap : PCB_EMD_ANY_GAP, rep);
     default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
     }
 }

@@ -1,5 +1,7 @@
 #!/bin/sh
 # run_tests.sh BUILD TOOL TESTS... - run every test binary and the CLI tests,
+# the CLI tests that need no timing once more with the sanitized tool
+# (ASAN_TOOL), and the fuzz smoke (FUZZ_DIR, FUZZ_SMOKE seconds a target);
 # sum their "N passed, N failed" lines, and end with the total.
 build=$1 tool=$2; shift 2
 pass=0 fail=0 log=$(mktemp)
@@ -16,5 +18,26 @@ run() { # name, command...
 }
 for t in "$@"; do run "$t" "$t"; done
 for t in tests/*.sh; do [ -e "$t" ] && run "$t" sh "$t" "$tool"; done
+
+# A sanitizer's report exits 86, which no test expects of pcbench.
+export ASAN_OPTIONS="exitcode=86:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="exitcode=86:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then
+    for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh; do
+        run "$t (sanitized tool)" sh "$t" "$ASAN_TOOL"
+    done
+fi
+
+fuzz=$(ls "${FUZZ_DIR:-$build/fuzz}"/fuzz_* 2>/dev/null | grep -v '\.log$')
+if [ -n "$fuzz" ]; then
+    # shellcheck disable=SC2086 # one word a target
+    run "fuzz smoke (${FUZZ_SMOKE:-30} s a target)" sh scripts/fuzz.sh "${FUZZ_DIR:-$build/fuzz}" \
+        "${FUZZ_SMOKE:-30}" $fuzz
+elif [ -n "${CI:-}" ]; then
+    echo "FAIL fuzz smoke: no fuzz target was built (clang with libFuzzer: make deps fuzz)"
+    fail=$((fail + 1))
+else
+    echo "skip fuzz smoke: clang with libFuzzer not found (make fuzz-deps installs it)"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -165,5 +165,80 @@ static void test_generators(void)
     CHECK(x.xyz == NULL);
 }
 
-TEST_MAIN(T(test_status_strings), T(test_registry), T(test_problem_names), T(test_task_checks),
+/* pcb_fail may be handed the last message itself, to prefix it. */
+static void test_error_prefixes_itself(void)
+{
+    pcb_fail(PCB_ENOMEM, "no memory for %d points", 100000000);
+    CHECK(pcb_fail(PCB_ENOMEM, "%s: %s", "big.bin", pcb_errmsg()) == PCB_ENOMEM);
+    CHECK(strcmp(pcb_errmsg(), "big.bin: no memory for 100000000 points") == 0);
+}
+
+/* Every exported function given NULL where it expects a pointer returns
+ * PCB_EINVAL (or NULL / 0 where it returns no status) instead of crashing;
+ * run under AddressSanitizer as well. */
+static void test_null_arguments(void)
+{
+    float xyz[6] = {0, 0, 0, 1, 1, 1};
+    int32_t idx[2];
+    float d2[2];
+    double v = 0, shift[3] = {0, 0, 0};
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = 2, .m = 1, .a = xyz};
+    pcb_result r = {.index = idx};
+    pcb_report rep;
+    pcb_cloud c = {0};
+    pcb_problem p;
+    const pcb_impl *impl = pcb_registry()[0];
+    CHECK_RC(pcb_problem_parse("fps", NULL), PCB_EINVAL);
+    CHECK_RC(pcb_problem_parse(NULL, &p), PCB_EINVAL);
+    CHECK(pcb_find(PCB_FPS, NULL) == NULL && strstr(pcb_errmsg(), "no name"));
+    CHECK_RC(pcb_impl_available(NULL), PCB_EINVAL);
+    CHECK_RC(pcb_task_check(NULL), PCB_EINVAL);
+    CHECK_RC(pcb_task_fits(NULL, &t), PCB_EINVAL);
+    CHECK_RC(pcb_task_fits(impl, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_run(NULL, &t, &r, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_run(impl, NULL, &r, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_run(impl, &t, NULL, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_best(&t, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_best(NULL, &impl), PCB_EINVAL);
+    CHECK_RC(pcb_fps(NULL, 1, 2, 1, 0, idx), PCB_EINVAL);
+    CHECK_RC(pcb_fps(xyz, 1, 2, 1, 0, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_nn(NULL, 2, xyz, 2, 1, idx, d2), PCB_EINVAL);
+    CHECK_RC(pcb_nn(xyz, 2, NULL, 2, 1, idx, d2), PCB_EINVAL);
+    CHECK_RC(pcb_nn(xyz, 2, xyz, 2, 1, NULL, d2), PCB_EINVAL);
+    CHECK_RC(pcb_emd(NULL, xyz, 1, 2, idx, &v), PCB_EINVAL);
+    CHECK_RC(pcb_emd(xyz, NULL, 1, 2, idx, &v), PCB_EINVAL);
+    CHECK_RC(pcb_emd(xyz, xyz, 1, 2, NULL, &v), PCB_EINVAL);
+    CHECK_RC(pcb_fps_validate(NULL, &r, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_fps_validate(&t, NULL, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_fps_validate(&t, &r, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_nn_validate(NULL, &r, 1, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_nn_validate(&t, NULL, 1, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_emd_validate(NULL, &r, 1, 0, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_emd_validate(&t, &r, 1, 0, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_validate(NULL, &t, &r, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_validate(impl, NULL, &r, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_validate(impl, &t, NULL, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_validate(impl, &t, &r, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_cloud_alloc(NULL, 4), PCB_EINVAL);
+    pcb_cloud_free(NULL);
+    CHECK_RC(pcb_load(NULL, &c), PCB_EINVAL);
+    CHECK_RC(pcb_load("tests/data/none.ply", NULL), PCB_EINVAL);
+    CHECK_RC(pcb_save_ply(NULL, &c), PCB_EINVAL);
+    CHECK_RC(pcb_save_ply("x.ply", NULL), PCB_EINVAL);
+    CHECK_RC(pcb_generate("uniform", 10, 1, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_generate(NULL, 10, 1, &c), PCB_EINVAL);
+    CHECK_RC(pcb_gen_lidar(100, 1, 0, 0, 0, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_shift_auto(NULL, shift), PCB_EINVAL);
+    CHECK_RC(pcb_cloud_shift(NULL, shift), PCB_EINVAL);
+    CHECK_RC(pcb_generate("uniform", 10, 1, &c), PCB_OK);
+    CHECK_RC(pcb_shift_auto(&c, NULL), PCB_EINVAL);
+    CHECK_RC(pcb_cloud_shift(&c, NULL), PCB_EINVAL);
+    pcb_cloud_free(&c);
+    CHECK_RC(pcb_read_answers(NULL, 1, idx, &v, &(int){0}), PCB_EINVAL);
+    CHECK_RC(pcb_read_answers("-", 1, NULL, &v, &(int){0}), PCB_EINVAL);
+    pcb_rng_seed(NULL, 1);
+    CHECK(pcb_rng_next(NULL) == 0 && pcb_rng_uniform(NULL) == 0 && pcb_rng_normal(NULL) == 0);
+}
+
+TEST_MAIN(T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks),
           T(test_limits), T(test_entry_points), T(test_generators))

@@ -384,7 +384,24 @@ static void test_validator_rejects(void)
     CHECK(!rep.ok && rep.bound > 1e-9 && rep.gap == 0);
     rep = validate(&in, &r, 0); /* a promise is kept by the prices too */
     CHECK(!rep.ok && rep.gap == 0 && strstr(rep.detail, "bound above its promise"));
-    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0, &rep), PCB_OK); /* no promise */
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_EMD_ANY_GAP, &rep), PCB_OK); /* no promise */
+    CHECK(rep.ok);
+    /* max_gap 0 is the strictest check (exact), never "no promise"; a
+     * negative or NaN one is an error, never a pass. */
+    r.has_price = 0;
+    for (int64_t i = 0; i < n; i++)
+        in.index[i] = (int32_t)(n - 1 - i);
+    in.value[0] = pcb_emd_mean_matched(in.a, in.b, n, in.index, NULL);
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0, &rep), PCB_OK);
+    CHECK(!rep.ok && strstr(rep.detail, "not optimal"));
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_EMD_ANY_GAP, &rep), PCB_OK);
+    CHECK(rep.ok);
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, -0.5, &rep), PCB_EINVAL);
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, NAN, &rep), PCB_EINVAL);
+    CHECK(strstr(pcb_errmsg(), "max_gap"));
+    memcpy(in.index, saved, sizeof saved);
+    in.value[0] = saved_value[0];
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0, &rep), PCB_OK); /* the optimum passes */
     CHECK(rep.ok);
 
     CHECK_RC(pcb_emd_validate(NULL, &r, 1, 0, &rep), PCB_EINVAL);

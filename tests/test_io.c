@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../datasets/cloud.h"
@@ -430,17 +431,36 @@ static void answer_files(void)
     CHECK(strstr(pcb_errmsg(), ":2: a NUL byte") != NULL);
     /* A hostile line: a megabyte of digits is not an index, and nothing breaks. */
     size_t big = 1 << 20;
-    char *huge = malloc(big + 2);
+    char *huge = malloc(2 * big + 2);
     CHECK(huge != NULL);
     if (huge) {
         memset(huge, '7', big);
         huge[big] = '\n';
         CHECK_RC(answers(huge, big + 1, 1, idx, val, &has), PCB_EBADFILE);
+        CHECK(strstr(pcb_errmsg(), ":1: a line longer than 4096 characters") != NULL);
+        /* Endless blank lines or comments: bounded by what the answers need. */
+        memset(huge, '\n', 2 * big);
+        CHECK_RC(answers(huge, 2 * big, 1, idx, val, &has), PCB_EBADFILE);
+        CHECK(strstr(pcb_errmsg(), "more than the answers expected can need") != NULL);
         free(huge);
     }
     path_buf p;
     CHECK_RC(pcb_read_answers(tmp_path(&p, "none.txt"), 1, idx, val, &has), PCB_EBADFILE);
     CHECK(strstr(pcb_errmsg(), "none.txt") != NULL);
+    /* Not regular files: refused before any read (a FIFO would block, a
+     * device stream without end). */
+    CHECK_RC(pcb_read_answers("/dev/zero", 1, idx, val, &has), PCB_EBADFILE);
+    CHECK(strstr(pcb_errmsg(), "/dev/zero: not a regular file") != NULL);
+    const char *fifo = tmp_path(&p, "answers.fifo");
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_RC(pcb_read_answers(fifo, 1, idx, val, &has), PCB_EBADFILE);
+    CHECK(strstr(pcb_errmsg(), "not a regular file") != NULL);
+    pcb_cloud c;
+    CHECK_RC(pcb_load(fifo, &c), PCB_EBADFILE);
+    CHECK(strstr(pcb_errmsg(), "byte 0: not a regular file") != NULL);
+    CHECK_RC(pcb_load("/dev/zero", &c), PCB_EBADFILE);
+    unlink(fifo);
 }
 
 /* Writes cloud c moved by off, as text with 0.1 mm resolution; loads it. */

@@ -16,9 +16,11 @@
  * when it returns prices, bound <= 1e-9 (a proof of optimality that does
  * not trust the solver). An approximate one needs a bijection, and a gap
  * and, when it returns prices, a bound within the max_gap it promises (the
- * CPU auctions promise 1%, landing far inside it; cuda_auction 0.1%). The
- * seed's CUDA kernel promises nothing beyond a bijection: its gap is
- * measured and reported.
+ * CPU auctions promise 1%, landing far inside it; cuda_auction 0.1%).
+ * max_gap 0 is the strictest check, the exact one (1e-9, rounding);
+ * PCB_EMD_ANY_GAP (infinity) asks for a bijection only: the seed's CUDA
+ * kernel promises nothing more, its gap is measured and reported. A
+ * negative or NaN max_gap is PCB_EINVAL, never a pass.
  * Gap and bound of a batch are the worst over its pairs. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +150,9 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
 {
     if (!t || !r || !r->index || !rep || t->problem != PCB_EMD)
         return pcb_fail(PCB_EINVAL, "emd validate: missing task, result or report");
+    if (!(max_gap >= 0))
+        return pcb_fail(PCB_EINVAL, "emd validate: max_gap %g: need 0 (exact), a relative gap "
+                        "> 0 or PCB_EMD_ANY_GAP", max_gap);
     int rc = pcb_task_check(t);
     if (rc != PCB_OK)
         return rc;
@@ -222,7 +227,7 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
         snprintf(bound, sizeof bound, "bound %.3g%%", 100 * rep->bound);
     else
         snprintf(bound, sizeof bound, "bound n/a (no prices)");
-    const double tol = exact ? EXACT_TOL : max_gap > 0 ? max_gap : INFINITY;
+    const double tol = exact || max_gap < EXACT_TOL ? EXACT_TOL : max_gap;
     if (problem[0]) {
         snprintf(rep->detail, sizeof rep->detail, "%s", problem);
     } else if (rep->unmatched) {
@@ -231,12 +236,11 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
                  rep->unmatched == 1 ? "" : "s", gap, bound);
     } else {
         /* A promise is kept by the certificate too, where there are prices. */
-        const double bound_tol = exact ? EXACT_TOL : tol;
-        rep->ok = rep->gap <= tol && rep->bound <= bound_tol;
+        rep->ok = rep->gap <= tol && rep->bound <= tol;
         snprintf(rep->detail, sizeof rep->detail, "bijection yes, %s, %s%s", gap, bound,
                  rep->ok          ? ""
-                 : rep->gap > tol ? (exact ? ": not optimal" : ": gap above its promise")
-                 : exact          ? ": prices do not certify optimality"
+                 : rep->gap > tol ? (tol == EXACT_TOL ? ": not optimal" : ": gap above its promise")
+                 : tol == EXACT_TOL ? ": prices do not certify optimality"
                                   : ": bound above its promise");
     }
     return PCB_OK;

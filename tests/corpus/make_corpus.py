@@ -216,12 +216,27 @@ def text_corpus():
     bad("unknown_format.dat", "unknown format", "1 2 3\n")
 
 
+def hostile_corpus():
+    """What a hostile sweep found: a NUL byte in a text body (the rest of the
+    line was ignored), and .pts count lines that do not fit an integer
+    (converting them was undefined behaviour)."""
+    bad("xyz_nul_body.xyz", "NUL byte in the line", b"1 2 3\n4 5\x00 9\n7 8 9\n")
+    bad("ply_ascii_nul_body.ply", "NUL byte in the line",
+        ply_header("ascii", 3) + b"1 2 3\n4 5 6\x00junk\n7 8 9\n")
+    bad("pcd_ascii_nul_body.pcd", "NUL byte in the line",
+        pcd_header(data="ascii") + b"1 2 3\n4\x00 5 6\n7 8 9\n")
+    bad("pts_inf_count.pts", "1 column", "1e999\n1 2 3\n")
+    bad("pts_huge_count.pts", "1 column", "1e30\n1 2 3\n")
+    bad("pts_overflow.pts", "infinite x coordinate", "1e999 2 3\n")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     valid_files()
     ply_corpus()
     pcd_corpus()
     text_corpus()
+    hostile_corpus()
     with open(os.path.join(CORPUS, "EXPECTED.tsv"), "w") as f:
         f.write("# file\tphrase its error message must contain\n")
         for name, phrase in expected:

@@ -1,0 +1,52 @@
+/* fuzz_answer.c - libFuzzer target for the answer-file reader of pcbench
+ * check (make fuzz).
+ *
+ * The first byte of an input is the count of answers expected (0..255),
+ * the rest the file. Beyond what the sanitizers catch, it checks the
+ * reader's promises: success fills exactly count answers; a refusal is
+ * PCB_EBADFILE naming the file. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../datasets/cloud.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    const int64_t count = data[0];
+    char path[256];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/pcbench-fuzz-answer-%ld.txt", dir && *dir ? dir : "/tmp",
+             (long)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        abort();
+    if (size > 1 && fwrite(data + 1, 1, size - 1, f) != size - 1)
+        abort();
+    fclose(f);
+
+    /* Canaries one past the end: the reader must write exactly count. */
+    int32_t *index = malloc((size_t)(count + 1) * sizeof *index);
+    double *value = malloc((size_t)(count + 1) * sizeof *value);
+    if (!index || !value)
+        abort();
+    index[count] = INT32_MIN + 7;
+    value[count] = -7.0;
+    int has = -1;
+    int rc = pcb_read_answers(path, count, index, value, &has);
+    const char *msg = pcb_errmsg();
+    if (index[count] != INT32_MIN + 7 || value[count] != -7.0 || (has != 0 && has != 1) ||
+        (rc != PCB_OK && (rc != PCB_EBADFILE || !strstr(msg, path)))) {
+        fprintf(stderr, "fuzz_answer: broken promise: rc %d, has %d, message: %s\n", rc, has,
+                msg);
+        abort();
+    }
+    free(index);
+    free(value);
+    unlink(path);
+    return 0;
+}
