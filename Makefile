@@ -66,6 +66,10 @@ build_flags = '-DPCB_BUILD_CFLAGS="CFLAGS=$(1); NVCCFLAGS=$(2)"' \
               '-DPCB_BUILD_CPU_FLAGS="$(strip $(filter-out -W%,$(1)))"'
 CPPFLAGS_TOOL += $(if $(DEPS_INC),'-DPCB_DEPS_ROOT="$(abspath $(DEPS_DIR))"')
 
+# A sanitizer asked for in CFLAGS (make CFLAGS='-g -fsanitize=address') reaches
+# the link lines too; make asan is the ready-made sanitized build.
+SAN_LINK  = $(filter -fsanitize=% -fno-sanitize%,$(CFLAGS) $(CXXFLAGS))
+
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_OBJ_CU)
 TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
 LIB      := $(BUILD)/libpcbench.a
@@ -97,7 +101,7 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(TOOL): $(TOOL_OBJ) $(LIB)
-	$(CXX) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $(TOOL_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -114,7 +118,7 @@ $(BUILD)/%.o: %.cu
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@.o -c $<
-	$(CXX) $(LDFLAGS) -o $@ $@.o $(LIB) $(LDLIBS)
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIB) $(LDLIBS)
 
 $(ASAN)/%.o: %.c
 	@mkdir -p $(@D)
@@ -184,7 +188,7 @@ fuzz: fuzz-deps
 
 fuzz-build: $(FUZZ_BINS)
 
-$(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $(wildcard datasets/*.h impl/*.h)
+$(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $(wildcard datasets/*.h impl/*.h tests/fuzz/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iimpl -o $@ $< $(FUZZ_LIB_C) -lm
 

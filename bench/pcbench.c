@@ -192,6 +192,13 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
     return usage_error("unknown %s implementation '%s'", pcb_problem_name(t->problem), name);
 }
 
+/* The task's arguments, then the implementation; 0 or an exit status. */
+static int check_and_choose(const char *name, const pcb_task *t, const pcb_impl **impl)
+{
+    int rc = pcb_task_check(t);
+    return rc == PCB_OK ? choose_impl(name, t, impl) : report(rc, command);
+}
+
 /* An input that cannot be read, whatever the reason, is bad input (3). */
 static int load(const char *path, pcb_cloud *c)
 {
@@ -336,11 +343,7 @@ static int cmd_fps(int argc, char **argv)
         goto done;
     t.n = cloud.n;
     t.a = cloud.xyz;
-    if ((rc = pcb_task_check(&t)) != PCB_OK) {
-        rc = report(rc, "fps");
-        goto done;
-    }
-    if ((rc = choose_impl(a.impl, &t, &impl)))
+    if ((rc = check_and_choose(a.impl, &t, &impl)))
         goto done;
     if (!(idx = malloc((size_t)t.m * sizeof *idx))) {
         rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld indices", (long long)t.m), "fps");
@@ -389,11 +392,7 @@ static int cmd_nn(int argc, char **argv)
         goto done;
     pcb_task t = {.problem = PCB_NN, .batch = 1, .n = ref.n, .nq = qry.n, .a = ref.xyz,
                   .b = qry.xyz, .opt = a.opt};
-    if ((rc = pcb_task_check(&t)) != PCB_OK) {
-        rc = report(rc, "nn");
-        goto done;
-    }
-    if ((rc = choose_impl(a.impl, &t, &impl)))
+    if ((rc = check_and_choose(a.impl, &t, &impl)))
         goto done;
     idx = malloc((size_t)qry.n * sizeof *idx);
     d2 = malloc((size_t)qry.n * sizeof *d2);
@@ -447,11 +446,7 @@ static int cmd_emd(int argc, char **argv)
         goto done;
     pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = ca.n, .nq = cb.n, .a = ca.xyz,
                   .b = cb.xyz, .opt = a.opt};
-    if ((rc = pcb_task_check(&t)) != PCB_OK) {
-        rc = report(rc, "emd");
-        goto done;
-    }
-    if ((rc = choose_impl(a.impl, &t, &impl)))
+    if ((rc = check_and_choose(a.impl, &t, &impl)))
         goto done;
     if (!(match = malloc((size_t)ca.n * sizeof *match))) {
         rc = report(pcb_fail(PCB_ENOMEM, "no memory for %lld results", (long long)ca.n), "emd");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../datasets/cloud.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,15 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const int64_t count = data[0];
     char path[256];
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/pcbench-fuzz-answer-%ld.txt", dir && *dir ? dir : "/tmp",
-             (long)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        abort();
-    if (size > 1 && fwrite(data + 1, 1, size - 1, f) != size - 1)
-        abort();
-    fclose(f);
+    fuzz_file("answer", ".txt", data + 1, size - 1, path, sizeof path);
 
     /* Canaries one past the end: the reader must write exactly count. */
     int32_t *index = malloc((size_t)(count + 1) * sizeof *index);

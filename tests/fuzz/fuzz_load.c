@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../../datasets/cloud.h"
+#include "fuzz_file.h"
 
 static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv",
                                   ".pts", ".bin", ".pwn", ".asc", ".dat"};
@@ -31,15 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     char path[256];
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/pcbench-fuzz-load-%ld%s", dir && *dir ? dir : "/tmp",
-             (long)getpid(), ext[data[0] % (sizeof ext / sizeof ext[0])]);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        abort();
-    if (size > 1 && fwrite(data + 1, 1, size - 1, f) != size - 1)
-        abort();
-    fclose(f);
+    fuzz_file("load", ext[data[0] % (sizeof ext / sizeof ext[0])], data + 1, size - 1, path,
+              sizeof path);
 
     pcb_cloud c;
     int rc = pcb_load(path, &c);
