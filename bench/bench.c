@@ -14,7 +14,6 @@
 #include "options.h"
 #include "verify.h"
 
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 4, EXIT_SYSTEM = 5 };
 
 static const char help[] =
     "usage: pcbench bench [--suite seed|full|quick] [options]\n"
@@ -71,7 +70,7 @@ static int usage(const char *fmt, const char *arg)
     fputs("pcbench: bench: ", stderr);
     fprintf(stderr, fmt, arg);
     fputs(" (see pcbench bench --help)\n", stderr);
-    return EXIT_USAGE;
+    return PCB_EXIT_USAGE;
 }
 
 static int number(const char *s, double lo, double hi, double *out)
@@ -140,7 +139,7 @@ static int parse(int argc, char **argv, bench_opts *o)
             o->have_tolerance = 1;
             break;
         case 'h': fputs(help, stdout); return 0;
-        default: return EXIT_USAGE;
+        default: return PCB_EXIT_USAGE;
         }
     }
     if (optind < argc)
@@ -154,7 +153,7 @@ static int parse(int argc, char **argv, bench_opts *o)
                                            strlen(o->machine)))
         return usage("--machine '%s': use letters, digits, '.', '_' and '-'", o->machine);
     if (!pcb_opt_selection("bench", o->problems, o->impls))
-        return EXIT_USAGE;
+        return PCB_EXIT_USAGE;
     return -1;
 }
 
@@ -277,7 +276,7 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
         rc = pcb_out_open(&table, path);
     if (rc != PCB_OK) {
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-        return EXIT_SYSTEM;
+        return PCB_EXIT_SYSTEM;
     }
     fprintf(table.f, "# suite %s reps %d budget %g machine %s\n", suite->name,
             o->reps ? o->reps : suite->reps, o->have_budget ? o->budget : suite->budget,
@@ -303,11 +302,11 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     if (rc != PCB_OK) {
         pcb_out_abort(&table);
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-        return rc == PCB_EINVAL ? EXIT_USAGE : EXIT_SYSTEM;
+        return rc == PCB_EINVAL ? PCB_EXIT_USAGE : PCB_EXIT_SYSTEM;
     }
     if (pcb_out_commit(&table) != PCB_OK) {
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-        return EXIT_SYSTEM;
+        return PCB_EXIT_SYSTEM;
     }
     fprintf(stderr, "pcbench: bench: wrote the inputs of %d configuration%s to %s\n", written,
             written == 1 ? "" : "s", o->inputs_dir);
@@ -336,12 +335,12 @@ int pcb_bench_main(int argc, char **argv)
     }
     if (o.regress_dir && !bench_gate_ready(o.regress_dir, suite.name, stdout)) {
         bench_suite_free(&suite);
-        return EXIT_FAIL;
+        return PCB_EXIT_VERIFY;
     }
     if (!o.list_only && pcb_gb_available() != PCB_OK) {
         fprintf(stderr, "pcbench: bench: unavailable: %s\n", pcb_errmsg());
         bench_suite_free(&suite);
-        return EXIT_UNAVAILABLE;
+        return PCB_EXIT_UNSUPPORTED;
     }
     int fresh_run = o.force || o.regress_dir || o.baseline_out;
     o.force = fresh_run;
@@ -350,7 +349,7 @@ int pcb_bench_main(int argc, char **argv)
     if (bench_env_collect(&env, o.machine) != PCB_OK) {
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
         bench_suite_free(&suite);
-        return EXIT_SYSTEM;
+        return PCB_EXIT_SYSTEM;
     }
     /* Where results go: none for the gate, the baseline folder, or the machine's. */
     char store[1024] = "";
@@ -367,7 +366,7 @@ int pcb_bench_main(int argc, char **argv)
     int counted = 0;
     if (!res || !calib) {
         fprintf(stderr, "pcbench: bench: out of memory\n");
-        exit_status = EXIT_SYSTEM;
+        exit_status = PCB_EXIT_SYSTEM;
         goto done;
     }
     for (int i = 0; i < suite.count; i++) {
@@ -396,7 +395,7 @@ int pcb_bench_main(int argc, char **argv)
     }
     if (count == 0) {
         fprintf(stderr, "pcbench: bench: no configuration of suite %s matches\n", suite.name);
-        exit_status = EXIT_USAGE;
+        exit_status = PCB_EXIT_USAGE;
         goto done;
     }
     if (o.list_only) {
@@ -421,7 +420,7 @@ int pcb_bench_main(int argc, char **argv)
         }
         if ((rc = bench_run_config(&ctx, &res[i])) != PCB_OK) {
             fprintf(stderr, "pcbench: bench: %s: %s\n", res[i].config.id, pcb_errmsg());
-            exit_status = EXIT_SYSTEM;
+            exit_status = PCB_EXIT_SYSTEM;
             goto done;
         }
         int fresh = 0;
@@ -433,7 +432,7 @@ int pcb_bench_main(int argc, char **argv)
             ((rc = bench_store_path(store, suite.name, ctx.cfg, path, sizeof path)) != PCB_OK ||
              (rc = bench_store_write(path, suite.name, &env, &res[i])) != PCB_OK)) {
             fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-            exit_status = EXIT_SYSTEM;
+            exit_status = PCB_EXIT_SYSTEM;
             goto done;
         }
     }
@@ -448,7 +447,7 @@ int pcb_bench_main(int argc, char **argv)
         for (int k = 0; k < res[i].count; k++)
             if (res[i].entries[k].status == ST_FAILED_VERIFY ||
                 res[i].entries[k].status == ST_FAILED_RUN)
-                exit_status = EXIT_FAIL;
+                exit_status = PCB_EXIT_VERIFY;
     /* The gate and the baseline also count instructions, one thread, under callgrind. */
     if ((o.regress_dir || (o.baseline_out && !exit_status)) && stopped_at < 0) {
         fprintf(stderr, "pcbench: bench: counting instructions under callgrind...\n");
@@ -458,7 +457,7 @@ int pcb_bench_main(int argc, char **argv)
     }
     if (o.baseline_out && (exit_status || stopped_at >= 0)) {
         printf("\nBaseline NOT written: every configuration must run and verify.\n");
-        exit_status = EXIT_FAIL;
+        exit_status = PCB_EXIT_VERIFY;
     } else if (o.baseline_out) { /* all or nothing: a baseline with failures is useless */
         for (int i = 0; i < ran; i++) {
             char path[1024];
@@ -466,13 +465,13 @@ int pcb_bench_main(int argc, char **argv)
                     PCB_OK ||
                 (rc = bench_store_write(path, suite.name, &env, &res[i])) != PCB_OK) {
                 fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-                exit_status = EXIT_SYSTEM;
+                exit_status = PCB_EXIT_SYSTEM;
                 goto done;
             }
         }
         if (counted && (rc = bench_icounts_write(store, suite.name, &env, &counts)) != PCB_OK) {
             fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-            exit_status = EXIT_SYSTEM;
+            exit_status = PCB_EXIT_SYSTEM;
             goto done;
         }
         if (counted)
@@ -488,10 +487,10 @@ int pcb_bench_main(int argc, char **argv)
                           .gate_timing = o.gate_timing, .counts = counted ? &counts : NULL,
                           .counts_why = counts_why};
     if (o.regress_dir && bench_gate(&go, &suite, res, ran, stdout))
-        exit_status = EXIT_FAIL;
+        exit_status = PCB_EXIT_VERIFY;
     if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
                                        o.have_tolerance ? o.tolerance : 0.25, stdout))
-        exit_status = EXIT_FAIL;
+        exit_status = PCB_EXIT_VERIFY;
 done:
     bench_icounts_free(&counts);
     for (int i = 0; i < count; i++)

@@ -188,7 +188,7 @@ static int count_inside(const count_sel *sel)
     if (bench_suite_get(sel->suite, &suite) != PCB_OK ||
         bench_fault_parse(getenv("PCBENCH_FAULT"), faults, 8, &nfaults) != PCB_OK) {
         fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());
-        return 2;
+        return PCB_EXIT_USAGE;
     }
     for (int i = 0; i < suite.count; i++) {
         const bench_config *cfg = &suite.configs[i];
@@ -242,7 +242,7 @@ static int count_inside(const count_sel *sel)
     }
     bench_suite_free(&suite);
     fprintf(stderr, "pcbench: count: %d compute regions counted, %d failed\n", counted, failures);
-    return failures ? 1 : 0;
+    return failures ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
 }
 #endif
 
@@ -461,17 +461,17 @@ int pcb_count_main(int argc, char **argv)
         case 'I': sel.impls = optarg; break;
         case 'f': sel.filter = optarg; break;
         case 'h': fputs(count_help, stdout); return 0;
-        default: return 2;
+        default: return PCB_EXIT_USAGE;
         }
     }
     if (optind < argc)
         return pcb_usage("count", "unexpected argument '%s'", argv[optind]);
     if (!pcb_opt_selection("count", sel.problems, sel.impls))
-        return 2;
+        return PCB_EXIT_USAGE;
     bench_suite s;
     if (bench_suite_get(sel.suite, &s) != PCB_OK) {
         fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());
-        return 2;
+        return PCB_EXIT_USAGE;
     }
     bench_suite_free(&s);
 #ifdef PCB_HAVE_CALLGRIND
@@ -482,7 +482,7 @@ int pcb_count_main(int argc, char **argv)
     int rc = count_outside(&sel, &counts);
     if (rc != PCB_OK) {
         fprintf(stderr, "pcbench: count: %s: %s\n", pcb_strerror(rc), pcb_errmsg());
-        return rc == PCB_EUNAVAIL ? 4 : 5;
+        return rc == PCB_EUNAVAIL ? PCB_EXIT_UNSUPPORTED : PCB_EXIT_SYSTEM;
     }
     printf("# %s; %s, %s, flags: %s (toolchain %s)\n", counts.counter, counts.tc.compiler,
            counts.tc.libc, counts.tc.cflags, counts.tc.key);

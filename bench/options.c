@@ -9,6 +9,18 @@
 #include "../impl/pcbench.h"
 #include "options.h"
 
+int pcb_exit_for(int status)
+{
+    switch (status) {
+    case PCB_OK: return PCB_EXIT_OK;
+    case PCB_EINVAL:
+    case PCB_EBADFILE: return PCB_EXIT_INPUT;
+    case PCB_EUNSUPPORTED:
+    case PCB_EUNAVAIL: return PCB_EXIT_UNSUPPORTED;
+    default: return PCB_EXIT_SYSTEM;
+    }
+}
+
 int pcb_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -17,7 +29,7 @@ int pcb_usage(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see pcbench %s%s--help)\n", cmd ? cmd : "", cmd ? " " : "");
     va_end(ap);
-    return 2;
+    return PCB_EXIT_USAGE;
 }
 
 int pcb_getopt(int argc, char **argv, const char *cmd, const char *shortopts,

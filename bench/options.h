@@ -1,11 +1,26 @@
-/* options.h - command-line options the same way in every command: getopt's
- * errors in pcbench's words ("pcbench: fps: unrecognized option '--bogus'")
- * and numbers checked whole, with the option named. */
+/* options.h - the command line the same way in every command: one set of
+ * exit statuses and the one map from a status code to them; getopt's errors
+ * in pcbench's words ("pcbench: fps: unrecognized option '--bogus'"); and
+ * numbers checked whole, with the option named. */
 #ifndef PCB_OPTIONS_H
 #define PCB_OPTIONS_H
 
 #include <getopt.h>
 #include <stdint.h>
+
+/* Exit statuses of every command. */
+enum {
+    PCB_EXIT_OK = 0,
+    PCB_EXIT_VERIFY = 1,      /* a wrong answer, a failed verification, a regression */
+    PCB_EXIT_USAGE = 2,       /* unknown command, option, problem or implementation */
+    PCB_EXIT_INPUT = 3,       /* bad input: a file, or an argument's value */
+    PCB_EXIT_UNSUPPORTED = 4, /* an implementation unsupported or unavailable here */
+    PCB_EXIT_SYSTEM = 5       /* a device or system error */
+};
+/* The exit status for a library status code: PCB_EINVAL and PCB_EBADFILE
+ * are bad input, PCB_EUNSUPPORTED and PCB_EUNAVAIL unsupported, the rest
+ * system errors. */
+int pcb_exit_for(int status);
 
 /* getopt_long for command cmd, with getopt's own messages replaced by ours:
  * returns the option, -1 at the end, or '?' after printing what was wrong

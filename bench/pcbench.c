@@ -23,26 +23,12 @@
 #include "options.h"
 #include "verify.h"
 
-enum { EXIT_VERIFY = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_UNSUPPORTED = 4, EXIT_SYSTEM = 5 };
-
-static int exit_for(int rc)
-{
-    switch (rc) {
-    case PCB_OK: return 0;
-    case PCB_EINVAL:
-    case PCB_EBADFILE: return EXIT_INPUT;
-    case PCB_EUNSUPPORTED:
-    case PCB_EUNAVAIL: return EXIT_UNSUPPORTED;
-    default: return EXIT_SYSTEM;
-    }
-}
-
 /* Print "pcbench: <what>: <message>" and return the exit status for rc. */
 static int report(int rc, const char *what)
 {
     fprintf(stderr, "pcbench: %s%s%s: %s\n", what ? what : "", what ? ": " : "",
             pcb_strerror(rc), pcb_errmsg());
-    return exit_for(rc);
+    return pcb_exit_for(rc);
 }
 
 /* Usage errors of the command being run (set by main). */
@@ -98,24 +84,24 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
         case 'b': a->in_b = optarg; break;
         case 'm': /* its range depends on the cloud: the task check says (status 3) */
             if (!pcb_opt_i64(command, "-m", optarg, INT64_MIN, INT64_MAX, &a->m))
-                return EXIT_USAGE;
+                return PCB_EXIT_USAGE;
             a->have_m = 1;
             break;
         case 's':
             if (!pcb_opt_i64(command, "--start", optarg, INT64_MIN, INT64_MAX, &a->start))
-                return EXIT_USAGE;
+                return PCB_EXIT_USAGE;
             break;
         case 't':
-            if (!pcb_opt_i64(command, "--threads", optarg, 0, 4096, &v)) return EXIT_USAGE;
+            if (!pcb_opt_i64(command, "--threads", optarg, 0, 4096, &v)) return PCB_EXIT_USAGE;
             a->opt.threads = (int)v;
             break;
         case 'P':
-            if (!pcb_opt_i64(command, "--partitions", optarg, 1, 1000000, &v)) return EXIT_USAGE;
+            if (!pcb_opt_i64(command, "--partitions", optarg, 1, 1000000, &v)) return PCB_EXIT_USAGE;
             a->opt.partitions = (int)v;
             break;
         case 'e':
             if (!pcb_opt_f64(command, "--eps", optarg, 0, DBL_MAX, &a->opt.eps))
-                return EXIT_USAGE;
+                return PCB_EXIT_USAGE;
             break;
         case 'A': a->answer = optarg; break;
         case 'S': {
@@ -132,10 +118,10 @@ static int parse_run_args(int argc, char **argv, const char *shortopts, const ch
         case 'N': a->no_shift = 1; break;
         case 'G': /* 0: the exact optimum; inf: any bijection */
             if (!pcb_opt_f64(command, "--max-gap", optarg, 0, HUGE_VAL, &a->max_gap))
-                return EXIT_USAGE;
+                return PCB_EXIT_USAGE;
             break;
         case 'h': fputs(help, stdout); return 0;
-        default: return EXIT_USAGE;
+        default: return PCB_EXIT_USAGE;
         }
     }
     if (optind < argc)
@@ -187,7 +173,7 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
         if (strcmp(m[0], pcb_problem_name(t->problem)) == 0 && strcmp(m[1], name) == 0) {
             fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m[0],
                     name, is_flann(name) ? "libflann-dev" : "nvcc");
-            return EXIT_UNSUPPORTED;
+            return PCB_EXIT_UNSUPPORTED;
         }
     return usage_error("unknown %s implementation '%s'", pcb_problem_name(t->problem), name);
 }
@@ -206,7 +192,7 @@ static int load(const char *path, pcb_cloud *c)
     if (rc == PCB_OK)
         return 0;
     report(rc, NULL);
-    return rc == PCB_ENOMEM ? EXIT_SYSTEM : EXIT_INPUT;
+    return rc == PCB_ENOMEM ? PCB_EXIT_SYSTEM : PCB_EXIT_INPUT;
 }
 
 static int run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)
@@ -292,15 +278,15 @@ static int cmd_gen(int argc, char **argv)
     while ((c = pcb_getopt(argc, argv, command, "n:o:S:h", opts)) != -1) {
         switch (c) {
         case 'n':
-            if (!pcb_opt_i64(command, "-n", optarg, 0, PCB_MAX_POINTS, &n)) return EXIT_USAGE;
+            if (!pcb_opt_i64(command, "-n", optarg, 0, PCB_MAX_POINTS, &n)) return PCB_EXIT_USAGE;
             break;
         case 'S':
             if (!pcb_opt_i64(command, "--seed", optarg, INT64_MIN, INT64_MAX, &seed))
-                return EXIT_USAGE;
+                return PCB_EXIT_USAGE;
             break;
         case 'o': out = optarg; break;
         case 'h': fputs(gen_help, stdout); return 0;
-        default: return EXIT_USAGE;
+        default: return PCB_EXIT_USAGE;
         }
     }
     if (optind != argc - 1)
@@ -527,7 +513,7 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
         }
         printf("\n");
     }
-    return rep.ok ? 0 : EXIT_VERIFY;
+    return rep.ok ? 0 : PCB_EXIT_VERIFY;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -641,7 +627,7 @@ static int cmd_verify(int argc, char **argv)
         case 'L': large = 1; break;
         case 'D': defects = 1; break;
         case 'h': fputs(verify_help, stdout); return 0;
-        default: return EXIT_USAGE;
+        default: return PCB_EXIT_USAGE;
         }
     }
     if (optind < argc)
@@ -669,7 +655,7 @@ static int cmd_verify(int argc, char **argv)
                known == 1 ? "" : "s");
     putchar('\n');
     if (!defects)
-        return failures ? EXIT_VERIFY : 0;
+        return failures ? PCB_EXIT_VERIFY : 0;
     /* The same matrices again, on the planted defects. */
     pcb_verify_set_defects(1);
     int rc = verify_problems(which, NULL);
@@ -679,7 +665,7 @@ static int cmd_verify(int argc, char **argv)
     pcb_verify_set_defects(0);
     printf("verify --defects: %d failure%s of real implementations, %d defect%s missed\n",
            failures, failures == 1 ? "" : "s", missed, missed == 1 ? "" : "s");
-    return failures || missed ? EXIT_VERIFY : 0;
+    return failures || missed ? PCB_EXIT_VERIFY : 0;
 }
 
 static const char main_help[] =

@@ -10,15 +10,20 @@ static _Thread_local char last_msg[1024];
 const char *pcb_strerror(int code)
 {
     switch (code) {
-    case PCB_OK: return "ok";
-    case PCB_EINVAL: return "invalid argument";
-    case PCB_EUNSUPPORTED: return "unsupported";
-    case PCB_EUNAVAIL: return "unavailable";
-    case PCB_ENOMEM: return "out of memory";
-    case PCB_EDEVICE: return "device error";
-    case PCB_EBADFILE: return "bad input file";
-    case PCB_EIO: return "I/O error";
+#define MESSAGE(name, value, message) case PCB_##name: return message;
+    PCB_STATUS_MAP(MESSAGE)
+#undef MESSAGE
     default: return "unknown error";
+    }
+}
+
+const char *pcb_status_name(int code)
+{
+    switch (code) {
+#define NAME(name, value, message) case PCB_##name: return "PCB_" #name;
+    PCB_STATUS_MAP(NAME)
+#undef NAME
+    default: return "PCB_?";
     }
 }
 

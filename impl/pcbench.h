@@ -21,20 +21,30 @@ extern "C" {
 
 #define PCB_MAX_POINTS INT32_MAX
 
-/* ---- status codes (libuv/sqlite style) -------------------------------- */
+/* ---- status codes (libuv's UV_ERRNO_MAP style) ------------------------- */
+/* The one list: X(name, code, message) makes the enum PCB_<name>, the names
+ * of pcb_status_name and the messages of pcb_strerror. */
+#define PCB_STATUS_MAP(X)                                                              \
+    X(OK, 0, "ok")                                                                     \
+    X(EINVAL, -1, "invalid argument")                                                  \
+    X(EUNSUPPORTED, -2, "unsupported")     /* outside this implementation's limits */  \
+    X(EUNAVAIL, -3, "unavailable")         /* not built, or no device */               \
+    X(ENOMEM, -4, "out of memory")         /* host or device */                        \
+    X(EDEVICE, -5, "device error")         /* the message carries the CUDA string */   \
+    X(EBADFILE, -6, "bad input file")      /* the message names file and position */   \
+    X(EIO, -7, "I/O error")                /* system: open, write, rename */
+
 enum {
-    PCB_OK = 0,
-    PCB_EINVAL = -1,       /* invalid argument */
-    PCB_EUNSUPPORTED = -2, /* outside this implementation's limits */
-    PCB_EUNAVAIL = -3,     /* not built, or no device */
-    PCB_ENOMEM = -4,       /* out of memory (host or device) */
-    PCB_EDEVICE = -5,      /* device error (message carries the CUDA string) */
-    PCB_EBADFILE = -6,     /* bad input file (message names file and position) */
-    PCB_EIO = -7           /* system I/O error (open, write, rename) */
+#define PCB_STATUS_ENUM(name, code, message) PCB_##name = code,
+    PCB_STATUS_MAP(PCB_STATUS_ENUM)
+#undef PCB_STATUS_ENUM
 };
 
-/* Short fixed name of a code: "invalid argument", "unsupported", ... */
+/* Short fixed message of a code: "invalid argument", "unsupported", ...
+ * ("unknown error" for a code not in the list). */
 const char *pcb_strerror(int code);
+/* Its name: "PCB_EINVAL", ... ("PCB_?" for a code not in the list). */
+const char *pcb_status_name(int code);
 /* Detailed message of the calling thread's last error ("" if none). */
 const char *pcb_errmsg(void);
 /* Record an error for this thread and return code (for implementations). */

@@ -18,6 +18,17 @@ static void test_status_strings(void)
             CHECK(strcmp(pcb_strerror(codes[i]), pcb_strerror(codes[j])) != 0);
     }
     CHECK(strcmp(pcb_strerror(12345), "unknown error") == 0);
+    /* One list makes the codes, names and messages: they agree. */
+    CHECK(strcmp(pcb_status_name(PCB_EBADFILE), "PCB_EBADFILE") == 0);
+    CHECK(strcmp(pcb_status_name(PCB_OK), "PCB_OK") == 0);
+    CHECK(strcmp(pcb_status_name(12345), "PCB_?") == 0);
+    int listed = 0;
+#define COUNT(name, code, message)                                                      \
+    listed++;                                                                           \
+    CHECK(PCB_##name == (code) && strcmp(pcb_strerror(code), message) == 0);
+    PCB_STATUS_MAP(COUNT)
+#undef COUNT
+    CHECK(listed == (int)(sizeof codes / sizeof codes[0]));
     CHECK(pcb_fail(PCB_EINVAL, "value %d", 42) == PCB_EINVAL);
     CHECK(strcmp(pcb_errmsg(), "value 42") == 0);
 }
