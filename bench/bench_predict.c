@@ -1,5 +1,5 @@
-/* bench_predict.c - what runs and what is skipped: the serial reference of
- * a problem, which stored results are final, the fault injection of the
+/* bench_predict.c - what runs and what is skipped: the reference of a
+ * problem (its pcb_impl entry says), which stored results are final, the fault injection of the
  * gate's own test, and run-time prediction for the budget (a complexity
  * model per implementation scaled from its largest measured run). */
 #include <math.h>
@@ -10,12 +10,9 @@
 
 const char *bench_reference(pcb_problem p)
 {
-    /* The seed's "serial" FPS is the O(n m) dynamic-programming version. */
-    static const char *const preferred[PCB_NPROBLEMS][3] = {
-        {"dp", "naive", NULL}, {"naive", NULL, NULL}, {"exact", NULL, NULL}};
-    for (int i = 0; preferred[p][i]; i++)
-        if (pcb_find(p, preferred[p][i]))
-            return preferred[p][i];
+    const pcb_impl *ref = pcb_reference(p);
+    if (ref)
+        return ref->name;
     const char *last = NULL; /* else the slowest exact CPU one */
     for (const pcb_impl *const *it = pcb_registry(); *it; it++)
         if ((*it)->problem == p && (*it)->exact && (*it)->device == PCB_CPU)
@@ -88,23 +85,18 @@ int bench_fault_repeats(double slow, int64_t k)
 }
 
 /* ---- run-time prediction ------------------------------------------------------ */
-/* Work of one run in the implementation's own complexity (pessimistic where
- * unknown): FPS naive b n m^2, other FPS b n m; NN brute force b n nq, a
- * k-d tree b (n + nq) log n; EMD b n^3 (exact Hungarian; CPU auctions less),
- * GPU auctions n^2.5 (measured: about 2.3x per doubling of n) with pairs in
- * groups of 32. */
+/* Work of one run in the implementation's own complexity (pcb_impl.cost;
+ * pcbench.h says each model). */
 static double model_units(const pcb_impl *im, const bench_config *c)
 {
     double b = (double)c->batch, n = (double)c->n, nq = (double)c->nq, m = (double)c->m;
-    switch (c->problem) {
-    case PCB_FPS: return strcmp(im->name, "naive") == 0 ? b * n * m * m / 2 : b * n * m;
-    case PCB_NN: /* brute force, or a spatial index */
-        return strcmp(im->name, "naive") == 0 || strcmp(im->name, "omp") == 0 ||
-                       strncmp(im->name, "cuda_attempt", 12) == 0 || strstr(im->name, "random")
-                   ? b * n * nq
-                   : b * (n + nq) * log2(n + 2);
-    default: /* a GPU solves pairs side by side: 32 at once at least */
-        return im->device == PCB_CUDA ? ceil(b / 32) * n * n * sqrt(n) : b * n * n * n;
+    switch (im->cost) {
+    case PCB_COST_SAMPLES: return b * n * m;
+    case PCB_COST_SAMPLES_SQUARED: return b * n * m * m / 2;
+    case PCB_COST_ALL_PAIRS: return b * n * nq;
+    case PCB_COST_INDEXED: return b * (n + nq) * log2(n + 2);
+    case PCB_COST_GPU_PAIRS: return ceil(b / 32) * n * n * sqrt(n);
+    default: return b * n * n * n; /* PCB_COST_CUBIC, and pessimistic where unset */
     }
 }
 

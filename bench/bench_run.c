@@ -262,18 +262,18 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         if (np < 64)
             pending[np++] = im;
     }
-    for (const char *const *m = pcb_not_built(); *m; m += 2) {
-        if (strcmp(m[0], pcb_problem_name(cfg->problem)) != 0 || !bench_listed(o->impls, m[1]))
+    for (const pcb_missing *m = pcb_not_built(); m->name; m++) {
+        if (strcmp(m->problem, pcb_problem_name(cfg->problem)) != 0 ||
+            !bench_listed(o->impls, m->name))
             continue;
-        bench_entry *e = bench_result_entry(r, m[1], 1);
+        bench_entry *e = bench_result_entry(r, m->name, 1);
         if (!e)
             return pcb_fail(PCB_ENOMEM, "out of memory");
         if (e->status == ST_UNAVAILABLE && !o->force)
             continue;
-        e->device = strcmp(m[1], "flann") == 0 ? PCB_CPU : PCB_CUDA;
+        e->device = m->device;
         e->fresh = 1;
-        bench_set_status(e, ST_UNAVAILABLE, "not built (%s)",
-                   strcmp(m[1], "flann") == 0 ? "libflann-dev was not found" : "nvcc was not found");
+        bench_set_status(e, ST_UNAVAILABLE, "not built (%s was not found)", m->needs);
     }
     if (np == 0)
         return PCB_OK;

@@ -93,8 +93,8 @@ static int impl_known(const char *name)
     for (int p = 0; p < PCB_NPROBLEMS; p++)
         if (pcb_find((pcb_problem)p, name))
             return 1;
-    for (const char *const *m = pcb_not_built(); *m; m += 2)
-        if (strcmp(m[1], name) == 0)
+    for (const pcb_missing *m = pcb_not_built(); m->name; m++)
+        if (strcmp(m->name, name) == 0)
             return 1;
     return 0;
 }

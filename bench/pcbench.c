@@ -153,12 +153,6 @@ static int apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second)
     return 0;
 }
 
-/* Implementations that are not built lack either FLANN or nvcc. */
-static int is_flann(const char *name)
-{
-    return strncmp(name, "flann", 5) == 0;
-}
-
 /* Pick the implementation: --impl NAME, else the fastest exact one. */
 static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **impl)
 {
@@ -169,10 +163,10 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
     *impl = pcb_find(t->problem, name);
     if (*impl)
         return 0;
-    for (const char *const *m = pcb_not_built(); *m; m += 2)
-        if (strcmp(m[0], pcb_problem_name(t->problem)) == 0 && strcmp(m[1], name) == 0) {
-            fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m[0],
-                    name, is_flann(name) ? "libflann-dev" : "nvcc");
+    for (const pcb_missing *m = pcb_not_built(); m->name; m++)
+        if (strcmp(m->problem, pcb_problem_name(t->problem)) == 0 && strcmp(m->name, name) == 0) {
+            fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m->problem,
+                    name, m->needs);
             return PCB_EXIT_UNSUPPORTED;
         }
     return usage_error("unknown %s implementation '%s'", pcb_problem_name(t->problem), name);
@@ -251,10 +245,10 @@ static int cmd_list(int argc, char **argv)
                    rc == PCB_OK ? "available" : "unavailable", rc == PCB_OK ? "" : ": ",
                    rc == PCB_OK ? "" : pcb_errmsg());
         }
-        for (const char *const *m = pcb_not_built(); *m; m += 2)
-            if (strcmp(m[0], pcb_problem_name((pcb_problem)p)) == 0)
-                printf("%s %s %s - unavailable: not built (%s not found)\n", m[0], m[1],
-                       is_flann(m[1]) ? "cpu" : "cuda", is_flann(m[1]) ? "libflann-dev" : "nvcc");
+        for (const pcb_missing *m = pcb_not_built(); m->name; m++)
+            if (strcmp(m->problem, pcb_problem_name((pcb_problem)p)) == 0)
+                printf("%s %s %s - unavailable: not built (%s not found)\n", m->problem, m->name,
+                       pcb_device_name(m->device), m->needs);
     }
     return 0;
 }

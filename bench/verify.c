@@ -101,8 +101,8 @@ int pcb_verify_impl_known(pcb_problem p, const char *impl)
 {
     if (!impl || pcb_find(p, impl))
         return 1;
-    for (const char *const *m = pcb_not_built(); *m; m += 2)
-        if (strcmp(m[0], pcb_problem_name(p)) == 0 && strcmp(m[1], impl) == 0)
+    for (const pcb_missing *m = pcb_not_built(); m->name; m++)
+        if (strcmp(m->problem, pcb_problem_name(p)) == 0 && strcmp(m->name, impl) == 0)
             return 1;
     return 0;
 }
@@ -127,14 +127,15 @@ static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const
     fflush(out);
 }
 
-/* A canonical implementation must return the serial reference's answer
- * element for element (FPS: dp's sequence). Returns 1 and says where it
- * differs, 0 when equal or not applicable, < 0 on a system error. */
+/* A canonical implementation must return its problem's reference's answer
+ * element for element (FPS: dp's sequence), when the reference is canonical
+ * too. Returns 1 and says where it differs, 0 when equal or not applicable,
+ * < 0 on a system error. */
 static int differs_from_reference(const pcb_impl *impl, const pcb_task *t,
                                   const int32_t *index, char *detail, size_t size)
 {
-    const pcb_impl *ref = t->problem == PCB_FPS ? pcb_find(PCB_FPS, "dp") : NULL;
-    if (!impl->canonical || !ref || ref == impl)
+    const pcb_impl *ref = pcb_reference(t->problem);
+    if (!impl->canonical || !ref || !ref->canonical || ref == impl || t->problem != PCB_FPS)
         return 0;
     const size_t count = (size_t)t->batch * (size_t)t->m;
     int32_t *want = malloc(count * sizeof *want);
@@ -146,9 +147,9 @@ static int differs_from_reference(const pcb_impl *impl, const pcb_task *t,
     while (rc == PCB_OK && i < count && want[i] == index[i])
         i++;
     if (rc == PCB_OK && i < count)
-        snprintf(detail, size, "not canonical: cloud %lld step %lld is %ld, dp took %ld",
+        snprintf(detail, size, "not canonical: cloud %lld step %lld is %ld, %s took %ld",
                  (long long)(i / (size_t)t->m), (long long)(i % (size_t)t->m), (long)index[i],
-                 (long)want[i]);
+                 ref->name, (long)want[i]);
     free(want);
     return rc != PCB_OK ? rc : i < count;
 }

@@ -118,6 +118,18 @@ typedef struct {
     int64_t max_batch;
 } pcb_limits;
 
+/* How an implementation's work grows (b batch, n points, nq queries, m
+ * samples), for the benchmark's run-time prediction. */
+typedef enum {
+    PCB_COST_UNSET = 0,       /* no registered entry leaves it so (tested) */
+    PCB_COST_SAMPLES,         /* FPS, running minima: b n m */
+    PCB_COST_SAMPLES_SQUARED, /* FPS recomputed from every sample: b n m^2 / 2 */
+    PCB_COST_ALL_PAIRS,       /* NN brute force: b n nq */
+    PCB_COST_INDEXED,         /* NN through a spatial index: b (n + nq) log n */
+    PCB_COST_CUBIC,           /* EMD on a CPU: b n^3 */
+    PCB_COST_GPU_PAIRS        /* EMD on a GPU, 32 pairs at once: ceil(b / 32) n^2.5 */
+} pcb_cost;
+
 /* An implementation is one table entry. The life cycle separates what a
  * benchmark must not time from what it times:
  *   prepare  - allocate, upload inputs, build indexes (state is private);
@@ -139,6 +151,11 @@ typedef struct pcb_impl {
      * for bit the serial reference's, so verify compares it with dp. */
     int canonical;
     pcb_limits limits;
+    pcb_cost cost;
+    /* 1: its problem's reference, the serial implementation that timing
+     * ratios and the canonical comparison of verify are made against (one
+     * entry a problem, tested). */
+    int reference;
     /* Approximate EMD implementations: the relative gap to the optimum they
      * promise (verification fails a larger one); 0 = no promise beyond a
      * bijection (the gap is still measured and reported). */
@@ -164,9 +181,18 @@ typedef struct pcb_impl {
  * within a problem (fastest first). */
 const pcb_impl *const *pcb_registry(void);
 const pcb_impl *pcb_find(pcb_problem p, const char *name);
-/* Names that exist in the project but were not built here (e.g. CUDA
- * without nvcc), NULL-terminated pairs {problem name, impl name}. */
-const char *const *pcb_not_built(void);
+/* The problem's reference (pcb_impl.reference), NULL if none was built. */
+const pcb_impl *pcb_reference(pcb_problem p);
+/* Implementations of the project that were not built here (CUDA ones
+ * without nvcc, FLANN's without libflann-dev), ended by one whose name is
+ * NULL. */
+typedef struct {
+    const char *problem; /* "fps", "nn", "emd" */
+    const char *name;
+    pcb_device device;
+    const char *needs; /* what the build did not find: "nvcc", "libflann-dev" */
+} pcb_missing;
+const pcb_missing *pcb_not_built(void);
 /* Availability of an implementation (PCB_OK or PCB_EUNAVAIL + message). */
 int pcb_impl_available(const pcb_impl *impl);
 

@@ -10,42 +10,42 @@
 #ifdef PCB_HAVE_CUDA
 #define CUDA_IMPL(p, n) IMPL(p, n)
 #else
-#define CUDA_IMPL(p, n) MISSING(p, n)
+#define CUDA_IMPL(p, n) MISSING(p, n, PCB_CUDA, "nvcc")
 #endif
 #ifdef PCB_HAVE_FLANN
 #define FLANN_IMPL(p, n) IMPL(p, n)
 #else
-#define FLANN_IMPL(p, n) MISSING(p, n)
+#define FLANN_IMPL(p, n) MISSING(p, n, PCB_CPU, "libflann-dev")
 #endif
 
 #define IMPL(p, n) extern const pcb_impl pcb_##p##_##n;
-#define MISSING(p, n)
+#define MISSING(p, n, device, needs)
 #include "registry_list.h"
 #undef IMPL
 #undef MISSING
 
 static const pcb_impl *const all[] = {
 #define IMPL(p, n) &pcb_##p##_##n,
-#define MISSING(p, n)
+#define MISSING(p, n, device, needs)
 #include "registry_list.h"
 #undef IMPL
 #undef MISSING
     NULL};
 
-static const char *const missing[] = {
+static const pcb_missing missing[] = {
 #define IMPL(p, n)
-#define MISSING(p, n) #p, #n,
+#define MISSING(p, n, device, needs) {#p, #n, device, needs},
 #include "registry_list.h"
 #undef IMPL
 #undef MISSING
-    NULL};
+    {NULL, NULL, PCB_CPU, NULL}};
 
 const pcb_impl *const *pcb_registry(void)
 {
     return all;
 }
 
-const char *const *pcb_not_built(void)
+const pcb_missing *pcb_not_built(void)
 {
     return missing;
 }
@@ -58,6 +58,14 @@ const pcb_impl *pcb_find(pcb_problem p, const char *name)
     }
     for (const pcb_impl *const *it = all; *it; it++)
         if ((*it)->problem == p && strcmp((*it)->name, name) == 0)
+            return *it;
+    return NULL;
+}
+
+const pcb_impl *pcb_reference(pcb_problem p)
+{
+    for (const pcb_impl *const *it = all; *it; it++)
+        if ((*it)->problem == p && (*it)->reference)
             return *it;
     return NULL;
 }

@@ -43,14 +43,24 @@ static void test_registry(void)
         CHECK((unsigned)impl->problem < PCB_NPROBLEMS);
         CHECK(pcb_find(impl->problem, impl->name) == impl); /* names unique per problem */
         CHECK((impl->device == PCB_CUDA) == (impl->sync != NULL));
+        /* What the harness needs to know comes from the entry, not the name. */
+        if (impl->cost == PCB_COST_UNSET || impl->cost > PCB_COST_GPU_PAIRS)
+            fprintf(stderr, "%s %s: no cost model\n", pcb_problem_name(impl->problem), impl->name);
+        CHECK(impl->cost > PCB_COST_UNSET && impl->cost <= PCB_COST_GPU_PAIRS);
+        CHECK(impl->reference == 0 || impl->reference == 1);
+        if (impl->reference) /* one a problem, serial, exact */
+            CHECK(pcb_reference(impl->problem) == impl && impl->exact && impl->device == PCB_CPU);
         per_problem[impl->problem]++;
     }
+    for (int p = 0; p < PCB_NPROBLEMS; p++)
+        CHECK(pcb_reference((pcb_problem)p) != NULL);
+    CHECK(pcb_reference(PCB_FPS)->canonical); /* verify compares canonical answers with it */
     CHECK(per_problem[PCB_FPS] >= 1 && per_problem[PCB_NN] >= 1);
     CHECK(pcb_find(PCB_FPS, "no-such-impl") == NULL);
-    for (const char *const *m = pcb_not_built(); *m; m += 2) {
+    for (const pcb_missing *m = pcb_not_built(); m->name; m++) {
         pcb_problem p;
-        CHECK_RC(pcb_problem_parse(m[0], &p), PCB_OK);
-        CHECK(pcb_find(p, m[1]) == NULL);
+        CHECK_RC(pcb_problem_parse(m->problem, &p), PCB_OK);
+        CHECK(pcb_find(p, m->name) == NULL && m->needs && *m->needs);
     }
 }
 

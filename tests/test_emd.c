@@ -469,8 +469,7 @@ static void test_cuda_auction_match(void)
 {
     const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction_match");
     if (!cuda) {
-        printf("cuda_auction_match: not built, skipped\n");
-        return;
+        SKIP("cuda_auction_match: not built");
     }
     instance in;
     pcb_result r;
@@ -482,8 +481,7 @@ static void test_cuda_auction_match(void)
     CHECK_RC(run(cuda, &in, &r), available ? PCB_EUNSUPPORTED : PCB_EUNAVAIL);
     instance_free(&in);
     if (!available) {
-        printf("cuda_auction_match: no CUDA device, runs skipped\n");
-        return;
+        SKIP("cuda_auction_match: no CUDA device, runs not run");
     }
     static const int64_t sizes[] = {256, 1000, 1024, 2048, 4096};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
@@ -645,8 +643,7 @@ static void test_cuda_auction(void)
 {
     const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
     if (!cuda) {
-        printf("cuda_auction: not built, skipped\n");
-        return;
+        SKIP("cuda_auction: not built");
     }
     instance in;
     CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 100, 5), PCB_OK);
@@ -656,8 +653,7 @@ static void test_cuda_auction(void)
     CHECK(state == NULL);
     instance_free(&in);
     if (pcb_impl_available(cuda) != PCB_OK) {
-        printf("cuda_auction: no CUDA device, runs skipped\n");
-        return;
+        SKIP("cuda_auction: no CUDA device, runs not run");
     }
     static const struct {
         const char *a, *b;

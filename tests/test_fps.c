@@ -415,13 +415,13 @@ static void counters(void)
     free(xyz);
 }
 
-/* A CUDA implementation that can run here, else NULL with a note. */
+/* A CUDA implementation that can run here, else NULL and a skip. */
 static const pcb_impl *cuda_impl(const char *name)
 {
     const pcb_impl *cu = pcb_find(PCB_FPS, name);
     if (cu && pcb_impl_available(cu) == PCB_OK)
         return cu;
-    printf("note: %s not run: %s\n", name, cu ? pcb_errmsg() : "not built");
+    tl_skip("%s not run: %s", name, cu ? pcb_errmsg() : "not built");
     return NULL;
 }
 

@@ -156,8 +156,7 @@ static void test_every_impl_validates(void)
         }
     }
     if (skipped)
-        printf("note: %d NN implementation(s) unavailable here (no CUDA device): not run\n",
-               skipped);
+        tl_skip("%d NN implementation(s) unavailable here (no CUDA device): not run", skipped);
 #ifdef PCB_HAVE_FLANN
     CHECK(pcb_find(PCB_NN, "flann") != NULL && pcb_find(PCB_NN, "flann")->exact);
 #endif
@@ -410,9 +409,8 @@ static void test_cuda_attempt3_recall(void)
 {
     const pcb_impl *impl = pcb_find(PCB_NN, "cuda_attempt3");
     if (!impl || !available(impl)) {
-        printf("note: cuda_attempt3 %s: recall test skipped\n",
-               impl ? "unavailable (no CUDA device)" : "not built");
-        return;
+        SKIP("cuda_attempt3 %s: recall test not run",
+             impl ? "unavailable (no CUDA device)" : "not built");
     }
     pair p = make_pair("sphere", "sphere", 3000, 1000, 2, 0);
     int32_t idx[2000];

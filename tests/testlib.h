@@ -1,12 +1,32 @@
 /* testlib.h - a tiny test runner: CHECK records a failure with its place and
- * goes on; TEST_MAIN runs the listed tests and ends with the plain line
- * "N passed, N failed" that scripts/run_tests.sh sums. */
+ * goes on; SKIP (or tl_skip, which goes on) says why part of a test could
+ * not run here (no GPU, a library or file absent); TEST_MAIN runs the listed
+ * tests and ends with the plain line "N passed, N failed, N skipped" that
+ * scripts/run_tests.sh sums. A test with a failure failed; one without, that
+ * skipped anything, counts as skipped, not passed. */
 #ifndef PCB_TESTLIB_H
 #define PCB_TESTLIB_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
-static int tl_checks_failed;
+static int tl_checks_failed, tl_skips;
+
+static inline void tl_skip(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("skip: ", stdout);
+    vprintf(fmt, ap);
+    fputc('\n', stdout);
+    va_end(ap);
+    tl_skips++;
+}
+#define SKIP(...)                                                             \
+    do {                                                                      \
+        tl_skip(__VA_ARGS__);                                                 \
+        return;                                                               \
+    } while (0)
 
 #define CHECK(cond)                                                           \
     do {                                                                      \
@@ -35,18 +55,20 @@ typedef struct {
 
 static int tl_run(const tl_test *tests, int count)
 {
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, skipped = 0;
     for (int i = 0; i < count; i++) {
-        int before = tl_checks_failed;
+        int before = tl_checks_failed, skips = tl_skips;
         tests[i].fn();
-        if (tl_checks_failed == before) {
-            passed++;
-        } else {
+        if (tl_checks_failed != before) {
             failed++;
             fprintf(stderr, "FAILED: %s\n", tests[i].name);
+        } else if (tl_skips != skips) {
+            skipped++;
+        } else {
+            passed++;
         }
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }
 

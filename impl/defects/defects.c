@@ -281,8 +281,12 @@ static int overread_compute(void *state)
 }
 
 /* ---- the catalog --------------------------------------------------------------- */
+/* The variants cost what their originals cost. */
 #define VARIANT(p, nm, ex, gap, fn, about)                                                     \
     static const pcb_impl nm = {.name = #nm, .problem = p, .device = PCB_CPU, .exact = ex,     \
+                                .cost = p == PCB_FPS  ? PCB_COST_SAMPLES                      \
+                                        : p == PCB_NN ? PCB_COST_ALL_PAIRS                    \
+                                                      : PCB_COST_CUBIC,                       \
                                 .max_gap = gap, .summary = about, .prepare = v_prepare,       \
                                 .compute = fn, .fetch = v_fetch, .release = v_release}
 

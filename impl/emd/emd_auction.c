@@ -132,6 +132,7 @@ static int auction_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_emd_auction = {
     .name = "auction",
+    .cost = PCB_COST_CUBIC,
     .problem = PCB_EMD,
     .device = PCB_CPU,
     .exact = 0,

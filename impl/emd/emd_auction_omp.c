@@ -211,6 +211,7 @@ static int omp_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_emd_auction_omp = {
     .name = "auction_omp",
+    .cost = PCB_COST_CUBIC,
     .problem = PCB_EMD,
     .device = PCB_CPU,
     .exact = 0,

@@ -803,6 +803,8 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .exact = 0,
     .canonical = 0,
     .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX}, /* int indexing */
+    .cost = PCB_COST_GPU_PAIRS,
+    .reference = 0,
     .max_gap = PCB_CA_MAX_GAP,
     .known_defect = NULL,
     .summary = "eps-scaling Jacobi auction, a block per pair, costs on the fly, any n; stops "

@@ -304,6 +304,8 @@ static int exact_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_emd_exact = {
     .name = "exact",
+    .cost = PCB_COST_CUBIC,
+    .reference = 1,
     .problem = PCB_EMD,
     .device = PCB_CPU,
     .exact = 1,

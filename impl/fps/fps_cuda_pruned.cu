@@ -1117,6 +1117,8 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .exact = 1,
     .canonical = 1,
     .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = INT32_MAX},
+    .cost = PCB_COST_SAMPLES,
+    .reference = 0,
     .max_gap = 0,
     .known_defect = NULL,
     .summary = "rounds of provably-next samples (FPS among the candidates above a threshold), "

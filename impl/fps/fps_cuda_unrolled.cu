@@ -316,6 +316,8 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
     .exact = 1,
     .canonical = 0,
     .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},
+    .cost = PCB_COST_SAMPLES,
+    .reference = 0,
     .max_gap = 0,
     .known_defect = NULL,
     .summary = "classic kernel: a block per cloud, unrolled shared-memory argmax tree; "
@@ -338,6 +340,8 @@ extern "C" const pcb_impl pcb_defect_fps_torn_argmax = {
     .exact = 1,
     .canonical = 0,
     .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},
+    .cost = PCB_COST_SAMPLES,
+    .reference = 0,
     .max_gap = 0,
     .known_defect = NULL,
     .summary = "cuda_unrolled, argmax by an unguarded shared compare-and-store",

@@ -89,6 +89,8 @@ static int dp_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_fps_dp = {
     .name = "dp",
+    .cost = PCB_COST_SAMPLES,
+    .reference = 1,
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,

@@ -80,6 +80,7 @@ static int naive_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_fps_naive = {
     .name = "naive",
+    .cost = PCB_COST_SAMPLES_SQUARED,
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,

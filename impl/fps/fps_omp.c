@@ -196,6 +196,7 @@ static int omp_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_fps_omp = {
     .name = "omp",
+    .cost = PCB_COST_SAMPLES,
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,

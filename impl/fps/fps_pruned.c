@@ -264,6 +264,7 @@ static int pruned_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_fps_pruned = {
     .name = "pruned",
+    .cost = PCB_COST_SAMPLES,
     .problem = PCB_FPS,
     .device = PCB_CPU,
     .exact = 1,

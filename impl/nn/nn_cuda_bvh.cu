@@ -380,6 +380,8 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .exact = 1,
     .canonical = 0,
     .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535},
+    .cost = PCB_COST_INDEXED,
+    .reference = 0,
     .max_gap = 0,
     .known_defect = NULL,
     .summary = "GPU BVH over Morton-sorted leaves of 8, built on the device; queries "

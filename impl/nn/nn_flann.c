@@ -138,6 +138,7 @@ static int randomized_prepare(const pcb_task *t, void **state)
 
 const pcb_impl pcb_nn_flann = {
     .name = "flann",
+    .cost = PCB_COST_INDEXED,
     .problem = PCB_NN,
     .device = PCB_CPU,
     .exact = 1,
@@ -151,6 +152,7 @@ const pcb_impl pcb_nn_flann = {
 
 const pcb_impl pcb_nn_flann_randomized = {
     .name = "flann_randomized",
+    .cost = PCB_COST_ALL_PAIRS,
     .problem = PCB_NN,
     .device = PCB_CPU,
     .exact = 0,

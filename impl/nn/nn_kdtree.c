@@ -481,6 +481,7 @@ static int kd_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_nn_kdtree = {
     .name = "kdtree",
+    .cost = PCB_COST_INDEXED,
     .problem = PCB_NN,
     .device = PCB_CPU,
     .exact = 1,

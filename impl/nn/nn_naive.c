@@ -82,6 +82,8 @@ static int naive_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_nn_naive = {
     .name = "naive",
+    .cost = PCB_COST_ALL_PAIRS,
+    .reference = 1,
     .problem = PCB_NN,
     .device = PCB_CPU,
     .exact = 1,

@@ -166,6 +166,7 @@ static int omp_counters(void *state, pcb_counters *c)
 
 const pcb_impl pcb_nn_omp = {
     .name = "omp",
+    .cost = PCB_COST_ALL_PAIRS,
     .problem = PCB_NN,
     .device = PCB_CPU,
     .exact = 1,
