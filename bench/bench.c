@@ -65,13 +65,7 @@ static const char help[] =
     "Exit status: 0 ok, 1 a verification failure or a regression, 2 usage,\n"
     "4 Google Benchmark not built, 5 system error.\n";
 
-static int usage(const char *fmt, const char *arg)
-{
-    fputs("pcbench: bench: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs(" (see pcbench bench --help)\n", stderr);
-    return PCB_EXIT_USAGE;
-}
+#define usage(...) pcb_usage("bench", __VA_ARGS__)
 
 static int number(const char *s, double lo, double hi, double *out)
 {

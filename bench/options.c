@@ -91,10 +91,7 @@ int pcb_opt_f64(const char *cmd, const char *opt, const char *s, double lo, doub
 static int impl_known(const char *name)
 {
     for (int p = 0; p < PCB_NPROBLEMS; p++)
-        if (pcb_find((pcb_problem)p, name))
-            return 1;
-    for (const pcb_missing *m = pcb_not_built(); m->name; m++)
-        if (strcmp(m->name, name) == 0)
+        if (pcb_find((pcb_problem)p, name) || pcb_not_built_find((pcb_problem)p, name))
             return 1;
     return 0;
 }

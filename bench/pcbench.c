@@ -163,12 +163,12 @@ static int choose_impl(const char *name, const pcb_task *t, const pcb_impl **imp
     *impl = pcb_find(t->problem, name);
     if (*impl)
         return 0;
-    for (const pcb_missing *m = pcb_not_built(); m->name; m++)
-        if (strcmp(m->problem, pcb_problem_name(t->problem)) == 0 && strcmp(m->name, name) == 0) {
-            fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m->problem,
-                    name, m->needs);
-            return PCB_EXIT_UNSUPPORTED;
-        }
+    const pcb_missing *m = pcb_not_built_find(t->problem, name);
+    if (m) {
+        fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m->problem,
+                name, m->needs);
+        return PCB_EXIT_UNSUPPORTED;
+    }
     return usage_error("unknown %s implementation '%s'", pcb_problem_name(t->problem), name);
 }
 
@@ -206,7 +206,6 @@ static int run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)
 static int open_output(const run_args *a, pcb_outfile *o)
 {
     const char *in[2] = {a->in_a, a->in_b};
-    memset(o, 0, sizeof *o);
     for (int k = 0; k < 2; k++)
         if (in[k] && a->out && pcb_out_same_file(a->out, in[k]))
             return report(pcb_fail(PCB_EINVAL, "-o %s is the input %s: writing the results "

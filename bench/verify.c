@@ -99,12 +99,7 @@ int pcb_verify_real(size_t max_files,
 
 int pcb_verify_impl_known(pcb_problem p, const char *impl)
 {
-    if (!impl || pcb_find(p, impl))
-        return 1;
-    for (const pcb_missing *m = pcb_not_built(); m->name; m++)
-        if (strcmp(m->problem, pcb_problem_name(p)) == 0 && strcmp(m->name, impl) == 0)
-            return 1;
-    return 0;
+    return !impl || pcb_find(p, impl) || pcb_not_built_find(p, impl);
 }
 
 static int large;

@@ -126,7 +126,7 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
     const int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
     int not_regular = 0;
-    FILE *f = is_stdin ? stdin : pcb_open_regular(path, &not_regular);
+    FILE *f = is_stdin ? stdin : pcb_open_regular(path, &not_regular, NULL);
     if (!f)
         return not_regular ? pcb_fail(PCB_EBADFILE, "%s: not a regular file (a FIFO, device or "
                                       "socket; use '-' for a stream)", name)

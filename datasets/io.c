@@ -11,7 +11,7 @@
 
 #include "io.h"
 
-FILE *pcb_open_regular(const char *path, int *not_regular)
+FILE *pcb_open_regular(const char *path, int *not_regular, int64_t *size)
 {
     *not_regular = 0;
     /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
@@ -28,6 +28,8 @@ FILE *pcb_open_regular(const char *path, int *not_regular)
         *not_regular = 1;
     else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
         e = errno;
+    else if (size)
+        *size = (int64_t)st.st_size;
     FILE *f = e || *not_regular ? NULL : fdopen(fd, "rb");
     if (!f) {
         e = e ? e : errno;

@@ -24,10 +24,11 @@ typedef struct {
 } pcb_src;
 
 /* Open path for reading only if it is a regular file, deciding before any
- * read, so a FIFO or a device never blocks or streams without end. NULL
- * with errno set when it cannot be opened (EISDIR for a folder), or with
- * *not_regular = 1 for a FIFO, device or socket. */
-FILE *pcb_open_regular(const char *path, int *not_regular);
+ * read, so a FIFO or a device never blocks or streams without end; its size
+ * into *size (when not NULL). NULL with errno set when it cannot be opened
+ * (EISDIR for a folder), or with *not_regular = 1 for a FIFO, device or
+ * socket. */
+FILE *pcb_open_regular(const char *path, int *not_regular, int64_t *size);
 
 /* PCB_EBADFILE with "PATH: line N: ..." or "PATH: byte N: ...". */
 int pcb_bad_line(const pcb_src *s, int64_t line, const char *fmt, ...)

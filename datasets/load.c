@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "io.h"
 
@@ -147,23 +146,16 @@ int pcb_load(const char *path, pcb_cloud *out)
     if (!path)
         return pcb_fail(PCB_EINVAL, "load: no path");
     pcb_src s = {.path = path};
-    struct stat st;
     int not_regular;
-    if (!(s.f = pcb_open_regular(path, &not_regular))) {
+    if (!(s.f = pcb_open_regular(path, &not_regular, &s.size))) {
         if (not_regular)
             return pcb_bad_byte(&s, 0, "not a regular file (a FIFO, device or socket)");
         return pcb_fail(PCB_EIO, "cannot %s %s: %s", errno == EISDIR ? "read" : "open", path,
                         strerror(errno));
     }
-    int rc;
-    if (fstat(fileno(s.f), &st) != 0)
-        rc = pcb_fail(PCB_EIO, "cannot stat %s: %s", path, strerror(errno));
-    else if (!(s.buf = malloc(PCB_READ_AHEAD)))
-        rc = pcb_fail(PCB_ENOMEM, "%s: no memory for a read buffer", path);
-    else {
-        s.size = (int64_t)st.st_size;
-        rc = dispatch(&s, out);
-    }
+    int rc = (s.buf = malloc(PCB_READ_AHEAD))
+                 ? dispatch(&s, out)
+                 : pcb_fail(PCB_ENOMEM, "%s: no memory for a read buffer", path);
     if (rc == PCB_OK && ferror(s.f))
         rc = pcb_fail(PCB_EIO, "%s: read error: %s", path, strerror(errno));
     if (rc != PCB_OK)

@@ -193,6 +193,8 @@ typedef struct {
     const char *needs; /* what the build did not find: "nvcc", "libflann-dev" */
 } pcb_missing;
 const pcb_missing *pcb_not_built(void);
+/* The entry of pcb_not_built for problem p and name, or NULL. */
+const pcb_missing *pcb_not_built_find(pcb_problem p, const char *name);
 /* Availability of an implementation (PCB_OK or PCB_EUNAVAIL + message). */
 int pcb_impl_available(const pcb_impl *impl);
 

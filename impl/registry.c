@@ -50,6 +50,14 @@ const pcb_missing *pcb_not_built(void)
     return missing;
 }
 
+const pcb_missing *pcb_not_built_find(pcb_problem p, const char *name)
+{
+    for (const pcb_missing *m = missing; name && m->name; m++)
+        if (strcmp(m->problem, pcb_problem_name(p)) == 0 && strcmp(m->name, name) == 0)
+            return m;
+    return NULL;
+}
+
 const pcb_impl *pcb_find(pcb_problem p, const char *name)
 {
     if (!name) {

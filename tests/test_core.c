@@ -61,7 +61,9 @@ static void test_registry(void)
         pcb_problem p;
         CHECK_RC(pcb_problem_parse(m->problem, &p), PCB_OK);
         CHECK(pcb_find(p, m->name) == NULL && m->needs && *m->needs);
+        CHECK(pcb_not_built_find(p, m->name) == m);
     }
+    CHECK(pcb_not_built_find(PCB_FPS, "dp") == NULL && pcb_not_built_find(PCB_FPS, NULL) == NULL);
 }
 
 static void test_problem_names(void)
