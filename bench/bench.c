@@ -61,7 +61,9 @@ static const char help[] =
     "unavailable. Fault injection for testing the gate: PCBENCH_FAULT=slow:fps/dp:4\n"
     "runs that implementation's compute 4 times per timed or counted iteration (1.25:\n"
     "5 times in 4 iterations, a quarter more work);\n"
-    "PCBENCH_FAULT=count:fps/dp adds 1 to its work counters (comma-separate several).\n"
+    "PCBENCH_FAULT=count:fps/dp adds 1 to its work counters; PCBENCH_FAULT=ties:fps/omp\n"
+    "gives FPS clouds duplicated points and omp's answer ties broken toward the highest\n"
+    "index: valid, but not dp's, so judged wrong (comma-separate several).\n"
     "Exit status: 0 ok, 1 a verification failure or a regression, 2 usage,\n"
     "4 Google Benchmark not built, 5 system error.\n";
 

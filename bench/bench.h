@@ -136,12 +136,18 @@ typedef struct {
     char problem[8], impl[48];
     double slow; /* compute repeated this many times on average, 1 = no fault */
     int count;   /* added to every work counter */
+    int ties;    /* FPS: the answer breaks ties toward the highest index, on clouds
+                    with duplicated points (valid, but not the canonical answer) */
 } bench_fault;
 
 int bench_fault_parse(const char *spec, bench_fault *f, int max, int *count);
-/* The faults planted in im: average compute repeats and counter offset. */
-void bench_fault_for(const bench_fault *f, int nfaults, const pcb_impl *im, double *slow,
-                     int *count);
+/* The faults planted in im, together: compute repeats, counter offset, ties. */
+bench_fault bench_fault_for(const bench_fault *f, int nfaults, const pcb_impl *im);
+/* 1 when a ties fault names problem p: its configurations use clouds with
+ * duplicated points (the duplicates generator), for every implementation. */
+int bench_fault_ties(const bench_fault *f, int nfaults, pcb_problem p);
+/* Overwrite an FPS answer with the sequence that breaks ties to the highest index. */
+int bench_fault_plant_ties(const pcb_task *t, int32_t *index);
 /* How many computes the k-th iteration (from 0) runs under a slow factor:
  * floor((k+1) s) - floor(k s), so 1.25 runs 1, 1, 1, 2, 1, ... (5 in 4). */
 int bench_fault_repeats(double slow, int64_t k);

@@ -209,9 +209,7 @@ static int count_inside(const count_sel *sel)
             if (im->problem != cfg->problem || im->device != PCB_CPU || !bench_listed(sel->impls, im->name) ||
                 pcb_impl_available(im) != PCB_OK || pcb_task_fits(im, &task) != PCB_OK)
                 continue;
-            double slow;
-            int unused;
-            bench_fault_for(faults, nfaults, im, &slow, &unused);
+            const double slow = bench_fault_for(faults, nfaults, im).slow;
             /* A fractional slowdown shows over several iterations. */
             int iterations = slow == floor(slow) ? 1 : 4, rc;
             void *state = NULL;

@@ -30,9 +30,7 @@ void bench_progress(const bench_ctx *ctx, const char *fmt, ...)
 int bench_outputs_alloc(outputs *o, const pcb_task *t)
 {
     memset(o, 0, sizeof *o);
-    o->count = (size_t)t->batch * (size_t)(t->problem == PCB_FPS  ? t->m
-                                           : t->problem == PCB_NN ? t->nq
-                                                                  : t->n);
+    o->count = (size_t)pcb_answer_count(t);
     o->batch = (size_t)t->batch;
     o->index = malloc(o->count * sizeof *o->index);
     o->dist2 = malloc(o->count * sizeof *o->dist2);
@@ -53,7 +51,7 @@ void bench_outputs_free(outputs *o)
 pcb_result bench_outputs_result(outputs *o)
 {
     for (size_t i = 0; i < o->count; i++)
-        o->index[i] = -7;
+        o->index[i] = PCB_POISON;
     pcb_result r = {.index = o->index, .dist2 = o->dist2, .value = o->value, .price = o->price};
     return r;
 }
@@ -87,9 +85,11 @@ bench_status bench_status_for(int rc)
     }
 }
 
-/* The verification run, timed phase by phase with the wall clock. */
+/* The verification run, timed phase by phase with the wall clock, and its
+ * answer judged (the reference's answer for the canonical rule, or NULL
+ * and why it is missing). */
 static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, outputs *out,
-                   int count_fault)
+                   const bench_fault *fault, const int32_t *reference, const char *why)
 {
     void *state = NULL;
     pcb_result r = bench_outputs_result(out);
@@ -122,20 +122,31 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
         return;
     }
     e->prepare_s = t1 - t0, e->compute_s = t2 - t1, e->fetch_s = t3 - t2;
-    if (count_fault) {
+    if (fault->count) {
         int64_t *c[3] = {&e->counters.distance_evals, &e->counters.bids, &e->counters.iterations};
         for (int i = 0; i < 3; i++)
             if (*c[i] >= 0)
-                *c[i] += count_fault;
+                *c[i] += fault->count;
     }
-    rc = pcb_validate(im, t, &r, &e->rep);
+    if (fault->ties && (rc = bench_fault_plant_ties(t, r.index)) != PCB_OK) {
+        bench_set_status(e, ST_FAILED_RUN, "ties fault: %s", pcb_errmsg());
+        return;
+    }
+    const pcb_promise promise = pcb_promise_of(im);
+    pcb_judgement j;
+    rc = pcb_judge(t, &r, &promise, reference, &j);
     if (rc != PCB_OK) {
-        bench_set_status(e, rc == PCB_EUNAVAIL ? ST_UNAVAILABLE : ST_FAILED_RUN, "validator: %s: %s",
-                   pcb_strerror(rc), pcb_errmsg());
+        bench_set_status(e, rc == PCB_EUNAVAIL ? ST_UNAVAILABLE : ST_FAILED_RUN, "%s", j.detail);
         return;
     }
     e->have_rep = 1;
-    bench_set_status(e, e->rep.ok ? ST_OK : ST_FAILED_VERIFY, "%s", e->rep.detail);
+    e->rep = j.rep;
+    e->rep.ok = j.verdict == PCB_VERDICT_PASS;
+    /* a known defect (pcb_impl.known_defect) is timed, as verify reports it:
+     * shown, not counted as a failure */
+    bench_set_status(e, j.verdict == PCB_VERDICT_FAIL ? ST_FAILED_VERIFY : ST_OK, "%s%s%s",
+                     j.detail, j.compared < 0 && why ? ": " : "", j.compared < 0 && why ? why : "");
+    snprintf(e->rep.detail, sizeof e->rep.detail, "%.255s", e->detail);
 }
 
 /* ---- one configuration ---------------------------------------------------------- */
@@ -158,9 +169,55 @@ static double work_points(const bench_config *c)
     return (double)c->batch * (double)(c->problem == PCB_NN ? c->nq : c->n);
 }
 
+/* The reference's answer for the canonical rule (FPS: dp's sequence), made
+ * once per configuration when an implementation needs it. */
+typedef struct {
+    int32_t *index; /* NULL when not at hand */
+    char why[200];  /* then why not, in words */
+} reference_answer;
+
+static void reference_answer_make(bench_ctx *ctx, const pcb_task *task, double budget,
+                                  const pcb_impl *const *pending, int np, reference_answer *ra)
+{
+    memset(ra, 0, sizeof *ra);
+    const pcb_impl *ref = NULL;
+    for (int i = 0; i < np && !ref; i++) {
+        const pcb_promise p = pcb_promise_of(pending[i]);
+        ref = pcb_judge_reference(task, &p);
+    }
+    if (!ref)
+        return;
+    const double predicted = bench_predict(ctx, ref, ctx->cfg);
+    int rc;
+    if (pcb_impl_available(ref) != PCB_OK || pcb_task_fits(ref, task) != PCB_OK) {
+        snprintf(ra->why, sizeof ra->why, "%s cannot run it: %s", ref->name, pcb_errmsg());
+        return;
+    }
+    if (predicted > budget) {
+        snprintf(ra->why, sizeof ra->why, "%s would take about %.3g s, over the budget of %g s",
+                 ref->name, predicted, budget);
+        return;
+    }
+    if (predicted > 1)
+        bench_progress(ctx, "%s %s: the reference answer (about %.1f s)", ctx->cfg->id, ref->name,
+                       predicted);
+    pcb_result r = {.index = malloc((size_t)pcb_answer_count(task) * sizeof *r.index)};
+    if (!r.index)
+        rc = pcb_fail(PCB_ENOMEM, "out of memory");
+    else
+        rc = pcb_run(ref, task, &r, NULL);
+    if (rc != PCB_OK) {
+        snprintf(ra->why, sizeof ra->why, "%s failed: %s", ref->name, pcb_errmsg());
+        free(r.index);
+        return;
+    }
+    ra->index = r.index;
+}
+
 /* Check, predict and verify one implementation; 1 when it is to be timed. */
 static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *task,
-                         const pcb_task *timing, bench_entry *e, timed *t)
+                         const pcb_task *timing, const reference_answer *ref, bench_entry *e,
+                         timed *t)
 {
     const bench_config *cfg = ctx->cfg;
     double budget = e->budget_s;
@@ -190,9 +247,9 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
         bench_outputs_free(&t->scratch);
         return 0;
     }
-    int count_fault;
-    bench_fault_for(ctx->faults, ctx->nfaults, im, &t->slow, &count_fault);
-    verify(im, task, e, &t->verified, count_fault);
+    const bench_fault fault = bench_fault_for(ctx->faults, ctx->nfaults, im);
+    t->slow = fault.slow;
+    verify(im, task, e, &t->verified, &fault, ref->index, ref->why);
     bench_utc_now(e->when, sizeof e->when);
     if (e->status == ST_OK || e->status == ST_FAILED_VERIFY)
         bench_calib_note(ctx->calib, im, cfg, e->total_s);
@@ -281,7 +338,10 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         json_free(&r->gbench);
 
     bench_data d;
-    int rc = bench_data_make(cfg, &d);
+    bench_config data = *cfg; /* a ties fault wants clouds with duplicated points */
+    if (bench_fault_ties(ctx->faults, ctx->nfaults, cfg->problem))
+        data.dataset = "duplicates";
+    int rc = bench_data_make(&data, &d);
     if (rc != PCB_OK) {
         for (int i = 0; i < np; i++)
             bench_set_status(bench_result_entry(r, pending[i]->name, 0),
@@ -300,10 +360,13 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         bench_data_free(&d);
         return pcb_fail(PCB_ENOMEM, "out of memory");
     }
+    reference_answer answer_of_ref;
+    reference_answer_make(ctx, &task, budget, pending, np, &answer_of_ref);
     int nt = 0;
     for (int i = 0; i < np; i++)
-        nt += prepare_entry(ctx, pending[i], &task, &timing,
+        nt += prepare_entry(ctx, pending[i], &task, &timing, &answer_of_ref,
                             bench_result_entry(r, pending[i]->name, 0), &tv[nt]);
+    free(answer_of_ref.index);
     if (nt > 0)
         bench_time_all(ctx, r, tv, nt);
     for (int i = 0; i < nt; i++) {

@@ -112,12 +112,13 @@ static void check_after_timing(timed *t, pcb_gb_state *st, void *state)
     }
     if (bench_outputs_equal(&t->scratch, &t->verified, t->task->problem))
         return;
-    pcb_report rep;
-    rc = pcb_validate(t->im, t->task, &r, &rep);
+    const pcb_promise promise = pcb_promise_of(t->im);
+    pcb_judgement j;
+    rc = pcb_judge_full(t->task, &r, &promise, &j);
     if (rc != PCB_OK)
-        fail(t, st, ST_FAILED_RUN, "validator after timing: %s", pcb_errmsg());
-    else if (!rep.ok)
-        fail(t, st, ST_FAILED_VERIFY, "the answer after repeated computes is wrong: %s", rep.detail);
+        fail(t, st, ST_FAILED_RUN, "after timing: %s", j.detail);
+    else if (j.verdict == PCB_VERDICT_FAIL)
+        fail(t, st, ST_FAILED_VERIFY, "the answer after repeated computes is wrong: %s", j.detail);
 }
 
 static void bench_compute(pcb_gb_state *st, void *arg)

@@ -471,13 +471,14 @@ static const char check_help[] =
 /* The answer's verdict and a summary line; 0 right, 1 wrong. */
 static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has_dist)
 {
-    pcb_report rep = {0};
-    int rc = t->problem == PCB_FPS  ? pcb_fps_validate(t, r, &rep)
-             : t->problem == PCB_NN ? pcb_nn_validate(t, r, 1, &rep)
-                                    : pcb_emd_validate(t, r, 0, max_gap, &rep);
+    /* an answer of unknown origin: exact, or (EMD) within the gap allowed */
+    const pcb_promise promise = {.exact = t->problem != PCB_EMD, .max_gap = max_gap};
+    pcb_judgement j;
+    int rc = pcb_judge(t, r, &promise, NULL, &j);
     if (rc != PCB_OK)
         return report(rc, "check");
-    printf(rep.ok ? "pass\n" : "FAIL: %s\n", rep.detail);
+    const pcb_report rep = j.rep;
+    printf(j.verdict == PCB_VERDICT_PASS ? "pass\n" : "FAIL: %s\n", j.detail);
     if (t->problem == PCB_FPS) {
         printf("fps: %lld samples of %lld points from %lld%s%s\n", (long long)t->m,
                (long long)t->n, (long long)t->start, rep.ok ? ": " : "",
@@ -506,7 +507,7 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
         }
         printf("\n");
     }
-    return rep.ok ? 0 : PCB_EXIT_VERIFY;
+    return j.verdict == PCB_VERDICT_PASS ? 0 : PCB_EXIT_VERIFY;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -541,7 +542,7 @@ static int cmd_check(int argc, char **argv)
     }
     pcb_task t = {.problem = p, .batch = 1, .n = ca.n, .nq = p == PCB_FPS ? 0 : cb.n,
                   .m = p == PCB_FPS ? a.m : 0, .start = a.start, .a = ca.xyz, .b = cb.xyz};
-    const int64_t count = p == PCB_FPS ? t.m : p == PCB_NN ? t.nq : t.n;
+    const int64_t count = pcb_answer_count(&t);
     int32_t *idx = NULL;
     double *val = NULL;
     float *d2 = NULL;

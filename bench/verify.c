@@ -122,33 +122,6 @@ static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const
     fflush(out);
 }
 
-/* A canonical implementation must return its problem's reference's answer
- * element for element (FPS: dp's sequence), when the reference is canonical
- * too. Returns 1 and says where it differs, 0 when equal or not applicable,
- * < 0 on a system error. */
-static int differs_from_reference(const pcb_impl *impl, const pcb_task *t,
-                                  const int32_t *index, char *detail, size_t size)
-{
-    const pcb_impl *ref = pcb_reference(t->problem);
-    if (!impl->canonical || !ref || !ref->canonical || ref == impl || t->problem != PCB_FPS)
-        return 0;
-    const size_t count = (size_t)t->batch * (size_t)t->m;
-    int32_t *want = malloc(count * sizeof *want);
-    if (!want)
-        return pcb_fail(PCB_ENOMEM, "verify: out of memory for the reference answer");
-    pcb_result r = {.index = want};
-    int rc = pcb_run(ref, t, &r, NULL);
-    size_t i = 0;
-    while (rc == PCB_OK && i < count && want[i] == index[i])
-        i++;
-    if (rc == PCB_OK && i < count)
-        snprintf(detail, size, "not canonical: cloud %lld step %lld is %ld, %s took %ld",
-                 (long long)(i / (size_t)t->m), (long long)(i % (size_t)t->m), (long)index[i],
-                 ref->name, (long)want[i]);
-    free(want);
-    return rc != PCB_OK ? rc : i < count;
-}
-
 /* Defect mode: the cases run the planted variants of the catalog instead
  * of the real implementations, and tally where each one was caught. */
 enum { MAX_DEFECTS = 32 };
@@ -216,9 +189,7 @@ int pcb_verify_defect_report(FILE *out, int problem)
 int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
 {
     const pcb_task *t = &c->task;
-    size_t count = (size_t)t->batch * (size_t)(t->problem == PCB_FPS  ? t->m
-                                                : t->problem == PCB_NN ? t->nq
-                                                                       : t->n);
+    const size_t count = (size_t)pcb_answer_count(t);
     int failures = 0;
     const pcb_impl *planted[MAX_DEFECTS + 1] = {0};
     for (int k = 0; defect_mode && pcb_defects()[k].impl && k < MAX_DEFECTS; k++)
@@ -235,15 +206,14 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             free(index), free(dist2), free(value), free(price);
             return pcb_fail(PCB_ENOMEM, "verify: out of memory for %zu results", count);
         }
-        for (size_t i = 0; i < count; i++)
-            index[i] = -7; /* poison: every element must be written */
         pcb_result r = {.index = index, .dist2 = dist2, .value = value, .price = price};
+        pcb_result_poison(t, &r);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int rc = pcb_run(impl, t, &r, NULL);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
-        char detail[320];
+        char detail[400];
         if (rc == PCB_EUNSUPPORTED || rc == PCB_EUNAVAIL) {
             snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());
             row(out, c, impl, "skip", detail);
@@ -253,37 +223,21 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             tally_defect(c, impl, 1);
             failures += !defect_mode;
         } else {
-            pcb_report rep;
-            rc = pcb_validate(impl, t, &r, &rep);
-            if (rc != PCB_OK) {
-                snprintf(detail, sizeof detail, "validator: %s: %s", pcb_strerror(rc),
-                         pcb_errmsg());
-                rep.ok = 0;
-            } else { /* the whole run, host to host: allocation, transfers, index build */
-                snprintf(detail, sizeof detail, "%s; %.3g ms", rep.detail, ms);
-                int d = rep.ok ? differs_from_reference(impl, t, index, detail, sizeof detail)
-                               : 0;
-                if (d < 0) {
-                    free(index), free(dist2), free(value), free(price);
-                    return d;
-                }
-                rep.ok = rep.ok && !d;
-            }
-            /* Unmatched points from an implementation that reproduces a forced
-             * stop on purpose: caught and shown, not counted as a failure. */
-            int known = !rep.ok && rc == PCB_OK && rep.unmatched > 0 && impl->known_defect;
-            if (known) {
-                size_t len = strlen(detail);
-                snprintf(detail + len, sizeof detail - len, " (known defect: %s)",
-                         impl->known_defect);
-                known_defects++;
-            }
-            int wrong = !rep.ok && !known;
+            const pcb_promise promise = pcb_promise_of(impl);
+            pcb_judgement j;
+            if (pcb_judge_full(t, &r, &promise, &j) == PCB_OK) /* the whole run, host to host */
+                snprintf(detail, sizeof detail, "%s; %.3g ms", j.detail, ms);
+            else
+                snprintf(detail, sizeof detail, "%s", j.detail);
+            known_defects += j.verdict == PCB_VERDICT_KNOWN;
             const int k = defect_mode ? defect_index(impl) : -1;
-            if (k >= 0 && pcb_defects()[k].by_recall && rep.recall >= 0 && rep.recall < 1)
-                wrong = 1; /* approximate by design: caught by its misses */
+            const int wrong = k >= 0 ? pcb_defect_caught(&pcb_defects()[k], &j)
+                                     : j.verdict == PCB_VERDICT_FAIL;
             row(out, c, impl,
-                defect_mode ? (wrong ? "caught" : "passed") : rep.ok ? "pass" : known ? "known" : "FAIL",
+                defect_mode ? (wrong ? "caught" : "passed")
+                : j.verdict == PCB_VERDICT_PASS  ? "pass"
+                : j.verdict == PCB_VERDICT_KNOWN ? "known"
+                                                 : "FAIL",
                 detail);
             tally_defect(c, impl, wrong);
             failures += wrong && !defect_mode;

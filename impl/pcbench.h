@@ -203,6 +203,13 @@ int pcb_impl_available(const pcb_impl *impl);
 int pcb_task_check(const pcb_task *t);
 /* Check a task against an implementation's limits. */
 int pcb_task_fits(const pcb_impl *impl, const pcb_task *t);
+/* How many answers a task has, the length of pcb_result.index: FPS batch*m,
+ * NN batch*nq, EMD batch*n (0 for a task of no known problem). */
+int64_t pcb_answer_count(const pcb_task *t);
+/* What a caller fills pcb_result.index with before a run, so an element the
+ * implementation never wrote is caught: out of range for every problem. */
+#define PCB_POISON (-7)
+void pcb_result_poison(const pcb_task *t, pcb_result *r);
 /* Whole life cycle: check, prepare, compute, sync, fetch, release. */
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
             pcb_counters *counters /* may be NULL */);
@@ -235,9 +242,6 @@ typedef struct {
  *   NN:  impl/nn/nn_validate.c   EMD: impl/emd/emd_validate.c */
 int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
 int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
-/* An implementation's answer through its problem's validator, with the
- * promises the implementation makes (exact, max_gap). */
-int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep);
 /* EMD: max_gap is the relative gap to the optimum (and certified bound)
  * allowed: 0 demands the exact optimum (within 1e-9, rounding), as exact = 1
  * does; PCB_EMD_ANY_GAP a bijection only. Negative or NaN: PCB_EINVAL.
@@ -245,6 +249,53 @@ int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, p
 #define PCB_EMD_ANY_GAP HUGE_VAL
 int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
                      pcb_report *rep);
+
+/* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
+/* What an answer is held to. From an implementation (pcb_promise_of): its
+ * exact flag, its max_gap (0, no promise, becomes PCB_EMD_ANY_GAP), canonical
+ * unless it is the reference itself, its known defect. For an answer made
+ * elsewhere (pcbench check): exact, or the max_gap the user allows. */
+typedef struct {
+    int exact;        /* NN: every query's true nearest; EMD: the optimum */
+    double max_gap;   /* EMD when not exact; PCB_EMD_ANY_GAP: a bijection only */
+    int canonical;    /* must equal its problem's reference answer, element for
+                         element (FPS: dp's sequence, ties to the lowest index) */
+    const char *known_defect; /* unmatched EMD points from it are "known" */
+} pcb_promise;
+pcb_promise pcb_promise_of(const pcb_impl *impl);
+
+typedef enum {
+    PCB_VERDICT_PASS = 0,  /* right, and every promise kept */
+    PCB_VERDICT_FAIL = 1,  /* wrong: detail says the first thing wrong */
+    PCB_VERDICT_KNOWN = 2  /* wrong only through the promised known defect */
+} pcb_verdict;
+
+typedef struct {
+    pcb_verdict verdict;
+    pcb_report rep;   /* the validator's report (recall, gap, bound, ...) */
+    /* The canonical rule: 1 compared with the reference's answer, 0 does not
+     * apply, -1 applies but no reference answer was at hand (detail says so). */
+    int compared;
+    char detail[320]; /* the first thing wrong, or the validator's summary and notes */
+} pcb_judgement;
+
+/* The implementation whose answer the canonical rule compares with, when it
+ * applies to this task and promise (FPS, canonical promise, the problem's
+ * reference built and canonical); NULL when it does not apply. */
+const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p);
+/* Judge an answer: the problem's validator with the promise's exactness and
+ * gap, the canonical comparison with `reference` (that implementation's
+ * answer indices for the same task, NULL when not at hand), the known-defect
+ * rule. Returns PCB_OK when judging ran (the verdict is in j), else the
+ * validator's error (j->detail says it too). */
+int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+              const int32_t *reference, pcb_judgement *j);
+/* pcb_judge with the reference's answer computed here when the rule applies
+ * (a run of the reference: dp's time). */
+int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                   pcb_judgement *j);
+/* The validator alone with an implementation's promises (exact, max_gap). */
+int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep);
 
 #ifdef __cplusplus
 }

@@ -1,100 +1,6 @@
-/* run.c - argument checks, the run life cycle and the simple entry points. */
-#include <math.h>
-#include <string.h>
-
+/* run.c - the life cycle of one run, the choice of the fastest exact
+ * implementation and the simple entry points. */
 #include "pcbench.h"
-
-/* batch * n * 3 floats must be addressable; n must fit an int32 index. */
-static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n)
-{
-    if (!xyz)
-        return pcb_fail(PCB_EINVAL, "%s: no points given", what);
-    if (n < 1)
-        return pcb_fail(PCB_EINVAL, "%s: %lld points (need at least 1)", what, (long long)n);
-    if (n > PCB_MAX_POINTS)
-        return pcb_fail(PCB_EINVAL, "%s: %lld points exceed the int32 index limit", what,
-                        (long long)n);
-    if (batch > (int64_t)(SIZE_MAX / 3 / sizeof(float)) / n)
-        return pcb_fail(PCB_EINVAL, "%s: batch %lld x %lld points overflows memory sizes", what,
-                        (long long)batch, (long long)n);
-    size_t count = (size_t)batch * (size_t)n * 3;
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(xyz[i]))
-            return pcb_fail(PCB_EINVAL, "%s: non-finite coordinate at cloud %zu point %zu", what,
-                            i / 3 / (size_t)n, i / 3 % (size_t)n);
-    return PCB_OK;
-}
-
-int pcb_task_check(const pcb_task *t)
-{
-    if (!t)
-        return pcb_fail(PCB_EINVAL, "no task given");
-    if ((unsigned)t->problem >= PCB_NPROBLEMS)
-        return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
-    if (t->batch < 1)
-        return pcb_fail(PCB_EINVAL, "batch %lld (need at least 1)", (long long)t->batch);
-    if (t->opt.threads < 0)
-        return pcb_fail(PCB_EINVAL, "option threads = %d: need 0 (the default) or more",
-                        t->opt.threads);
-    if (t->opt.partitions < 0)
-        return pcb_fail(PCB_EINVAL, "option partitions = %d: need 0 (the default) or more",
-                        t->opt.partitions);
-    if (!(t->opt.eps >= 0) || !isfinite(t->opt.eps))
-        return pcb_fail(PCB_EINVAL, "option eps = %g: need a finite number >= 0 (0: the "
-                        "default)", t->opt.eps);
-    int rc;
-    switch (t->problem) {
-    case PCB_FPS:
-        if ((rc = check_cloud("cloud", t->a, t->batch, t->n)) != PCB_OK)
-            return rc;
-        if (t->m < 1 || t->m > t->n)
-            return pcb_fail(PCB_EINVAL, "samples m = %lld must be in 1..n (n = %lld)",
-                            (long long)t->m, (long long)t->n);
-        if (t->start < 0 || t->start >= t->n)
-            return pcb_fail(PCB_EINVAL, "start index %lld out of range 0..%lld",
-                            (long long)t->start, (long long)t->n - 1);
-        if (t->batch > (int64_t)(SIZE_MAX / sizeof(int32_t)) / t->m)
-            return pcb_fail(PCB_EINVAL, "batch x m overflows memory sizes");
-        return PCB_OK;
-    case PCB_NN:
-        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n)) != PCB_OK)
-            return rc;
-        return check_cloud("query cloud", t->b, t->batch, t->nq);
-    case PCB_EMD:
-        if (t->nq != t->n)
-            return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size (%lld and %lld)",
-                            (long long)t->n, (long long)t->nq);
-        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n)) != PCB_OK)
-            return rc;
-        return check_cloud("cloud B", t->b, t->batch, t->n);
-    default:
-        return pcb_fail(PCB_EINVAL, "unknown problem");
-    }
-}
-
-int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
-{
-    if (!impl || !t)
-        return pcb_fail(PCB_EINVAL, "task fits: missing implementation or task");
-    if (impl->problem != t->problem)
-        return pcb_fail(PCB_EINVAL, "%s is a %s implementation, not %s", impl->name,
-                        pcb_problem_name(impl->problem), pcb_problem_name(t->problem));
-    const pcb_limits *l = &impl->limits;
-    int64_t n = t->n > t->nq ? t->n : t->nq;
-    if (l->max_n && n > l->max_n)
-        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld points exceed its limit of %lld",
-                        pcb_problem_name(impl->problem), impl->name, (long long)n,
-                        (long long)l->max_n);
-    if (l->max_m && t->m > l->max_m)
-        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld samples exceed its limit of %lld",
-                        pcb_problem_name(impl->problem), impl->name, (long long)t->m,
-                        (long long)l->max_m);
-    if (l->max_batch && t->batch > l->max_batch)
-        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: batch %lld exceeds its limit of %lld",
-                        pcb_problem_name(impl->problem), impl->name, (long long)t->batch,
-                        (long long)l->max_batch);
-    return PCB_OK;
-}
 
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counters *counters)
 {
@@ -135,22 +41,6 @@ int pcb_best(const pcb_task *t, const pcb_impl **out)
     }
     return pcb_fail(PCB_EUNAVAIL, "no available exact %s implementation accepts this task",
                     pcb_problem_name(t->problem));
-}
-
-int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep)
-{
-    if (!impl || !t || !rep)
-        return pcb_fail(PCB_EINVAL, "pcb_validate: missing implementation, task or report");
-    memset(rep, 0, sizeof *rep);
-    rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
-    switch (t->problem) {
-    case PCB_FPS: return pcb_fps_validate(t, r, rep);
-    case PCB_NN: return pcb_nn_validate(t, r, impl->exact, rep);
-    case PCB_EMD: /* an implementation's max_gap of 0 promises nothing beyond a bijection */
-        return pcb_emd_validate(t, r, impl->exact,
-                                impl->max_gap > 0 ? impl->max_gap : PCB_EMD_ANY_GAP, rep);
-    default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
-    }
 }
 
 static int run_best(const pcb_task *t, pcb_result *r)

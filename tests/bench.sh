@@ -116,6 +116,22 @@ expect "compare catches an 8x slowdown" 1 env PCBENCH_FAULT=slow:fps/naive:8 \
     "$tool" bench $q --results "$tmp/c" --force --compare "$res/testbox" --tolerance 1
 says "comparison names it" "slower"
 
+# One judge: an answer that is a valid farthest-point sequence but not dp's
+# (ties broken toward the highest index, on clouds with duplicated points)
+# is failed-verification for a canonical implementation, as verify fails it,
+# whether dp runs in the same configuration or not; dp itself passes.
+for sel in omp omp,dp; do
+    expect "bench judges a non-canonical answer ($sel)" 1 env PCBENCH_FAULT=ties:fps/omp \
+        "$tool" bench $q --filter /b1/ --impl $sel --results "$tmp/t-$sel"
+    f=$tmp/t-$sel/testbox/quick/fps-uniform-b1-n2000-m100.json
+    json_holds "non-canonical answer not timed ($sel)" "$f" \
+        "[(e['status'], e['detail'][:14]) for e in d['results'] if e['impl'] == 'omp'] == \
+         [('failed-verification', 'not canonical:')]"
+done
+json_holds "the reference itself passes" "$tmp/t-omp,dp/testbox/quick/fps-uniform-b1-n2000-m100.json" \
+    "[e['status'] for e in d['results'] if e['impl'] == 'dp'] == ['ok']"
+expect "ties fault is FPS only" 2 env PCBENCH_FAULT=ties:nn/naive "$tool" bench $q
+
 expect "tables from these results" 0 python3 scripts/tables.py "$res"
 if grep -q "## testbox" "$res/TABLES.md" && grep -q "fps/uniform/b1/n2000/m100" "$res/TABLES.md"; then
     ok

@@ -263,5 +263,62 @@ static void test_null_arguments(void)
     CHECK(pcb_rng_next(NULL) == 0 && pcb_rng_uniform(NULL) == 0 && pcb_rng_normal(NULL) == 0);
 }
 
-TEST_MAIN(T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks),
+/* The judge's rules, each on a tiny case: the validator, the canonical
+ * comparison (and saying when the reference's answer is not at hand), the
+ * known-defect rule, and the promise an implementation's entry makes. */
+static void test_judge(void)
+{
+    /* four points, two pairs of copies: from 0, points 2 and 3 tie */
+    float xyz[12] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0};
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = 4, .m = 2, .a = xyz};
+    int32_t lowest[2] = {0, 2}, highest[2] = {0, 3}, wrong[2] = {0, 1};
+    pcb_result r = {.index = highest};
+    pcb_judgement j;
+    const pcb_impl *dp = pcb_reference(PCB_FPS), *omp = pcb_find(PCB_FPS, "omp");
+    CHECK(dp && dp->canonical && omp && omp->canonical);
+    pcb_promise any = {.exact = 1}, canon = pcb_promise_of(omp), self = pcb_promise_of(dp);
+    CHECK(canon.canonical && !self.canonical && pcb_judge_reference(&t, &canon) == dp);
+    CHECK(pcb_judge_reference(&t, &any) == NULL);
+    CHECK_RC(pcb_judge(&t, &r, &any, NULL, &j), PCB_OK); /* a tie: any choice is right */
+    CHECK(j.verdict == PCB_VERDICT_PASS && j.compared == 0);
+    CHECK_RC(pcb_judge(&t, &r, &canon, lowest, &j), PCB_OK); /* but not dp's */
+    CHECK(j.verdict == PCB_VERDICT_FAIL && j.compared == 1 && strstr(j.detail, "not canonical"));
+    CHECK_RC(pcb_judge_full(&t, &r, &canon, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_FAIL && strstr(j.detail, "dp took 2"));
+    CHECK_RC(pcb_judge(&t, &r, &canon, NULL, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_PASS && j.compared == -1 && strstr(j.detail, "not compared"));
+    r.index = lowest;
+    CHECK_RC(pcb_judge_full(&t, &r, &canon, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_PASS && j.compared == 1);
+    r.index = wrong;
+    CHECK_RC(pcb_judge(&t, &r, &any, NULL, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_FAIL && j.compared == 0);
+
+    /* EMD: an unmatched point fails, or is "known" under a promised defect */
+    float b[12] = {0, 0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 1};
+    pcb_task e = {.problem = PCB_EMD, .batch = 1, .n = 4, .nq = 4, .a = xyz, .b = b};
+    int32_t match[4] = {0, 1, 2, -1};
+    pcb_result er = {.index = match};
+    pcb_promise bij = {.max_gap = PCB_EMD_ANY_GAP};
+    CHECK_RC(pcb_judge(&e, &er, &bij, NULL, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_FAIL && j.rep.unmatched == 1);
+    bij.known_defect = "a forced stop";
+    CHECK_RC(pcb_judge(&e, &er, &bij, NULL, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_KNOWN && strstr(j.detail, "known defect: a forced stop"));
+    match[3] = 3;
+    CHECK_RC(pcb_judge(&e, &er, &bij, NULL, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_PASS);
+    bij.max_gap = -1; /* a malformed promise is an error, never a pass */
+    CHECK_RC(pcb_judge(&e, &er, &bij, NULL, &j), PCB_EINVAL);
+    CHECK(j.verdict == PCB_VERDICT_FAIL && strstr(j.detail, "validator"));
+    CHECK_RC(pcb_judge(&e, NULL, &bij, NULL, &j), PCB_EINVAL);
+    CHECK_RC(pcb_judge(&e, &er, &bij, NULL, NULL), PCB_EINVAL);
+
+    /* the answer's size and the poison */
+    CHECK(pcb_answer_count(&t) == 2 && pcb_answer_count(&e) == 4 && pcb_answer_count(NULL) == 0);
+    pcb_result_poison(&e, &er);
+    CHECK(match[0] == PCB_POISON && match[3] == PCB_POISON);
+}
+
+TEST_MAIN(T(test_judge), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks),
           T(test_limits), T(test_entry_points), T(test_generators))

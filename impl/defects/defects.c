@@ -28,11 +28,6 @@ typedef struct {
     double *value;
 } variant;
 
-static int64_t answers(const pcb_task *t)
-{
-    return t->batch * (t->problem == PCB_FPS ? t->m : t->problem == PCB_NN ? t->nq : t->n);
-}
-
 static void v_release(void *state)
 {
     variant *v = state;
@@ -44,7 +39,7 @@ static void v_release(void *state)
 static int v_prepare(const pcb_task *t, void **state)
 {
     variant *v = calloc(1, sizeof *v);
-    const size_t count = (size_t)answers(t);
+    const size_t count = (size_t)pcb_answer_count(t);
     if (!v || !(v->idx = malloc(count * sizeof *v->idx)) ||
         !(v->dist2 = malloc(count * sizeof *v->dist2)) ||
         !(v->value = malloc((size_t)t->batch * sizeof *v->value))) {
@@ -59,7 +54,7 @@ static int v_prepare(const pcb_task *t, void **state)
 static int v_fetch(void *state, pcb_result *out)
 {
     variant *v = state;
-    const size_t count = (size_t)answers(&v->task);
+    const size_t count = (size_t)pcb_answer_count(&v->task);
     memcpy(out->index, v->idx, count * sizeof *v->idx);
     if (out->dist2 && v->task.problem == PCB_NN)
         memcpy(out->dist2, v->dist2, count * sizeof *v->dist2);
@@ -342,4 +337,12 @@ static const pcb_defect catalog[] = {
 const pcb_defect *pcb_defects(void)
 {
     return catalog;
+}
+
+int pcb_defect_caught(const pcb_defect *d, const pcb_judgement *j)
+{
+    if (j->verdict == PCB_VERDICT_FAIL)
+        return 1;
+    /* approximate by design: caught by its misses */
+    return d->by_recall && j->rep.recall >= 0 && j->rep.recall < 1;
 }

@@ -15,4 +15,8 @@ typedef struct {
 /* Every planted defect; the list ends with impl == NULL. */
 const pcb_defect *pcb_defects(void);
 
+/* Whether the judge caught the variant's answer: a failing verdict, or, for
+ * one approximate by design (by_recall), any miss of an exact neighbour. */
+int pcb_defect_caught(const pcb_defect *d, const pcb_judgement *j);
+
 #endif

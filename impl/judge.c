@@ -1,0 +1,124 @@
+/* judge.c - the one place where an answer is judged: the problem's validator
+ * with the promises the answer comes with, the canonical comparison with the
+ * reference's answer, and the known-defect rule. pcbench verify, bench,
+ * check and the defect catalog all ask here, so they cannot disagree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcbench.h"
+
+pcb_promise pcb_promise_of(const pcb_impl *impl)
+{
+    pcb_promise p = {.exact = 1, .max_gap = PCB_EMD_ANY_GAP};
+    if (!impl)
+        return p;
+    p.exact = impl->exact;
+    /* an implementation's max_gap of 0 promises nothing beyond a bijection */
+    p.max_gap = impl->max_gap > 0 ? impl->max_gap : PCB_EMD_ANY_GAP;
+    p.canonical = impl->canonical && !impl->reference;
+    p.known_defect = impl->known_defect;
+    return p;
+}
+
+static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
+                    pcb_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
+    switch (t->problem) {
+    case PCB_FPS: return pcb_fps_validate(t, r, rep);
+    case PCB_NN: return pcb_nn_validate(t, r, p->exact, rep);
+    case PCB_EMD: return pcb_emd_validate(t, r, p->exact, p->max_gap, rep);
+    default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
+    }
+}
+
+int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep)
+{
+    if (!impl || !t || !rep)
+        return pcb_fail(PCB_EINVAL, "pcb_validate: missing implementation, task or report");
+    const pcb_promise p = pcb_promise_of(impl);
+    return validate(t, r, &p, rep);
+}
+
+const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p)
+{
+    if (!t || !p || !p->canonical || t->problem != PCB_FPS)
+        return NULL;
+    const pcb_impl *ref = pcb_reference(t->problem);
+    return ref && ref->canonical ? ref : NULL;
+}
+
+static void append(pcb_judgement *j, const char *fmt, const char *arg)
+{
+    const size_t len = strlen(j->detail);
+    snprintf(j->detail + len, sizeof j->detail - len, fmt, arg);
+}
+
+int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+              const int32_t *reference, pcb_judgement *j)
+{
+    if (!j)
+        return pcb_fail(PCB_EINVAL, "pcb_judge: nowhere to put the judgement");
+    memset(j, 0, sizeof *j);
+    j->verdict = PCB_VERDICT_FAIL;
+    if (!t || !answer || !p) {
+        snprintf(j->detail, sizeof j->detail, "nothing to judge");
+        return pcb_fail(PCB_EINVAL, "pcb_judge: missing task, answer or promise");
+    }
+    int rc = validate(t, answer, p, &j->rep);
+    if (rc != PCB_OK) {
+        snprintf(j->detail, sizeof j->detail, "validator: %s: %s", pcb_strerror(rc),
+                 pcb_errmsg());
+        return rc;
+    }
+    snprintf(j->detail, sizeof j->detail, "%s", j->rep.detail);
+    int ok = j->rep.ok;
+    const pcb_impl *ref = pcb_judge_reference(t, p);
+    if (ok && ref && !reference) {
+        j->compared = -1;
+        append(j, "; not compared with %s (its answer was not at hand)", ref->name);
+    } else if (ok && ref) {
+        j->compared = 1;
+        const int64_t count = pcb_answer_count(t);
+        int64_t i = 0;
+        while (i < count && answer->index[i] == reference[i])
+            i++;
+        if (i < count) {
+            ok = 0;
+            snprintf(j->detail, sizeof j->detail,
+                     "not canonical: cloud %lld step %lld is %ld, %s took %ld",
+                     (long long)(i / t->m), (long long)(i % t->m), (long)answer->index[i],
+                     ref->name, (long)reference[i]);
+        }
+    }
+    if (ok)
+        j->verdict = PCB_VERDICT_PASS;
+    else if (j->rep.unmatched > 0 && p->known_defect) {
+        /* unmatched points from an implementation that reproduces a forced
+         * stop on purpose: shown, not counted as a failure */
+        j->verdict = PCB_VERDICT_KNOWN;
+        append(j, " (known defect: %s)", p->known_defect);
+    }
+    return PCB_OK;
+}
+
+int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                   pcb_judgement *j)
+{
+    const pcb_impl *ref = t ? pcb_judge_reference(t, p) : NULL;
+    if (!ref)
+        return pcb_judge(t, answer, p, NULL, j);
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return pcb_judge(t, answer, p, NULL, j);
+    int32_t *want = malloc((size_t)pcb_answer_count(t) * sizeof *want);
+    if (!want)
+        return pcb_judge(t, answer, p, NULL, j);
+    pcb_result r = {.index = want};
+    rc = pcb_run(ref, t, &r, NULL);
+    rc = pcb_judge(t, answer, p, rc == PCB_OK ? want : NULL, j);
+    free(want);
+    return rc;
+}
