@@ -39,10 +39,10 @@ else
 LIB_C   := $(filter-out %_flann.c,$(LIB_C))
 endif
 LIB_CU  := $(wildcard impl/*.cu impl/*/*.cu)
-TOOL_C  := $(wildcard bench/*.c)
+TOOL_C  := $(wildcard bench/*.c bench/*/*.c)
 TOOL_CC :=
 ifeq ($(HAVE_GBENCH),1)
-TOOL_CC := $(wildcard bench/*.cc)
+TOOL_CC := $(wildcard bench/*/*.cc)
 CPPFLAGS_TOOL := -DPCB_HAVE_GBENCH
 LDLIBS_TOOL   := -lbenchmark -lpthread
 endif

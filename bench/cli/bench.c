@@ -7,12 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../impl/cuda_bench.h"
-#include "../impl/outfile.h"
-#include "gbench.h"
-#include "bench.h"
-#include "options.h"
-#include "verify.h"
+#include "../../impl/cuda_bench.h"
+#include "../../impl/outfile.h"
+#include "../harness/bench.h"
+#include "../harness/gbench.h"
+#include "cli.h"
 
 
 static const char help[] =
@@ -309,7 +308,7 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     return 0;
 }
 
-int pcb_bench_main(int argc, char **argv)
+int cli_bench(int argc, char **argv)
 {
     bench_opts o = {.suite = "seed", .results_dir = "results"};
     int rc = parse(argc, argv, &o);

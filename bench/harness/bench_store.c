@@ -8,31 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../impl/outfile.h"
+#include "../../impl/outfile.h"
 #include "bench.h"
-
-static const char *const status_names[] = {
-    [ST_NONE] = "none",
-    [ST_OK] = "ok",
-    [ST_FAILED_VERIFY] = "failed-verification",
-    [ST_FAILED_RUN] = "failed-run",
-    [ST_UNSUPPORTED] = "unsupported",
-    [ST_SKIPPED_BUDGET] = "skipped-budget",
-    [ST_UNAVAILABLE] = "unavailable",
-};
-
-const char *bench_status_name(bench_status s)
-{
-    return (unsigned)s <= ST_UNAVAILABLE ? status_names[s] : "none";
-}
-
-bench_status bench_status_parse(const char *s)
-{
-    for (int i = 0; s && i <= ST_UNAVAILABLE; i++)
-        if (strcmp(s, status_names[i]) == 0)
-            return (bench_status)i;
-    return ST_NONE;
-}
 
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create)
 {
@@ -58,24 +35,6 @@ void bench_result_free(bench_result *r)
     r->entries = NULL;
     r->count = 0;
     json_free(&r->gbench);
-}
-
-int bench_mkdirs(const char *dir)
-{
-    char buf[1024];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-        return pcb_fail(PCB_EINVAL, "path too long: %s", dir);
-    for (char *p = buf + 1;; p++) {
-        char c = *p;
-        if (c != '/' && c != '\0')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return pcb_fail(PCB_EIO, "cannot create %s: %s", buf, strerror(errno));
-        *p = c;
-        if (!c)
-            return PCB_OK;
-    }
 }
 
 void bench_config_name(const bench_config *c, char name[96])

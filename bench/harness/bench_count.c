@@ -31,9 +31,8 @@
 #include <valgrind/callgrind.h>
 #endif
 
-#include "../impl/outfile.h"
+#include "../../impl/outfile.h"
 #include "bench.h"
-#include "options.h"
 
 #ifndef PCB_BUILD_CPU_FLAGS
 #define PCB_BUILD_CPU_FLAGS "not recorded at build time"
@@ -187,8 +186,7 @@ static int count_inside(const count_sel *sel)
     int nfaults = 0, failures = 0, counted = 0;
     if (bench_suite_get(sel->suite, &suite) != PCB_OK ||
         bench_fault_parse(getenv("PCBENCH_FAULT"), faults, 8, &nfaults) != PCB_OK) {
-        fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());
-        return PCB_EXIT_USAGE;
+        return PCB_EINVAL;
     }
     for (int i = 0; i < suite.count; i++) {
         const bench_config *cfg = &suite.configs[i];
@@ -240,7 +238,7 @@ static int count_inside(const count_sel *sel)
     }
     bench_suite_free(&suite);
     fprintf(stderr, "pcbench: count: %d compute regions counted, %d failed\n", counted, failures);
-    return failures ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
+    return failures;
 }
 #endif
 
@@ -434,60 +432,23 @@ int bench_count(const char *suite, const char *problems, const char *impls, cons
     return count_outside(&sel, out);
 }
 
-/* ---- pcbench count -------------------------------------------------------------- */
-static const char count_help[] =
-    "usage: pcbench count [--suite S] [--problem P[,P]] [--impl NAME[,NAME]] [--filter TEXT]\n"
-    "Instructions executed by one compute of each CPU implementation on each\n"
-    "configuration of a suite (default quick), counted by valgrind's callgrind on\n"
-    "one thread: deterministic, whatever the machine's speed or load. The\n"
-    "regression gate (pcbench bench --regress) compares them with a baseline of\n"
-    "the same toolchain. Needs valgrind (make deps).\n";
-
-int pcb_count_main(int argc, char **argv)
+int bench_count_in_child(void)
 {
-    static const struct option opts[] = {
-        {"suite", required_argument, 0, 's'}, {"problem", required_argument, 0, 'p'},
-        {"impl", required_argument, 0, 'I'},  {"filter", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    count_sel sel = {.suite = "quick"};
-    int c;
-    optind = 1;
-    while ((c = pcb_getopt(argc, argv, "count", "h", opts)) != -1) {
-        switch (c) {
-        case 's': sel.suite = optarg; break;
-        case 'p': sel.problems = optarg; break;
-        case 'I': sel.impls = optarg; break;
-        case 'f': sel.filter = optarg; break;
-        case 'h': fputs(count_help, stdout); return 0;
-        default: return PCB_EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return pcb_usage("count", "unexpected argument '%s'", argv[optind]);
-    if (!pcb_opt_selection("count", sel.problems, sel.impls))
-        return PCB_EXIT_USAGE;
-    bench_suite s;
-    if (bench_suite_get(sel.suite, &s) != PCB_OK) {
-        fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());
-        return PCB_EXIT_USAGE;
-    }
-    bench_suite_free(&s);
 #ifdef PCB_HAVE_CALLGRIND
-    if (RUNNING_ON_VALGRIND)
-        return count_inside(&sel);
-#endif
-    bench_icounts counts;
-    int rc = count_outside(&sel, &counts);
-    if (rc != PCB_OK) {
-        fprintf(stderr, "pcbench: count: %s: %s\n", pcb_strerror(rc), pcb_errmsg());
-        return rc == PCB_EUNAVAIL ? PCB_EXIT_UNSUPPORTED : PCB_EXIT_SYSTEM;
-    }
-    printf("# %s; %s, %s, flags: %s (toolchain %s)\n", counts.counter, counts.tc.compiler,
-           counts.tc.libc, counts.tc.cflags, counts.tc.key);
-    printf("%-32s %-18s %16s\n", "configuration", "implementation", "instructions");
-    for (int i = 0; i < counts.count; i++)
-        printf("%-32s %-18s %16.0f\n", counts.v[i].config, counts.v[i].impl,
-               counts.v[i].instructions);
-    bench_icounts_free(&counts);
+    return RUNNING_ON_VALGRIND ? 1 : 0;
+#else
     return 0;
+#endif
+}
+
+int bench_count_child(const char *suite, const char *problems, const char *impls,
+                      const char *filter)
+{
+#ifdef PCB_HAVE_CALLGRIND
+    count_sel sel = {suite, problems, impls, filter};
+    return count_inside(&sel);
+#else
+    (void)suite, (void)problems, (void)impls, (void)filter;
+    return pcb_fail(PCB_EUNAVAIL, "built without valgrind's callgrind.h");
+#endif
 }

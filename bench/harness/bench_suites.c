@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
+#include "../../datasets/cloud.h"
 #include "bench.h"
 
 enum { SEED = 1 };
@@ -271,4 +271,19 @@ int bench_data_write(const bench_config *c, const char *dir)
         }
     bench_data_free(&d);
     return rc;
+}
+
+/* ---- one configuration ---------------------------------------------------------- */
+int bench_listed(const char *list, const char *name)
+{
+    if (!list)
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t w = strcspn(p, ",");
+        if (w == len && strncmp(p, name, len) == 0)
+            return 1;
+        p += w + (p[w] == ',');
+    }
+    return 0;
 }

@@ -10,16 +10,8 @@
 #include <omp.h>
 #endif
 
-#include "../impl/cuda_bench.h"
+#include "../../impl/cuda_bench.h"
 #include "bench.h"
-
-void bench_utc_now(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* First line of a shell command's output that contains `want` (or the
  * first line when want is NULL), without its newline; "" if none. */

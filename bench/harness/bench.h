@@ -1,20 +1,24 @@
-/* bench.h - the parts of `pcbench bench` (internal to bench/).
+/* bench.h - the benchmark harness behind `pcbench bench` and `pcbench
+ * count` (their options and summaries: ../cli/bench.c, ../cli/count.c).
  *
- *   bench.c          options, the loop over configurations, progress, summary
- *   bench_suites.c   the suites (seed, full, quick) and their data
- *   bench_run.c      one configuration: check, predict, verify
- *   bench_time.c     timing with Google Benchmark, statistics
- *   bench_predict.c  references, stored results, faults, run-time prediction
- *   bench_store.c    results files: write, read back, resume
+ *   bench_suites.c   the suites (seed, full, quick), their data, selections
+ *   bench_run.c      one configuration: check, predict, verify (the judge)
+ *   bench_time.c     timing with Google Benchmark (gbench_shim.cc, optional.c)
+ *   bench_predict.c  references, stored results that are final, run-time prediction
+ *   bench_store.c    results files: write, read back, resume (json.c)
  *   bench_gate.c     the regression gate and comparisons between runs
+ *   bench_count.c    instruction counts under callgrind
  *   bench_env.c      the environment record and the machine name
+ *   leaves, calling nothing of the above: bench_clock.c (clocks, progress),
+ *   bench_status.c, bench_stats.c, bench_outputs.c, bench_files.c,
+ *   bench_fault.c (PCBENCH_FAULT)
  */
 #ifndef PCB_BENCH_H
 #define PCB_BENCH_H
 
 #include <stdio.h>
 
-#include "../impl/pcbench.h"
+#include "../../impl/pcbench.h"
 #include "json.h"
 
 /* ---- configurations and suites ------------------------------------------ */
@@ -226,6 +230,12 @@ typedef struct {
  * selections mean all). PCB_EUNAVAIL when valgrind is missing. */
 int bench_count(const char *suite, const char *problems, const char *impls, const char *filter,
                 bench_icounts *out);
+/* bench_count runs pcbench count again under callgrind: 1 in that child. */
+int bench_count_in_child(void);
+/* The child's part: count inside callgrind; the number of implementations
+ * that failed, or a negative status (a bad suite or PCBENCH_FAULT). */
+int bench_count_child(const char *suite, const char *problems, const char *impls,
+                      const char *filter);
 const bench_icount *bench_icounts_find(const bench_icounts *c, const char *config,
                                        const char *impl);
 /* dir/instructions/<toolchain key>.json, written atomically. */

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "../impl/pcbench.h"
+#include "../../impl/pcbench.h"
 #include "gbench.h"
 
 namespace {

@@ -8,83 +8,6 @@
 
 #include "bench_run.h"
 
-double bench_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-void bench_progress(const bench_ctx *ctx, const char *fmt, ...)
-{
-    int s = (int)(bench_now() - ctx->started);
-    fprintf(stderr, "[%d/%d %d:%02d] ", ctx->index + 1, ctx->total, s / 60, s % 60);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-}
-
-int bench_outputs_alloc(outputs *o, const pcb_task *t)
-{
-    memset(o, 0, sizeof *o);
-    o->count = (size_t)pcb_answer_count(t);
-    o->batch = (size_t)t->batch;
-    o->index = malloc(o->count * sizeof *o->index);
-    o->dist2 = malloc(o->count * sizeof *o->dist2);
-    o->value = malloc(o->batch * sizeof *o->value);
-    o->price = malloc(o->count * sizeof *o->price);
-    if (!o->index || !o->dist2 || !o->value || !o->price)
-        return pcb_fail(PCB_ENOMEM, "no memory for %zu results", o->count);
-    return PCB_OK;
-}
-
-void bench_outputs_free(outputs *o)
-{
-    free(o->index), free(o->dist2), free(o->value), free(o->price);
-    memset(o, 0, sizeof *o);
-}
-
-/* Poison first: every element must be written by fetch. */
-pcb_result bench_outputs_result(outputs *o)
-{
-    for (size_t i = 0; i < o->count; i++)
-        o->index[i] = PCB_POISON;
-    pcb_result r = {.index = o->index, .dist2 = o->dist2, .value = o->value, .price = o->price};
-    return r;
-}
-
-int bench_outputs_equal(const outputs *a, const outputs *b, pcb_problem p)
-{
-    if (memcmp(a->index, b->index, a->count * sizeof *a->index) != 0)
-        return 0;
-    if (p == PCB_NN && memcmp(a->dist2, b->dist2, a->count * sizeof *a->dist2) != 0)
-        return 0;
-    return p != PCB_EMD || memcmp(a->value, b->value, a->batch * sizeof *a->value) == 0;
-}
-
-void bench_set_status(bench_entry *e, bench_status s, const char *fmt, ...)
-{
-    e->status = s;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->detail, sizeof e->detail, fmt, ap);
-    va_end(ap);
-}
-
-/* Status of a failed library call. */
-bench_status bench_status_for(int rc)
-{
-    switch (rc) {
-    case PCB_EUNSUPPORTED:
-    case PCB_ENOMEM: return ST_UNSUPPORTED;
-    case PCB_EUNAVAIL: return ST_UNAVAILABLE;
-    default: return ST_FAILED_RUN;
-    }
-}
-
 /* The verification run, timed phase by phase with the wall clock, and its
  * answer judged (the reference's answer for the canonical rule, or NULL
  * and why it is missing). */
@@ -147,21 +70,6 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
     bench_set_status(e, j.verdict == PCB_VERDICT_FAIL ? ST_FAILED_VERIFY : ST_OK, "%s%s%s",
                      j.detail, j.compared < 0 && why ? ": " : "", j.compared < 0 && why ? why : "");
     snprintf(e->rep.detail, sizeof e->rep.detail, "%.255s", e->detail);
-}
-
-/* ---- one configuration ---------------------------------------------------------- */
-int bench_listed(const char *list, const char *name)
-{
-    if (!list)
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t w = strcspn(p, ",");
-        if (w == len && strncmp(p, name, len) == 0)
-            return 1;
-        p += w + (p[w] == ',');
-    }
-    return 0;
 }
 
 static double work_points(const bench_config *c)

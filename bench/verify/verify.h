@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/pcbench.h"
+#include "../../datasets/cloud.h"
+#include "../../impl/pcbench.h"
 
 /* Also the large cases (NN: 1M-point clouds, ordinary and degenerate),
  * which only fast implementations can run: pcbench verify --large. */
@@ -56,9 +56,5 @@ int pcb_verify_real(size_t max_files,
                     const char *impl, FILE *out);
 /* 1 if `impl` names an implementation of problem p (or is NULL). */
 int pcb_verify_impl_known(pcb_problem p, const char *impl);
-
-/* pcbench bench: argv after "bench"; returns a CLI exit status. */
-int pcb_bench_main(int argc, char **argv);
-int pcb_count_main(int argc, char **argv);
 
 #endif

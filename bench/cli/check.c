@@ -1,0 +1,129 @@
+/* check.c - pcbench check: judge an answer made anywhere. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "../../impl/emd/emd.h"
+
+static const char check_help[] =
+    "usage: pcbench check fps -i CLOUD -m M [--start S] --answer FILE\n"
+    "       pcbench check nn -r REF -q QUERY --answer FILE\n"
+    "       pcbench check emd -a A -b B --answer FILE [--max-gap G]\n"
+    "Judge an answer made anywhere (another library, your own kernel) with the\n"
+    "double-precision validators. FILE ('-': stdin) holds one answer a line: FPS the\n"
+    "M sample indices in order; NN 'index [squared distance]' for every query point;\n"
+    "EMD the index of B matched to each point of A. Header lines, '#' comments and CSV\n"
+    "(numpy, pandas) are read. Prints 'pass' or 'FAIL: <the first thing wrong>', then\n"
+    "a summary. An EMD matching must be a bijection within 1e-6 (relative) of the\n"
+    "optimum of the exact solver, or within G with --max-gap G. --shift X,Y,Z and\n"
+    "--no-shift work as in the other commands (see pcbench fps --help).\n"
+    "Exit status: 0 right, 1 wrong, 2 usage, 3 bad input (clouds or answer file).\n";
+
+/* The answer's verdict and a summary line; 0 right, 1 wrong. */
+static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has_dist)
+{
+    /* an answer of unknown origin: exact, or (EMD) within the gap allowed */
+    const pcb_promise promise = {.exact = t->problem != PCB_EMD, .max_gap = max_gap};
+    pcb_judgement j;
+    int rc = pcb_judge(t, r, &promise, NULL, &j);
+    if (rc != PCB_OK)
+        return cli_report(rc, "check");
+    const pcb_report rep = j.rep;
+    printf(j.verdict == PCB_VERDICT_PASS ? "pass\n" : "FAIL: %s\n", j.detail);
+    if (t->problem == PCB_FPS) {
+        printf("fps: %lld samples of %lld points from %lld%s%s\n", (long long)t->m,
+               (long long)t->n, (long long)t->start, rep.ok ? ": " : "",
+               rep.ok ? rep.detail : "");
+    } else if (t->problem == PCB_NN) {
+        printf("nn: %lld queries", (long long)t->nq);
+        if (rep.recall >= 0)
+            printf(", recall %.6g, worst distance ratio %.6g", rep.recall, rep.worst_ratio);
+        printf("%s\n", has_dist ? ", squared distances checked" : "");
+    } else {
+        /* A bijection: every index in range, none twice. */
+        char *seen = calloc((size_t)t->n, 1);
+        int bij = seen != NULL;
+        for (int64_t i = 0; bij && i < t->n; i++) {
+            const int32_t k = r->index[i];
+            bij = k >= 0 && k < t->n && !seen[k];
+            if (bij)
+                seen[k] = 1;
+        }
+        free(seen);
+        printf("emd: bijection %s", bij ? "yes" : "no");
+        if (bij && rep.gap >= 0) {
+            const double value = pcb_emd_mean_matched(t->a, t->b, t->n, r->index, NULL);
+            printf(", value %.9g, optimum %.9g, gap %.3g (allowed %.3g)", value,
+                   value / (1 + rep.gap), rep.gap, max_gap);
+        }
+        printf("\n");
+    }
+    return j.verdict == PCB_VERDICT_PASS ? 0 : PCB_EXIT_VERIFY;
+}
+
+int cli_check(int argc, char **argv)
+{
+    pcb_problem p;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        if (argc < 2)
+            return usage_error("check needs a problem: fps, nn or emd");
+        fputs(check_help, stdout);
+        return 0;
+    }
+    if (pcb_problem_parse(argv[1], &p) != PCB_OK)
+        return usage_error("unknown problem '%s' (fps, nn, emd)", argv[1]);
+    run_args a = {.max_gap = 1e-6};
+    const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh" : p == PCB_NN ? "r:q:A:S:Nh" : "a:b:A:G:S:Nh";
+    const char *letters = p == PCB_FPS ? "imsASNh" : p == PCB_NN ? "rqASNh" : "abAGSNh";
+    int rc = cli_parse_run_args(argc - 1, argv + 1, opts, letters, check_help, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.answer)
+        return usage_error("check needs --answer FILE");
+    if (p == PCB_FPS ? !a.in_a || !a.have_m : !a.in_a || !a.in_b)
+        return usage_error(p == PCB_FPS  ? "check fps needs -i CLOUD and -m M"
+                           : p == PCB_NN ? "check nn needs -r REF and -q QUERY"
+                                         : "check emd needs -a A and -b B");
+    pcb_cloud ca = {0}, cb = {0};
+    if ((rc = cli_load(a.in_a, &ca)) || (p != PCB_FPS && (rc = cli_load(a.in_b, &cb))) ||
+        (rc = cli_apply_shift(&a, &ca, p == PCB_FPS ? NULL : &cb))) {
+        pcb_cloud_free(&ca);
+        pcb_cloud_free(&cb);
+        return rc;
+    }
+    pcb_task t = {.problem = p, .batch = 1, .n = ca.n, .nq = p == PCB_FPS ? 0 : cb.n,
+                  .m = p == PCB_FPS ? a.m : 0, .start = a.start, .a = ca.xyz, .b = cb.xyz};
+    const int64_t count = pcb_answer_count(&t);
+    int32_t *idx = NULL;
+    double *val = NULL;
+    float *d2 = NULL;
+    int has = 0;
+    if ((rc = pcb_task_check(&t)) != PCB_OK)
+        rc = cli_report(rc, "check");
+    else if (!(idx = malloc((size_t)count * sizeof *idx)) ||
+             !(val = malloc((size_t)count * sizeof *val)) ||
+             !(d2 = malloc((size_t)count * sizeof *d2)))
+        rc = cli_report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count), "check");
+    else if ((rc = pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
+        rc = cli_report(rc, NULL);
+    else if (has && p != PCB_NN)
+        rc = cli_report(pcb_fail(PCB_EBADFILE, "%s: %s answers are one index a line, these have two "
+                                           "fields", a.answer, pcb_problem_name(p)), NULL);
+    else {
+        for (int64_t i = 0; has && i < count; i++)
+            d2[i] = (float)val[i];
+        pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL};
+        if (p == PCB_EMD) { /* the gap to the optimum, whatever n */
+            char n[32];
+            snprintf(n, sizeof n, "%lld", (long long)t.n);
+            setenv("PCB_EMD_GAP_MAX_N", n, 1);
+        }
+        rc = judge(&t, &r, a.max_gap, has);
+    }
+    free(idx), free(val), free(d2);
+    pcb_cloud_free(&ca);
+    pcb_cloud_free(&cb);
+    return rc;
+}

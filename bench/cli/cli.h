@@ -1,0 +1,62 @@
+/* cli.h - the commands of pcbench (one file each) and what they share
+ * (common.c). main and the command table are in ../pcbench.c. Exit
+ * statuses come from pcb_exit_for (options.h); messages on stderr start
+ * with "pcbench:". */
+#ifndef PCB_CLI_H
+#define PCB_CLI_H
+
+#include <stdio.h>
+
+#include "../../datasets/cloud.h"
+#include "../../impl/outfile.h"
+#include "../../impl/pcbench.h"
+#include "options.h"
+
+/* The commands: argv[0] is the command's name. Each returns an exit status. */
+int cli_list(int argc, char **argv);
+int cli_gen(int argc, char **argv);
+int cli_fps(int argc, char **argv);
+int cli_nn(int argc, char **argv);
+int cli_emd(int argc, char **argv);
+int cli_check(int argc, char **argv);
+int cli_verify(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_count(int argc, char **argv);
+
+/* The command being run (set by main), for messages. */
+extern const char *cli_command;
+#define usage_error(...) pcb_usage(cli_command, __VA_ARGS__)
+
+/* Print "pcbench: <what>: <message>" and return the exit status for rc. */
+int cli_report(int rc, const char *what);
+
+/* ---- the running commands: fps, nn, emd, check ---------------------------- */
+typedef struct {
+    const char *impl, *out, *in_a, *in_b, *answer;
+    int64_t m, start;
+    int have_m;
+    double max_gap; /* check emd */
+    double shift[3];
+    int have_shift, no_shift;
+    pcb_options opt;
+} run_args;
+
+/* Parse a running command's options: shortopts as getopt's, letters the
+ * options (short or long) it takes. Returns -1 to go on, else an exit
+ * status. */
+int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char *letters,
+                       const char *help, run_args *a);
+/* The command's shift on its clouds (--shift, or the automatic one of
+ * geo-referenced clouds); 0 or an exit status. */
+int cli_apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second);
+/* The task's arguments, then the implementation (--impl NAME, else the
+ * fastest exact one); 0 or an exit status. */
+int cli_check_and_choose(const char *name, const pcb_task *t, const pcb_impl **impl);
+/* Load a cloud; an input that cannot be read is bad input (3). */
+int cli_load(const char *path, pcb_cloud *c);
+/* pcb_run, its error reported; 0 or an exit status. */
+int cli_run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r);
+/* Open -o before any work; 0 or an exit status. */
+int cli_open_output(const run_args *a, pcb_outfile *o);
+
+#endif

@@ -1,0 +1,186 @@
+/* common.c - what the running commands share: their options, loading the
+ * clouds, choosing the implementation, the output file, reporting errors. */
+#include <errno.h>
+#include <float.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *cli_command;
+
+int cli_report(int rc, const char *what)
+{
+    fprintf(stderr, "pcbench: %s%s%s: %s\n", what ? what : "", what ? ": " : "",
+            pcb_strerror(rc), pcb_errmsg());
+    return pcb_exit_for(rc);
+}
+
+/* Every option of the running commands; each command takes those whose
+ * letter is in its own list (cli_parse_run_args), and no other. */
+static const struct option run_opts[] = {
+    {"impl", required_argument, 0, 'I'},     {"output", required_argument, 0, 'o'},
+    {"input", required_argument, 0, 'i'},    {"samples", required_argument, 0, 'm'},
+    {"start", required_argument, 0, 's'},    {"ref", required_argument, 0, 'r'},
+    {"query", required_argument, 0, 'q'},    {"threads", required_argument, 0, 't'},
+    {"partitions", required_argument, 0, 'P'}, {"eps", required_argument, 0, 'e'},
+    {"answer", required_argument, 0, 'A'},   {"max-gap", required_argument, 0, 'G'},
+    {"shift", required_argument, 0, 'S'},    {"no-shift", no_argument, 0, 'N'},
+    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+
+/* Parse a running command's options: shortopts as getopt's, letters the
+ * options (short or long) it takes. Returns -1 to go on, else an exit
+ * status. */
+int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char *letters,
+                          const char *help, run_args *a)
+{
+    struct option own[sizeof run_opts / sizeof run_opts[0]];
+    size_t k = 0;
+    for (const struct option *o = run_opts; o->name; o++)
+        if (strchr(letters, o->val))
+            own[k++] = *o;
+    own[k] = (struct option){0, 0, 0, 0};
+    int c;
+    int64_t v;
+    optind = 1;
+    while ((c = pcb_getopt(argc, argv, cli_command, shortopts, own)) != -1) {
+        switch (c) {
+        case 'I': a->impl = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'i':
+        case 'r':
+        case 'a': a->in_a = optarg; break;
+        case 'q':
+        case 'b': a->in_b = optarg; break;
+        case 'm': /* its range depends on the cloud: the task check says (status 3) */
+            if (!pcb_opt_i64(cli_command, "-m", optarg, INT64_MIN, INT64_MAX, &a->m))
+                return PCB_EXIT_USAGE;
+            a->have_m = 1;
+            break;
+        case 's':
+            if (!pcb_opt_i64(cli_command, "--start", optarg, INT64_MIN, INT64_MAX, &a->start))
+                return PCB_EXIT_USAGE;
+            break;
+        case 't':
+            if (!pcb_opt_i64(cli_command, "--threads", optarg, 0, 4096, &v)) return PCB_EXIT_USAGE;
+            a->opt.threads = (int)v;
+            break;
+        case 'P':
+            if (!pcb_opt_i64(cli_command, "--partitions", optarg, 1, 1000000, &v)) return PCB_EXIT_USAGE;
+            a->opt.partitions = (int)v;
+            break;
+        case 'e':
+            if (!pcb_opt_f64(cli_command, "--eps", optarg, 0, DBL_MAX, &a->opt.eps))
+                return PCB_EXIT_USAGE;
+            break;
+        case 'A': a->answer = optarg; break;
+        case 'S': {
+            char *p = optarg, *end;
+            for (int k = 0; k < 3; k++, p = end + 1) {
+                errno = 0;
+                a->shift[k] = strtod(p, &end);
+                if (errno || end == p || !isfinite(a->shift[k]) || *end != (k < 2 ? ',' : '\0'))
+                    return usage_error("--shift takes X,Y,Z, not '%s'", optarg);
+            }
+            a->have_shift = 1;
+            break;
+        }
+        case 'N': a->no_shift = 1; break;
+        case 'G': /* 0: the exact optimum; inf: any bijection */
+            if (!pcb_opt_f64(cli_command, "--max-gap", optarg, 0, HUGE_VAL, &a->max_gap))
+                return PCB_EXIT_USAGE;
+            break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return PCB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (a->have_shift && a->no_shift)
+        return usage_error("--shift and --no-shift exclude each other");
+    return -1;
+}
+
+/* Subtract the command's shift from its clouds: --shift, else the automatic
+ * one of geo-referenced clouds (pcb_shift_auto on the first cloud) unless
+ * --no-shift; said on stderr. Distances and indexes do not change with a
+ * shift; no output holds coordinates. Returns 0 or an exit status. */
+int cli_apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second)
+{
+    double s[3] = {0, 0, 0};
+    if (a->have_shift)
+        memcpy(s, a->shift, sizeof s);
+    else if (a->no_shift || pcb_shift_auto(first, s) != 1)
+        return 0;
+    int rc = pcb_cloud_shift(first, s);
+    if (rc == PCB_OK && second)
+        rc = pcb_cloud_shift(second, s);
+    if (rc != PCB_OK)
+        return cli_report(rc, "--shift");
+    fprintf(stderr, "pcbench: shift %.17g,%.17g,%.17g subtracted from every cloud in double "
+            "before rounding to float%s\n", s[0], s[1], s[2],
+            a->have_shift ? "" : " (coordinates beyond 1e5; --no-shift keeps them)");
+    return 0;
+}
+
+/* Pick the implementation: --impl NAME, else the fastest exact one. */
+static int cli_choose_impl(const char *name, const pcb_task *t, const pcb_impl **impl)
+{
+    if (!name) {
+        int rc = pcb_best(t, impl);
+        return rc == PCB_OK ? 0 : cli_report(rc, pcb_problem_name(t->problem));
+    }
+    *impl = pcb_find(t->problem, name);
+    if (*impl)
+        return 0;
+    const pcb_missing *m = pcb_not_built_find(t->problem, name);
+    if (m) {
+        fprintf(stderr, "pcbench: %s %s: unavailable: not built (%s not found)\n", m->problem,
+                name, m->needs);
+        return PCB_EXIT_UNSUPPORTED;
+    }
+    return usage_error("unknown %s implementation '%s'", pcb_problem_name(t->problem), name);
+}
+
+/* The task's arguments, then the implementation; 0 or an exit status. */
+int cli_check_and_choose(const char *name, const pcb_task *t, const pcb_impl **impl)
+{
+    int rc = pcb_task_check(t);
+    return rc == PCB_OK ? cli_choose_impl(name, t, impl) : cli_report(rc, cli_command);
+}
+
+/* An input that cannot be read, whatever the reason, is bad input (3). */
+int cli_load(const char *path, pcb_cloud *c)
+{
+    int rc = pcb_load(path, c);
+    if (rc == PCB_OK)
+        return 0;
+    cli_report(rc, NULL);
+    return rc == PCB_ENOMEM ? PCB_EXIT_SYSTEM : PCB_EXIT_INPUT;
+}
+
+int cli_run_task(const pcb_impl *impl, const pcb_task *t, pcb_result *r)
+{
+    int rc = pcb_run(impl, t, r, NULL);
+    if (rc == PCB_OK)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s", pcb_problem_name(impl->problem), impl->name);
+    return cli_report(rc, what);
+}
+
+/* Open -o before any work, so that an output that cannot be written costs
+ * nothing and prints nothing. An -o naming an input (writing would destroy
+ * it) or a name that must not be replaced (a folder, a device) is a bad
+ * argument, status 3. Returns 0 or an exit status. */
+int cli_open_output(const run_args *a, pcb_outfile *o)
+{
+    const char *in[2] = {a->in_a, a->in_b};
+    for (int k = 0; k < 2; k++)
+        if (in[k] && a->out && pcb_out_same_file(a->out, in[k]))
+            return cli_report(pcb_fail(PCB_EINVAL, "-o %s is the input %s: writing the results "
+                                   "would destroy it", a->out, in[k]), cli_command);
+    int rc = pcb_out_open(o, a->out);
+    return rc == PCB_OK ? 0 : cli_report(rc, cli_command);
+}

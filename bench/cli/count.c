@@ -1,0 +1,67 @@
+/* count.c - pcbench count: instructions per compute of the CPU
+ * implementations (the counting itself: harness/bench_count.c). */
+#include <getopt.h>
+
+#include "../harness/bench.h"
+#include "cli.h"
+
+static const char count_help[] =
+    "usage: pcbench count [--suite S] [--problem P[,P]] [--impl NAME[,NAME]] [--filter TEXT]\n"
+    "Instructions executed by one compute of each CPU implementation on each\n"
+    "configuration of a suite (default quick), counted by valgrind's callgrind on\n"
+    "one thread: deterministic, whatever the machine's speed or load. The\n"
+    "regression gate (pcbench bench --regress) compares them with a baseline of\n"
+    "the same toolchain. Needs valgrind (make deps).\n";
+
+int cli_count(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"suite", required_argument, 0, 's'}, {"problem", required_argument, 0, 'p'},
+        {"impl", required_argument, 0, 'I'},  {"filter", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    struct {
+        const char *suite, *problems, *impls, *filter;
+    } sel = {.suite = "quick"};
+    int c;
+    optind = 1;
+    while ((c = pcb_getopt(argc, argv, "count", "h", opts)) != -1) {
+        switch (c) {
+        case 's': sel.suite = optarg; break;
+        case 'p': sel.problems = optarg; break;
+        case 'I': sel.impls = optarg; break;
+        case 'f': sel.filter = optarg; break;
+        case 'h': fputs(count_help, stdout); return 0;
+        default: return PCB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return pcb_usage("count", "unexpected argument '%s'", argv[optind]);
+    if (!pcb_opt_selection("count", sel.problems, sel.impls))
+        return PCB_EXIT_USAGE;
+    bench_suite s;
+    if (bench_suite_get(sel.suite, &s) != PCB_OK) {
+        fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());
+        return PCB_EXIT_USAGE;
+    }
+    bench_suite_free(&s);
+    if (bench_count_in_child()) {
+        int failures = bench_count_child(sel.suite, sel.problems, sel.impls, sel.filter);
+        if (failures < 0)
+            fprintf(stderr, "pcbench: count: %s\n", pcb_errmsg());
+        return failures < 0 ? PCB_EXIT_USAGE : failures ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
+    }
+    bench_icounts counts;
+    int rc = bench_count(sel.suite, sel.problems, sel.impls, sel.filter, &counts);
+    if (rc != PCB_OK) {
+        fprintf(stderr, "pcbench: count: %s: %s\n", pcb_strerror(rc), pcb_errmsg());
+        return rc == PCB_EUNAVAIL ? PCB_EXIT_UNSUPPORTED : PCB_EXIT_SYSTEM;
+    }
+    printf("# %s; %s, %s, flags: %s (toolchain %s)\n", counts.counter, counts.tc.compiler,
+           counts.tc.libc, counts.tc.cflags, counts.tc.key);
+    printf("%-32s %-18s %16s\n", "configuration", "implementation", "instructions");
+    for (int i = 0; i < counts.count; i++)
+        printf("%-32s %-18s %16.0f\n", counts.v[i].config, counts.v[i].impl,
+               counts.v[i].instructions);
+    bench_icounts_free(&counts);
+    return 0;
+}
