@@ -120,6 +120,19 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIB) $(LDLIBS)
 
+# The harness's unit test links the harness (everything of the tool but main).
+HARNESS_OBJ      := $(filter-out $(BUILD)/bench/pcbench.o,$(TOOL_OBJ))
+ASAN_HARNESS_OBJ := $(filter-out $(ASAN)/bench/pcbench.o,$(ASAN_TOOL_OBJ))
+$(BUILD)/tests/test_harness: tests/test_harness.c $(HARNESS_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -o $@.o -c $<
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(HARNESS_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
+
+$(ASAN)/tests/test_harness: tests/test_harness.c $(ASAN_HARNESS_OBJ) $(ASAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CPPFLAGS) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
+	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
+
 $(ASAN)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CPPFLAGS) $(CFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
@@ -139,7 +152,7 @@ $(ASAN_LIB): $(ASAN_OBJ)
 
 $(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
+	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_LIB) $(LDLIBS_ASAN)
 
 # ---- dependencies ---------------------------------------------------------

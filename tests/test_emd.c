@@ -469,7 +469,7 @@ static void test_cuda_auction_match(void)
 {
     const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction_match");
     if (!cuda) {
-        SKIP("cuda_auction_match: not built");
+        SKIP_NOT_BUILT("cuda_auction_match: not built");
     }
     instance in;
     pcb_result r;
@@ -643,7 +643,7 @@ static void test_cuda_auction(void)
 {
     const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
     if (!cuda) {
-        SKIP("cuda_auction: not built");
+        SKIP_NOT_BUILT("cuda_auction: not built");
     }
     instance in;
     CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 100, 5), PCB_OK);

@@ -408,10 +408,10 @@ static void test_pcb_nn_entry_point(void)
 static void test_cuda_attempt3_recall(void)
 {
     const pcb_impl *impl = pcb_find(PCB_NN, "cuda_attempt3");
-    if (!impl || !available(impl)) {
-        SKIP("cuda_attempt3 %s: recall test not run",
-             impl ? "unavailable (no CUDA device)" : "not built");
-    }
+    if (!impl)
+        SKIP_NOT_BUILT("cuda_attempt3 not built: recall test not run");
+    if (!available(impl))
+        SKIP("cuda_attempt3 unavailable (no CUDA device): recall test not run");
     pair p = make_pair("sphere", "sphere", 3000, 1000, 2, 0);
     int32_t idx[2000];
     float d2[2000];

@@ -1,0 +1,219 @@
+/* test_harness.c - the benchmark harness's own parts: the JSON writer and
+ * reader, a figure's statistics, and the result store's round trip (what
+ * pcbench bench writes, it reads back the same: resume, gate, compare). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bench/harness/bench.h"
+#include "testlib.h"
+
+/* Parse text, re-emit it, parse the output again: same document. */
+static char *reemit(const json *j)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    json_write(f, j);
+    fclose(f);
+    return buf;
+}
+
+static void test_json_values(void)
+{
+    const char *text = "{\"name\": \"a \\\"q\\\" \\\\ \\n\\t\\u00e9\", \"n\": -1.5e3, \"ok\": true,"
+                       " \"no\": false, \"none\": null, \"list\": [1, 2.5, [], {}],"
+                       " \"obj\": {\"k\": \"v\"}}";
+    json j;
+    CHECK_RC(json_parse(text, "test", &j), PCB_OK);
+    CHECK(j.type == JSON_OBJ && j.count == 7);
+    CHECK(strcmp(json_str(&j, "name"), "a \"q\" \\ \n\t\xc3\xa9") == 0);
+    CHECK(json_num(&j, "n", 0) == -1500);
+    CHECK(json_num(&j, "ok", 0) == 1 && json_num(&j, "no", 1) == 0);
+    CHECK(json_get(&j, "none") && json_get(&j, "none")->type == JSON_NULL);
+    CHECK(json_num(&j, "absent", 42) == 42 && json_str(&j, "absent") == NULL);
+    const json *list = json_get(&j, "list");
+    CHECK(list && list->type == JSON_ARR && list->count == 4 && list->kids[1].num == 2.5);
+    CHECK(strcmp(json_str(json_get(&j, "obj"), "k"), "v") == 0);
+    CHECK(json_get(list, "k") == NULL); /* an array has no members */
+    char *again = reemit(&j);
+    json k;
+    CHECK(again && json_parse(again, "again", &k) == PCB_OK);
+    if (again) {
+        CHECK(strcmp(json_str(&k, "name"), json_str(&j, "name")) == 0);
+        CHECK(json_num(&k, "n", 0) == -1500 && json_get(&k, "list")->count == 4);
+        char *twice = reemit(&k);
+        CHECK(twice && strcmp(twice, again) == 0); /* the writer is stable */
+        free(twice);
+        json_free(&k);
+    }
+    free(again);
+    json_free(&j);
+
+    /* the writers: escapes, and null for numbers JSON cannot hold */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_put_str(f, "x\"\\\x01y");
+    fputc(' ', f);
+    json_put_num(f, NAN);
+    fputc(' ', f);
+    json_put_num(f, INFINITY);
+    fputc(' ', f);
+    json_put_num(f, 0.1);
+    fclose(f);
+    CHECK(strncmp(buf, "\"x\\\"\\\\\\u0001y\" null null 0.1", 28) == 0);
+    free(buf);
+}
+
+static void test_json_rejects(void)
+{
+    static const char *const bad[] = {
+        "",          "{",           "{\"a\": }",  "{\"a\" 1}",     "[1, 2",      "[1,]",
+        "\"open",    "{\"a\": 1} x", "tru",       "-",            "01x",        "[\"\\q\"]",
+        "{1: 2}",    "nul",         "[\"\\u12\"]", "{\"a\": [1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json j;
+        int rc = json_parse(bad[i], "doc", &j);
+        CHECK_RC(rc, PCB_EBADFILE);
+        if (rc == PCB_EBADFILE)
+            CHECK(strstr(pcb_errmsg(), "doc") && strstr(pcb_errmsg(), "byte"));
+        else
+            json_free(&j);
+    }
+    /* deep nesting ends in an error, not a stack overflow */
+    enum { DEEP = 100000 };
+    char *deep = malloc(2 * DEEP + 1);
+    memset(deep, '[', DEEP);
+    memset(deep + DEEP, ']', DEEP);
+    deep[2 * DEEP] = '\0';
+    json j;
+    int rc = json_parse(deep, "deep", &j);
+    CHECK(rc == PCB_EBADFILE);
+    if (rc == PCB_OK)
+        json_free(&j);
+    free(deep);
+}
+
+static void test_figure_stats(void)
+{
+    bench_figure f = {.reps = 4, .sample = {3, 1, 2, 4}, .cpu = {6, 2, 4, 8}};
+    bench_figure_stats(&f);
+    CHECK(f.median == 2.5 && f.mean == 2.5 && f.min == 1 && f.cpu_median == 5);
+    CHECK(fabs(f.stddev - sqrt(5.0 / 3)) < 1e-15 && fabs(f.cv - f.stddev / 2.5) < 1e-15);
+    bench_figure one = {.reps = 1, .sample = {7}, .cpu = {7}};
+    bench_figure_stats(&one);
+    CHECK(one.median == 7 && one.stddev == 0 && one.cv == 0);
+    bench_figure odd = {.reps = 5, .sample = {5, 1, 4, 2, 3}, .cpu = {0}};
+    bench_figure_stats(&odd);
+    CHECK(odd.median == 3 && odd.min == 1);
+    bench_figure none = {.reps = 0};
+    bench_figure_stats(&none);
+    CHECK(isnan(none.median) && isnan(none.mean));
+    bench_figure full = {.reps = MAX_SAMPLES};
+    for (int i = 0; i < MAX_SAMPLES; i++)
+        full.sample[i] = full.cpu[i] = MAX_SAMPLES - i;
+    bench_figure_stats(&full);
+    CHECK(full.median == MAX_SAMPLES / 2 + 0.5 && full.min == 1);
+}
+
+static void test_status_names(void)
+{
+    for (int s = ST_NONE; s <= ST_UNAVAILABLE; s++)
+        CHECK(bench_status_parse(bench_status_name((bench_status)s)) == (bench_status)s);
+    CHECK(strcmp(bench_status_name(ST_FAILED_VERIFY), "failed-verification") == 0);
+    CHECK(bench_status_parse("no-such-status") == ST_NONE && bench_status_parse(NULL) == ST_NONE);
+}
+
+/* A result with two entries written and read back field for field. */
+static void test_store_round_trip(void)
+{
+    char dir[] = "/tmp/pcbench-store-XXXXXX";
+    if (!mkdtemp(dir))
+        SKIP("no temporary folder");
+    bench_result w = {.config = {.problem = PCB_EMD, .dataset = "sphere", .batch = 2, .n = 256,
+                                 .nq = 256, .id = "emd/sphere/b2/n256"},
+                      .reference = "exact", .load_avg = 0.25};
+    /* entries move when the array grows: look them up after creating both */
+    CHECK(bench_result_entry(&w, "auction", 1) && bench_result_entry(&w, "cuda_auction", 1));
+    bench_entry *a = bench_result_entry(&w, "auction", 0);
+    bench_entry *b = bench_result_entry(&w, "cuda_auction", 0);
+    CHECK(a && b && w.count == 2);
+    if (!a || !b)
+        return;
+    a->device = PCB_CPU, a->exact = 0, a->status = ST_OK;
+    snprintf(a->detail, sizeof a->detail, "bijection yes, gap 0.1%%, \"quoted\"\nline");
+    a->have_rep = 1, a->rep.ok = 1, a->rep.gap = 0.001, a->rep.bound = 0.002;
+    a->rep.recall = a->rep.worst_ratio = -1, a->rep.unmatched = 0;
+    snprintf(a->rep.detail, sizeof a->rep.detail, "%.200s", a->detail);
+    a->counters = (pcb_counters){.distance_evals = -1, .bids = 123456789012, .iterations = 7};
+    a->compute = (bench_figure){.reps = 3, .iterations = 10, .clock = "real",
+                                .sample = {0.002, 0.001, 0.003}, .cpu = {0.002, 0.001, 0.003}};
+    bench_figure_stats(&a->compute);
+    a->e2e = (bench_figure){.reps = 1, .iterations = 1, .clock = "verification run",
+                            .sample = {0.5}, .cpu = {0.5}};
+    bench_figure_stats(&a->e2e);
+    a->budget_s = 20, a->predicted_s = 0.4, a->total_s = 0.5;
+    snprintf(a->when, sizeof a->when, "2026-11-23T10:00:00Z");
+    snprintf(a->git, sizeof a->git, "abc1234+dirty");
+    b->device = PCB_CUDA, b->status = ST_UNAVAILABLE, b->predicted_s = -1;
+    snprintf(b->detail, sizeof b->detail, "no CUDA device");
+    b->counters = (pcb_counters){-1, -1, -1};
+    bench_env env = {.json = "{\"machine\": \"testbox\"}"};
+    char path[256];
+    CHECK_RC(bench_store_path(dir, "quick", &w.config, path, sizeof path), PCB_OK);
+    CHECK(strstr(path, "/quick/emd-sphere-b2-n256.json") != NULL);
+    CHECK_RC(bench_store_write(path, "quick", &env, &w), PCB_OK);
+
+    bench_result r = {.config = w.config};
+    CHECK_RC(bench_store_read(path, &r), PCB_OK);
+    CHECK(r.count == 2 && strcmp(r.reference, "exact") == 0 && r.load_avg == 0.25);
+    CHECK(strcmp(r.machine, "testbox") == 0);
+    const bench_entry *ra = bench_result_entry(&r, "auction", 0);
+    const bench_entry *rb = bench_result_entry(&r, "cuda_auction", 0);
+    CHECK(ra && rb);
+    if (ra && rb) {
+        CHECK(ra->status == ST_OK && ra->device == PCB_CPU && !ra->exact);
+        CHECK(strcmp(ra->detail, a->detail) == 0 && strcmp(ra->rep.detail, a->detail) == 0);
+        CHECK(ra->have_rep && ra->rep.ok && ra->rep.gap == 0.001 && ra->rep.bound == 0.002);
+        CHECK(ra->counters.bids == 123456789012 && ra->counters.iterations == 7 &&
+              ra->counters.distance_evals == -1);
+        CHECK(ra->compute.reps == 3 && ra->compute.iterations == 10);
+        CHECK(fabs(ra->compute.median - 0.002) < 1e-12 && fabs(ra->compute.min - 0.001) < 1e-12);
+        CHECK(strcmp(ra->e2e.clock, "verification run") == 0 && ra->e2e.reps == 1);
+        CHECK(ra->budget_s == 20 && ra->predicted_s == 0.4 && ra->total_s == 0.5);
+        CHECK(strcmp(ra->when, a->when) == 0 && strcmp(ra->git, a->git) == 0);
+        CHECK(rb->status == ST_UNAVAILABLE && rb->device == PCB_CUDA && !rb->have_rep);
+        CHECK(strcmp(rb->detail, "no CUDA device") == 0 && rb->predicted_s == -1);
+    }
+    /* another configuration's file is refused, a missing one says so */
+    bench_result other = {.config = {.problem = PCB_EMD, .id = "emd/sphere/b1/n256"}};
+    CHECK_RC(bench_store_read(path, &other), PCB_EBADFILE);
+    bench_result_free(&other);
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/none.json", dir);
+    bench_result gone = {.config = w.config};
+    CHECK_RC(bench_store_read(missing, &gone), PCB_EIO);
+    bench_result_free(&gone);
+    /* a truncated results file is bad input, not a crash */
+    FILE *f = fopen(path, "r+");
+    CHECK(f && ftruncate(fileno(f), 200) == 0);
+    if (f)
+        fclose(f);
+    bench_result cut = {.config = w.config};
+    CHECK_RC(bench_store_read(path, &cut), PCB_EBADFILE);
+    bench_result_free(&cut);
+    bench_result_free(&r);
+    bench_result_free(&w);
+    unlink(path);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/quick", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+TEST_MAIN(T(test_json_values), T(test_json_rejects), T(test_figure_stats), T(test_status_names),
+          T(test_store_round_trip))
