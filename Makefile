@@ -165,7 +165,7 @@ deps:
 	@$(if $(filter 1,$(WITH_FUZZ)),sh scripts/deps.sh fuzz)
 
 debs:
-	@DEBS="$(or $(DEBS),debs)" sh scripts/deps.sh download
+	@DEBS="$(or $(DEBS),debs)" FUZZ_LLVM="$(FUZZ_LLVM)" sh scripts/deps.sh download
 
 # ---- tests ----------------------------------------------------------------
 # The unit tests (plain and sanitized), the CLI tests with the tool and once
@@ -185,11 +185,13 @@ test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL)
 # make fuzz                    build and run every target FUZZ_SECONDS (300)
 # make fuzz FUZZ_SECONDS=3600  longer; what runs find accumulates in build/fuzz/corpus
 FUZZ         := $(BUILD)/fuzz
-FUZZ_CC      ?= clang
+FUZZ_CC      ?= $(shell sh scripts/deps.sh fuzz-cc)
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c impl/outfile.c
+# -resource-dir of runtimes unpacked from .debs (offline hosts), else nothing
+FUZZ_EXTRA    = $(shell DEPS_DIR=$(DEPS_DIR) sh scripts/deps.sh fuzz-flags)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 fuzz-deps:
@@ -203,7 +205,7 @@ fuzz-build: $(FUZZ_BINS)
 
 $(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $(wildcard datasets/*.h impl/*.h tests/fuzz/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iimpl -o $@ $< $(FUZZ_LIB_C) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -Iimpl -o $@ $< $(FUZZ_LIB_C) -lm
 
 # ---- data, benchmarks, results --------------------------------------------
 datasets: tool

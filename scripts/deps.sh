@@ -5,6 +5,10 @@
 #   deps.sh download   fetch the .deb files into DEBS for an offline host
 #   deps.sh fuzz       clang with libFuzzer and its sanitizer runtimes (make
 #                      fuzz); exits 1 saying why when they cannot be had
+#   deps.sh fuzz-cc    print the clang that fuzzing uses (FUZZ_CC, clang, or
+#                      the newest clang-N)
+#   deps.sh fuzz-flags print what it needs beyond itself (-resource-dir= of
+#                      runtimes unpacked from .debs on an offline host)
 set -eu
 PKGS="libflann-dev libbenchmark-dev valgrind gnuplot-nox python3"
 # What an offline GPU host needs to build and run (no plotting there).
@@ -30,29 +34,73 @@ apt_install() {
         return 1; }
 }
 
-# Whether clang links a libFuzzer target with ASan and UBSan.
-fuzzer_works() {
-    command -v clang >/dev/null 2>&1 || return 1
+# The clang to fuzz with: FUZZ_CC, else clang, else the newest clang-N on
+# the PATH (Ubuntu installs clang-16 without a plain clang).
+fuzz_cc() {
+    if [ -n "${FUZZ_CC:-}" ]; then echo "$FUZZ_CC"; return; fi
+    command -v clang >/dev/null 2>&1 && { echo clang; return; }
+    for v in 22 21 20 19 18 17 16 15 14; do
+        command -v "clang-$v" >/dev/null 2>&1 && { echo "clang-$v"; return; }
+    done
+    echo clang
+}
+
+# Whether that clang links a libFuzzer target with ASan and UBSan, given
+# the extra flags.
+fuzz_link() {
+    cc=$(fuzz_cc)
+    command -v "$cc" >/dev/null 2>&1 || return 1
     d=$(mktemp -d)
     printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' >"$d/t.c"
-    clang -fsanitize=fuzzer,address,undefined -o "$d/t" "$d/t.c" >/dev/null 2>&1
+    "$cc" "$@" -fsanitize=fuzzer,address,undefined -o "$d/t" "$d/t.c" >/dev/null 2>&1
     rc=$?
     rm -rf "$d"
     return $rc
 }
 
+# The resource folder (headers and sanitizer runtimes) of that clang's
+# version unpacked from .debs into DEPS_DIR (make debs FUZZ_LLVM=N), if any:
+# offline hosts whose clang came without its fuzzer runtime.
+fuzz_resource() {
+    cc=$(fuzz_cc)
+    command -v "$cc" >/dev/null 2>&1 || return 0
+    v=$("$cc" -dumpversion | cut -d. -f1)
+    for r in "$DEPS_DIR/usr/lib/llvm-$v/lib/clang/$v" "$DEPS_DIR/usr/lib/llvm-$v/lib/clang/"*; do
+        if [ -d "$r/lib/linux" ] && [ -d "$r/include" ]; then (cd "$r" && pwd); return 0; fi
+    done
+}
+
+# The flags clang needs beyond itself: none, or -resource-dir=the unpacked
+# folder; exit 1 when neither links.
+fuzz_flags() {
+    fuzz_link && return 0
+    r=$(fuzz_resource)
+    [ -n "$r" ] && fuzz_link "-resource-dir=$r" && echo "-resource-dir=$r"
+}
+
+fuzzer_works() { fuzz_flags >/dev/null; }
+
 case "${1:-install}" in
+fuzz-cc)
+    fuzz_cc
+    ;;
+fuzz-flags)
+    fuzz_flags || true
+    ;;
 fuzz)
     fuzzer_works && exit 0
-    command -v clang >/dev/null 2>&1 || apt_install clang || exit 1
+    command -v "$(fuzz_cc)" >/dev/null 2>&1 || apt_install clang || exit 1
     # The fuzzer and sanitizer runtimes come apart from clang, per version.
-    v=$(clang -dumpversion | cut -d. -f1)
+    v=$("$(fuzz_cc)" -dumpversion | cut -d. -f1)
     fuzzer_works || apt_install "libclang-rt-$v-dev" || exit 1
     fuzzer_works || { say "clang $v cannot link -fsanitize=fuzzer even with libclang-rt-$v-dev"; exit 1; }
     ;;
 download)
     mkdir -p "$DEBS"
-    (cd "$DEBS" && apt-get -q -o APT::Sandbox::User=root download $OFFLINE_PKGS) || {
+    # FUZZ_LLVM=N: also the fuzzer runtimes and headers of clang N, for an
+    # offline host whose clang-N came without them (its version: clang-N --version)
+    (cd "$DEBS" && apt-get -q -o APT::Sandbox::User=root download $OFFLINE_PKGS \
+        ${FUZZ_LLVM:+libclang-rt-$FUZZ_LLVM-dev libclang-common-$FUZZ_LLVM-dev}) || {
         say "apt-get download failed (no network or unknown package?)"; exit 1; }
     say "downloaded into $DEBS: $(ls "$DEBS" | tr '\n' ' ')"
     ;;
@@ -87,5 +135,5 @@ install)
     # shellcheck disable=SC2086 # one word a package
     apt_install $missing || exit 1
     ;;
-*) say "usage: deps.sh install|download|fuzz"; exit 2 ;;
+*) say "usage: deps.sh install|download|fuzz|fuzz-cc|fuzz-flags"; exit 2 ;;
 esac

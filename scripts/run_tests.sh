@@ -5,17 +5,42 @@
 # sum their "N passed, N failed[, N skipped]" lines, and end with the total
 # "N passed, N failed, N skipped" (skipped: what could not run here, each
 # said in a "skip:" line).
+#
+# The tests run TEST_JOBS at a time (default: the number of cores), each
+# into its own log, and are reported in order. Every test works in its own
+# temporary folder, and none times anything against a fixed limit (the gate
+# counts instructions), so running side by side changes no verdict.
 build=$1 tool=$2; shift 2
-pass=0 fail=0 skip=0 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-run() { # name, command...
-    name=$1; shift
-    "$@" >"$log" 2>&1; rc=$?
+pass=0 fail=0 skip=0
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# A sanitizer's report exits 86, which no test expects of pcbench.
+export ASAN_OPTIONS="exitcode=86:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="exitcode=86:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+
+# A FIFO holding one token per free slot: a test takes one to start and
+# gives it back when it ends.
+mkfifo "$dir/slots" && exec 3<>"$dir/slots" || exit 1
+i=0
+while [ "$i" -lt "$jobs" ]; do echo >&3; i=$((i + 1)); done
+count=0
+start() { # name, command...: run it in the background into $dir/<n>.log
+    count=$((count + 1))
+    printf '%s\n' "$1" >"$dir/$count.name"
+    shift
+    read -r _ <&3
+    ( "$@" >"$dir/$count.log" 2>&1 3>&-; echo $? >"$dir/$count.rc"; echo >&3 ) &
+}
+
+report() { # n: sum and print the n-th test's result
+    name=$(cat "$dir/$1.name") log=$dir/$1.log rc=$(cat "$dir/$1.rc" 2>/dev/null || echo 1)
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -n 1)
     p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
     case $line in *skipped) s=${line##*failed, }; s=${s%% skipped} ;; *) s=0 ;; esac
     if [ -z "$line" ]; then p=0; f=1; s=0; fi
-    if [ $rc -ne 0 ] && [ "$f" = 0 ]; then f=1; fi
+    if [ "$rc" -ne 0 ] && [ "$f" = 0 ]; then f=1; fi
     if [ "$f" != 0 ]; then cat "$log"; echo "FAIL $name (exit $rc)"
     else
         echo "ok   $name: $p passed$([ "$s" != 0 ] && echo ", $s skipped")"
@@ -25,27 +50,29 @@ run() { # name, command...
     fi
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 }
-for t in "$@"; do run "$t" "$t"; done
-for t in tests/*.sh; do [ -e "$t" ] && run "$t" sh "$t" "$tool"; done
 
-# A sanitizer's report exits 86, which no test expects of pcbench.
-export ASAN_OPTIONS="exitcode=86:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-export UBSAN_OPTIONS="exitcode=86:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then
-    for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh; do
-        run "$t (sanitized tool)" sh "$t" "$ASAN_TOOL"
-    done
-fi
-
+# The fuzz smoke first: it takes a fixed time, the others fill the cores.
 fuzz=$(ls "${FUZZ_DIR:-$build/fuzz}"/fuzz_* 2>/dev/null | grep -v '\.log$')
 if [ -n "$fuzz" ]; then
     # shellcheck disable=SC2086 # one word a target
-    run "fuzz smoke (${FUZZ_SMOKE:-30} s a target)" sh scripts/fuzz.sh "${FUZZ_DIR:-$build/fuzz}" \
+    start "fuzz smoke (${FUZZ_SMOKE:-30} s a target)" sh scripts/fuzz.sh "${FUZZ_DIR:-$build/fuzz}" \
         "${FUZZ_SMOKE:-30}" $fuzz
-elif [ -n "${CI:-}" ]; then
+fi
+for t in "$@"; do start "$t" "$t"; done
+for t in tests/*.sh; do [ -e "$t" ] && start "$t" sh "$t" "$tool"; done
+if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then
+    for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh; do
+        start "$t (sanitized tool)" sh "$t" "$ASAN_TOOL"
+    done
+fi
+wait
+
+n=1
+while [ "$n" -le "$count" ]; do report "$n"; n=$((n + 1)); done
+if [ -z "$fuzz" ] && [ -n "${CI:-}" ]; then
     echo "FAIL fuzz smoke: no fuzz target was built (clang with libFuzzer: make fuzz-deps)"
     fail=$((fail + 1))
-else
+elif [ -z "$fuzz" ]; then
     echo "skip fuzz smoke: clang with libFuzzer not found (make fuzz-deps installs it)"
     skip=$((skip + 1))
 fi
