@@ -152,25 +152,11 @@ static int parse(int argc, char **argv, bench_opts *o)
     return -1;
 }
 
-static int problem_selected(const char *list, pcb_problem p)
-{
-    const char *name = pcb_problem_name(p);
-    size_t len = strlen(name);
-    if (!list)
-        return 1;
-    for (const char *s = list; *s;) {
-        size_t w = strcspn(s, ",");
-        if (w == len && strncmp(s, name, len) == 0)
-            return 1;
-        s += w + (s[w] == ',');
-    }
-    return 0;
-}
-
 /* Whether --problem and --filter select configuration c. */
 static int selected(const bench_opts *o, const bench_config *c)
 {
-    return problem_selected(o->problems, c->problem) && (!o->filter || strstr(c->id, o->filter));
+    return bench_listed(o->problems, pcb_problem_name(c->problem)) &&
+           (!o->filter || strstr(c->id, o->filter));
 }
 
 /* ---- output ----------------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* bench_run.c - one configuration: for each implementation, check it can
- * run, predict its time against the budget, run it once and validate the
+ * run, predict its time against the budget, run it once and judge the
  * answer; then time every verified one (bench_time.c). */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* bench_run.h - shared by bench_run.c, bench_time.c and bench_predict.c.
+/* bench_run.h - shared by bench_run.c, bench_time.c, bench_predict.c and the
+ * leaves they use (bench_outputs.c, bench_status.c).
  *
  * Two figures per implementation and configuration:
  *   compute - inputs already prepared (uploaded, indexed): compute (+ sync)
@@ -25,7 +26,6 @@ void bench_outputs_free(outputs *o);
 /* A pcb_result over o, its indices poisoned: fetch must write them all. */
 pcb_result bench_outputs_result(outputs *o);
 int bench_outputs_equal(const outputs *a, const outputs *b, pcb_problem p);
-/* The problem's validator (rep initialised first). */
 
 void bench_set_status(bench_entry *e, bench_status s, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -273,7 +273,7 @@ int bench_data_write(const bench_config *c, const char *dir)
     return rc;
 }
 
-/* ---- one configuration ---------------------------------------------------------- */
+/* ---- selections ------------------------------------------------------------------ */
 int bench_listed(const char *list, const char *name)
 {
     if (!list)
