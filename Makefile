@@ -27,6 +27,7 @@ LDLIBS   += -fopenmp -lm
 # Optional parts, each detected here.
 have_hdr = $(or $(wildcard /usr/include/$(1)),$(if $(DEPS_INC),$(wildcard $(DEPS_INC)/$(1))))
 HAVE_FLANN  := $(if $(call have_hdr,flann/flann.h),1)
+HAVE_NANOFLANN := $(if $(call have_hdr,nanoflann.hpp),1)
 HAVE_GBENCH := $(if $(call have_hdr,benchmark/benchmark.h),1)
 HAVE_CUDA   := $(if $(NVCC),1)
 HAVE_CALLGRIND := $(if $(call have_hdr,valgrind/callgrind.h),1)
@@ -37,6 +38,12 @@ CPPFLAGS += -DPCB_HAVE_FLANN
 LDLIBS   += -lflann
 else
 LIB_C   := $(filter-out %_flann.c,$(LIB_C))
+endif
+# C++ files of the library: only where a C++ library needs one (nanoflann)
+LIB_CC  :=
+ifeq ($(HAVE_NANOFLANN),1)
+CPPFLAGS += -DPCB_HAVE_NANOFLANN
+LIB_CC  := $(wildcard impl/*/*_nanoflann.cc)
 endif
 LIB_CU  := $(wildcard impl/*.cu impl/*/*.cu)
 TOOL_C  := $(wildcard bench/*.c bench/*/*.c)
@@ -70,7 +77,7 @@ CPPFLAGS_TOOL += $(if $(DEPS_INC),'-DPCB_DEPS_ROOT="$(abspath $(DEPS_DIR))"')
 # the link lines too; make asan is the ready-made sanitized build.
 SAN_LINK  = $(filter -fsanitize=% -fno-sanitize%,$(CFLAGS) $(CXXFLAGS))
 
-LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_OBJ_CU)
+LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o) $(LIB_OBJ_CU)
 TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
 LIB      := $(BUILD)/libpcbench.a
 TOOL     := $(BUILD)/pcbench
@@ -79,7 +86,7 @@ TOOL     := $(BUILD)/pcbench
 # tests and the whole tool (make asan: build/asan/pcbench).
 ASAN       := $(BUILD)/asan
 SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_OBJ   := $(LIB_C:%.c=$(ASAN)/%.o)
+ASAN_OBJ   := $(LIB_C:%.c=$(ASAN)/%.o) $(LIB_CC:%.cc=$(ASAN)/%.o)
 ASAN_LIB   := $(ASAN)/libpcbench.a
 ASAN_TOOL  := $(ASAN)/pcbench
 ASAN_TOOL_OBJ := $(TOOL_C:%.c=$(ASAN)/%.o) $(TOOL_CC:%.cc=$(ASAN)/%.o)

@@ -19,6 +19,12 @@
 #define FLANN_IMPL(p, n) MISSING(p, n, PCB_CPU, "libflann-dev")
 #endif
 
+#ifdef PCB_HAVE_NANOFLANN
+#define NANOFLANN_IMPL(p, n) IMPL(p, n)
+#else
+#define NANOFLANN_IMPL(p, n) MISSING(p, n, PCB_CPU, "libnanoflann-dev")
+#endif
+
 #define IMPL(p, n) extern const pcb_impl pcb_##p##_##n;
 #define MISSING(p, n, device, needs)
 #include "registry_list.h"

@@ -1,7 +1,8 @@
 /* registry_list.h - every implementation, one line each, fastest first
  * within a problem (pcb_best takes the first available exact one).
  * IMPL: always built; CUDA_IMPL: built when nvcc is found; FLANN_IMPL: built
- * when libflann is found. Included by registry.c only. */
+ * when libflann is found; NANOFLANN_IMPL: when nanoflann.hpp is found.
+ * Included by registry.c only. */
 
 /* FPS */
 CUDA_IMPL(fps, cuda_pruned)
@@ -14,6 +15,7 @@ IMPL(fps, naive)
 /* NN */
 CUDA_IMPL(nn, cuda_bvh)
 IMPL(nn, kdtree)
+NANOFLANN_IMPL(nn, nanoflann)
 FLANN_IMPL(nn, flann)
 FLANN_IMPL(nn, flann_randomized)
 CUDA_IMPL(nn, cuda_attempt3)

@@ -10,9 +10,9 @@
 #   deps.sh fuzz-flags print what it needs beyond itself (-resource-dir= of
 #                      runtimes unpacked from .debs on an offline host)
 set -eu
-PKGS="libflann-dev libbenchmark-dev valgrind gnuplot-nox python3"
+PKGS="libflann-dev libnanoflann-dev libbenchmark-dev valgrind gnuplot-nox python3"
 # What an offline GPU host needs to build and run (no plotting there).
-OFFLINE_PKGS="libflann-dev libflann1.9 liblz4-dev libbenchmark-dev libbenchmark1debian valgrind"
+OFFLINE_PKGS="libflann-dev libflann1.9 liblz4-dev libnanoflann-dev libbenchmark-dev libbenchmark1debian valgrind"
 DEPS_DIR=${DEPS_DIR:-.deps/root}
 
 say() { echo "pcbench deps: $*" >&2; }

@@ -274,6 +274,7 @@ def headline_fps_ours(machines):
 NN_ROWS = [
     ("cuda_bvh", "cuda_bvh (ours: GPU BVH, exact)"),
     ("kdtree", "kdtree (ours: CPU k-d tree, exact)"),
+    ("nanoflann", "nanoflann (k-d tree, exact, OpenMP)"),
     ("naive", "naive"),
     ("flann", "flann (k-d tree, exact)"),
     ("cuda_attempt1", "cuda_attempt1 (a launch per query)"),
