@@ -77,24 +77,31 @@ static double work_points(const bench_config *c)
     return (double)c->batch * (double)(c->problem == PCB_NN ? c->nq : c->n);
 }
 
-/* The reference's answer for the canonical rule (FPS: dp's sequence), made
- * once per configuration when an implementation needs it. */
+/* The reference's answer for the canonical rule (FPS: dp's sequence), once
+ * per configuration when an implementation needs it: the reference's own
+ * verified answer when it ran first in this configuration, else a run of it
+ * made for the purpose. */
 typedef struct {
-    int32_t *index; /* NULL when not at hand */
-    char why[200];  /* then why not, in words */
+    const int32_t *index; /* NULL when not at hand */
+    int32_t *owned;       /* index, when made here */
+    char why[200];        /* when not at hand, why not, in words */
 } reference_answer;
 
-static void reference_answer_make(bench_ctx *ctx, const pcb_task *task, double budget,
-                                  const pcb_impl *const *pending, int np, reference_answer *ra)
+/* The reference the canonical rule needs for any of the pending ones, or NULL. */
+static const pcb_impl *reference_needed(const pcb_task *task, const pcb_impl *const *pending,
+                                        int np)
 {
-    memset(ra, 0, sizeof *ra);
     const pcb_impl *ref = NULL;
     for (int i = 0; i < np && !ref; i++) {
         const pcb_promise p = pcb_promise_of(pending[i]);
         ref = pcb_judge_reference(task, &p);
     }
-    if (!ref)
-        return;
+    return ref;
+}
+
+static void reference_answer_make(bench_ctx *ctx, const pcb_task *task, double budget,
+                                  const pcb_impl *ref, reference_answer *ra)
+{
     const double predicted = bench_predict(ctx, ref, ctx->cfg);
     int rc;
     if (pcb_impl_available(ref) != PCB_OK || pcb_task_fits(ref, task) != PCB_OK) {
@@ -119,7 +126,7 @@ static void reference_answer_make(bench_ctx *ctx, const pcb_task *task, double b
         free(r.index);
         return;
     }
-    ra->index = r.index;
+    ra->index = ra->owned = r.index;
 }
 
 /* Check, predict and verify one implementation; 1 when it is to be timed. */
@@ -268,13 +275,30 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         bench_data_free(&d);
         return pcb_fail(PCB_ENOMEM, "out of memory");
     }
-    reference_answer answer_of_ref;
-    reference_answer_make(ctx, &task, budget, pending, np, &answer_of_ref);
-    int nt = 0;
+    /* The reference first, when it is pending: its verified answer is the one
+     * the canonical ones are compared with. */
+    reference_answer answer_of_ref = {0};
+    const pcb_impl *needed = reference_needed(&task, pending, np);
+    int nt = 0, first = -1;
+    for (int i = 0; i < np && needed; i++)
+        if (pending[i] == needed)
+            first = i;
+    if (first >= 0) {
+        const bench_entry *e = bench_result_entry(r, needed->name, 0);
+        if (prepare_entry(ctx, needed, &task, &timing, &answer_of_ref,
+                          bench_result_entry(r, needed->name, 0), &tv[nt]))
+            answer_of_ref.index = tv[nt++].verified.index;
+        else if (e->status == ST_FAILED_VERIFY || e->status == ST_FAILED_RUN)
+            snprintf(answer_of_ref.why, sizeof answer_of_ref.why,
+                     "%s's own answer failed: %.150s", needed->name, e->detail);
+    }
+    if (needed && !answer_of_ref.index && !answer_of_ref.why[0])
+        reference_answer_make(ctx, &task, budget, needed, &answer_of_ref);
     for (int i = 0; i < np; i++)
-        nt += prepare_entry(ctx, pending[i], &task, &timing, &answer_of_ref,
-                            bench_result_entry(r, pending[i]->name, 0), &tv[nt]);
-    free(answer_of_ref.index);
+        if (i != first)
+            nt += prepare_entry(ctx, pending[i], &task, &timing, &answer_of_ref,
+                                bench_result_entry(r, pending[i]->name, 0), &tv[nt]);
+    free(answer_of_ref.owned);
     if (nt > 0)
         bench_time_all(ctx, r, tv, nt);
     for (int i = 0; i < nt; i++) {
