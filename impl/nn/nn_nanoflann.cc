@@ -10,6 +10,7 @@
  * template library; nothing escapes this file but the entry. */
 #include <omp.h>
 
+#include <cstdint> /* before nanoflann.hpp, which uses uint32_t without it (1.4.3, gcc 13) */
 #include <cstdlib>
 #include <cstring>
 #include <new>
