@@ -521,14 +521,18 @@ static void cuda_pruned(void)
                    {"PCBENCH_FPS_CTAS", "2"},
                    {"PCBENCH_FPS_CTAS", "4"},
                    {"PCBENCH_FPS_CTAS", "8"},
-                   {"PCBENCH_FPS_CTAS", "16"}};
+                   {"PCBENCH_FPS_CTAS", "16"},
+                   {"PCBENCH_FPS_DENSE", "0"}};
     for (size_t w = 0; w < sizeof tunings / sizeof tunings[0]; w++) {
         const char *env = tunings[w].env, *value = tunings[w].value;
         const char *warps = env && !strcmp(env, "PCBENCH_FPS_WARPS") ? value : NULL;
+        const char *ctas = env && !strcmp(env, "PCBENCH_FPS_CTAS") ? value : NULL;
+        const int dense_off = env && !strcmp(env, "PCBENCH_FPS_DENSE");
         if (env)
             setenv(env, value, 1);
         for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-            if (env && sets[s].n > (warps ? 20000 : 200000))
+            if ((env && sets[s].n > (warps ? 20000 : 200000)) ||
+                (dense_off && sets[s].n > FPS_DENSE_MAX_N))
                 continue;
             float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);
             pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
@@ -539,9 +543,9 @@ static void cuda_pruned(void)
              * default runs over any cluster size or buckets; the counts
              * must equal one's. */
             int layouts[6][2] = {{warps ? atoi(warps) : 16, 1}}, count = 1;
-            if (!warps && env && fps_runs_take(t.n, atoi(value)))
-                layouts[0][0] = 0, layouts[0][1] = atoi(value);
-            else if (!warps && !env)
+            if (ctas && fps_runs_take(t.n, atoi(ctas)))
+                layouts[0][0] = 0, layouts[0][1] = atoi(ctas);
+            else if (!warps && !ctas)
                 for (int k = 1; k <= FPS_RUNS_CTAS_MAX; k *= 2)
                     if (fps_runs_take(t.n, k))
                         layouts[count][0] = 0, layouts[count++][1] = k;
@@ -554,6 +558,11 @@ static void cuda_pruned(void)
                                         &here) == 0);
                 if (l == 0 || (here.evals == gpu.distance_evals && here.rounds == gpu.iterations))
                     c = here;
+            }
+            /* Small clouds by default: a warp a cloud runs dp, every distance every step. */
+            if (!env && t.n <= FPS_DENSE_MAX_N) {
+                c.evals = t.batch * t.n * (t.m - 1);
+                c.rounds = t.batch * (t.m - 1);
             }
             if (!same(got, ref, t.batch * t.m) || gpu.distance_evals != c.evals ||
                 gpu.iterations != c.rounds)

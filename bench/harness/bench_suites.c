@@ -116,9 +116,14 @@ static int full_suite(list *l)
             if (rc == PCB_OK)
                 rc = add(l, PCB_FPS, "uniform", fps_b[i], fps_n[j], 0, fps_n[j] / 4);
         }
-    /* The sizes of the FPS targets: many mid-size clouds, one huge one. */
+    /* The sizes of the FPS targets: many mid-size clouds, one huge one, and
+     * the small clouds of a network's later layers. */
     if (rc == PCB_OK)
         rc = add(l, PCB_FPS, "uniform", 32, 16384, 0, 4096);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 32, 1024, 0, 256);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 32, 256, 0, 64);
     if (rc == PCB_OK)
         rc = add(l, PCB_FPS, "uniform", 1, 1000000, 0, 16384);
     if (rc == PCB_OK)

@@ -2,7 +2,9 @@
  * samples a round and skips what a sample cannot change; the canonical
  * sequence, bit for bit dp's.
  *
- * compute runs on the device:
+ * compute runs on the device. Clouds of at most FPS_DENSE_MAX_N points take
+ * one kernel, a block of four warps a cloud running dp on points held in
+ * registers (fps_sample_dense); larger ones:
  *   1. Morton order: for small clouds the run kernel takes, one block a
  *      cloud computes the codes and sorts them (a stable block radix sort);
  *      otherwise a block a cloud computes its bounding box and codes keyed
@@ -31,6 +33,7 @@
 #include <cub/cub.cuh>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_util.h"
 #include "fps_rounds.h"
@@ -807,6 +810,89 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         atomicAdd(a.evals, (unsigned long long)evals);
 }
 
+/* ---- small clouds: a block a cloud, its points in registers ---------------- */
+/* dp on one block of DENSE_WARPS warps: point i = slot * DENSE_THREADS + tid,
+ * K slots a thread, also kept in shared memory (structure of arrays) to read
+ * each new sample from. Every step a thread updates its K minima, all
+ * independent, and finds its farthest by a tree over its slots (a higher
+ * slot wins only when strictly farther: the lowest index among ties); a
+ * warp takes the largest distance bits (non-negative floats order as their
+ * bits) and, among the lanes that hold it, the lowest index, one redux
+ * instruction each; the warps' winners meet in shared memory, double
+ * buffered, so one barrier a step. Distances round as dp's (sp_d2: no FMA).
+ * The result is pcb_fps_better's order, dp's sequence. */
+enum { DENSE_WARPS = 4, DENSE_THREADS = DENSE_WARPS * 32 };
+
+template <int K>
+__global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *xyz, int n, int m,
+                                                                  int start, int32_t *out,
+                                                                  unsigned long long *counts)
+{
+    __shared__ float sx[K * DENSE_THREADS], sy[K * DENSE_THREADS], sz[K * DENSE_THREADS];
+    __shared__ unsigned wkey[2][DENSE_WARPS], widx[2][DENSE_WARPS];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const float *cloud = xyz + (size_t)blockIdx.x * (size_t)n * 3;
+    int32_t *picks = out + (size_t)blockIdx.x * (size_t)m;
+    float px[K], py[K], pz[K], md[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = k * DENSE_THREADS + tid;
+        const bool in = i < n;
+        px[k] = in ? cloud[3 * i] : 0.0f;
+        py[k] = in ? cloud[3 * i + 1] : 0.0f;
+        pz[k] = in ? cloud[3 * i + 2] : 0.0f;
+        sx[i] = px[k], sy[i] = py[k], sz[i] = pz[k];
+        md[k] = in ? __int_as_float(0x7f800000) : -1.0f; /* +inf; padding is never farthest */
+    }
+    __syncthreads();
+    int last = start;
+    if (tid == 0)
+        picks[0] = last;
+    for (int j = 1; j < m; j++) {
+        const float qx = sx[last], qy = sy[last], qz = sz[last];
+        float v[K];
+        int at[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const float d = sp_d2(SP_SUB(px[k], qx), SP_SUB(py[k], qy), SP_SUB(pz[k], qz));
+            md[k] = k * DENSE_THREADS + tid < n && d < md[k] ? d : md[k];
+            v[k] = md[k];
+            at[k] = k;
+        }
+#pragma unroll
+        for (int w = 1; w < K; w *= 2)
+#pragma unroll
+            for (int k = 0; k + w < K; k += 2 * w)
+                if (v[k + w] > v[k]) {
+                    v[k] = v[k + w];
+                    at[k] = at[k + w];
+                }
+        /* padding (-1) keys 0 with no index; a real 0 keys 0 too and wins */
+        const unsigned key = v[0] >= 0.0f ? __float_as_uint(v[0]) : 0u;
+        const unsigned idx = v[0] >= 0.0f ? (unsigned)(at[0] * DENSE_THREADS + tid) : 0xffffffffu;
+        const unsigned top = __reduce_max_sync(0xffffffffu, key);
+        const unsigned low = __reduce_min_sync(0xffffffffu, key == top ? idx : 0xffffffffu);
+        const int buf = j & 1;
+        if (lane == 0)
+            wkey[buf][warp] = top, widx[buf][warp] = low;
+        __syncthreads();
+        unsigned bk = wkey[buf][0], bi = widx[buf][0];
+#pragma unroll
+        for (int w = 1; w < DENSE_WARPS; w++) {
+            const unsigned k2 = wkey[buf][w], i2 = widx[buf][w];
+            if (k2 > bk || (k2 == bk && i2 < bi))
+                bk = k2, bi = i2;
+        }
+        last = (int)bi;
+        if (tid == 0)
+            picks[j] = last;
+    }
+    if (tid == 0) {
+        atomicAdd(counts, (unsigned long long)n * (unsigned long long)(m - 1));
+        atomicAdd(counts + 1, (unsigned long long)(m - 1));
+    }
+}
+
 /* ---- host side --------------------------------------------------------------- */
 typedef struct {
     pcb_task task;
@@ -814,6 +900,7 @@ typedef struct {
     fps_args args;
     int warps;   /* the bucket sampler's block: 16 warps (8 or 32 for tuning) */
     int runs;    /* the run sampler's threads a block (owners and the taker), or 0: buckets */
+    int dense;   /* small clouds: slots a thread of the block-a-cloud kernel (1, 2, 4, 8), or 0 */
     size_t smem; /* dynamic shared memory of the sampler */
     int end_bit; /* sort key bits */
     void *arena, *temp;
@@ -835,6 +922,18 @@ static void pruned_release(void *state)
 
 /* Warps a block: 16 (the update spreads over them; the round's picks are one
  * warp's). PCBENCH_FPS_WARPS (8, 16, 32) overrides, for tuning and tests. */
+/* The block-a-cloud kernel's slots a thread for n points, or 0: the samplers.
+ * PCBENCH_FPS_DENSE=0 turns it off, and forcing a sampler's layout
+ * (PCBENCH_FPS_WARPS, PCBENCH_FPS_CTAS) does too. */
+static int dense_slots(int64_t n)
+{
+    const char *off = getenv("PCBENCH_FPS_DENSE");
+    if ((off && !strcmp(off, "0")) || getenv("PCBENCH_FPS_WARPS") || getenv("PCBENCH_FPS_CTAS") ||
+        n > FPS_DENSE_MAX_N)
+        return 0;
+    return n <= 128 ? 1 : n <= 256 ? 2 : n <= 512 ? 4 : 8;
+}
+
 static int warps_for(void)
 {
     const char *env = getenv("PCBENCH_FPS_WARPS");
@@ -1031,6 +1130,7 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->slots = a->buckets * FPS_BUCKET;
     s->warps = warps_for();
     s->runs = !getenv("PCBENCH_FPS_WARPS"); /* setup decides and sizes it */
+    s->dense = dense_slots(t->n);
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;
     int rc = setup(s);
@@ -1051,6 +1151,16 @@ static int pruned_compute(void *state)
         return rc;
     PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, 2 * sizeof *s->args.evals, s->ctx.stream));
     const unsigned grid = (unsigned)t->batch;
+    if (s->dense) {
+        const fps_args *a = &s->args;
+        void (*const kernel[4])(const float *, int, int, int, int32_t *, unsigned long long *) = {
+            fps_sample_dense<1>, fps_sample_dense<2>, fps_sample_dense<4>, fps_sample_dense<8>};
+        const int which = s->dense == 1 ? 0 : s->dense == 2 ? 1 : s->dense == 4 ? 2 : 3;
+        kernel[which]<<<grid, DENSE_THREADS, 0, s->ctx.stream>>>(s->xyz, a->n, a->m, a->start,
+                                                                 a->out, a->evals);
+        PCB_CUDA_LAUNCHED("fps_sample_dense");
+        return pcb_cuda_end(&s->ctx);
+    }
     if (s->runs && t->n <= FPS_RUNS_SMALL_N) {
         fps_sorted_codes<<<grid, CODE_THREADS, sizeof(block_sort::TempStorage), s->ctx.stream>>>(
             s->xyz, (int)t->n, s->vals[1]);

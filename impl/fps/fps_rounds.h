@@ -61,6 +61,13 @@ SP_FN int fps_group_size(int buckets, int warps)
     return s < 1 ? 1 : s > FPS_GROUP_MAX ? FPS_GROUP_MAX : s;
 }
 
+/* Small clouds (at most FPS_DENSE_MAX_N points) take neither sampler: a block
+ * of four warps a cloud holds its points in registers, up to 8 a thread, and
+ * runs dp itself, every distance every step (evals n (m - 1), m - 1
+ * rounds), with no codes or sort and one barrier a step: the samplers' fixed
+ * costs are the whole time at these sizes. */
+enum { FPS_DENSE_MAX_N = 1024 };
+
 /* The run kernel spreads a cloud over a cluster of 1 to FPS_RUNS_CTAS_MAX
  * blocks, up to 992 owner threads a block, runs of equal length: 20 bytes a
  * point in shared memory, at most FPS_RUNS_MAX_RUN points a thread. Past
