@@ -210,6 +210,11 @@ int64_t pcb_answer_count(const pcb_task *t);
  * implementation never wrote is caught: out of range for every problem. */
 #define PCB_POISON (-7)
 void pcb_result_poison(const pcb_task *t, pcb_result *r);
+/* Every array of a result for task t (index, dist2, price: pcb_answer_count;
+ * value: batch), index poisoned; PCB_ENOMEM leaves r empty. pcb_result_free
+ * frees them (accepts an empty or NULL r). */
+int pcb_result_alloc(const pcb_task *t, pcb_result *r);
+void pcb_result_free(pcb_result *r);
 /* Whole life cycle: check, prepare, compute, sync, fetch, release. */
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
             pcb_counters *counters /* may be NULL */);

@@ -1,6 +1,7 @@
 /* task.c - the checks of a task's arguments and of an implementation's
  * limits, and the size of a task's answer. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pcbench.h"
@@ -17,6 +18,32 @@ void pcb_result_poison(const pcb_task *t, pcb_result *r)
     const int64_t count = pcb_answer_count(t);
     for (int64_t i = 0; r && r->index && i < count; i++)
         r->index[i] = PCB_POISON;
+}
+
+int pcb_result_alloc(const pcb_task *t, pcb_result *r)
+{
+    if (!t || !r)
+        return pcb_fail(PCB_EINVAL, "result alloc: missing task or result");
+    memset(r, 0, sizeof *r);
+    const size_t count = (size_t)pcb_answer_count(t);
+    r->index = malloc(count * sizeof *r->index);
+    r->dist2 = malloc(count * sizeof *r->dist2);
+    r->value = malloc((size_t)t->batch * sizeof *r->value);
+    r->price = malloc(count * sizeof *r->price);
+    if (!r->index || !r->dist2 || !r->value || !r->price) {
+        pcb_result_free(r);
+        return pcb_fail(PCB_ENOMEM, "no memory for %zu results", count);
+    }
+    pcb_result_poison(t, r);
+    return PCB_OK;
+}
+
+void pcb_result_free(pcb_result *r)
+{
+    if (!r)
+        return;
+    free(r->index), free(r->dist2), free(r->value), free(r->price);
+    memset(r, 0, sizeof *r);
 }
 
 /* batch * n * 3 floats must be addressable; n must fit an int32 index. */

@@ -422,9 +422,8 @@ static const pcb_impl *cuda_impl(const char *name)
     if (cu && pcb_impl_available(cu) == PCB_OK)
         return cu;
 #ifdef PCB_SANITIZED_BUILD
-    if (!cu) { /* the plain build runs it */
-        printf("elsewhere (the plain build runs it): %s not built\n", name);
-        tl_elsewhere_count++;
+    if (!cu) {
+        tl_elsewhere("%s not built", name);
         return NULL;
     }
 #endif

@@ -287,7 +287,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         const bench_entry *e = bench_result_entry(r, needed->name, 0);
         if (prepare_entry(ctx, needed, &task, &timing, &answer_of_ref,
                           bench_result_entry(r, needed->name, 0), &tv[nt]))
-            answer_of_ref.index = tv[nt++].verified.index;
+            answer_of_ref.index = tv[nt++].verified.r.index;
         else if (e->status == ST_FAILED_VERIFY || e->status == ST_FAILED_RUN)
             snprintf(answer_of_ref.why, sizeof answer_of_ref.why,
                      "%s's own answer failed: %.150s", needed->name, e->detail);

@@ -13,11 +13,9 @@
 
 #include "bench.h"
 
-/* The result arrays of one run. */
+/* The result arrays of one run (pcb_result_alloc) and their sizes. */
 typedef struct {
-    int32_t *index;
-    float *dist2;
-    double *value, *price;
+    pcb_result r;
     size_t count, batch;
 } outputs;
 

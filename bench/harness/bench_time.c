@@ -157,8 +157,7 @@ static void bench_e2e(pcb_gb_state *st, void *arg)
         if (t->flush)
             flush_caches(t, st);
         void *state = NULL;
-        pcb_result r = {.index = t->scratch.index, .dist2 = t->scratch.dist2,
-                        .value = t->scratch.value, .price = t->scratch.price};
+        pcb_result r = t->scratch.r;
         int rc = t->im->prepare(t->task, &state);
         if (rc == PCB_OK)
             rc = compute_once(t, state, NULL);

@@ -186,11 +186,32 @@ int pcb_verify_defect_report(FILE *out, int problem)
     return bad;
 }
 
+/* The reference's answer to the case for the canonical rule, run once for
+ * every canonical implementation of the case (NULL: not needed yet, or it
+ * could not run, and the judge says so). */
+typedef struct {
+    int32_t *index;
+    int tried;
+} case_reference;
+
+static const int32_t *reference_of(const pcb_task *t, const pcb_promise *p, case_reference *c)
+{
+    const pcb_impl *ref = pcb_judge_reference(t, p);
+    if (ref && !c->tried) {
+        c->tried = 1;
+        pcb_result r;
+        if (pcb_result_alloc(t, &r) == PCB_OK && pcb_run(ref, t, &r, NULL) == PCB_OK)
+            c->index = r.index, r.index = NULL;
+        pcb_result_free(&r);
+    }
+    return ref ? c->index : NULL;
+}
+
 int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
 {
     const pcb_task *t = &c->task;
-    const size_t count = (size_t)pcb_answer_count(t);
     int failures = 0;
+    case_reference reference = {0};
     const pcb_impl *planted[MAX_DEFECTS + 1] = {0};
     for (int k = 0; defect_mode && pcb_defects()[k].impl && k < MAX_DEFECTS; k++)
         planted[k] = pcb_defects()[k].impl;
@@ -198,16 +219,11 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
         const pcb_impl *impl = *it;
         if (impl->problem != t->problem || (name && strcmp(name, impl->name) != 0))
             continue;
-        int32_t *index = malloc(count * sizeof *index);
-        float *dist2 = malloc(count * sizeof *dist2);
-        double *value = malloc((size_t)t->batch * sizeof *value);
-        double *price = malloc(count * sizeof *price);
-        if (!index || !dist2 || !value || !price) {
-            free(index), free(dist2), free(value), free(price);
-            return pcb_fail(PCB_ENOMEM, "verify: out of memory for %zu results", count);
+        pcb_result r;
+        if (pcb_result_alloc(t, &r) != PCB_OK) {
+            free(reference.index);
+            return PCB_ENOMEM;
         }
-        pcb_result r = {.index = index, .dist2 = dist2, .value = value, .price = price};
-        pcb_result_poison(t, &r);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int rc = pcb_run(impl, t, &r, NULL);
@@ -225,8 +241,8 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
         } else {
             const pcb_promise promise = pcb_promise_of(impl);
             pcb_judgement j;
-            if (pcb_judge_full(t, &r, &promise, &j) == PCB_OK) /* the whole run, host to host */
-                snprintf(detail, sizeof detail, "%s; %.3g ms", j.detail, ms);
+            if (pcb_judge(t, &r, &promise, reference_of(t, &promise, &reference), &j) == PCB_OK)
+                snprintf(detail, sizeof detail, "%s; %.3g ms", j.detail, ms); /* host to host */
             else
                 snprintf(detail, sizeof detail, "%s", j.detail);
             known_defects += j.verdict == PCB_VERDICT_KNOWN;
@@ -242,7 +258,8 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             tally_defect(c, impl, wrong);
             failures += wrong && !defect_mode;
         }
-        free(index), free(dist2), free(value), free(price);
+        pcb_result_free(&r);
     }
+    free(reference.index);
     return failures;
 }

@@ -31,9 +31,9 @@ typedef struct {
 /* Print the table header for a problem. */
 void pcb_verify_header(FILE *out, pcb_problem p);
 /* Run every implementation of the case's problem (or only `impl`) on the
- * case, judge each answer (pcb_judge_full: the validator with the entry's
- * promises, the canonical comparison with the reference, the known-defect
- * rule), print one row each. Unsupported or unavailable implementations get
+ * case, judge each answer (pcb_judge: the validator with the entry's
+ * promises, the canonical comparison with the reference's answer, run once
+ * a case, the known-defect rule), print one row each. Unsupported or unavailable implementations get
  * a "skip" row and do not count as failures. Returns the number of failures. */
 int pcb_verify_case_run(const pcb_verify_case *c, const char *impl, FILE *out);
 /* Defect mode (pcbench verify --defects): cases run the planted variants of
