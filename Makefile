@@ -97,7 +97,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool deps debs test test-unit test-cli bench tables plots regress datasets clean peers peers-deps peer-wheels asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared deps debs test test-unit test-cli bench tables plots regress datasets clean peers peers-deps peer-wheels asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -162,6 +162,36 @@ $(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
 	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_LIB) $(LDLIBS_ASAN)
 
+# ---- the shared library of the Python package (impl/python) ---------------
+# Position-independent objects of their own; without FLANN, a baseline the
+# package does not offer whose library would tie it to this checkout's path.
+# CUDA's runtime is linked in statically and kept private (--exclude-libs),
+# so it cannot clash with the one PyTorch loads; -Bsymbolic binds the
+# library's calls to its own functions.
+PIC     := $(BUILD)/pic
+SO      := $(PIC)/libpcbench.so
+SO_OBJ  := $(patsubst %.c,$(PIC)/%.o,$(filter-out %_flann.c,$(LIB_C))) \
+           $(LIB_CC:%.cc=$(PIC)/%.o) $(if $(HAVE_CUDA),$(LIB_CU:%.cu=$(PIC)/%.o))
+SO_CPPFLAGS = $(filter-out -DPCB_HAVE_FLANN,$(CPPFLAGS))
+
+shared: $(SO)
+
+$(SO): $(SO_OBJ)
+	$(CXX) -shared -Wl,--exclude-libs,ALL -Wl,-Bsymbolic $(LDFLAGS) -o $@ $^ \
+	    $(filter-out -lflann,$(LDLIBS))
+
+$(PIC)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(SO_CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(PIC)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(SO_CPPFLAGS) $(CXXFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(PIC)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(filter -D% -I%,$(SO_CPPFLAGS)) $(NVCCFLAGS) -Xcompiler -fPIC -MMD -MP -c -o $@ $<
+
 # ---- dependencies ---------------------------------------------------------
 # make deps            install missing Debian packages (apt-get, needs root)
 # make deps DEBS=dir   unpack a folder of .deb files into $(DEPS_DIR) (offline)
@@ -169,6 +199,7 @@ $(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
 # make deps WITH_FUZZ=1 (or make fuzz-deps)  also clang and its libFuzzer runtime
 deps:
 	@DEBS="$(DEBS)" DEPS_DIR="$(DEPS_DIR)" sh scripts/deps.sh install
+	@DEBS="$(DEBS)" DEPS_DIR="$(DEPS_DIR)" PYTHON="$(PYTHON)" sh scripts/deps.sh python || true
 	@$(if $(filter 1,$(WITH_FUZZ)),sh scripts/deps.sh fuzz)
 
 debs:
@@ -186,7 +217,7 @@ test: deps
 	@ASAN_TOOL=$(ASAN_TOOL) FUZZ_DIR=$(FUZZ) FUZZ_SMOKE=$(FUZZ_SMOKE) \
 	    sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)
 
-test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL)
+test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL) $(SO)
 
 # ---- fuzzing: libFuzzer targets of tests/fuzz/ with ASan and UBSan (clang) --
 # make fuzz                    build and run every target FUZZ_SECONDS (300)

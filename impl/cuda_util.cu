@@ -79,3 +79,151 @@ extern "C" int pcb_cuda_elapsed_ms(pcb_cuda_ctx *c, double *ms)
     *ms = f;
     return PCB_OK;
 }
+
+/* ---- the cache of device-resident runs ------------------------------------ */
+#include <pthread.h>
+#include <string.h>
+
+typedef struct {
+    const pcb_impl *impl;
+    void (*release)(void *);
+    int device;
+    pcb_task shape; /* the task with its pointers and stream cleared */
+    void *state;
+    cudaEvent_t last_use; /* recorded after the last call's work */
+    cudaStream_t last_stream;
+    int held;
+    unsigned long long used; /* for least recently used */
+} cache_slot;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cache_slot cache[PCB_CUDA_CACHE_SLOTS];
+static unsigned long long cache_clock;
+
+static pcb_task shape_of(const pcb_task *t)
+{
+    pcb_task s;
+    memset(&s, 0, sizeof s); /* padding too: shapes compare with memcmp */
+    s.problem = t->problem;
+    s.batch = t->batch;
+    s.n = t->n;
+    s.nq = t->nq;
+    s.m = t->m;
+    s.opt = t->opt;
+    s.memory = t->memory;
+    return s;
+}
+
+/* Empty a slot (the lock held): wait for its last use, free everything. */
+static void cache_drop(cache_slot *c)
+{
+    if (c->last_use) {
+        cudaEventSynchronize(c->last_use);
+        cudaEventDestroy(c->last_use);
+    }
+    if (c->state)
+        c->release(c->state);
+    memset(c, 0, sizeof *c);
+}
+
+extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state,
+                                   int *slot)
+{
+    int device = 0;
+    PCB_CUDA_TRY(cudaGetDevice(&device));
+    const pcb_task shape = shape_of(t);
+    cudaStream_t stream = (cudaStream_t)t->stream;
+    pthread_mutex_lock(&cache_lock);
+    int found = -1, empty = -1, oldest = -1;
+    for (int i = 0; i < PCB_CUDA_CACHE_SLOTS; i++) {
+        cache_slot *c = &cache[i];
+        if (!c->state) {
+            empty = empty < 0 ? i : empty;
+        } else if (!c->held && c->impl == m->impl && c->device == device &&
+                   !memcmp(&c->shape, &shape, sizeof shape)) {
+            found = i;
+            break;
+        } else if (!c->held && (oldest < 0 || c->used < cache[oldest].used)) {
+            oldest = i;
+        }
+    }
+    int rc = PCB_OK;
+    if (found < 0) {
+        found = empty >= 0 ? empty : oldest;
+        if (found < 0) {
+            pthread_mutex_unlock(&cache_lock);
+            return pcb_fail(PCB_EUNSUPPORTED, "%s: more than %d device runs at once",
+                            m->impl->name, PCB_CUDA_CACHE_SLOTS);
+        }
+        cache_slot *c = &cache[found];
+        if (c->state)
+            cache_drop(c); /* the least recently used: waits for its work */
+        void *made = NULL;
+        cudaError_t e;
+        if ((rc = m->make(t, &made)) == PCB_OK &&
+            (e = cudaEventCreateWithFlags(&c->last_use, cudaEventDisableTiming)) != cudaSuccess) {
+            rc = pcb_cuda_fail(e, "cudaEventCreate", __FILE__, __LINE__);
+            m->release(made);
+        } else if (rc == PCB_OK) {
+            c->impl = m->impl;
+            c->release = m->release;
+            c->device = device;
+            c->shape = shape;
+            c->state = made;
+            c->last_stream = stream;
+        }
+    } else if (cache[found].last_stream != stream) {
+        /* the earlier use was on another stream: this one waits for it */
+        cudaError_t e = cudaStreamWaitEvent(stream, cache[found].last_use, 0);
+        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaStreamWaitEvent", __FILE__, __LINE__);
+    }
+    if (rc == PCB_OK) {
+        cache[found].held = 1;
+        cache[found].used = ++cache_clock;
+        *state = cache[found].state;
+        *slot = found;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return rc;
+}
+
+extern "C" int pcb_cuda_cache_give(int slot, cudaStream_t stream)
+{
+    pthread_mutex_lock(&cache_lock);
+    cache_slot *c = &cache[slot];
+    c->held = 0;
+    c->last_stream = stream;
+    cudaError_t e = cudaEventRecord(c->last_use, stream);
+    pthread_mutex_unlock(&cache_lock);
+    return e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaEventRecord", __FILE__, __LINE__);
+}
+
+extern "C" void pcb_device_cache_clear(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < PCB_CUDA_CACHE_SLOTS; i++)
+        if (cache[i].state && !cache[i].held)
+            cache_drop(&cache[i]);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+__global__ void finite_copy_kernel(float *dst, const float *src, int64_t count, float limit)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const float v = src[i];
+        dst[i] = fabsf(v) <= limit ? v : 0.0f; /* NaN fails the test too */
+    }
+}
+
+extern "C" int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
+                                    cudaStream_t stream)
+{
+    if (count <= 0)
+        return PCB_OK;
+    const int64_t blocks = (count + 255) / 256;
+    finite_copy_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(dst, src,
+                                                                                     count, limit);
+    PCB_CUDA_LAUNCHED("finite_copy_kernel");
+    return PCB_OK;
+}

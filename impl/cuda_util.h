@@ -44,6 +44,36 @@ int pcb_cuda_end(pcb_cuda_ctx *c);                /* record stop, check launch *
 int pcb_cuda_sync(pcb_cuda_ctx *c);               /* wait for the stream */
 int pcb_cuda_elapsed_ms(pcb_cuda_ctx *c, double *ms);
 
+/* ---- device-resident runs (pcb_impl.run_device) ----------------------
+ * An implementation's prepared states are cached between calls, so a
+ * training loop allocates nothing after its first step: up to
+ * PCB_CUDA_CACHE_SLOTS states, keyed by the implementation, the device and
+ * the task's sizes and options. A state last used on one stream and taken
+ * on another first makes that stream wait for the earlier use (an event),
+ * never the host. A state is held by one caller at a time, from take to
+ * give; a caller that finds every matching state held makes another. */
+#define PCB_CUDA_CACHE_SLOTS 16
+
+typedef struct {
+    const pcb_impl *impl;
+    /* Make a state for a device task (no upload, no synchronisation);
+     * release frees one (the cache waits for its last use first). */
+    int (*make)(const pcb_task *t, void **state);
+    void (*release)(void *state);
+} pcb_cuda_maker;
+
+/* A state for t, its slot (for give) in *slot; stream waits for its last
+ * use elsewhere. */
+int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, int *slot);
+/* Give it back once the call's work is queued on stream. */
+int pcb_cuda_cache_give(int slot, cudaStream_t stream);
+
+/* dst = src with every coordinate that is not finite or beyond +-limit
+ * replaced by 0, queued on stream: device runs compute on clouds that
+ * cannot send a kernel astray (their host checks cannot read the data). */
+int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
+                         cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

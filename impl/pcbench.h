@@ -57,6 +57,8 @@ int pcb_fail(int code, const char *fmt, ...)
 /* ---- problems and implementations ------------------------------------- */
 typedef enum { PCB_FPS = 0, PCB_NN = 1, PCB_EMD = 2, PCB_NPROBLEMS = 3 } pcb_problem;
 typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;
+/* Where a task's arrays live (pcb_task.memory). */
+typedef enum { PCB_MEM_HOST = 0, PCB_MEM_DEVICE = 1 } pcb_memory;
 
 const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd" */
 int pcb_problem_parse(const char *s, pcb_problem *out);
@@ -67,12 +69,24 @@ typedef struct {
     int threads;       /* OpenMP threads */
     int partitions;    /* NN azimuth partitions (cuda_attempt3) */
     double eps;        /* EMD auction target epsilon (absolute, cost units) */
+    /* EMD: the relative gap to the optimum the answer must be certified
+     * within, for implementations that stop on a certificate (cuda_auction);
+     * 0: the implementation's own promise. */
+    double max_gap;
 } pcb_options;
 
 /* One problem instance, the same shape for every implementation.
  *   FPS: a = batch x n x 3 clouds, n = points, m = samples, start = first index.
  *   NN:  a = batch x n x 3 reference clouds, b = batch x nq x 3 query clouds.
  *   EMD: a, b = batch x n x 3 clouds (nq == n).
+ * memory PCB_MEM_DEVICE: a, b and every array of the result are device
+ * pointers of the current CUDA device, and pcb_run queues the whole run on
+ * stream (a cudaStream_t; NULL: the legacy default stream) and returns
+ * without waiting for it: no host copy, no synchronisation. Only
+ * implementations with run_device accept it (the others: PCB_EUNSUPPORTED).
+ * The coordinates are not read on the host, so they are not checked for
+ * non-finite values there: a device run reads a non-finite coordinate as 0,
+ * and its answer is then that of the cloud with 0 in its place.
  */
 typedef struct {
     pcb_problem problem;
@@ -84,6 +98,8 @@ typedef struct {
     const float *a;
     const float *b;
     pcb_options opt;
+    pcb_memory memory;
+    void *stream;
 } pcb_task;
 
 /* Where results go; the caller owns the arrays.
@@ -94,7 +110,10 @@ typedef struct {
  *        implementation left it unmatched), value[batch] the mean matched
  *        Euclidean distance (may be NULL), price[batch*n] the final prices of
  *        B's points for implementations that have them (may be NULL; sets
- *        has_price).
+ *        has_price); bound[batch] the relative gap (P - D) / D between the
+ *        matching's cost P and the dual bound D its prices prove, for
+ *        implementations that certify (cuda_auction; may be NULL; left as
+ *        it was by the others, which pcb_emd_bound serves).
  */
 typedef struct {
     int32_t *index;
@@ -102,6 +121,7 @@ typedef struct {
     double *value;
     double *price;
     int has_price;
+    double *bound;
 } pcb_result;
 
 /* Deterministic work counters; -1 where an implementation has none. */
@@ -174,6 +194,12 @@ typedef struct pcb_impl {
     int (*counters)(void *state, pcb_counters *out); /* NULL if none */
     /* CUDA only: time the last compute with device events (ms). NULL else. */
     int (*device_ms)(void *state, double *ms);
+    /* A device-resident run (task memory PCB_MEM_DEVICE): the whole run
+     * queued on the task's stream, results written to out's device arrays,
+     * bit for bit the host path's. Scratch memory stays cached between
+     * calls of the same sizes (pcb_device_cache_clear frees it). NULL: this
+     * implementation runs on host arrays only. */
+    int (*run_device)(const pcb_task *task, pcb_result *out);
 } pcb_impl;
 
 /* ---- registry --------------------------------------------------------- */
@@ -220,6 +246,19 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
             pcb_counters *counters /* may be NULL */);
 /* The fastest available exact implementation that accepts the task. */
 int pcb_best(const pcb_task *t, const pcb_impl **out);
+/* The fastest available implementation of `device` that accepts the task
+ * (a device-resident task: one with run_device) and whose answers are
+ * verified right: exact, or an EMD certified within a promised gap. */
+int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out);
+/* An implementation's name (for bindings that hold pcb_impl opaque). */
+const char *pcb_impl_name(const pcb_impl *impl);
+/* sizeof one of the public structs by name ("pcb_task", "pcb_result",
+ * "pcb_options", "pcb_report", "pcb_promise", "pcb_judgement"), 0 for another
+ * name: bindings that mirror them check their layout against it. */
+size_t pcb_abi_size(const char *type);
+/* Free the scratch memory device-resident runs keep between calls; waits
+ * for the work queued with it. Nothing to do without CUDA. */
+void pcb_device_cache_clear(void);
 
 /* ---- simple entry points: fastest available verified exact ----------- */
 int pcb_fps(const float *xyz, int64_t batch, int64_t n, int64_t m,
@@ -254,6 +293,12 @@ int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_repor
 #define PCB_EMD_ANY_GAP HUGE_VAL
 int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
                      pcb_report *rep);
+/* The certified bound of every pair of an EMD answer with prices, in double
+ * precision: bound[p] = (P - D) / D for the matching's mean cost P and the
+ * dual bound D = mean_i min_j (c_ij + p_j) - mean_j p_j (raised to 0); 0
+ * when both are 0, HUGE_VAL when D is 0 alone; NAN for a pair that is not a
+ * bijection. O(n^2) a pair. */
+int pcb_emd_bound(const pcb_task *t, const pcb_result *r, double *bound);
 
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* What an answer is held to. From an implementation (pcb_promise_of): its

@@ -1,5 +1,7 @@
 /* run.c - the life cycle of one run, the choice of the fastest exact
  * implementation and the simple entry points. */
+#include <string.h>
+
 #include "pcbench.h"
 
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counters *counters)
@@ -11,6 +13,8 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
     if ((rc = pcb_task_check(t)) != PCB_OK || (rc = pcb_task_fits(impl, t)) != PCB_OK ||
         (rc = pcb_impl_available(impl)) != PCB_OK)
         return rc;
+    if (t->memory == PCB_MEM_DEVICE)
+        return impl->run_device(t, out); /* queued on the task's stream, not waited for */
     if ((rc = impl->prepare(t, &state)) == PCB_OK && (rc = impl->compute(state)) == PCB_OK &&
         (!impl->sync || (rc = impl->sync(state)) == PCB_OK) &&
         (rc = impl->fetch(state, out)) == PCB_OK && counters) {
@@ -42,6 +46,60 @@ int pcb_best(const pcb_task *t, const pcb_impl **out)
     return pcb_fail(PCB_EUNAVAIL, "no available exact %s implementation accepts this task",
                     pcb_problem_name(t->problem));
 }
+
+/* Verified right: exact, or an EMD certified within a promised gap (prices,
+ * no known defect). */
+static int verified(const pcb_impl *impl)
+{
+    return impl->exact || (impl->problem == PCB_EMD && impl->max_gap > 0 && !impl->known_defect);
+}
+
+int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out)
+{
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "choose: nowhere to put the implementation");
+    *out = NULL;
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return rc;
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        if (impl->problem == t->problem && impl->device == device && verified(impl) &&
+            pcb_task_fits(impl, t) == PCB_OK && pcb_impl_available(impl) == PCB_OK) {
+            *out = impl;
+            return PCB_OK;
+        }
+    }
+    return pcb_fail(PCB_EUNAVAIL, "no available %s implementation for %s accepts this task%s",
+                    pcb_problem_name(t->problem), pcb_device_name(device),
+                    t->memory == PCB_MEM_DEVICE ? " on device memory" : "");
+}
+
+const char *pcb_impl_name(const pcb_impl *impl)
+{
+    return impl ? impl->name : "";
+}
+
+size_t pcb_abi_size(const char *type)
+{
+#define PCB_ABI_SIZE(name)                                                                  \
+    if (type && !strcmp(type, #name))                                                     \
+        return sizeof(name);
+    PCB_ABI_SIZE(pcb_task)
+    PCB_ABI_SIZE(pcb_result)
+    PCB_ABI_SIZE(pcb_options)
+    PCB_ABI_SIZE(pcb_report)
+    PCB_ABI_SIZE(pcb_promise)
+    PCB_ABI_SIZE(pcb_judgement)
+#undef PCB_ABI_SIZE
+    return 0;
+}
+
+#ifndef PCB_HAVE_CUDA
+void pcb_device_cache_clear(void)
+{
+}
+#endif
 
 static int run_best(const pcb_task *t, pcb_result *r)
 {

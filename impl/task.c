@@ -46,8 +46,10 @@ void pcb_result_free(pcb_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* batch * n * 3 floats must be addressable; n must fit an int32 index. */
-static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n)
+/* batch * n * 3 floats must be addressable; n must fit an int32 index.
+ * Host clouds are read for non-finite coordinates; device ones cannot be. */
+static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n,
+                       pcb_memory memory)
 {
     if (!xyz)
         return pcb_fail(PCB_EINVAL, "%s: no points given", what);
@@ -59,7 +61,7 @@ static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_
     if (batch > (int64_t)(SIZE_MAX / 3 / sizeof(float)) / n)
         return pcb_fail(PCB_EINVAL, "%s: batch %lld x %lld points overflows memory sizes", what,
                         (long long)batch, (long long)n);
-    size_t count = (size_t)batch * (size_t)n * 3;
+    size_t count = memory == PCB_MEM_HOST ? (size_t)batch * (size_t)n * 3 : 0;
     for (size_t i = 0; i < count; i++)
         if (!isfinite(xyz[i]))
             return pcb_fail(PCB_EINVAL, "%s: non-finite coordinate at cloud %zu point %zu", what,
@@ -84,10 +86,16 @@ int pcb_task_check(const pcb_task *t)
     if (!(t->opt.eps >= 0) || !isfinite(t->opt.eps))
         return pcb_fail(PCB_EINVAL, "option eps = %g: need a finite number >= 0 (0: the "
                         "default)", t->opt.eps);
+    if (!(t->opt.max_gap >= 0 && t->opt.max_gap <= 1))
+        return pcb_fail(PCB_EINVAL, "option max_gap = %g: need a relative gap in 0..1 (0: the "
+                        "implementation's promise)", t->opt.max_gap);
+    if (t->memory != PCB_MEM_HOST && t->memory != PCB_MEM_DEVICE)
+        return pcb_fail(PCB_EINVAL, "unknown memory space %d", (int)t->memory);
+    const pcb_memory mem = t->memory;
     int rc;
     switch (t->problem) {
     case PCB_FPS:
-        if ((rc = check_cloud("cloud", t->a, t->batch, t->n)) != PCB_OK)
+        if ((rc = check_cloud("cloud", t->a, t->batch, t->n, mem)) != PCB_OK)
             return rc;
         if (t->m < 1 || t->m > t->n)
             return pcb_fail(PCB_EINVAL, "samples m = %lld must be in 1..n (n = %lld)",
@@ -99,16 +107,16 @@ int pcb_task_check(const pcb_task *t)
             return pcb_fail(PCB_EINVAL, "batch x m overflows memory sizes");
         return PCB_OK;
     case PCB_NN:
-        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n)) != PCB_OK)
+        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem)) != PCB_OK)
             return rc;
-        return check_cloud("query cloud", t->b, t->batch, t->nq);
+        return check_cloud("query cloud", t->b, t->batch, t->nq, mem);
     case PCB_EMD:
         if (t->nq != t->n)
             return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size (%lld and %lld)",
                             (long long)t->n, (long long)t->nq);
-        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n)) != PCB_OK)
+        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem)) != PCB_OK)
             return rc;
-        return check_cloud("cloud B", t->b, t->batch, t->n);
+        return check_cloud("cloud B", t->b, t->batch, t->n, mem);
     default:
         return pcb_fail(PCB_EINVAL, "unknown problem");
     }
@@ -121,6 +129,9 @@ int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
     if (impl->problem != t->problem)
         return pcb_fail(PCB_EINVAL, "%s is a %s implementation, not %s", impl->name,
                         pcb_problem_name(impl->problem), pcb_problem_name(t->problem));
+    if (t->memory == PCB_MEM_DEVICE && !impl->run_device)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s runs on host arrays only, not on device "
+                        "memory", pcb_problem_name(impl->problem), impl->name);
     const pcb_limits *l = &impl->limits;
     int64_t n = t->n > t->nq ? t->n : t->nq;
     if (l->max_n && n > l->max_n)

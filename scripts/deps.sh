@@ -3,6 +3,9 @@
 #   deps.sh install    apt-get the missing Debian packages, or, with DEBS=folder,
 #                      unpack every .deb there into DEPS_DIR (offline hosts)
 #   deps.sh download   fetch the .deb files into DEBS for an offline host
+#   deps.sh python     numpy and pytest for the Python package's tests, into
+#                      .deps/python when the host's Python lacks them: from
+#                      PyPI, or from DEBS/python (download puts them there)
 #   deps.sh fuzz       clang with libFuzzer and its sanitizer runtimes (make
 #                      fuzz); exits 1 saying why when they cannot be had
 #   deps.sh fuzz-cc    print the clang that fuzzing uses (FUZZ_CC, clang, or
@@ -80,7 +83,28 @@ fuzz_flags() {
 
 fuzzer_works() { fuzz_flags >/dev/null; }
 
+# numpy and pytest for the Python package's tests, into .deps/python from
+# PyPI when the host's Python lacks them (tests/python.sh looks there).
+python_deps() {
+    PY=${PYTHON:-python3}
+    PYDIR=$(dirname "$DEPS_DIR")/python
+    PYTHONPATH="$PYDIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" -c 'import numpy, pytest' 2>/dev/null &&
+        return 0
+    say "installing numpy and pytest into $PYDIR (the Python package's tests)"
+    # offline: the wheels make debs put beside the .deb files
+    from=""
+    [ -n "${DEBS:-}" ] && [ -d "$DEBS/python" ] && from="--no-index --find-links $DEBS/python"
+    # shellcheck disable=SC2086 # from is words or nothing
+    PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check $from \
+        --target "$PYDIR" numpy pytest ||
+        { say "could not install numpy and pytest: the Python package's tests will be skipped"
+          return 1; }
+}
+
 case "${1:-install}" in
+python)
+    python_deps
+    ;;
 fuzz-cc)
     fuzz_cc
     ;;
@@ -102,6 +126,11 @@ download)
     (cd "$DEBS" && apt-get -q -o APT::Sandbox::User=root download $OFFLINE_PKGS \
         ${FUZZ_LLVM:+libclang-rt-$FUZZ_LLVM-dev libclang-common-$FUZZ_LLVM-dev}) || {
         say "apt-get download failed (no network or unknown package?)"; exit 1; }
+    # numpy and pytest wheels for the host's Python (PYVER, default 3.12)
+    ${PYTHON:-python3} -m pip download -q --disable-pip-version-check --only-binary=:all: \
+        --python-version "${PYVER:-3.12}" --implementation cp --platform manylinux_2_28_x86_64 \
+        --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$DEBS/python" \
+        numpy pytest || say "pip download of numpy and pytest failed: the offline host's Python tests need them"
     say "downloaded into $DEBS: $(ls "$DEBS" | tr '\n' ' ')"
     ;;
 install)

@@ -165,6 +165,79 @@ static void test_entry_points(void)
     pcb_cloud_free(&c);
 }
 
+/* Device-resident tasks: only the implementations with run_device take
+ * them; every other says unsupported, before touching a pointer (those
+ * here point nowhere a host may read). The choice follows the device. */
+static void test_device_tasks(void)
+{
+    const float *nowhere = (const float *)(uintptr_t)0x10; /* never dereferenced */
+    int32_t idx[8];
+    pcb_result r = {.index = idx};
+    pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = 100, .m = 8, .a = nowhere,
+                  .memory = PCB_MEM_DEVICE};
+    int devices = 0;
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        t.problem = impl->problem;
+        t.b = impl->problem == PCB_FPS ? NULL : nowhere;
+        t.nq = impl->problem == PCB_NN ? 50 : impl->problem == PCB_EMD ? 100 : 0;
+        if (impl->run_device) {
+            devices++;
+            CHECK(impl->device == PCB_CUDA && pcb_task_fits(impl, &t) == PCB_OK);
+        } else {
+            CHECK_RC(pcb_run(impl, &t, &r, NULL), PCB_EUNSUPPORTED);
+            CHECK(strstr(pcb_errmsg(), "host arrays only") != NULL);
+        }
+    }
+#ifdef PCB_HAVE_CUDA
+    CHECK(devices == 3); /* cuda_pruned, cuda_bvh, cuda_auction */
+#else
+    CHECK(devices == 0);
+#endif
+    const pcb_impl *chosen = NULL;
+    t.problem = PCB_FPS, t.b = NULL, t.nq = 0;
+    int rc = pcb_choose(&t, PCB_CUDA, &chosen);
+    CHECK(rc == PCB_OK ? !strcmp(pcb_impl_name(chosen), "cuda_pruned") : rc == PCB_EUNAVAIL);
+    CHECK_RC(pcb_choose(&t, PCB_CPU, &chosen), PCB_EUNAVAIL); /* no CPU one runs on device memory */
+    t.memory = 7;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.memory = PCB_MEM_HOST, t.opt.max_gap = -0.5;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    CHECK(pcb_abi_size("pcb_task") == sizeof(pcb_task) && pcb_abi_size("nonesuch") == 0);
+}
+
+/* pcb_choose on the CPU: exact FPS and NN, a certified EMD; pcb_emd_bound
+ * certifies a CPU auction's answer and refuses one without prices. */
+static void test_choose_and_bound(void)
+{
+    pcb_cloud a, b;
+    CHECK_RC(pcb_generate("uniform", 64, 3, &a), PCB_OK);
+    CHECK_RC(pcb_generate("uniform", 64, 4, &b), PCB_OK);
+    if (!a.xyz || !b.xyz)
+        return;
+    pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = 64, .nq = 64, .a = a.xyz, .b = b.xyz};
+    const pcb_impl *chosen = NULL;
+    CHECK_RC(pcb_choose(&t, PCB_CPU, &chosen), PCB_OK);
+    CHECK(chosen && chosen->device == PCB_CPU && chosen->max_gap > 0 && !chosen->known_defect);
+    pcb_result r;
+    double bound = -1;
+    CHECK_RC(pcb_result_alloc(&t, &r), PCB_OK);
+    CHECK_RC(pcb_run(chosen, &t, &r, NULL), PCB_OK);
+    CHECK_RC(pcb_emd_bound(&t, &r, &bound), PCB_OK);
+    CHECK(bound >= 0 && bound < 1e-3);
+    r.index[1] = r.index[0]; /* not a bijection: no bound */
+    CHECK_RC(pcb_emd_bound(&t, &r, &bound), PCB_OK);
+    CHECK(isnan(bound));
+    r.has_price = 0;
+    CHECK_RC(pcb_emd_bound(&t, &r, &bound), PCB_EINVAL);
+    pcb_result_free(&r);
+    t.problem = PCB_FPS, t.m = 4, t.b = NULL, t.nq = 0;
+    CHECK_RC(pcb_choose(&t, PCB_CPU, &chosen), PCB_OK);
+    CHECK(chosen->exact && chosen->device == PCB_CPU);
+    pcb_cloud_free(&a);
+    pcb_cloud_free(&b);
+}
+
 static void test_generators(void)
 {
     for (const char *const *k = pcb_generator_kinds(); *k; k++) {
@@ -321,4 +394,5 @@ static void test_judge(void)
 }
 
 TEST_MAIN(T(test_judge), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks),
-          T(test_limits), T(test_entry_points), T(test_generators))
+          T(test_limits), T(test_entry_points), T(test_device_tasks), T(test_choose_and_bound),
+          T(test_generators))

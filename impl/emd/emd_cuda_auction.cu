@@ -596,6 +596,98 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 
+/* ---- device-resident runs: what the host computes from host clouds -------- */
+extern "C" const pcb_impl pcb_emd_cuda_auction;
+#define PAIR_THREADS 256
+/* Coordinates beyond this read as 0 in device runs (float costs overflow
+ * far above; the host path refuses nothing, its clouds are checked finite). */
+#define DEVICE_MAX_COORD 1e18f
+
+/* Block per pair: the clouds copied in (non-finite or huge coordinates as
+ * 0) and the pair's cost bound and last eps, as pair_constants computes them
+ * on the host (min and max are exact; the double sums run in its order). */
+__global__ void pair_constants_kernel(int n, const float *a_in, const float *b_in, float *a,
+                                      float *b, double eps_option, double *bound,
+                                      double *floor_eps)
+{
+    __shared__ float lo[3][PAIR_THREADS], hi[3][PAIR_THREADS];
+    const int64_t pair = blockIdx.x, base = pair * n * 3;
+    const int tid = threadIdx.x;
+    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int64_t k = tid; k < 2 * (int64_t)n; k += PAIR_THREADS) {
+        const float *in = k < n ? a_in + base + 3 * k : b_in + base + 3 * (k - n);
+        float *out = k < n ? a + base + 3 * k : b + base + 3 * (k - n);
+        for (int c = 0; c < 3; c++) {
+            const float v = fabsf(in[c]) <= DEVICE_MAX_COORD ? in[c] : 0.0f;
+            out[c] = v;
+            l[c] = fminf(l[c], v);
+            h[c] = fmaxf(h[c], v);
+        }
+    }
+    for (int c = 0; c < 3; c++) {
+        lo[c][tid] = l[c];
+        hi[c][tid] = h[c];
+    }
+    __syncthreads();
+    for (int w = PAIR_THREADS / 2; w > 0; w >>= 1) {
+        if (tid < w)
+            for (int c = 0; c < 3; c++) {
+                lo[c][tid] = fminf(lo[c][tid], lo[c][tid + w]);
+                hi[c][tid] = fmaxf(hi[c][tid], hi[c][tid + w]);
+            }
+        __syncthreads();
+    }
+    if (tid == 0) {
+        double d2 = 0;
+        for (int c = 0; c < 3; c++) {
+            const double d = __dsub_rn((double)hi[c][0], (double)lo[c][0]);
+            d2 = __dadd_rn(d2, __dmul_rn(d, d));
+        }
+        bound[pair] = __dsqrt_rn(d2);
+        floor_eps[pair] = eps_option > 0 ? eps_option : __dmul_rn(PCB_CA_EPS_FLOOR, bound[pair]);
+    }
+}
+
+/* The relative gap (P - D) / D of a certificate (D raised to 0). */
+__host__ __device__ static double certificate_gap(double p, double d)
+{
+    d = d > 0 ? d : 0;
+    return d > 0 ? (p - d) / d : p > 0 ? HUGE_VAL : 0;
+}
+
+/* Thread per pair: the mean matched cost in double, summed in
+ * pcb_emd_mean_matched's order without contraction (bit for bit the host's
+ * value), and the certificate's gap (infinite for a pair that did not
+ * settle). */
+__global__ void pair_results_kernel(int64_t batch, int n, const float *a, const float *b,
+                                    const int32_t *match, const pair_stats *stats, double *value,
+                                    double *bound)
+{
+    const int64_t pair = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (pair >= batch)
+        return;
+    if (value) {
+        const float *pa = a + pair * n * 3, *pb = b + pair * n * 3;
+        const int32_t *m = match + pair * n;
+        double sum = 0;
+        int64_t matched = 0;
+        for (int i = 0; i < n; i++)
+            if (m[i] >= 0) {
+                const float *p = pa + 3 * i, *q = pb + 3 * (int64_t)m[i];
+                const double dx = __dsub_rn((double)p[0], (double)q[0]),
+                             dy = __dsub_rn((double)p[1], (double)q[1]),
+                             dz = __dsub_rn((double)p[2], (double)q[2]);
+                sum = __dadd_rn(sum, __dsqrt_rn(__dadd_rn(__dadd_rn(__dmul_rn(dx, dx),
+                                                                    __dmul_rn(dy, dy)),
+                                                          __dmul_rn(dz, dz))));
+                matched++;
+            }
+        value[pair] = matched ? __ddiv_rn(sum, (double)matched) : 0.0;
+    }
+    if (bound)
+        bound[pair] = stats[pair].stuck ? HUGE_VAL : certificate_gap(stats[pair].p, stats[pair].d);
+}
+
 typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;
@@ -659,7 +751,9 @@ static int setup(auction_state *s)
         free(host);
         return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of host memory");
     }
-    pair_constants(t, host, host + t->batch);
+    const int on_device = t->memory == PCB_MEM_DEVICE; /* each run copies its clouds in */
+    if (!on_device)
+        pair_constants(t, host, host + t->batch);
     int rc = pcb_cuda_ctx_init(&s->ctx);
     if (rc == PCB_OK) {
         cudaError_t e = cudaSuccess;
@@ -677,10 +771,10 @@ static int setup(auction_state *s)
             e = cudaMalloc((void **)&s->cache_slot, points * 32 * sizeof(uint2));
         if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
             e = cudaMalloc((void **)&s->cache_bound, points * sizeof(double));
-        if (e == cudaSuccess) e = cudaMemcpyAsync(s->a, t->a, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(s->b, t->b, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(s->bound, host, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(s->floor_eps, host + t->batch, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->a, t->a, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->b, t->b, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->bound, host, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->floor_eps, host + t->batch, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess && s->smem)
             e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
         rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
@@ -692,7 +786,11 @@ static int setup(auction_state *s)
 
 static int auction_prepare(const pcb_task *t, void **state)
 {
-    int rc = pcb_emd_auction_check_eps(t, "cuda_auction");
+    const int on_device = t->memory == PCB_MEM_DEVICE;
+    if (on_device && t->opt.eps > 0)
+        return pcb_fail(PCB_EUNSUPPORTED, "emd cuda_auction: a device run stops on max_gap; an "
+                        "eps needs the clouds on the host to be checked");
+    int rc = on_device ? PCB_OK : pcb_emd_auction_check_eps(t, "cuda_auction");
     if (rc != PCB_OK)
         return rc;
     auction_state *s = (auction_state *)calloc(1, sizeof *s);
@@ -700,7 +798,6 @@ static int auction_prepare(const pcb_task *t, void **state)
         return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of memory");
     s->task = *t;
     s->smem = t->n <= SMEM_MAX_N ? (size_t)t->n * STATE_BYTES : 0;
-    PCB_CUDA_TRY(cudaSetDevice(0));
     rc = setup(s);
     if (rc != PCB_OK) {
         auction_release(s);
@@ -710,19 +807,37 @@ static int auction_prepare(const pcb_task *t, void **state)
     return PCB_OK;
 }
 
+/* The certificate the auction stops at: none with an eps (it runs down to
+ * it), else the task's max_gap or the default promise, less the room the
+ * validator's double-precision certificate needs (PCB_CA_TARGET of
+ * PCB_CA_MAX_GAP). */
+static double stop_target(const pcb_task *t)
+{
+    if (t->opt.eps > 0)
+        return 0.0;
+    return t->opt.max_gap > 0 ? t->opt.max_gap * (PCB_CA_TARGET / PCB_CA_MAX_GAP) : PCB_CA_TARGET;
+}
+
+/* The auction, queued on stream, its matching and prices into match and
+ * price. */
+static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double *price)
+{
+    const pcb_task *t = &s->task;
+    kernel_for(s)<<<(unsigned)t->batch, THREADS, s->smem, stream>>>(
+        (int)t->n, s->a, s->b, s->bound, s->floor_eps, stop_target(t), s->scratch,
+        s->cache_slot, s->cache_bound, match, price, s->stats);
+    PCB_CUDA_LAUNCHED("auction_kernel");
+    return PCB_OK;
+}
+
 static int auction_compute(void *state)
 {
     auction_state *s = (auction_state *)state;
-    const pcb_task *t = &s->task;
     s->fetched_stats = 0;
     int rc = pcb_cuda_begin(&s->ctx);
-    if (rc != PCB_OK)
-        return rc;
-    kernel_for(s)<<<(unsigned)t->batch, THREADS, s->smem, s->ctx.stream>>>(
-        (int)t->n, s->a, s->b, s->bound, s->floor_eps, t->opt.eps > 0 ? 0.0 : PCB_CA_TARGET,
-        s->scratch, s->cache_slot, s->cache_bound, s->match, s->price, s->stats);
-    PCB_CUDA_LAUNCHED("auction_kernel");
-    return pcb_cuda_end(&s->ctx);
+    if (rc == PCB_OK && (rc = enqueue(s, s->ctx.stream, s->match, s->price)) == PCB_OK)
+        rc = pcb_cuda_end(&s->ctx);
+    return rc;
 }
 
 static int auction_sync(void *state)
@@ -766,6 +881,8 @@ static int auction_fetch(void *state, pcb_result *out)
     if ((rc = pcb_cuda_sync(&s->ctx)) != PCB_OK)
         return rc;
     out->has_price = out->price != NULL;
+    for (int64_t p = 0; out->bound && p < t->batch; p++)
+        out->bound[p] = certificate_gap(s->host_stats[p].p, s->host_stats[p].d);
     if (out->value)
         for (int64_t p = 0; p < t->batch; p++)
             out->value[p] = pcb_emd_mean_matched(t->a + p * t->n * 3, t->b + p * t->n * 3, t->n,
@@ -789,6 +906,38 @@ static int auction_counters(void *state, pcb_counters *c)
                              (int64_t)s->host_stats[p].checks * pcb_ca_cache_evals(t->n);
     }
     return PCB_OK;
+}
+
+/* A device-resident run: the cached state's buffers, the caller's clouds
+ * copied in with the pair constants computed beside them, the matching and
+ * prices written straight into the caller's arrays, then value and bound,
+ * all on the caller's stream. A pair that did not settle (the guard of
+ * fetch's PCB_EDEVICE, which cannot be waited for here) is left at -1
+ * with an infinite bound. */
+static int auction_run_device(const pcb_task *t, pcb_result *out)
+{
+    static const pcb_cuda_maker maker = {&pcb_emd_cuda_auction, auction_prepare, auction_release};
+    auction_state *s = NULL;
+    int slot, rc = pcb_cuda_cache_take(&maker, t, (void **)&s, &slot);
+    if (rc != PCB_OK)
+        return rc;
+    cudaStream_t st = (cudaStream_t)t->stream;
+    const unsigned batch = (unsigned)t->batch;
+    pair_constants_kernel<<<batch, PAIR_THREADS, 0, st>>>((int)t->n, t->a, t->b, s->a, s->b,
+                                                          t->opt.eps, s->bound, s->floor_eps);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess && (rc = enqueue(s, st, out->index, out->price ? out->price : s->price)) ==
+                                PCB_OK && (out->value || out->bound)) {
+        pair_results_kernel<<<(batch + 127) / 128, 128, 0, st>>>(
+            t->batch, (int)t->n, s->a, s->b, out->index, s->stats, out->value, out->bound);
+        e = cudaGetLastError();
+    }
+    if (e != cudaSuccess)
+        rc = pcb_cuda_fail(e, "emd cuda_auction: device run", __FILE__, __LINE__);
+    if (rc == PCB_OK)
+        out->has_price = out->price != NULL;
+    const int given = pcb_cuda_cache_give(slot, st);
+    return rc != PCB_OK ? rc : given;
 }
 
 static int auction_device_ms(void *state, double *ms)
@@ -817,4 +966,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .release = auction_release,
     .counters = auction_counters,
     .device_ms = auction_device_ms,
+    .run_device = auction_run_device,
 };

@@ -440,4 +440,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .release = match_release,
     .counters = match_counters,
     .device_ms = match_device_ms,
+    .run_device = NULL, /* host arrays only */
 };

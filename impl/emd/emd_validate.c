@@ -245,3 +245,35 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
     }
     return PCB_OK;
 }
+
+int pcb_emd_bound(const pcb_task *t, const pcb_result *r, double *bound)
+{
+    if (!t || !r || !r->index || !bound || t->problem != PCB_EMD)
+        return pcb_fail(PCB_EINVAL, "emd bound: missing task, result or bound array");
+    if (!r->price || !r->has_price)
+        return pcb_fail(PCB_EINVAL, "emd bound: the answer has no prices to certify it");
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return rc;
+    if (t->memory != PCB_MEM_HOST)
+        return pcb_fail(PCB_EUNSUPPORTED, "emd bound: host arrays only");
+    const int64_t n = t->n;
+    int32_t *owner = malloc((size_t)n * sizeof *owner);
+    if (!owner)
+        return pcb_fail(PCB_ENOMEM, "emd bound: out of memory");
+    for (int64_t p = 0; p < t->batch; p++) {
+        const float *a = t->a + p * n * 3, *b = t->b + p * n * 3;
+        int64_t unmatched = 0;
+        char detail[160];
+        bound[p] = NAN;
+        if (!check_indices(r->index + p * n, n, p, owner, &unmatched, detail, sizeof detail) ||
+            unmatched)
+            continue;
+        double d = dual_bound(a, b, n, r->price + p * n);
+        d = d > 0 ? d : 0;
+        const double mean = pcb_emd_mean_matched(a, b, n, r->index + p * n, NULL);
+        bound[p] = relative(mean - d, d, pcb_emd_cost_bound(a, b, n));
+    }
+    free(owner);
+    return PCB_OK;
+}

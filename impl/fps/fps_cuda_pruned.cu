@@ -30,6 +30,8 @@
  * same tests: the tests require the kernel's counts of distances and rounds
  * to equal it. */
 #include <cooperative_groups.h>
+#include <float.h>
+
 #include <cub/cub.cuh>
 #include <stdint.h>
 #include <stdlib.h>
@@ -894,6 +896,7 @@ __global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *x
 }
 
 /* ---- host side --------------------------------------------------------------- */
+extern "C" const pcb_impl pcb_fps_cuda_pruned;
 typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;
@@ -1105,6 +1108,8 @@ static int setup(pruned_state *s)
     a->rounds = a->evals + 1;
     a->xyz = s->xyz;
     a->order = s->vals[1];
+    if (t->memory == PCB_MEM_DEVICE)
+        return PCB_OK; /* each run copies its clouds in */
     PCB_CUDA_TRY(cudaMemcpyAsync(s->xyz, t->a, sizes[0], cudaMemcpyHostToDevice, s->ctx.stream));
     return pcb_cuda_sync(&s->ctx);
 }
@@ -1142,51 +1147,57 @@ static int pruned_prepare(const pcb_task *t, void **state)
     return PCB_OK;
 }
 
-static int pruned_compute(void *state)
+/* The run's launches, queued on stream. */
+static int enqueue(pruned_state *s, cudaStream_t stream)
 {
-    pruned_state *s = (pruned_state *)state;
     const pcb_task *t = &s->task;
-    int rc = pcb_cuda_begin(&s->ctx);
-    if (rc != PCB_OK)
-        return rc;
-    PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, 2 * sizeof *s->args.evals, s->ctx.stream));
+    PCB_CUDA_TRY(cudaMemsetAsync(s->args.evals, 0, 2 * sizeof *s->args.evals, stream));
     const unsigned grid = (unsigned)t->batch;
     if (s->dense) {
         const fps_args *a = &s->args;
         void (*const kernel[4])(const float *, int, int, int, int32_t *, unsigned long long *) = {
             fps_sample_dense<1>, fps_sample_dense<2>, fps_sample_dense<4>, fps_sample_dense<8>};
         const int which = s->dense == 1 ? 0 : s->dense == 2 ? 1 : s->dense == 4 ? 2 : 3;
-        kernel[which]<<<grid, DENSE_THREADS, 0, s->ctx.stream>>>(s->xyz, a->n, a->m, a->start,
-                                                                 a->out, a->evals);
+        kernel[which]<<<grid, DENSE_THREADS, 0, stream>>>(s->xyz, a->n, a->m, a->start, a->out,
+                                                          a->evals);
         PCB_CUDA_LAUNCHED("fps_sample_dense");
-        return pcb_cuda_end(&s->ctx);
+        return PCB_OK;
     }
     if (s->runs && t->n <= FPS_RUNS_SMALL_N) {
-        fps_sorted_codes<<<grid, CODE_THREADS, sizeof(block_sort::TempStorage), s->ctx.stream>>>(
+        fps_sorted_codes<<<grid, CODE_THREADS, sizeof(block_sort::TempStorage), stream>>>(
             s->xyz, (int)t->n, s->vals[1]);
         PCB_CUDA_LAUNCHED("fps_sorted_codes");
     } else {
         const int bits = s->runs ? fps_run_morton_bits((int)t->n) : FPS_MORTON_BITS;
-        fps_codes<<<grid, CODE_THREADS, 0, s->ctx.stream>>>(s->xyz, (int)t->n, bits, s->keys[0],
-                                                            s->vals[0]);
+        fps_codes<<<grid, CODE_THREADS, 0, stream>>>(s->xyz, (int)t->n, bits, s->keys[0],
+                                                     s->vals[0]);
         PCB_CUDA_LAUNCHED("fps_codes");
         PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],
                                                      s->keys[1], s->vals[0], s->vals[1],
-                                                     t->batch * t->n, 0, s->end_bit,
-                                                     s->ctx.stream));
+                                                     t->batch * t->n, 0, s->end_bit, stream));
     }
     if (s->runs) {
         cudaLaunchAttribute cluster;
-        const cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
+        cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
+        cfg.stream = stream;
         PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs, s->args));
     } else if (s->warps == 8)
-        fps_sample<8><<<grid, 8 * 32, s->smem, s->ctx.stream>>>(s->args);
+        fps_sample<8><<<grid, 8 * 32, s->smem, stream>>>(s->args);
     else if (s->warps == 16)
-        fps_sample<16><<<grid, 16 * 32, s->smem, s->ctx.stream>>>(s->args);
+        fps_sample<16><<<grid, 16 * 32, s->smem, stream>>>(s->args);
     else
-        fps_sample<32><<<grid, 32 * 32, s->smem, s->ctx.stream>>>(s->args);
+        fps_sample<32><<<grid, 32 * 32, s->smem, stream>>>(s->args);
     PCB_CUDA_LAUNCHED("fps_sample");
-    return pcb_cuda_end(&s->ctx);
+    return PCB_OK;
+}
+
+static int pruned_compute(void *state)
+{
+    pruned_state *s = (pruned_state *)state;
+    int rc = pcb_cuda_begin(&s->ctx);
+    if (rc == PCB_OK && (rc = enqueue(s, s->ctx.stream)) == PCB_OK)
+        rc = pcb_cuda_end(&s->ctx);
+    return rc;
 }
 
 static int pruned_sync(void *state)
@@ -1215,6 +1226,28 @@ static int pruned_counters(void *state, pcb_counters *c)
     return rc;
 }
 
+/* A device-resident run: the cached state's buffers, the caller's clouds
+ * copied in (non-finite coordinates as 0), the samples written straight
+ * into the caller's array, all on the caller's stream. */
+static int pruned_run_device(const pcb_task *t, pcb_result *out)
+{
+    static const pcb_cuda_maker maker = {&pcb_fps_cuda_pruned, pruned_prepare, pruned_release};
+    pruned_state *s = NULL;
+    int slot, rc = pcb_cuda_cache_take(&maker, t, (void **)&s, &slot);
+    if (rc != PCB_OK)
+        return rc;
+    cudaStream_t stream = (cudaStream_t)t->stream;
+    fps_args saved = s->args;
+    s->args.start = (int)t->start;
+    s->args.out = out->index;
+    rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, stream);
+    if (rc == PCB_OK)
+        rc = enqueue(s, stream);
+    s->args = saved; /* the state's own output array again, for the next taker */
+    const int given = pcb_cuda_cache_give(slot, stream);
+    return rc != PCB_OK ? rc : given;
+}
+
 static int pruned_device_ms(void *state, double *ms)
 {
     return pcb_cuda_elapsed_ms(&((pruned_state *)state)->ctx, ms);
@@ -1241,4 +1274,5 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .release = pruned_release,
     .counters = pruned_counters,
     .device_ms = pruned_device_ms,
+    .run_device = pruned_run_device,
 };

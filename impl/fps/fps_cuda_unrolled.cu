@@ -330,6 +330,7 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
     .release = unrolled_release,
     .counters = unrolled_counters,
     .device_ms = unrolled_device_ms,
+    .run_device = NULL, /* host arrays only */
 };
 
 /* The planted defect (impl/defects/defects.c): never in the registry. */
@@ -353,4 +354,5 @@ extern "C" const pcb_impl pcb_defect_fps_torn_argmax = {
     .release = unrolled_release,
     .counters = unrolled_counters,
     .device_ms = unrolled_device_ms,
+    .run_device = NULL, /* host arrays only */
 };

@@ -173,6 +173,7 @@ __global__ void __launch_bounds__(QUERY_BLOCK)
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
+extern "C" const pcb_impl pcb_nn_cuda_bvh;
 static void bvh_release(void *state)
 {
     bvh_state *s = (bvh_state *)state;
@@ -236,7 +237,8 @@ static void *carve(char **at, size_t bytes)
  * uploads. */
 static int bvh_alloc(bvh_state *s, const pcb_task *t)
 {
-    int rc = pcb_nn_coords_fit(t, "cuda_bvh");
+    /* device clouds cannot be read here: each run's copy clamps them */
+    int rc = t->memory == PCB_MEM_HOST ? pcb_nn_coords_fit(t, "cuda_bvh") : PCB_OK;
     if (rc != PCB_OK || (rc = pcb_cuda_ctx_init(&s->base.ctx)) != PCB_OK)
         return rc;
     s->base.task = *t;
@@ -280,6 +282,8 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
     s->order = (int32_t *)carve(&at, sizes[14]);
     s->temp = carve(&at, sizes[15]);
     s->evals = (unsigned long long *)carve(&at, sizes[16]);
+    if (t->memory == PCB_MEM_DEVICE)
+        return PCB_OK; /* each run copies its clouds in */
     PCB_CUDA_TRY(cudaMemcpyAsync(s->base.ref, t->a, sizes[0], cudaMemcpyHostToDevice,
                                  s->base.ctx.stream));
     PCB_CUDA_TRY(cudaMemcpyAsync(s->base.qry, t->b, sizes[1], cudaMemcpyHostToDevice,
@@ -313,11 +317,17 @@ static int enqueue_compute(bvh_state *s)
     return PCB_OK;
 }
 
-static int capture_compute(bvh_state *s)
+/* Capture compute's launches, after the index's build when with_build (a
+ * device-resident run builds at every call: its clouds are new each time). */
+static int capture_compute(bvh_state *s, int with_build)
 {
     cudaStream_t st = s->base.ctx.stream;
     PCB_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    int rc = enqueue_compute(s);
+    int rc = PCB_OK;
+    for (int64_t b = 0; with_build && b < s->base.task.batch && rc == PCB_OK; b++)
+        rc = build_one(s, b);
+    if (rc == PCB_OK)
+        rc = enqueue_compute(s);
     cudaError_t err = cudaStreamEndCapture(st, &s->graph); /* always: the stream must leave capture */
     if (rc != PCB_OK)
         return rc;
@@ -338,11 +348,12 @@ static int bvh_prepare(const pcb_task *t, void **state)
     s->slots = leaves * BVH_LEAF;
     s->nodes = 2 << s->log_p;
     int rc = bvh_alloc(s, t);
-    for (int64_t b = 0; b < t->batch && rc == PCB_OK; b++)
+    const int on_device = t->memory == PCB_MEM_DEVICE;
+    for (int64_t b = 0; b < t->batch && rc == PCB_OK && !on_device; b++)
         rc = build_one(s, b);
     if (rc == PCB_OK)
-        rc = capture_compute(s);
-    if (rc == PCB_OK) /* the uploads read the caller's arrays: done before returning */
+        rc = capture_compute(s, on_device);
+    if (rc == PCB_OK && !on_device) /* the uploads read the caller's arrays: done before returning */
         rc = pcb_cuda_sync(&s->base.ctx);
     if (rc != PCB_OK) {
         bvh_release(s);
@@ -360,6 +371,35 @@ static int bvh_compute(void *state)
         return rc;
     PCB_CUDA_TRY(cudaGraphLaunch(s->exec, s->base.ctx.stream));
     return pcb_cuda_end(&s->base.ctx);
+}
+
+/* A device-resident run: the caller's clouds copied into the cached
+ * state's buffers (non-finite coordinates as 0), build and search replayed
+ * as one graph, the answers copied out, all on the caller's stream. */
+static int bvh_run_device(const pcb_task *t, pcb_result *out)
+{
+    static const pcb_cuda_maker maker = {&pcb_nn_cuda_bvh, bvh_prepare, bvh_release};
+    bvh_state *s = NULL;
+    int slot, rc = pcb_cuda_cache_take(&maker, t, (void **)&s, &slot);
+    if (rc != PCB_OK)
+        return rc;
+    cudaStream_t st = (cudaStream_t)t->stream;
+    const size_t qs = (size_t)(t->batch * t->nq);
+    cudaError_t e = cudaSuccess;
+    if ((rc = pcb_cuda_finite_copy(s->base.ref, t->a, t->batch * t->n * 3, PCB_NN_MAX_COORD, st)) == PCB_OK &&
+        (rc = pcb_cuda_finite_copy(s->base.qry, t->b, t->batch * t->nq * 3, PCB_NN_MAX_COORD, st)) == PCB_OK) {
+        e = cudaGraphLaunch(s->exec, st);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(out->index, s->base.idx, qs * sizeof(int32_t),
+                                cudaMemcpyDeviceToDevice, st);
+        if (e == cudaSuccess && out->dist2)
+            e = cudaMemcpyAsync(out->dist2, s->base.dist2, qs * sizeof(float),
+                                cudaMemcpyDeviceToDevice, st);
+        if (e != cudaSuccess)
+            rc = pcb_cuda_fail(e, "nn cuda_bvh: device run", __FILE__, __LINE__);
+    }
+    const int given = pcb_cuda_cache_give(slot, st);
+    return rc != PCB_OK ? rc : given;
 }
 
 static int bvh_counters(void *state, pcb_counters *c)
@@ -394,4 +434,5 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .release = bvh_release,
     .counters = bvh_counters,
     .device_ms = nn_cuda_device_ms,
+    .run_device = bvh_run_device,
 };

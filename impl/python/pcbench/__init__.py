@@ -1,0 +1,383 @@
+"""pcbench from Python: the verified fastest FPS, nearest neighbour and
+certified EMD of libpcbench on PyTorch tensors (CPU or CUDA) and numpy
+arrays, the validators that judge anyone's answers, and two losses.
+
+Clouds are float32, (B, N, 3) or (N, 3), contiguous. CUDA tensors run the
+fastest verified CUDA implementation on the current stream, without a host
+copy or a synchronisation; CPU tensors and numpy arrays run the CPU ones.
+Answers come back in the input's kind and device, int64 indices, with the
+input's rank ((B, m) or (m,)).
+
+Non-finite coordinates: CPU inputs are checked and refused (ValueError naming
+the point). A CUDA check would wait for the GPU, so by default it is queued as
+an asynchronous device-side assertion, PyTorch's own way for value errors
+on CUDA (finite_check = "async"); "sync" checks at once with a ValueError,
+"off" not at all. Either way the library never reads past its arrays: a
+device run computes with a non-finite coordinate read as 0.
+"""
+import ctypes
+import sys
+
+from . import _native as _n
+from ._native import PcbenchError
+
+__all__ = ["fps", "nn", "emd", "check_fps", "check_nn", "check_emd", "emd_loss", "chamfer",
+           "Verdict", "PcbenchError", "clear_device_cache"]
+__version__ = "0.1.0"
+
+finite_check = "async"
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_tensor(x):
+    t = _torch()
+    return t is not None and isinstance(x, t.Tensor)
+
+
+class _Cloud:
+    """One checked input: its kind, device, pointer and shape."""
+
+    def __init__(self, x, name, fn, rank_of=None):
+        self.fn = fn
+        if _is_tensor(x):
+            torch = _torch()
+            self.kind = "torch"
+            if x.dtype != torch.float32:
+                raise TypeError("pcbench.%s: %s must be float32, not %s" % (fn, name, x.dtype))
+            if x.device.type not in ("cpu", "cuda"):
+                raise ValueError("pcbench.%s: %s is on %s; CPU and CUDA tensors are supported"
+                                 % (fn, name, x.device))
+            if not x.is_contiguous():
+                raise ValueError("pcbench.%s: %s is not contiguous (call .contiguous())"
+                                 % (fn, name))
+            self.x = x.detach()
+            self.device = x.device
+            self.cuda = x.device.type == "cuda"
+            self.ptr = self.x.data_ptr()
+        else:
+            np = _numpy()
+            if not isinstance(x, np.ndarray):
+                raise TypeError("pcbench.%s: %s must be a torch.Tensor or a numpy.ndarray, not "
+                                "%s" % (fn, name, type(x).__name__))
+            if x.dtype != np.float32:
+                raise TypeError("pcbench.%s: %s must be float32, not %s" % (fn, name, x.dtype))
+            if not x.flags.c_contiguous:
+                raise ValueError("pcbench.%s: %s is not C-contiguous (numpy.ascontiguousarray)"
+                                 % (fn, name))
+            self.kind, self.x, self.device, self.cuda = "numpy", x, None, False
+            self.ptr = x.ctypes.data
+        if x.ndim not in (2, 3) or x.shape[-1] != 3:
+            raise ValueError("pcbench.%s: %s must be (B, N, 3) or (N, 3), not %s"
+                             % (fn, name, tuple(x.shape)))
+        self.batched = x.ndim == 3
+        self.batch = int(x.shape[0]) if self.batched else 1
+        self.n = int(x.shape[-2])
+        if self.n < 1 or self.batch < 1:
+            raise ValueError("pcbench.%s: %s is empty: %s" % (fn, name, tuple(x.shape)))
+        if self.cuda and finite_check != "off":
+            torch = _torch()
+            finite = torch.isfinite(self.x).all()
+            message = "pcbench.%s: %s holds a non-finite coordinate" % (fn, name)
+            if finite_check == "sync":
+                if not bool(finite):
+                    raise ValueError(message)
+            else:
+                torch._assert_async(finite, message)
+
+    def same_place(self, other, names):
+        if self.kind != other.kind or self.device != other.device:
+            raise ValueError("pcbench.%s: %s and %s must be the same kind on the same device "
+                             "(%s %s, %s %s)" % (self.fn, names[0], names[1], self.kind,
+                                                 self.device or "", other.kind,
+                                                 other.device or ""))
+        if self.batched != other.batched or self.batch != other.batch:
+            raise ValueError("pcbench.%s: %s and %s must have the same batch (%s and %s)"
+                             % (self.fn, names[0], names[1], tuple(self.x.shape),
+                                tuple(other.x.shape)))
+
+    def empty(self, shape, dtype):
+        """An output array of this input's kind, device and rank."""
+        shape = shape if self.batched else shape[1:]
+        if self.kind == "torch":
+            torch = _torch()
+            return torch.empty(shape, dtype=getattr(torch, dtype), device=self.device)
+        return _numpy().empty(shape, dtype=dtype)
+
+    def task(self, problem, **sizes):
+        t = _n.Task(problem=problem, batch=self.batch, n=self.n, a=self.ptr, **sizes)
+        if self.cuda:
+            torch = _torch()
+            t.memory = _n.MEM_DEVICE
+            t.stream = torch.cuda.current_stream(self.device).cuda_stream
+        return t
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _ptr(a):
+    return None if a is None else (a.data_ptr() if _is_tensor(a) else a.ctypes.data)
+
+
+def _int64(idx):
+    return idx.to(_torch().int64) if _is_tensor(idx) else idx.astype("int64")
+
+
+def _run(cloud, task, impl, result):
+    """Run on the tensor's device (the library takes the current one)."""
+    device = _n.CUDA if cloud.cuda else _n.CPU
+    try:
+        chosen = _n.implementation(task, device, impl)
+        if cloud.cuda:
+            with _torch().cuda.device(cloud.device):
+                _n.run(chosen, task, result)
+        else:
+            _n.run(chosen, task, result)
+    except (ValueError, PcbenchError) as e:
+        e.args = ("pcbench.%s: %s" % (cloud.fn, e.args[0]),) + e.args[1:]
+        raise
+    return _n.lib.pcb_impl_name(chosen).decode()
+
+
+def fps(xyz, m, start=0, impl=None):
+    """Farthest point sampling: m indices of each cloud of xyz, in selection
+    order, from index start (ties to the lowest index: the canonical
+    sequence). (B, N, 3) -> (B, m) int64; (N, 3) -> (m,)."""
+    c = _Cloud(xyz, "xyz", "fps")
+    idx = c.empty((c.batch, int(m)), "int32")
+    _run(c, c.task(_n.FPS, m=int(m), start=int(start)), impl, _n.Result(index=_ptr(idx)))
+    return _int64(idx)
+
+
+def nn(ref, query, impl=None):
+    """Exact nearest neighbour of every query point among ref's points (a
+    batch of pairs): (index int64, squared distance float32), each
+    (B, Nq), or (Nq,) for unbatched clouds."""
+    r, q = _Cloud(ref, "ref", "nn"), _Cloud(query, "query", "nn")
+    r.same_place(q, ("ref", "query"))
+    idx, d2 = r.empty((r.batch, q.n), "int32"), r.empty((r.batch, q.n), "float32")
+    task = r.task(_n.NN, nq=q.n)
+    task.b = q.ptr
+    _run(r, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
+    return _int64(idx), d2
+
+
+def emd(a, b, max_gap=1e-3, impl=None):
+    """Earth mover's distance between clouds of equal size by a certified
+    auction: (matching, value, bound). matching[i] is the point of b matched
+    to point i of a (int64, a bijection); value the mean matched distance
+    (float64, per pair); bound the certified relative gap (P - D) / D of that
+    value above the optimum, at most max_gap."""
+    ca, cb = _Cloud(a, "a", "emd"), _Cloud(b, "b", "emd")
+    ca.same_place(cb, ("a", "b"))
+    if ca.n != cb.n:
+        raise ValueError("pcbench.emd: a and b must have as many points (%d and %d)"
+                         % (ca.n, cb.n))
+    if not 0 < max_gap <= 1:
+        raise ValueError("pcbench.emd: max_gap %r: need a relative gap in (0, 1]" % (max_gap,))
+    match, value = ca.empty((ca.batch, ca.n), "int32"), ca.empty((ca.batch,), "float64")
+    bound = ca.empty((ca.batch,), "float64")
+    task = ca.task(_n.EMD, nq=ca.n)
+    task.b, task.opt.max_gap = cb.ptr, float(max_gap)
+    if ca.cuda:  # the auction stops on its certificate: bound <= max_gap
+        _run(ca, task, impl, _n.Result(index=_ptr(match), value=_ptr(value), bound=_ptr(bound)))
+        return _int64(match), value, bound
+    return _emd_host(ca, task, impl, match, value, bound, max_gap)
+
+
+def _emd_host(ca, task, impl, match, value, bound, max_gap):
+    """The CPU auctions run to an eps, not a certificate: the bound is
+    computed from their prices; above max_gap, one more run at the eps the
+    bound asks for (the mean gap is at most eps)."""
+    np = _numpy()
+    price = np.empty(ca.batch * ca.n, dtype="float64")
+    value_np, bound_np = np.empty(ca.batch), np.empty(ca.batch)
+    match_ptr = _ptr(match)
+    result = _n.Result(index=match_ptr, value=value_np.ctypes.data, price=price.ctypes.data)
+    for attempt in range(2):
+        _run(ca, task, impl, result)
+        _n.check(_n.lib.pcb_emd_bound(ctypes.byref(task), ctypes.byref(result),
+                                      bound_np.ctypes.data))
+        worst = float(np.max(bound_np))
+        if worst <= max_gap or attempt == 1:
+            break
+        # D >= value / (1 + bound): an eps of half max_gap x D keeps the gap below max_gap
+        task.opt.eps = 0.5 * max_gap * float(np.min(value_np / (1 + bound_np)))
+    if worst > max_gap:
+        raise PcbenchError("PCB_EUNSUPPORTED", "pcbench.emd: the CPU auction certified only "
+                           "%.3g, above max_gap %.3g" % (worst, max_gap))
+    if ca.kind == "torch":
+        torch = _torch()
+        value.copy_(torch.from_numpy(value_np if ca.batched else value_np[:1].reshape(())))
+        bound.copy_(torch.from_numpy(bound_np if ca.batched else bound_np[:1].reshape(())))
+    else:
+        value[...] = value_np if ca.batched else value_np[0]
+        bound[...] = bound_np if ca.batched else bound_np[0]
+    return _int64(match), value, bound
+
+
+# ---- judging: the library's validators, in double precision ---------------
+class Verdict:
+    """What the judge said of an answer: ok (also its truth value), verdict
+    ("pass", "fail", "known"), detail (the first thing wrong, or a summary),
+    and the validator's figures (recall, worst_ratio, gap, bound, unmatched:
+    -1 where they do not apply)."""
+
+    def __init__(self, j):
+        self.verdict = ("pass", "fail", "known")[j.verdict]
+        self.ok = j.verdict == 0
+        self.detail = j.detail.decode(errors="replace")
+        r = j.rep
+        self.recall, self.worst_ratio = r.recall, r.worst_ratio
+        self.gap, self.bound, self.unmatched = r.gap, r.bound, r.unmatched
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        return "Verdict(%s: %s)" % (self.verdict, self.detail)
+
+
+def _host(x, name, fn, dtype):
+    """x as a host numpy array of dtype (a copy where it must move)."""
+    np = _numpy()
+    if _is_tensor(x):
+        x = x.detach().cpu().numpy()
+    x = np.asarray(x)
+    if dtype == "int32":  # anything out of range stays out of range
+        x = np.clip(x, -(2 ** 31), 2 ** 31 - 1)
+    return np.ascontiguousarray(x, dtype=dtype)
+
+
+def _judge(task, result, promise, full=False):
+    j = _n.Judgement()
+    f = _n.lib.pcb_judge_full if full else _n.lib.pcb_judge
+    args = (ctypes.byref(task), ctypes.byref(result), ctypes.byref(promise))
+    _n.check(f(*args, ctypes.byref(j)) if full else f(*args, None, ctypes.byref(j)))
+    return Verdict(j)
+
+
+def _clouds(fn, **arrays):
+    host = {k: _host(v, k, fn, "float32") for k, v in arrays.items()}
+    cs = {k: _Cloud(v, k, fn) for k, v in host.items()}
+    return host, cs
+
+
+def check_fps(xyz, idx, start=0, canonical=False):
+    """Judge an FPS answer: idx (B, m) or (m,) are farthest point samples of
+    xyz from start, any choice among tied points accepted; canonical=True
+    also demands the lowest-index sequence (compared with the serial
+    reference, which it runs)."""
+    _, cs = _clouds("check_fps", xyz=xyz)
+    c = cs["xyz"]
+    idx = _host(idx, "idx", "check_fps", "int32")
+    m = idx.shape[-1] if idx.ndim else 0
+    if idx.size != c.batch * m or m < 1:
+        raise ValueError("pcbench.check_fps: idx %s does not fit %d clouds"
+                         % (idx.shape, c.batch))
+    task = c.task(_n.FPS, m=m, start=int(start))
+    promise = _n.Promise(exact=1, canonical=int(bool(canonical)))
+    return _judge(task, _n.Result(index=idx.ctypes.data), promise, full=canonical)
+
+
+def check_nn(ref, query, idx, dist2=None, exact=True):
+    """Judge a nearest-neighbour answer: idx (and dist2, if given) for every
+    query point; exact=False accepts approximate answers and reports their
+    recall."""
+    host, cs = _clouds("check_nn", ref=ref, query=query)
+    r, q = cs["ref"], cs["query"]
+    idx = _host(idx, "idx", "check_nn", "int32")
+    if idx.size != r.batch * q.n:
+        raise ValueError("pcbench.check_nn: idx %s does not fit %d x %d queries"
+                         % (idx.shape, r.batch, q.n))
+    d2 = None if dist2 is None else _host(dist2, "dist2", "check_nn", "float32")
+    task = r.task(_n.NN, nq=q.n)
+    task.b = q.ptr
+    return _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
+                  _n.Promise(exact=int(bool(exact))))
+
+
+def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
+    """Judge an EMD answer: a bijection whose cost is within max_gap of the
+    optimum (the exact solver's, up to 2048 points) and, with prices (the
+    dual of B's points), certified within it; value, if given, must be the
+    matching's mean cost. max_gap=0 demands the optimum; None a bijection
+    only."""
+    host, cs = _clouds("check_emd", a=a, b=b)
+    ca, cb = cs["a"], cs["b"]
+    match = _host(matching, "matching", "check_emd", "int32")
+    if match.size != ca.batch * ca.n or cb.n != ca.n:
+        raise ValueError("pcbench.check_emd: matching %s does not fit %d x %d points"
+                         % (match.shape, ca.batch, ca.n))
+    v = None if value is None else _host(value, "value", "check_emd", "float64")
+    p = None if prices is None else _host(prices, "prices", "check_emd", "float64")
+    task = ca.task(_n.EMD, nq=ca.n)
+    task.b = cb.ptr
+    result = _n.Result(index=match.ctypes.data, value=_ptr(v), price=_ptr(p),
+                       has_price=int(p is not None))
+    gap = _n.ANY_GAP if max_gap is None else float(max_gap)
+    return _judge(task, result, _n.Promise(exact=int(gap == 0), max_gap=gap))
+
+
+# ---- losses: differentiable through torch, the pairing from pcbench -------
+def _reduce(per_pair, reduction, fn):
+    if reduction == "mean":
+        return per_pair.mean()
+    if reduction == "sum":
+        return per_pair.sum()
+    if reduction == "none":
+        return per_pair
+    raise ValueError("pcbench.%s: reduction %r: need 'mean', 'sum' or 'none'" % (fn, reduction))
+
+
+def _gather(cloud, idx):
+    """cloud's points at idx: (..., N, 3) and (..., K) -> (..., K, 3)."""
+    return cloud.gather(-2, idx.unsqueeze(-1).expand(*idx.shape, 3))
+
+
+def _loss_inputs(a, b, fn):
+    torch = _torch()
+    if torch is None or not (_is_tensor(a) and _is_tensor(b)):
+        raise TypeError("pcbench.%s: needs torch tensors" % fn)
+    if a.dtype not in (torch.float32, torch.float64) or b.dtype != a.dtype:
+        raise TypeError("pcbench.%s: a and b must both be float32 or float64 (%s, %s)"
+                        % (fn, a.dtype, b.dtype))
+    # the pairing is computed on float32 copies; the loss in the inputs' dtype
+    return a.detach().float().contiguous(), b.detach().float().contiguous()
+
+
+def emd_loss(a, b, max_gap=1e-2, reduction="mean"):
+    """EMD loss: the mean distance between matched points, the matching a
+    bijection certified within max_gap of the optimum (1% by default: a loss
+    rarely needs more; 1e-3 for evaluation). Its gradient with respect to
+    both clouds is that of the matched distances, the matching held fixed
+    (an optimum's envelope)."""
+    fa, fb = _loss_inputs(a, b, "emd_loss")
+    with _torch().no_grad():
+        match = emd(fa, fb, max_gap=max_gap)[0]
+    per_pair = (a - _gather(b, match)).norm(dim=-1).mean(dim=-1)
+    return _reduce(per_pair, reduction, "emd_loss")
+
+
+def chamfer(a, b, reduction="mean"):
+    """Chamfer distance: the mean squared distance from each point of a to
+    its nearest point of b, plus the same from b to a; the nearest points
+    from pcbench's exact nearest-neighbour search (cuda_bvh on CUDA)."""
+    fa, fb = _loss_inputs(a, b, "chamfer")
+    with _torch().no_grad():
+        ia = nn(fb, fa)[0]  # nearest point of b for every point of a
+        ib = nn(fa, fb)[0]
+    per_pair = (((a - _gather(b, ia)) ** 2).sum(-1).mean(-1) +
+                ((b - _gather(a, ib)) ** 2).sum(-1).mean(-1))
+    return _reduce(per_pair, reduction, "chamfer")
+
+
+def clear_device_cache():
+    """Free the GPU scratch memory pcbench keeps between calls of the same
+    sizes (it waits for the work queued with it)."""
+    _n.lib.pcb_device_cache_clear()

@@ -1,0 +1,266 @@
+"""pytest: the Python package (impl/python) on numpy arrays, on PyTorch CPU
+tensors when torch is importable, and on CUDA tensors when a GPU is there.
+Run by tests/python.sh (make test)."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pcbench
+
+try:
+    import torch
+except ImportError:
+    torch = None
+cuda = torch is not None and torch.cuda.is_available()
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not importable")
+needs_cuda = pytest.mark.skipif(not cuda, reason="no CUDA device for torch")
+
+
+def cloud(seed, *shape):
+    return np.random.default_rng(seed).random(shape + (3,), dtype=np.float32)
+
+
+# ---- numpy: answers, and the judge rejects wrong ones ---------------------------
+def test_fps_is_the_canonical_sequence():
+    x = cloud(1, 3, 700)
+    got = pcbench.fps(x, 40, start=5)
+    assert got.shape == (3, 40) and got.dtype == np.int64
+    assert (got == pcbench.fps(x, 40, start=5, impl="dp")).all()
+    assert pcbench.check_fps(x, got, start=5, canonical=True)
+    one = pcbench.fps(x[1], 40, start=5)
+    assert one.shape == (40,) and (one == got[1]).all()
+
+
+def test_fps_judge_rejects_wrong_answers():
+    x = cloud(2, 2, 300)
+    idx = pcbench.fps(x, 20)
+    swapped = idx.copy()
+    swapped[0, [3, 4]] = swapped[0, [4, 3]]
+    assert not pcbench.check_fps(x, swapped)
+    assert not pcbench.check_fps(x, idx, start=1)
+    out = idx.copy()
+    out[1, 7] = 300
+    verdict = pcbench.check_fps(x, out)
+    assert not verdict and verdict.verdict == "fail" and "out of range" in verdict.detail
+
+
+def test_nn_matches_brute_force():
+    ref, q = cloud(3, 2, 900), cloud(4, 2, 500)
+    idx, d2 = pcbench.nn(ref, q)
+    assert idx.shape == (2, 500) and d2.dtype == np.float32
+    all_d2 = ((q[:, :, None, :].astype(np.float64) - ref[:, None, :, :]) ** 2).sum(-1)
+    assert np.allclose(d2, all_d2.min(-1), rtol=1e-5, atol=1e-12)
+    assert np.allclose(np.take_along_axis(all_d2, idx[..., None], -1)[..., 0], all_d2.min(-1))
+    assert pcbench.check_nn(ref, q, idx, d2)
+    wrong = (idx + 1) % 900
+    verdict = pcbench.check_nn(ref, q, wrong)
+    assert not verdict and 0 <= verdict.recall < 0.1
+
+
+def test_emd_is_a_certified_bijection():
+    a, b = cloud(5, 2, 128), cloud(6, 2, 128)
+    match, value, bound = pcbench.emd(a, b, max_gap=1e-3)
+    assert match.shape == (2, 128) and value.shape == (2,) and bound.shape == (2,)
+    assert all(sorted(m) == list(range(128)) for m in match.tolist())
+    assert (bound >= 0).all() and (bound <= 1e-3).all()
+    cost = np.linalg.norm(a - np.take_along_axis(b, match[..., None], 1), axis=-1).mean(-1)
+    assert np.allclose(value, cost, rtol=1e-12)
+    verdict = pcbench.check_emd(a, b, match, value, max_gap=1e-3)
+    assert verdict and 0 <= verdict.gap <= 1e-3
+
+
+def test_emd_judge_rejects_wrong_answers():
+    a, b = cloud(7, 1, 64), cloud(8, 1, 64)
+    match, value, _ = pcbench.emd(a, b)
+    shared = match.copy()
+    shared[0, 1] = shared[0, 0]
+    verdict = pcbench.check_emd(a, b, shared)
+    assert not verdict and "bijection" in verdict.detail
+    assert not pcbench.check_emd(a, b, match, value + 0.01)
+    worse = match.copy()  # a bijection, but far from the optimum
+    worse[0] = np.roll(worse[0], 1)
+    assert pcbench.check_emd(a, b, worse, max_gap=None)
+    assert not pcbench.check_emd(a, b, worse, max_gap=1e-3)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: pcbench.fps(cloud(1, 100).astype(np.float64), 5), TypeError, "float32"),
+    (lambda: pcbench.fps(cloud(1, 100)[:, :2].copy(), 5), ValueError, "(B, N, 3)"),
+    (lambda: pcbench.fps(cloud(1, 2, 5, 100), 5), ValueError, "(B, N, 3)"),
+    (lambda: pcbench.fps(cloud(1, 4, 100).transpose(1, 0, 2), 5), ValueError, "contiguous"),
+    (lambda: pcbench.fps(cloud(1, 100), 101), ValueError, "samples"),
+    (lambda: pcbench.fps(cloud(1, 100), 5, start=100), ValueError, "start"),
+    (lambda: pcbench.fps(cloud(1, 100), 5, impl="nonesuch"), ValueError, "nonesuch"),
+    (lambda: pcbench.fps([[0.0, 0.0, 0.0]], 1), TypeError, "numpy"),
+    (lambda: pcbench.nn(cloud(1, 2, 50), cloud(2, 3, 50)), ValueError, "batch"),
+    (lambda: pcbench.emd(cloud(1, 50), cloud(2, 60)), ValueError, "as many points"),
+    (lambda: pcbench.emd(cloud(1, 50), cloud(2, 50), max_gap=0), ValueError, "max_gap"),
+    (lambda: pcbench.fps(np.zeros((0, 3), np.float32), 1), ValueError, "empty"),
+])
+def test_bad_arguments_get_clear_errors(call, error, words):
+    with pytest.raises(error) as e:
+        call()
+    assert words in str(e.value)
+
+
+def test_non_finite_points_are_named():
+    x = cloud(9, 2, 100)
+    x[1, 42, 2] = np.nan
+    with pytest.raises(ValueError, match="pcbench.fps: cloud: non-finite coordinate at cloud 1 "
+                       "point 42"):
+        pcbench.fps(x, 10)
+
+
+# ---- torch on the CPU: the same answers, and the losses' gradients ---------------
+@needs_torch
+def test_torch_cpu_answers_equal_numpy():
+    x = cloud(10, 2, 400)
+    got = pcbench.fps(torch.from_numpy(x), 30)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.int64
+    assert (got.numpy() == pcbench.fps(x, 30)).all()
+    idx, d2 = pcbench.nn(torch.from_numpy(x), torch.from_numpy(cloud(11, 2, 300)))
+    ref_idx, ref_d2 = pcbench.nn(x, cloud(11, 2, 300))
+    assert (idx.numpy() == ref_idx).all() and (d2.numpy() == ref_d2).all()
+
+
+@needs_torch
+def test_losses_gradients_match_finite_differences():
+    g = torch.Generator().manual_seed(3)
+    a = torch.rand(2, 12, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.rand(2, 12, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b: pcbench.emd_loss(a, b, max_gap=1e-3), (a, b))
+    assert torch.autograd.gradcheck(pcbench.chamfer, (a, b))
+
+
+@needs_torch
+def test_losses_values():
+    a, b = torch.from_numpy(cloud(12, 3, 64)), torch.from_numpy(cloud(13, 3, 64))
+    _, value, _ = pcbench.emd(a, b)
+    assert torch.allclose(pcbench.emd_loss(a, b, max_gap=1e-3, reduction="none").double(),
+                          value, rtol=1e-5)
+    d_ab = torch.cdist(a, b) ** 2
+    want = d_ab.min(2).values.mean(1) + d_ab.min(1).values.mean(1)
+    assert torch.allclose(pcbench.chamfer(a, b, reduction="none"), want, rtol=1e-4)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        pcbench.chamfer(a.half(), b.half())
+
+
+# ---- CUDA: device-resident runs, bit for bit the host path ------------------------
+def on_gpu(x):
+    return torch.from_numpy(x).cuda()
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, m", [(4, 5000, 256), (32, 1000, 100), (2, 50000, 1024),
+                                     (1, 10000, 1000)])
+def test_cuda_fps_equals_host_path(b, n, m):
+    x = cloud(20 + n, b, n)
+    host = pcbench.fps(x, m, start=3, impl="cuda_pruned")
+    dev = pcbench.fps(on_gpu(x), m, start=3)
+    assert dev.is_cuda and (dev.cpu().numpy() == host).all()
+    assert (host == pcbench.fps(x, m, start=3, impl="dp")).all() or n > 20000
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, nq", [(1, 120000, 120000), (3, 20000, 7000), (2, 100, 9)])
+def test_cuda_nn_equals_host_path(b, n, nq):
+    ref, q = cloud(30 + n, b, n), cloud(31 + nq, b, nq)
+    hi, hd = pcbench.nn(ref, q, impl="cuda_bvh")
+    di, dd = pcbench.nn(on_gpu(ref), on_gpu(q))
+    assert (di.cpu().numpy() == hi).all() and (dd.cpu().numpy() == hd).all()
+    assert pcbench.check_nn(ref, q, di, dd)
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, gap", [(4, 1024, 1e-3), (2, 512, 1e-2), (3, 3000, 5e-2)])
+def test_cuda_emd_equals_host_path(b, n, gap):
+    a, c = cloud(40 + n, b, n), cloud(41 + n, b, n)
+    hm, hv, _ = pcbench.emd(a, c, max_gap=gap, impl="cuda_auction")
+    dm, dv, db = pcbench.emd(on_gpu(a), on_gpu(c), max_gap=gap)
+    assert (dm.cpu().numpy() == hm).all() and (dv.cpu().numpy() == hv).all()
+    assert (db >= 0).all() and (db <= gap).all()
+    assert pcbench.check_emd(a, c, dm, dv, max_gap=gap)
+
+
+@needs_cuda
+def test_cuda_other_stream_and_errors():
+    x = on_gpu(cloud(50, 2, 3000))
+    want = pcbench.fps(x, 64)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        got = pcbench.fps(x, 64)
+    torch.cuda.current_stream().wait_stream(side)
+    assert (got == want).all()
+    with pytest.raises(ValueError, match="contiguous"):
+        pcbench.fps(x.transpose(0, 1), 8)
+    with pytest.raises(ValueError, match="same kind on the same device"):
+        pcbench.nn(x, x.cpu())
+    with pytest.raises(pcbench.PcbenchError, match="host arrays only"):
+        pcbench.fps(x, 8, impl="cuda_unrolled")
+
+
+@needs_cuda
+def test_cuda_non_finite_sync_check_and_safe_runs():
+    x = cloud(51, 2, 2000)
+    x[0, 5, 1] = np.inf
+    pcbench.finite_check = "sync"
+    try:
+        with pytest.raises(ValueError, match="non-finite"):
+            pcbench.fps(on_gpu(x), 16)
+        pcbench.finite_check = "off"  # runs anyway, on the point read as 0
+        x0 = x.copy()
+        x0[0, 5, 1] = 0
+        assert (pcbench.fps(on_gpu(x), 16).cpu().numpy() == pcbench.fps(x0, 16)).all()
+        idx, _ = pcbench.nn(on_gpu(x), on_gpu(x))
+        assert ((idx >= 0) & (idx < 2000)).all()
+    finally:
+        pcbench.finite_check = "async"
+
+
+@needs_cuda
+def test_cuda_async_check_raises_at_the_next_wait():
+    code = ("import torch, pcbench\nx = torch.rand(1000, 3, device='cuda')\nx[3, 0] = "
+            "float('nan')\npcbench.fps(x, 8)\ntorch.cuda.synchronize()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode != 0 and "device-side assert" in run.stderr + run.stdout
+
+
+@needs_cuda
+def test_cuda_training_loop_never_waits_for_the_gpu():
+    """Forward, backward and optimizer steps with every call, queued behind a
+    long sleep kernel: if any of them waited for the GPU, the sleep would be
+    over when the loop ends."""
+    torch.manual_seed(0)
+    net = torch.nn.Linear(3, 3).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+    x, y = torch.rand(8, 1024, 3, device="cuda"), torch.rand(8, 1024, 3, device="cuda")
+
+    def step():
+        out = net(x)
+        centres = out.gather(1, pcbench.fps(out.detach().contiguous(), 64)[..., None]
+                             .expand(-1, -1, 3))
+        pcbench.nn(out.detach().contiguous(), y)
+        pcbench.emd(out.detach().contiguous(), y, max_gap=1e-2)
+        loss = pcbench.emd_loss(out, y) + pcbench.chamfer(out, y) + centres.pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    step()  # first step: the scratch memory is made
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        torch.cuda._sleep(2_000_000_000)  # about a second
+        done = torch.cuda.Event()
+        for _ in range(3):
+            loss = step()
+        done.record()
+        assert not done.query(), "a step waited for the GPU"
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    torch.cuda.synchronize()
+    assert torch.isfinite(loss)
