@@ -207,23 +207,28 @@ extern "C" void pcb_device_cache_clear(void)
     pthread_mutex_unlock(&cache_lock);
 }
 
-__global__ void finite_copy_kernel(float *dst, const float *src, int64_t count, float limit)
+__global__ void finite_copy_kernel(float *dst, const float *src, int64_t count, float limit,
+                                   int32_t *finite)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count;
          i += (int64_t)gridDim.x * blockDim.x) {
         const float v = src[i];
-        dst[i] = fabsf(v) <= limit ? v : 0.0f; /* NaN fails the test too */
+        const bool keep = fabsf(v) <= limit; /* NaN fails the test too */
+        dst[i] = keep ? v : 0.0f;
+        if (!keep && finite)
+            *finite = 0;
     }
 }
 
 extern "C" int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
-                                    cudaStream_t stream)
+                                    int32_t *finite, cudaStream_t stream)
 {
     if (count <= 0)
         return PCB_OK;
     const int64_t blocks = (count + 255) / 256;
     finite_copy_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(dst, src,
-                                                                                     count, limit);
+                                                                                     count, limit,
+                                                                                     finite);
     PCB_CUDA_LAUNCHED("finite_copy_kernel");
     return PCB_OK;
 }

@@ -69,10 +69,11 @@ int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state
 int pcb_cuda_cache_give(int slot, cudaStream_t stream);
 
 /* dst = src with every coordinate that is not finite or beyond +-limit
- * replaced by 0, queued on stream: device runs compute on clouds that
- * cannot send a kernel astray (their host checks cannot read the data). */
+ * replaced by 0 (and *finite set to 0 then, when finite is not NULL),
+ * queued on stream: device runs compute on clouds that cannot send a kernel
+ * astray (their host checks cannot read the data). */
 int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
-                         cudaStream_t stream);
+                         int32_t *finite, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -114,6 +114,10 @@ typedef struct {
  *        matching's cost P and the dual bound D its prices prove, for
  *        implementations that certify (cuda_auction; may be NULL; left as
  *        it was by the others, which pcb_emd_bound serves).
+ * Device runs only: finite, a device int32 the run sets to 0 when it read
+ * a coordinate that is not finite (or beyond the implementation's range) as
+ * 0, and leaves as it was otherwise (may be NULL): the caller can check it
+ * without waiting, e.g. in a device-side assertion.
  */
 typedef struct {
     int32_t *index;
@@ -122,6 +126,7 @@ typedef struct {
     double *price;
     int has_price;
     double *bound;
+    int32_t *finite;
 } pcb_result;
 
 /* Deterministic work counters; -1 where an implementation has none. */

@@ -608,7 +608,7 @@ extern "C" const pcb_impl pcb_emd_cuda_auction;
  * on the host (min and max are exact; the double sums run in its order). */
 __global__ void pair_constants_kernel(int n, const float *a_in, const float *b_in, float *a,
                                       float *b, double eps_option, double *bound,
-                                      double *floor_eps)
+                                      double *floor_eps, int32_t *finite)
 {
     __shared__ float lo[3][PAIR_THREADS], hi[3][PAIR_THREADS];
     const int64_t pair = blockIdx.x, base = pair * n * 3;
@@ -618,7 +618,10 @@ __global__ void pair_constants_kernel(int n, const float *a_in, const float *b_i
         const float *in = k < n ? a_in + base + 3 * k : b_in + base + 3 * (k - n);
         float *out = k < n ? a + base + 3 * k : b + base + 3 * (k - n);
         for (int c = 0; c < 3; c++) {
-            const float v = fabsf(in[c]) <= DEVICE_MAX_COORD ? in[c] : 0.0f;
+            const bool keep = fabsf(in[c]) <= DEVICE_MAX_COORD; /* NaN fails it too */
+            const float v = keep ? in[c] : 0.0f;
+            if (!keep && finite)
+                *finite = 0;
             out[c] = v;
             l[c] = fminf(l[c], v);
             h[c] = fmaxf(h[c], v);
@@ -924,7 +927,8 @@ static int auction_run_device(const pcb_task *t, pcb_result *out)
     cudaStream_t st = (cudaStream_t)t->stream;
     const unsigned batch = (unsigned)t->batch;
     pair_constants_kernel<<<batch, PAIR_THREADS, 0, st>>>((int)t->n, t->a, t->b, s->a, s->b,
-                                                          t->opt.eps, s->bound, s->floor_eps);
+                                                          t->opt.eps, s->bound, s->floor_eps,
+                                                          out->finite);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess && (rc = enqueue(s, st, out->index, out->price ? out->price : s->price)) ==
                                 PCB_OK && (out->value || out->bound)) {

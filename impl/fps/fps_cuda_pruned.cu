@@ -1240,7 +1240,7 @@ static int pruned_run_device(const pcb_task *t, pcb_result *out)
     fps_args saved = s->args;
     s->args.start = (int)t->start;
     s->args.out = out->index;
-    rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, stream);
+    rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, out->finite, stream);
     if (rc == PCB_OK)
         rc = enqueue(s, stream);
     s->args = saved; /* the state's own output array again, for the next taker */

@@ -4,8 +4,8 @@
  *
  * prepare uploads both clouds and builds each reference cloud's index on
  * the device: bounding box (two reduction kernels), Morton codes, a radix
- * sort (CUB), the points gathered into leaf slots, leaf boxes, then the
- * tree's levels bottom up (one small launch a level). Its buffers are one
+ * sort (CUB), the points gathered into leaf slots, then every box bottom up
+ * in one launch (a launch a level cost more than the work). Its buffers are one
  * allocation: every cudaFree waits for the device, and a dozen of them
  * showed in the end-to-end time.
  * compute sorts the queries by a 30-bit Morton code in the reference's
@@ -35,6 +35,7 @@ typedef struct {
     uint64_t *keys[2];                   /* reference codes; the queries' use them as uint32 */
     int32_t *vals[2];
     int32_t *order; /* batch * nq: queries in Morton order, per pair */
+    int32_t *arrived; /* batch * P: bvh_boxes' counts, 0 between builds */
     void *temp;
     size_t temp_bytes;
     unsigned long long *evals;
@@ -115,9 +116,14 @@ __global__ void bvh_gather(const float *p, int32_t n, const int32_t *sorted, int
     }
 }
 
-/* Leaf k = node P + k: the box of its real points; leaves past the last
- * are empty boxes (+inf away). box[2v] = lo, box[2v + 1] = hi. */
-__global__ void bvh_leaf_boxes(const float4 *pts, int32_t n, int32_t p, float4 *box)
+/* Every box of the tree in one launch. Leaf k = node P + k: the box of its
+ * real points; leaves past the last are empty boxes (+inf away). box[2v] =
+ * lo, box[2v + 1] = hi. Then up the tree: of a node's two children, the
+ * thread of the second to finish (an atomic count a node) makes the
+ * parent's box, reading its sibling's through L2, and clears the count for
+ * the next build; min and max are exact, so the boxes are those level by
+ * level launches make (one launch a level cost more than the work). */
+__global__ void bvh_boxes(const float4 *pts, int32_t n, int32_t p, float4 *box, int32_t *arrived)
 {
     int32_t k = blockIdx.x * BUILD_BLOCK + threadIdx.x;
     if (k >= p)
@@ -131,17 +137,16 @@ __global__ void bvh_leaf_boxes(const float4 *pts, int32_t n, int32_t p, float4 *
     }
     box[2 * (p + k)] = l;
     box[2 * (p + k) + 1] = h;
-}
-
-/* Nodes first .. 2 first - 1 (one level): the union of their children. */
-__global__ void bvh_level(float4 *box, int32_t first)
-{
-    int32_t v = first + blockIdx.x * BUILD_BLOCK + threadIdx.x;
-    if (v >= 2 * first)
-        return;
-    float4 a = box[4 * v], c = box[4 * v + 1], b = box[4 * v + 2], d = box[4 * v + 3];
-    box[2 * v] = make_float4(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z), 0.0f);
-    box[2 * v + 1] = make_float4(fmaxf(c.x, d.x), fmaxf(c.y, d.y), fmaxf(c.z, d.z), 0.0f);
+    for (int32_t v = (p + k) / 2; v >= 1; v /= 2) {
+        __threadfence(); /* this child's box before its count */
+        if (atomicAdd(&arrived[v], 1) == 0)
+            return; /* the sibling's thread goes on */
+        arrived[v] = 0;
+        const float4 a = __ldcg(&box[4 * v]), c = __ldcg(&box[4 * v + 1]),
+                     b = __ldcg(&box[4 * v + 2]), d = __ldcg(&box[4 * v + 3]);
+        box[2 * v] = make_float4(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z), 0.0f);
+        box[2 * v + 1] = make_float4(fmaxf(c.x, d.x), fmaxf(c.y, d.y), fmaxf(c.z, d.z), 0.0f);
+    }
 }
 
 /* ---- querying ------------------------------------------------------------- */
@@ -216,12 +221,8 @@ static int build_one(bvh_state *s, int64_t b)
     bvh_gather<<<blocks_for(s->slots), BUILD_BLOCK, 0, st>>>(ref, n, s->vals[1], s->slots, pts,
                                                              s->ids + b * s->slots);
     PCB_CUDA_LAUNCHED("bvh_gather");
-    bvh_leaf_boxes<<<blocks_for(p), BUILD_BLOCK, 0, st>>>(pts, n, p, box);
-    PCB_CUDA_LAUNCHED("bvh_leaf_boxes");
-    for (int32_t first = p / 2; first >= 1; first /= 2) {
-        bvh_level<<<blocks_for(first), BUILD_BLOCK, 0, st>>>(box, first);
-        PCB_CUDA_LAUNCHED("bvh_level");
-    }
+    bvh_boxes<<<blocks_for(p), BUILD_BLOCK, 0, st>>>(pts, n, p, box, s->arrived + b * p);
+    PCB_CUDA_LAUNCHED("bvh_boxes");
     return PCB_OK;
 }
 
@@ -259,7 +260,8 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
                       batch * s->slots * sizeof(int32_t), batch * 4 * sizeof(float),
                       BBOX_BLOCKS * 6 * sizeof(float), most * sizeof(uint64_t),
                       most * sizeof(uint64_t), most * sizeof(int32_t), most * sizeof(int32_t),
-                      qs * sizeof(int32_t), s->temp_bytes, sizeof(unsigned long long)};
+                      qs * sizeof(int32_t), s->temp_bytes, sizeof(unsigned long long),
+                      batch * ((size_t)1 << s->log_p) * sizeof(int32_t)};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         total += (sizes[i] + 255) / 256 * 256;
@@ -282,6 +284,8 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
     s->order = (int32_t *)carve(&at, sizes[14]);
     s->temp = carve(&at, sizes[15]);
     s->evals = (unsigned long long *)carve(&at, sizes[16]);
+    s->arrived = (int32_t *)carve(&at, sizes[17]);
+    PCB_CUDA_TRY(cudaMemsetAsync(s->arrived, 0, sizes[17], s->base.ctx.stream));
     if (t->memory == PCB_MEM_DEVICE)
         return PCB_OK; /* each run copies its clouds in */
     PCB_CUDA_TRY(cudaMemcpyAsync(s->base.ref, t->a, sizes[0], cudaMemcpyHostToDevice,
@@ -353,7 +357,10 @@ static int bvh_prepare(const pcb_task *t, void **state)
         rc = build_one(s, b);
     if (rc == PCB_OK)
         rc = capture_compute(s, on_device);
-    if (rc == PCB_OK && !on_device) /* the uploads read the caller's arrays: done before returning */
+    /* the uploads read the caller's arrays, and the counts' clearing must be
+     * done before another stream builds: waited for here (on device runs,
+     * at a state's making only) */
+    if (rc == PCB_OK)
         rc = pcb_cuda_sync(&s->base.ctx);
     if (rc != PCB_OK) {
         bvh_release(s);
@@ -386,8 +393,11 @@ static int bvh_run_device(const pcb_task *t, pcb_result *out)
     cudaStream_t st = (cudaStream_t)t->stream;
     const size_t qs = (size_t)(t->batch * t->nq);
     cudaError_t e = cudaSuccess;
-    if ((rc = pcb_cuda_finite_copy(s->base.ref, t->a, t->batch * t->n * 3, PCB_NN_MAX_COORD, st)) == PCB_OK &&
-        (rc = pcb_cuda_finite_copy(s->base.qry, t->b, t->batch * t->nq * 3, PCB_NN_MAX_COORD, st)) == PCB_OK) {
+    const float limit = PCB_NN_MAX_COORD;
+    if ((rc = pcb_cuda_finite_copy(s->base.ref, t->a, t->batch * t->n * 3, limit, out->finite,
+                                   st)) == PCB_OK &&
+        (rc = pcb_cuda_finite_copy(s->base.qry, t->b, t->batch * t->nq * 3, limit, out->finite,
+                                   st)) == PCB_OK) {
         e = cudaGraphLaunch(s->exec, st);
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(out->index, s->base.idx, qs * sizeof(int32_t),

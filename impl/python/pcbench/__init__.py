@@ -9,11 +9,12 @@ Answers come back in the input's kind and device, int64 indices, with the
 input's rank ((B, m) or (m,)).
 
 Non-finite coordinates: CPU inputs are checked and refused (ValueError naming
-the point). A CUDA check would wait for the GPU, so by default it is queued as
-an asynchronous device-side assertion, PyTorch's own way for value errors
-on CUDA (finite_check = "async"); "sync" checks at once with a ValueError,
-"off" not at all. Either way the library never reads past its arrays: a
-device run computes with a non-finite coordinate read as 0.
+the point). A CUDA check would wait for the GPU, so by default the library's
+copy-in flags them and an asynchronous device-side assertion reads the flag,
+PyTorch's own way for value errors on CUDA (finite_check = "async"); "sync"
+checks before running, with a ValueError (it waits); "off" does not check.
+Either way the library never reads past its arrays: a device run computes
+with a non-finite coordinate read as 0.
 """
 import ctypes
 import sys
@@ -77,15 +78,8 @@ class _Cloud:
         self.n = int(x.shape[-2])
         if self.n < 1 or self.batch < 1:
             raise ValueError("pcbench.%s: %s is empty: %s" % (fn, name, tuple(x.shape)))
-        if self.cuda and finite_check != "off":
-            torch = _torch()
-            finite = torch.isfinite(self.x).all()
-            message = "pcbench.%s: %s holds a non-finite coordinate" % (fn, name)
-            if finite_check == "sync":
-                if not bool(finite):
-                    raise ValueError(message)
-            else:
-                torch._assert_async(finite, message)
+        if self.cuda and finite_check == "sync" and not bool(_torch().isfinite(self.x).all()):
+            raise ValueError("pcbench.%s: %s holds a non-finite coordinate" % (fn, name))
 
     def same_place(self, other, names):
         if self.kind != other.kind or self.device != other.device:
@@ -129,13 +123,24 @@ def _int64(idx):
 
 
 def _run(cloud, task, impl, result):
-    """Run on the tensor's device (the library takes the current one)."""
+    """Run on the tensor's device (the library takes the current one). On
+    CUDA with the asynchronous check, the library's copy-in clears a flag on
+    a non-finite coordinate and a device-side assertion reads it: two tiny
+    kernels, no wait."""
     device = _n.CUDA if cloud.cuda else _n.CPU
     try:
         chosen = _n.implementation(task, device, impl)
         if cloud.cuda:
-            with _torch().cuda.device(cloud.device):
+            torch = _torch()
+            flag = None
+            if finite_check == "async":
+                flag = torch.ones((), dtype=torch.int32, device=cloud.device)
+                result.finite = flag.data_ptr()
+            with torch.cuda.device(cloud.device):
                 _n.run(chosen, task, result)
+            if flag is not None:
+                torch._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
+                                    % cloud.fn)
         else:
             _n.run(chosen, task, result)
     except (ValueError, PcbenchError) as e:
