@@ -260,9 +260,11 @@ bench: deps
 # make peers-deps WHEELS=dir  the same from a folder of wheels (offline hosts)
 # make peer-wheels WHEELS=dir download those wheels here (PYVER: the host's Python)
 PEERS_DIR ?= .peers/site
-PEERS_PY  := PYTHONPATH=$(PEERS_DIR)$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON)
+# pcbench itself is timed beside them through its Python package (impl/python)
+PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python$${PYTHONPATH:+:$$PYTHONPATH} \
+             PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
 
-peers: tool
+peers: tool shared
 	$(PEERS_PY) scripts/peers.py --suite $(SUITE) --pcbench $(TOOL)
 
 peers-deps:

@@ -62,6 +62,18 @@ class MissingFps(RightFps):
     name, module = "missing", "pcbench_no_such_module"
 
 
+class BatchedFps(RightFps):
+    """Answers the whole batch in one call, as pcbench's Python entry does."""
+    name, batched = "batched_dp", True
+
+    def prepare(self, clouds, cfg):
+        return [([c["a"] for c in clouds], cfg)]
+
+    def solve(self, st):
+        clouds, cfg = st
+        return [dp_fps(a, cfg["m"], cfg["start"]) for a in clouds]
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
     res = os.path.join(tmp, "r")
@@ -89,6 +101,16 @@ def main():
     m = e.get("missing", {})
     check(m.get("status") == "unavailable" and "pcbench_no_such_module" in m.get("detail", ""),
           "missing peer: %s" % m)
+
+    # A batched peer: one call answers every cloud, each judged.
+    res2 = os.path.join(tmp, "r2")
+    rc = peers.main(["--suite", "quick", "--problem", "fps", "--filter", "/b2/", "--results", res2,
+                     "--pcbench", tool, "--machine", "testbox", "--reps", "2"], [BatchedFps()])
+    with open(os.path.join(res2, "testbox", "quick", "peers-fps-uniform-b2-n3000-m64.json"),
+              encoding="utf-8") as f:
+        b = {x["peer"]: x for x in json.load(f)["results"]}.get("batched_dp", {})
+    check(rc == 0 and b.get("status") == "ok" and "2 clouds, all pass" in b.get("detail", ""),
+          "batched peer: %s" % b)
 
     # Resume: stored final results are kept as they are.
     peers.main(base, planted)
