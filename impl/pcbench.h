@@ -155,6 +155,15 @@ typedef enum {
     PCB_COST_GPU_PAIRS        /* EMD on a GPU, 32 pairs at once: ceil(b / 32) n^2.5 */
 } pcb_cost;
 
+/* What an NN implementation that keeps its index on the device between
+ * searches provides (pcb_nn_index_*, below): build it from a device task's
+ * reference, search it for new queries, free it. */
+typedef struct {
+    int (*build)(const pcb_task *task, int32_t *finite, void **state);
+    int (*query)(void *state, const float *query, int64_t nq, pcb_result *out, void *stream);
+    void (*release)(void *state);
+} pcb_index_ops;
+
 /* An implementation is one table entry. The life cycle separates what a
  * benchmark must not time from what it times:
  *   prepare  - allocate, upload inputs, build indexes (state is private);
@@ -205,6 +214,8 @@ typedef struct pcb_impl {
      * calls of the same sizes (pcb_device_cache_clear frees it). NULL: this
      * implementation runs on host arrays only. */
     int (*run_device)(const pcb_task *task, pcb_result *out);
+    /* NN: an index kept on the device between searches; NULL if none. */
+    const pcb_index_ops *device_index;
 } pcb_impl;
 
 /* ---- registry --------------------------------------------------------- */
@@ -257,6 +268,28 @@ int pcb_best(const pcb_task *t, const pcb_impl **out);
 int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out);
 /* An implementation's name (for bindings that hold pcb_impl opaque). */
 const char *pcb_impl_name(const pcb_impl *impl);
+/* ---- a nearest-neighbour index kept on the device ----------------------
+ * For loops that search one reference many times (ICP: the reference sweep
+ * stays while the moved source is searched again and again): build once,
+ * then each search costs only the search. t is a device-resident NN task
+ * whose a holds the reference clouds and nq the most queries a cloud a
+ * search will ask (b is not read); the build is queued on t->stream, and
+ * sets *finite to 0 if it read a non-finite coordinate as 0 (finite may be
+ * NULL). pcb_nn_index_query searches batch x nq queries (device pointers,
+ * nq at most the built capacity) on stream, writing out->index and
+ * out->dist2 (and out->finite as device runs do), without waiting. The
+ * index keeps its own copy of the reference. Building allocates; a search
+ * waits on the host only when nq differs from the last search's (its
+ * launches are captured once a query count). pcb_nn_index_free waits for
+ * the searches queued, then frees (accepts NULL). Implementations with
+ * device_index: cuda_bvh; the others say PCB_EUNSUPPORTED. */
+typedef struct pcb_nn_index pcb_nn_index;
+int pcb_nn_index_build(const pcb_impl *impl, const pcb_task *t, int32_t *finite,
+                       pcb_nn_index **index);
+int pcb_nn_index_query(pcb_nn_index *index, const float *query, int64_t nq, pcb_result *out,
+                       void *stream);
+void pcb_nn_index_free(pcb_nn_index *index);
+
 /* sizeof one of the public structs by name ("pcb_task", "pcb_result",
  * "pcb_options", "pcb_report", "pcb_promise", "pcb_judgement"), 0 for another
  * name: bindings that mirror them check their layout against it. */

@@ -1,5 +1,6 @@
 /* run.c - the life cycle of one run, the choice of the fastest exact
  * implementation and the simple entry points. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pcbench.h"
@@ -78,6 +79,59 @@ int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out)
 const char *pcb_impl_name(const pcb_impl *impl)
 {
     return impl ? impl->name : "";
+}
+
+struct pcb_nn_index {
+    const pcb_impl *impl;
+    void *state;
+    int64_t batch;
+};
+
+int pcb_nn_index_build(const pcb_impl *impl, const pcb_task *t, int32_t *finite,
+                       pcb_nn_index **index)
+{
+    if (!impl || !t || !index)
+        return pcb_fail(PCB_EINVAL, "nn index: missing implementation, task or index");
+    *index = NULL;
+    if (t->problem != PCB_NN || t->memory != PCB_MEM_DEVICE)
+        return pcb_fail(PCB_EINVAL, "nn index: needs a device-resident NN task");
+    pcb_task check = *t;
+    check.b = check.b ? check.b : check.a; /* the queries come later */
+    int rc;
+    if ((rc = pcb_task_check(&check)) != PCB_OK || (rc = pcb_task_fits(impl, &check)) != PCB_OK ||
+        (rc = pcb_impl_available(impl)) != PCB_OK)
+        return rc;
+    if (!impl->device_index)
+        return pcb_fail(PCB_EUNSUPPORTED, "nn %s keeps no index on the device", impl->name);
+    pcb_nn_index *x = calloc(1, sizeof *x);
+    if (!x)
+        return pcb_fail(PCB_ENOMEM, "nn index: out of memory");
+    x->impl = impl;
+    x->batch = t->batch;
+    if ((rc = impl->device_index->build(&check, finite, &x->state)) != PCB_OK) {
+        free(x);
+        return rc;
+    }
+    *index = x;
+    return PCB_OK;
+}
+
+int pcb_nn_index_query(pcb_nn_index *index, const float *query, int64_t nq, pcb_result *out,
+                       void *stream)
+{
+    if (!index || !query || !out || !out->index)
+        return pcb_fail(PCB_EINVAL, "nn index query: missing index, queries or result array");
+    if (nq < 1 || index->batch > INT64_MAX / 3 / nq)
+        return pcb_fail(PCB_EINVAL, "nn index query: %lld queries a cloud", (long long)nq);
+    return index->impl->device_index->query(index->state, query, nq, out, stream);
+}
+
+void pcb_nn_index_free(pcb_nn_index *index)
+{
+    if (!index)
+        return;
+    index->impl->device_index->release(index->state);
+    free(index);
 }
 
 size_t pcb_abi_size(const char *type)

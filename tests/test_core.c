@@ -204,6 +204,21 @@ static void test_device_tasks(void)
     t.memory = PCB_MEM_HOST, t.opt.max_gap = -0.5;
     CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
     CHECK(pcb_abi_size("pcb_task") == sizeof(pcb_task) && pcb_abi_size("nonesuch") == 0);
+
+    /* a device index: only device-resident NN tasks, only cuda_bvh */
+    pcb_nn_index *index = (pcb_nn_index *)&t; /* must be cleared on failure */
+    pcb_task nn = {.problem = PCB_NN, .batch = 1, .n = 100, .nq = 100, .a = nowhere,
+                   .memory = PCB_MEM_DEVICE};
+    const pcb_impl *kd = pcb_find(PCB_NN, "kdtree");
+    CHECK(kd && !kd->device_index);
+    CHECK_RC(pcb_nn_index_build(kd, &nn, NULL, &index), PCB_EUNSUPPORTED);
+    CHECK(index == NULL);
+    nn.memory = PCB_MEM_HOST;
+    CHECK_RC(pcb_nn_index_build(kd, &nn, NULL, &index), PCB_EINVAL);
+    CHECK_RC(pcb_nn_index_query(NULL, nowhere, 10, &r, NULL), PCB_EINVAL);
+    pcb_nn_index_free(NULL);
+    const pcb_impl *bvh = pcb_find(PCB_NN, "cuda_bvh");
+    CHECK(!bvh || (bvh->device_index && bvh->run_device));
 }
 
 /* pcb_choose on the CPU: exact FPS and NN, a certified EMD; pcb_emd_bound

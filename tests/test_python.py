@@ -59,6 +59,18 @@ def test_nn_matches_brute_force():
     assert not verdict and 0 <= verdict.recall < 0.1
 
 
+def test_nn_index_answers_as_nn_and_keeps_its_reference():
+    ref, q = cloud(14, 2, 800), cloud(15, 2, 300)
+    index = pcbench.NNIndex(ref, max_queries=300)
+    want = pcbench.nn(ref, q)
+    ref[:] = 0  # the index holds its own copy
+    got = index.query(q)
+    assert (got[0] == want[0]).all() and (got[1] == want[1]).all()
+    one = pcbench.NNIndex(ref[0]).query(q[0][:10])  # every reference point at 0 now
+    assert one[0].shape == (10,)
+    assert np.allclose(one[1], (q[0][:10].astype(np.float64) ** 2).sum(-1), rtol=1e-6)
+
+
 def test_emd_is_a_certified_bijection():
     a, b = cloud(5, 2, 128), cloud(6, 2, 128)
     match, value, bound = pcbench.emd(a, b, max_gap=1e-3)
@@ -185,6 +197,31 @@ def test_cuda_emd_equals_host_path(b, n, gap):
 
 
 @needs_cuda
+def test_cuda_nn_index_equals_host_path():
+    ref, q = cloud(60, 2, 50000), cloud(61, 2, 20000)
+    index = pcbench.NNIndex(on_gpu(ref), max_queries=20000)
+    gpu_ref = on_gpu(ref)
+    for k in (20000, 7000, 20000, 1):  # a new count recaptures the search
+        hi, hd = pcbench.nn(ref, q[:, :k].copy(), impl="cuda_bvh")
+        di, dd = index.query(on_gpu(q[:, :k].copy()))
+        assert (di.cpu().numpy() == hi).all() and (dd.cpu().numpy() == hd).all()
+    gpu_ref.zero_()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        di, _ = index.query(on_gpu(q))
+    torch.cuda.current_stream().wait_stream(side)
+    assert (di.cpu().numpy() == pcbench.nn(ref, q, impl="cuda_bvh")[0]).all()
+    with pytest.raises(ValueError, match="max_queries"):
+        index.query(on_gpu(cloud(62, 2, 20001)))
+    with pytest.raises(ValueError, match="same kind on the same device"):
+        index.query(q)
+    with pytest.raises(pcbench.PcbenchError, match="keeps no index"):
+        pcbench.NNIndex(on_gpu(ref), impl="cuda_attempt3")
+    index.close()
+
+
+@needs_cuda
 def test_cuda_other_stream_and_errors():
     x = on_gpu(cloud(50, 2, 3000))
     want = pcbench.fps(x, 64)
@@ -237,12 +274,14 @@ def test_cuda_training_loop_never_waits_for_the_gpu():
     net = torch.nn.Linear(3, 3).cuda()
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
     x, y = torch.rand(8, 1024, 3, device="cuda"), torch.rand(8, 1024, 3, device="cuda")
+    index = pcbench.NNIndex(y)
 
     def step():
         out = net(x)
         centres = out.gather(1, pcbench.fps(out.detach().contiguous(), 64)[..., None]
                              .expand(-1, -1, 3))
         pcbench.nn(out.detach().contiguous(), y)
+        index.query(out.detach().contiguous())
         pcbench.emd(out.detach().contiguous(), y, max_gap=1e-2)
         loss = pcbench.emd_loss(out, y) + pcbench.chamfer(out, y) + centres.pow(2).mean()
         opt.zero_grad(set_to_none=True)

@@ -971,4 +971,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .counters = auction_counters,
     .device_ms = auction_device_ms,
     .run_device = auction_run_device,
+    .device_index = NULL,
 };

@@ -1275,4 +1275,5 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .counters = pruned_counters,
     .device_ms = pruned_device_ms,
     .run_device = pruned_run_device,
+    .device_index = NULL,
 };

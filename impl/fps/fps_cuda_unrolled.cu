@@ -331,6 +331,7 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
     .counters = unrolled_counters,
     .device_ms = unrolled_device_ms,
     .run_device = NULL, /* host arrays only */
+    .device_index = NULL,
 };
 
 /* The planted defect (impl/defects/defects.c): never in the registry. */
@@ -355,4 +356,5 @@ extern "C" const pcb_impl pcb_defect_fps_torn_argmax = {
     .counters = unrolled_counters,
     .device_ms = unrolled_device_ms,
     .run_device = NULL, /* host arrays only */
+    .device_index = NULL,
 };

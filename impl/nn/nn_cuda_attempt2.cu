@@ -104,4 +104,5 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .counters = nn_cuda_brute_counters,
     .device_ms = nn_cuda_device_ms,
     .run_device = NULL, /* host arrays only */
+    .device_index = NULL,
 };

@@ -36,6 +36,7 @@ typedef struct {
     int32_t *vals[2];
     int32_t *order; /* batch * nq: queries in Morton order, per pair */
     int32_t *arrived; /* batch * P: bvh_boxes' counts, 0 between builds */
+    size_t arrived_bytes;
     void *temp;
     size_t temp_bytes;
     unsigned long long *evals;
@@ -199,10 +200,9 @@ static unsigned blocks_for(int64_t count)
 }
 
 /* The index of pair b's reference cloud, queued on the stream. */
-static int build_one(bvh_state *s, int64_t b)
+static int build_one(bvh_state *s, int64_t b, cudaStream_t st)
 {
     const pcb_task *t = &s->base.task;
-    cudaStream_t st = s->base.ctx.stream;
     const float *ref = s->base.ref + b * t->n * 3;
     int32_t n = (int32_t)t->n, p = 1 << s->log_p;
     float *frame = s->frame + 4 * b;
@@ -285,7 +285,7 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
     s->temp = carve(&at, sizes[15]);
     s->evals = (unsigned long long *)carve(&at, sizes[16]);
     s->arrived = (int32_t *)carve(&at, sizes[17]);
-    PCB_CUDA_TRY(cudaMemsetAsync(s->arrived, 0, sizes[17], s->base.ctx.stream));
+    s->arrived_bytes = sizes[17];
     if (t->memory == PCB_MEM_DEVICE)
         return PCB_OK; /* each run copies its clouds in */
     PCB_CUDA_TRY(cudaMemcpyAsync(s->base.ref, t->a, sizes[0], cudaMemcpyHostToDevice,
@@ -296,10 +296,9 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
 }
 
 /* What compute does, queued on the stream (captured into the graph). */
-static int enqueue_compute(bvh_state *s)
+static int enqueue_compute(bvh_state *s, cudaStream_t st)
 {
     const pcb_task *t = &s->base.task;
-    cudaStream_t st = s->base.ctx.stream;
     int32_t nq = (int32_t)t->nq;
     PCB_CUDA_TRY(cudaMemsetAsync(s->evals, 0, sizeof *s->evals, st));
     uint32_t *k0 = (uint32_t *)s->keys[0], *k1 = (uint32_t *)s->keys[1];
@@ -329,9 +328,9 @@ static int capture_compute(bvh_state *s, int with_build)
     PCB_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     int rc = PCB_OK;
     for (int64_t b = 0; with_build && b < s->base.task.batch && rc == PCB_OK; b++)
-        rc = build_one(s, b);
+        rc = build_one(s, b, st);
     if (rc == PCB_OK)
-        rc = enqueue_compute(s);
+        rc = enqueue_compute(s, st);
     cudaError_t err = cudaStreamEndCapture(st, &s->graph); /* always: the stream must leave capture */
     if (rc != PCB_OK)
         return rc;
@@ -341,7 +340,8 @@ static int capture_compute(bvh_state *s, int with_build)
     return PCB_OK;
 }
 
-static int bvh_prepare(const pcb_task *t, void **state)
+/* A state sized for t: the tree's shape, then bvh_alloc. */
+static int bvh_new(const pcb_task *t, bvh_state **out)
 {
     bvh_state *s = (bvh_state *)calloc(1, sizeof *s);
     if (!s)
@@ -351,10 +351,23 @@ static int bvh_prepare(const pcb_task *t, void **state)
         s->log_p++;
     s->slots = leaves * BVH_LEAF;
     s->nodes = 2 << s->log_p;
-    int rc = bvh_alloc(s, t);
+    *out = s;
+    return bvh_alloc(s, t);
+}
+
+static int bvh_prepare(const pcb_task *t, void **state)
+{
+    bvh_state *s = NULL;
+    int rc = bvh_new(t, &s);
+    if (!s)
+        return rc;
     const int on_device = t->memory == PCB_MEM_DEVICE;
+    if (rc == PCB_OK) {
+        cudaError_t e = cudaMemsetAsync(s->arrived, 0, s->arrived_bytes, s->base.ctx.stream);
+        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaMemsetAsync", __FILE__, __LINE__);
+    }
     for (int64_t b = 0; b < t->batch && rc == PCB_OK && !on_device; b++)
-        rc = build_one(s, b);
+        rc = build_one(s, b, s->base.ctx.stream);
     if (rc == PCB_OK)
         rc = capture_compute(s, on_device);
     /* the uploads read the caller's arrays, and the counts' clearing must be
@@ -412,6 +425,106 @@ static int bvh_run_device(const pcb_task *t, pcb_result *out)
     return rc != PCB_OK ? rc : given;
 }
 
+/* ---- an index kept between searches (pcb_nn_index_*) ---------------------- */
+typedef struct {
+    bvh_state *s;
+    int64_t capacity;         /* the most queries a cloud a search may ask */
+    int64_t graph_nq;         /* the query count the captured search is for; 0: none */
+    cudaEvent_t last;         /* after the build, then after each search */
+    cudaStream_t last_stream; /* where that was queued */
+} bvh_index;
+
+static void bvh_index_release(void *state)
+{
+    bvh_index *x = (bvh_index *)state;
+    if (!x)
+        return;
+    if (x->last) {
+        cudaEventSynchronize(x->last); /* the searches queued read the index */
+        cudaEventDestroy(x->last);
+    }
+    bvh_release(x->s);
+    free(x);
+}
+
+/* The reference copied in and its index built, on the task's stream. */
+static int bvh_index_build(const pcb_task *t, int32_t *finite, void **state)
+{
+    bvh_index *x = (bvh_index *)calloc(1, sizeof *x);
+    if (!x)
+        return pcb_fail(PCB_ENOMEM, "nn cuda_bvh: out of memory");
+    cudaStream_t st = (cudaStream_t)t->stream;
+    int rc = bvh_new(t, &x->s);
+    cudaError_t e = cudaSuccess;
+    if (rc == PCB_OK && (e = cudaMemsetAsync(x->s->arrived, 0, x->s->arrived_bytes, st)) != cudaSuccess)
+        rc = pcb_cuda_fail(e, "cudaMemsetAsync", __FILE__, __LINE__);
+    if (rc == PCB_OK)
+        rc = pcb_cuda_finite_copy(x->s->base.ref, t->a, t->batch * t->n * 3, PCB_NN_MAX_COORD,
+                                  finite, st);
+    for (int64_t b = 0; b < t->batch && rc == PCB_OK; b++)
+        rc = build_one(x->s, b, st);
+    if (rc == PCB_OK && (e = cudaEventCreateWithFlags(&x->last, cudaEventDisableTiming)) == cudaSuccess)
+        e = cudaEventRecord(x->last, st);
+    if (rc == PCB_OK && e != cudaSuccess)
+        rc = pcb_cuda_fail(e, "nn cuda_bvh: index event", __FILE__, __LINE__);
+    if (rc != PCB_OK) {
+        bvh_index_release(x);
+        return rc;
+    }
+    x->capacity = t->nq;
+    x->last_stream = st;
+    *state = x;
+    return PCB_OK;
+}
+
+/* The queries copied in, the search (captured once a query count) replayed,
+ * the answers copied out, on stream; after the earlier work on the index. */
+static int bvh_index_query(void *state, const float *query, int64_t nq, pcb_result *out,
+                           void *stream)
+{
+    bvh_index *x = (bvh_index *)state;
+    bvh_state *s = x->s;
+    cudaStream_t st = (cudaStream_t)stream;
+    if (nq > x->capacity)
+        return pcb_fail(PCB_EINVAL, "nn cuda_bvh index: %lld queries a cloud, built for at most "
+                        "%lld", (long long)nq, (long long)x->capacity);
+    if (st != x->last_stream)
+        PCB_CUDA_TRY(cudaStreamWaitEvent(st, x->last, 0));
+    if (nq != x->graph_nq) { /* a new count: the last search must be done with the old graph */
+        if (s->exec)
+            PCB_CUDA_TRY(cudaEventSynchronize(x->last));
+        if (s->exec)
+            cudaGraphExecDestroy(s->exec);
+        if (s->graph)
+            cudaGraphDestroy(s->graph);
+        s->exec = NULL;
+        s->graph = NULL;
+        x->graph_nq = 0;
+        s->base.task.nq = nq;
+        int rc = capture_compute(s, 0);
+        if (rc != PCB_OK)
+            return rc;
+        x->graph_nq = nq;
+    }
+    const int64_t batch = s->base.task.batch;
+    const size_t qs = (size_t)(batch * nq);
+    int rc = pcb_cuda_finite_copy(s->base.qry, query, batch * nq * 3, PCB_NN_MAX_COORD,
+                                  out->finite, st);
+    if (rc != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaGraphLaunch(s->exec, st));
+    PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->base.idx, qs * sizeof(int32_t),
+                                 cudaMemcpyDeviceToDevice, st));
+    if (out->dist2)
+        PCB_CUDA_TRY(cudaMemcpyAsync(out->dist2, s->base.dist2, qs * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, st));
+    PCB_CUDA_TRY(cudaEventRecord(x->last, st));
+    x->last_stream = st;
+    return PCB_OK;
+}
+
+static const pcb_index_ops bvh_index_ops = {bvh_index_build, bvh_index_query, bvh_index_release};
+
 static int bvh_counters(void *state, pcb_counters *c)
 {
     bvh_state *s = (bvh_state *)state;
@@ -445,4 +558,5 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .counters = bvh_counters,
     .device_ms = nn_cuda_device_ms,
     .run_device = bvh_run_device,
+    .device_index = &bvh_index_ops,
 };

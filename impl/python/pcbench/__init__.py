@@ -22,7 +22,7 @@ import sys
 from . import _native as _n
 from ._native import PcbenchError
 
-__all__ = ["fps", "nn", "emd", "check_fps", "check_nn", "check_emd", "emd_loss", "chamfer",
+__all__ = ["fps", "nn", "NNIndex", "emd", "check_fps", "check_nn", "check_emd", "emd_loss", "chamfer",
            "Verdict", "PcbenchError", "clear_device_cache"]
 __version__ = "0.1.0"
 
@@ -170,6 +170,78 @@ def nn(ref, query, impl=None):
     task.b = q.ptr
     _run(r, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
     return _int64(idx), d2
+
+
+class NNIndex:
+    """An exact nearest-neighbour index of ref, built once and searched many
+    times: ICP and scan matching search one reference sweep with a moving
+    source again and again. On CUDA the index stays on the device (cuda_bvh):
+    a search costs the search alone, queued on the current stream without
+    waiting; max_queries bounds the queries a cloud of a search (default:
+    as many as ref's points). On the CPU each search runs nn() afresh.
+    The index keeps its own copy of ref."""
+
+    def __init__(self, ref, max_queries=None, impl=None):
+        c = _Cloud(ref, "ref", "NNIndex")
+        self._cloud, self._index, self._impl = c, None, impl
+        self.max_queries = int(max_queries or c.n)
+        if not c.cuda:
+            self._ref = c.x.copy() if c.kind == "numpy" else c.x.clone()
+            return
+        task = c.task(_n.NN, nq=self.max_queries)
+        torch = _torch()
+        flag = torch.ones((), dtype=torch.int32, device=c.device)
+        index = _n._P()
+        try:
+            chosen = _n.implementation(task, _n.CUDA, impl)
+            with torch.cuda.device(c.device):
+                _n.check(_n.lib.pcb_nn_index_build(
+                    chosen, ctypes.byref(task),
+                    flag.data_ptr() if finite_check == "async" else None, ctypes.byref(index)))
+        except (ValueError, PcbenchError) as e:
+            e.args = ("pcbench.NNIndex: %s" % e.args[0],) + e.args[1:]
+            raise
+        self._index = index.value
+        if finite_check == "async":
+            torch._assert_async(flag, "pcbench.NNIndex: ref holds a non-finite coordinate")
+
+    def query(self, query):
+        """(index int64, squared distance float32) of query's points, each
+        (B, Nq), or (Nq,) for an unbatched ref."""
+        c = self._cloud
+        if not c.cuda:
+            return nn(self._ref, query, impl=self._impl)
+        q = _Cloud(query, "query", "NNIndex.query")
+        c.same_place(q, ("ref", "query"))
+        if q.n > self.max_queries:
+            raise ValueError("pcbench.NNIndex.query: %d queries a cloud, the index was built for "
+                             "at most %d (max_queries)" % (q.n, self.max_queries))
+        torch = _torch()
+        idx, d2 = c.empty((c.batch, q.n), "int32"), c.empty((c.batch, q.n), "float32")
+        flag = torch.ones((), dtype=torch.int32, device=c.device) if finite_check == "async" else None
+        result = _n.Result(index=_ptr(idx), dist2=_ptr(d2), finite=_ptr(flag))
+        stream = torch.cuda.current_stream(c.device).cuda_stream
+        try:
+            with torch.cuda.device(c.device):
+                _n.check(_n.lib.pcb_nn_index_query(self._index, q.ptr, q.n, ctypes.byref(result),
+                                                   stream))
+        except (ValueError, PcbenchError) as e:
+            e.args = ("pcbench.NNIndex.query: %s" % e.args[0],) + e.args[1:]
+            raise
+        if flag is not None:
+            torch._assert_async(flag, "pcbench.NNIndex.query: query holds a non-finite "
+                                "coordinate")
+        return _int64(idx), d2
+
+    def close(self):
+        """Free the device index now (it waits for the searches queued)."""
+        if self._index is not None:
+            _n.lib.pcb_nn_index_free(self._index)
+            self._index = None
+
+    def __del__(self):
+        if getattr(self, "_index", None) is not None and _n is not None:
+            self.close()
 
 
 def emd(a, b, max_gap=1e-3, impl=None):
