@@ -189,6 +189,7 @@ class NNIndex:
             self._ref = c.x.copy() if c.kind == "numpy" else c.x.clone()
             return
         task = c.task(_n.NN, nq=self.max_queries)
+        task.b = c.ptr  # not read by the build; the choice checks a task with queries
         torch = _torch()
         flag = torch.ones((), dtype=torch.int32, device=c.device)
         index = _n._P()
