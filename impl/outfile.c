@@ -56,6 +56,24 @@ static void pending_drop(const char *tmp)
             pending_used[i] = 0;
 }
 
+/* Making a named temporary and registering it is one step for the signal
+ * handler: the signals it handles wait meanwhile (a kill between the two
+ * left the file behind). */
+static void hold_signals(sigset_t *old)
+{
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &held, old);
+}
+
+static void release_signals(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 void pcb_out_signal_cleanup(void)
 {
     for (int i = 0; i < PENDING; i++)
@@ -167,11 +185,14 @@ int pcb_out_open(pcb_outfile *o, const char *path)
         o->tmp[0] = '\0';
     } else {
         snprintf(o->tmp, len + 16, "%s.tmp.XXXXXX", target);
+        sigset_t old;
+        hold_signals(&old);
         fd = mkstemp(o->tmp);
-        if (fd >= 0) {
+        if (fd >= 0)
             pending_add(o->tmp);
+        release_signals(&old);
+        if (fd >= 0)
             fchmod(fd, 0666 & ~mask);
-        }
     }
     if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
         int e = errno;
@@ -197,10 +218,14 @@ static int name_unnamed(pcb_outfile *o)
     for (unsigned k = 0; k < 100; k++) {
         snprintf(o->tmp, size, "%s.tmp.%06x", o->path,
                  (unsigned)((unsigned)getpid() * 2654435761u + k * 40503u) & 0xffffffu);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0) {
+        sigset_t old;
+        hold_signals(&old);
+        const int linked = linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0;
+        if (linked)
             pending_add(o->tmp);
+        release_signals(&old);
+        if (linked)
             return 0;
-        }
         if (errno != EEXIST)
             break;
     }
