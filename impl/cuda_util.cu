@@ -126,8 +126,9 @@ static void cache_drop(cache_slot *c)
     memset(c, 0, sizeof *c);
 }
 
-extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state,
-                                   int *slot)
+/* A state for t, its slot (for give) in *slot; the task's stream waits for
+ * its last use elsewhere. */
+static int cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, int *slot)
 {
     int device = 0;
     PCB_CUDA_TRY(cudaGetDevice(&device));
@@ -187,7 +188,8 @@ extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, v
     return rc;
 }
 
-extern "C" int pcb_cuda_cache_give(int slot, cudaStream_t stream)
+/* Give it back once the call's work is queued on stream. */
+static int cache_give(int slot, cudaStream_t stream)
 {
     pthread_mutex_lock(&cache_lock);
     cache_slot *c = &cache[slot];
@@ -196,6 +198,18 @@ extern "C" int pcb_cuda_cache_give(int slot, cudaStream_t stream)
     cudaError_t e = cudaEventRecord(c->last_use, stream);
     pthread_mutex_unlock(&cache_lock);
     return e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaEventRecord", __FILE__, __LINE__);
+}
+
+extern "C" int pcb_cuda_run_cached(const pcb_cuda_maker *m, const pcb_task *t, pcb_result *out)
+{
+    void *state = NULL;
+    int slot = 0, rc = cache_take(m, t, &state, &slot);
+    if (rc != PCB_OK)
+        return rc;
+    cudaStream_t stream = (cudaStream_t)t->stream;
+    rc = m->run(state, t, out, stream);
+    const int given = cache_give(slot, stream);
+    return rc != PCB_OK ? rc : given;
 }
 
 extern "C" void pcb_device_cache_clear(void)

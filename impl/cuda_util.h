@@ -60,13 +60,14 @@ typedef struct {
      * release frees one (the cache waits for its last use first). */
     int (*make)(const pcb_task *t, void **state);
     void (*release)(void *state);
+    /* Queue the run on stream with that state. */
+    int (*run)(void *state, const pcb_task *t, pcb_result *out, cudaStream_t stream);
 } pcb_cuda_maker;
 
-/* A state for t, its slot (for give) in *slot; stream waits for its last
- * use elsewhere. */
-int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, int *slot);
-/* Give it back once the call's work is queued on stream. */
-int pcb_cuda_cache_give(int slot, cudaStream_t stream);
+/* A device-resident run through the cache: a state for t is taken (made
+ * when none fits; the task's stream first waits for its last use
+ * elsewhere), m->run queues the work, the state is given back. */
+int pcb_cuda_run_cached(const pcb_cuda_maker *m, const pcb_task *t, pcb_result *out);
 
 /* dst = src with every coordinate that is not finite or beyond +-limit
  * replaced by 0 (and *finite set to 0 then, when finite is not NULL),

@@ -28,26 +28,6 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
     return rc;
 }
 
-int pcb_best(const pcb_task *t, const pcb_impl **out)
-{
-    if (!out)
-        return pcb_fail(PCB_EINVAL, "best: nowhere to put the implementation");
-    *out = NULL;
-    int rc = pcb_task_check(t);
-    if (rc != PCB_OK)
-        return rc;
-    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
-        const pcb_impl *impl = *it;
-        if (impl->problem == t->problem && impl->exact && pcb_task_fits(impl, t) == PCB_OK &&
-            pcb_impl_available(impl) == PCB_OK) {
-            *out = impl;
-            return PCB_OK;
-        }
-    }
-    return pcb_fail(PCB_EUNAVAIL, "no available exact %s implementation accepts this task",
-                    pcb_problem_name(t->problem));
-}
-
 /* Verified right: exact, or an EMD certified within a promised gap (prices,
  * no known defect). */
 static int verified(const pcb_impl *impl)
@@ -55,25 +35,42 @@ static int verified(const pcb_impl *impl)
     return impl->exact || (impl->problem == PCB_EMD && impl->max_gap > 0 && !impl->known_defect);
 }
 
-int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out)
+/* The first registered implementation (the fastest) of t's problem, of
+ * device (-1: any), exact or only verified, that accepts t and is available;
+ * NULL with PCB_OK when none. */
+static int first_fit(const pcb_task *t, int device, int exact, const pcb_impl **out)
 {
     if (!out)
-        return pcb_fail(PCB_EINVAL, "choose: nowhere to put the implementation");
+        return pcb_fail(PCB_EINVAL, "no place for the implementation chosen");
     *out = NULL;
     int rc = pcb_task_check(t);
-    if (rc != PCB_OK)
-        return rc;
-    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+    for (const pcb_impl *const *it = pcb_registry(); rc == PCB_OK && *it && !*out; it++) {
         const pcb_impl *impl = *it;
-        if (impl->problem == t->problem && impl->device == device && verified(impl) &&
-            pcb_task_fits(impl, t) == PCB_OK && pcb_impl_available(impl) == PCB_OK) {
+        if (impl->problem == t->problem && (device < 0 || (int)impl->device == device) &&
+            (exact ? impl->exact : verified(impl)) && pcb_task_fits(impl, t) == PCB_OK &&
+            pcb_impl_available(impl) == PCB_OK)
             *out = impl;
-            return PCB_OK;
-        }
     }
-    return pcb_fail(PCB_EUNAVAIL, "no available %s implementation for %s accepts this task%s",
-                    pcb_problem_name(t->problem), pcb_device_name(device),
-                    t->memory == PCB_MEM_DEVICE ? " on device memory" : "");
+    return rc;
+}
+
+int pcb_best(const pcb_task *t, const pcb_impl **out)
+{
+    int rc = first_fit(t, -1, 1, out);
+    if (rc == PCB_OK && !*out)
+        rc = pcb_fail(PCB_EUNAVAIL, "no available exact %s implementation accepts this task",
+                      pcb_problem_name(t->problem));
+    return rc;
+}
+
+int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out)
+{
+    int rc = first_fit(t, (int)device, 0, out);
+    if (rc == PCB_OK && !*out)
+        rc = pcb_fail(PCB_EUNAVAIL, "no available %s implementation for %s accepts this task%s",
+                      pcb_problem_name(t->problem), pcb_device_name(device),
+                      t->memory == PCB_MEM_DEVICE ? " on device memory" : "");
+    return rc;
 }
 
 const char *pcb_impl_name(const pcb_impl *impl)

@@ -917,31 +917,31 @@ static int auction_counters(void *state, pcb_counters *c)
  * all on the caller's stream. A pair that did not settle (the guard of
  * fetch's PCB_EDEVICE, which cannot be waited for here) is left at -1
  * with an infinite bound. */
-static int auction_run_device(const pcb_task *t, pcb_result *out)
+static int auction_device(void *state, const pcb_task *t, pcb_result *out, cudaStream_t st)
 {
-    static const pcb_cuda_maker maker = {&pcb_emd_cuda_auction, auction_prepare, auction_release};
-    auction_state *s = NULL;
-    int slot, rc = pcb_cuda_cache_take(&maker, t, (void **)&s, &slot);
-    if (rc != PCB_OK)
-        return rc;
-    cudaStream_t st = (cudaStream_t)t->stream;
+    auction_state *s = (auction_state *)state;
     const unsigned batch = (unsigned)t->batch;
     pair_constants_kernel<<<batch, PAIR_THREADS, 0, st>>>((int)t->n, t->a, t->b, s->a, s->b,
                                                           t->opt.eps, s->bound, s->floor_eps,
                                                           out->finite);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess && (rc = enqueue(s, st, out->index, out->price ? out->price : s->price)) ==
-                                PCB_OK && (out->value || out->bound)) {
+    PCB_CUDA_LAUNCHED("pair_constants_kernel");
+    int rc = enqueue(s, st, out->index, out->price ? out->price : s->price);
+    if (rc != PCB_OK)
+        return rc;
+    if (out->value || out->bound) {
         pair_results_kernel<<<(batch + 127) / 128, 128, 0, st>>>(
             t->batch, (int)t->n, s->a, s->b, out->index, s->stats, out->value, out->bound);
-        e = cudaGetLastError();
+        PCB_CUDA_LAUNCHED("pair_results_kernel");
     }
-    if (e != cudaSuccess)
-        rc = pcb_cuda_fail(e, "emd cuda_auction: device run", __FILE__, __LINE__);
-    if (rc == PCB_OK)
-        out->has_price = out->price != NULL;
-    const int given = pcb_cuda_cache_give(slot, st);
-    return rc != PCB_OK ? rc : given;
+    out->has_price = out->price != NULL;
+    return PCB_OK;
+}
+
+static int auction_run_device(const pcb_task *t, pcb_result *out)
+{
+    static const pcb_cuda_maker maker = {&pcb_emd_cuda_auction, auction_prepare, auction_release,
+                                         auction_device};
+    return pcb_cuda_run_cached(&maker, t, out);
 }
 
 static int auction_device_ms(void *state, double *ms)

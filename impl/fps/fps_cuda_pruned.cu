@@ -1229,23 +1229,24 @@ static int pruned_counters(void *state, pcb_counters *c)
 /* A device-resident run: the cached state's buffers, the caller's clouds
  * copied in (non-finite coordinates as 0), the samples written straight
  * into the caller's array, all on the caller's stream. */
-static int pruned_run_device(const pcb_task *t, pcb_result *out)
+static int pruned_device(void *state, const pcb_task *t, pcb_result *out, cudaStream_t stream)
 {
-    static const pcb_cuda_maker maker = {&pcb_fps_cuda_pruned, pruned_prepare, pruned_release};
-    pruned_state *s = NULL;
-    int slot, rc = pcb_cuda_cache_take(&maker, t, (void **)&s, &slot);
-    if (rc != PCB_OK)
-        return rc;
-    cudaStream_t stream = (cudaStream_t)t->stream;
+    pruned_state *s = (pruned_state *)state;
     fps_args saved = s->args;
     s->args.start = (int)t->start;
     s->args.out = out->index;
-    rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, out->finite, stream);
+    int rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, out->finite, stream);
     if (rc == PCB_OK)
         rc = enqueue(s, stream);
     s->args = saved; /* the state's own output array again, for the next taker */
-    const int given = pcb_cuda_cache_give(slot, stream);
-    return rc != PCB_OK ? rc : given;
+    return rc;
+}
+
+static int pruned_run_device(const pcb_task *t, pcb_result *out)
+{
+    static const pcb_cuda_maker maker = {&pcb_fps_cuda_pruned, pruned_prepare, pruned_release,
+                                         pruned_device};
+    return pcb_cuda_run_cached(&maker, t, out);
 }
 
 static int pruned_device_ms(void *state, double *ms)

@@ -396,33 +396,32 @@ static int bvh_compute(void *state)
 /* A device-resident run: the caller's clouds copied into the cached
  * state's buffers (non-finite coordinates as 0), build and search replayed
  * as one graph, the answers copied out, all on the caller's stream. */
+/* The captured graph replayed on st, then its count answers copied into out. */
+static int replay_out(bvh_state *s, int64_t count, pcb_result *out, cudaStream_t st)
+{
+    PCB_CUDA_TRY(cudaGraphLaunch(s->exec, st));
+    PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->base.idx, (size_t)count * sizeof(int32_t),
+                                 cudaMemcpyDeviceToDevice, st));
+    if (out->dist2)
+        PCB_CUDA_TRY(cudaMemcpyAsync(out->dist2, s->base.dist2, (size_t)count * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, st));
+    return PCB_OK;
+}
+
+static int bvh_device(void *state, const pcb_task *t, pcb_result *out, cudaStream_t st)
+{
+    bvh_state *s = (bvh_state *)state;
+    const float limit = PCB_NN_MAX_COORD;
+    int rc = pcb_cuda_finite_copy(s->base.ref, t->a, t->batch * t->n * 3, limit, out->finite, st);
+    if (rc == PCB_OK)
+        rc = pcb_cuda_finite_copy(s->base.qry, t->b, t->batch * t->nq * 3, limit, out->finite, st);
+    return rc == PCB_OK ? replay_out(s, t->batch * t->nq, out, st) : rc;
+}
+
 static int bvh_run_device(const pcb_task *t, pcb_result *out)
 {
-    static const pcb_cuda_maker maker = {&pcb_nn_cuda_bvh, bvh_prepare, bvh_release};
-    bvh_state *s = NULL;
-    int slot, rc = pcb_cuda_cache_take(&maker, t, (void **)&s, &slot);
-    if (rc != PCB_OK)
-        return rc;
-    cudaStream_t st = (cudaStream_t)t->stream;
-    const size_t qs = (size_t)(t->batch * t->nq);
-    cudaError_t e = cudaSuccess;
-    const float limit = PCB_NN_MAX_COORD;
-    if ((rc = pcb_cuda_finite_copy(s->base.ref, t->a, t->batch * t->n * 3, limit, out->finite,
-                                   st)) == PCB_OK &&
-        (rc = pcb_cuda_finite_copy(s->base.qry, t->b, t->batch * t->nq * 3, limit, out->finite,
-                                   st)) == PCB_OK) {
-        e = cudaGraphLaunch(s->exec, st);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(out->index, s->base.idx, qs * sizeof(int32_t),
-                                cudaMemcpyDeviceToDevice, st);
-        if (e == cudaSuccess && out->dist2)
-            e = cudaMemcpyAsync(out->dist2, s->base.dist2, qs * sizeof(float),
-                                cudaMemcpyDeviceToDevice, st);
-        if (e != cudaSuccess)
-            rc = pcb_cuda_fail(e, "nn cuda_bvh: device run", __FILE__, __LINE__);
-    }
-    const int given = pcb_cuda_cache_give(slot, st);
-    return rc != PCB_OK ? rc : given;
+    static const pcb_cuda_maker maker = {&pcb_nn_cuda_bvh, bvh_prepare, bvh_release, bvh_device};
+    return pcb_cuda_run_cached(&maker, t, out);
 }
 
 /* ---- an index kept between searches (pcb_nn_index_*) ---------------------- */
@@ -507,17 +506,10 @@ static int bvh_index_query(void *state, const float *query, int64_t nq, pcb_resu
         x->graph_nq = nq;
     }
     const int64_t batch = s->base.task.batch;
-    const size_t qs = (size_t)(batch * nq);
     int rc = pcb_cuda_finite_copy(s->base.qry, query, batch * nq * 3, PCB_NN_MAX_COORD,
                                   out->finite, st);
-    if (rc != PCB_OK)
+    if (rc != PCB_OK || (rc = replay_out(s, batch * nq, out, st)) != PCB_OK)
         return rc;
-    PCB_CUDA_TRY(cudaGraphLaunch(s->exec, st));
-    PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->base.idx, qs * sizeof(int32_t),
-                                 cudaMemcpyDeviceToDevice, st));
-    if (out->dist2)
-        PCB_CUDA_TRY(cudaMemcpyAsync(out->dist2, s->base.dist2, qs * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, st));
     PCB_CUDA_TRY(cudaEventRecord(x->last, st));
     x->last_stream = st;
     return PCB_OK;
