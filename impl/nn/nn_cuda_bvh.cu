@@ -393,9 +393,6 @@ static int bvh_compute(void *state)
     return pcb_cuda_end(&s->base.ctx);
 }
 
-/* A device-resident run: the caller's clouds copied into the cached
- * state's buffers (non-finite coordinates as 0), build and search replayed
- * as one graph, the answers copied out, all on the caller's stream. */
 /* The captured graph replayed on st, then its count answers copied into out. */
 static int replay_out(bvh_state *s, int64_t count, pcb_result *out, cudaStream_t st)
 {
@@ -408,6 +405,9 @@ static int replay_out(bvh_state *s, int64_t count, pcb_result *out, cudaStream_t
     return PCB_OK;
 }
 
+/* A device-resident run: the caller's clouds copied into the cached
+ * state's buffers (non-finite coordinates as 0), build and search replayed
+ * as one graph, the answers copied out, all on the caller's stream. */
 static int bvh_device(void *state, const pcb_task *t, pcb_result *out, cudaStream_t st)
 {
     bvh_state *s = (bvh_state *)state;
