@@ -21,6 +21,7 @@ static const char main_help[] =
     "  check fps|nn|emd ...      judge an answer file made anywhere (pass / FAIL)\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
     "  count [--suite S]         instructions per compute of the CPU implementations\n"
+    "  compare A B               stored timings of two runs, by a Mann-Whitney test\n"
     "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
     "4 unsupported or unavailable, 5 device or system error.\n";
 
@@ -46,7 +47,8 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"list", cli_list},   {"gen", cli_gen},     {"fps", cli_fps},
                 {"nn", cli_nn},       {"emd", cli_emd},     {"verify", cli_verify},
-                {"check", cli_check}, {"bench", cli_bench}, {"count", cli_count}};
+                {"check", cli_check}, {"bench", cli_bench}, {"count", cli_count},
+                {"compare", cli_compare}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -61,7 +61,7 @@ fi
 for t in "$@"; do start "$t" "$t"; done
 for t in tests/*.sh; do [ -e "$t" ] && start "$t" sh "$t" "$tool"; done
 if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then
-    for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh; do
+    for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh tests/compare.sh; do
         start "$t (sanitized tool)" sh "$t" "$ASAN_TOOL"
     done
 fi

@@ -215,5 +215,66 @@ static void test_store_round_trip(void)
     rmdir(dir);
 }
 
-TEST_MAIN(T(test_json_values), T(test_json_rejects), T(test_figure_stats), T(test_status_names),
+/* Parse "x,y,z" into v (at most MAX_SAMPLES); the count. */
+static int parse_samples(char *list, double *v)
+{
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok && n < MAX_SAMPLES; tok = strtok(NULL, ","))
+        v[n++] = strtod(tok, NULL);
+    return n;
+}
+
+/* The Mann-Whitney test against scipy.stats.mannwhitneyu's values
+ * (tests/data/mwu_fixtures.tsv, made by make_mwu_fixtures.py): U, the
+ * two-sided p (exact or normal as scipy chose), within 1e-9 relative. */
+static void test_mann_whitney(void)
+{
+    FILE *f = fopen("tests/data/mwu_fixtures.tsv", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    char line[16384];
+    int cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        char *fa = strtok(line, "\t"), *fb = strtok(NULL, "\t"), *fu = strtok(NULL, "\t"),
+             *fp = strtok(NULL, "\t"), *fe = strtok(NULL, "\t\n");
+        CHECK(fa && fb && fu && fp && fe);
+        if (!fe)
+            break;
+        double want_u = strtod(fu, NULL), want_p = strtod(fp, NULL);
+        int want_exact = atoi(fe);
+        char la[8192], lb[8192];
+        snprintf(la, sizeof la, "%s", fa);
+        snprintf(lb, sizeof lb, "%s", fb);
+        double a[MAX_SAMPLES], b[MAX_SAMPLES];
+        int na = parse_samples(la, a), nb = parse_samples(lb, b);
+        bench_mwu m;
+        CHECK_RC(bench_mwu_test(a, na, b, nb, 0.01, &m), PCB_OK);
+        CHECK(m.u == want_u);
+        CHECK(m.exact == want_exact);
+        CHECK(fabs(m.p - want_p) <= 1e-9 * want_p + 1e-15);
+        if (fabs(m.p - want_p) > 1e-9 * want_p + 1e-15)
+            fprintf(stderr, "case %d (%d, %d): p %.17g, scipy %.17g\n", cases, na, nb, m.p,
+                    want_p);
+        cases++;
+    }
+    fclose(f);
+    CHECK(cases >= 17);
+
+    /* Hodges-Lehmann: b = 1.1 a exactly is a ratio of 1.1, inside its interval */
+    double a[12], b[12];
+    for (int i = 0; i < 12; i++)
+        a[i] = 1 + 0.01 * i * (i % 3), b[i] = 1.1 * a[i];
+    bench_mwu m;
+    CHECK_RC(bench_mwu_test(a, 12, b, 12, 0.01, &m), PCB_OK);
+    CHECK(fabs(m.ratio - 1.1) < 1e-12 && m.lo <= 1.1 && m.hi >= 1.1 && m.lo < m.hi);
+    CHECK_RC(bench_mwu_test(a, 2, b, 2, 0.01, &m), PCB_OK);
+    CHECK(isnan(m.lo) && isnan(m.hi)); /* too few samples for a 99% interval */
+    CHECK_RC(bench_mwu_test(a, 0, b, 2, 0.01, &m), PCB_EINVAL);
+    CHECK_RC(bench_mwu_test(a, 2, b, 2, 1.5, &m), PCB_EINVAL);
+}
+
+TEST_MAIN(T(test_mann_whitney), T(test_json_values), T(test_json_rejects), T(test_figure_stats), T(test_status_names),
           T(test_store_round_trip))

@@ -49,10 +49,14 @@ static const char help[] =
     "                       tolerance, default 0.5), only on the baseline's machine\n"
     "  --update-baseline DIR  run afresh and write the results and this toolchain's\n"
     "                       instruction counts to DIR as the baseline\n"
-    "  --compare DIR        compare median compute times with a machine folder (e.g.\n"
-    "                       results/gpu-nvidia-h100-80gb-hbm3); slower by more than\n"
-    "                       the tolerance (default 0.25) fails\n"
+    "  --compare DIR        compare compute times with a machine folder (e.g.\n"
+    "                       results/gpu-nvidia-h100-80gb-hbm3) by a Mann-Whitney test\n"
+    "                       over the samples: fails where the change is significant\n"
+    "                       (p < --alpha, default 0.01) and its Hodges-Lehmann ratio\n"
+    "                       slower by more than the tolerance (default 0.25); see\n"
+    "                       pcbench compare for two stored runs\n"
     "  --tolerance T        relative tolerance for --regress or --compare\n"
+    "  --alpha A            significance level of --compare (default 0.01)\n"
     "  --write-inputs DIR   time nothing: write the selected configurations' clouds\n"
     "                       (DIR/<configuration>/a-<i>.ply, b-<i>.ply) and DIR/configs.tsv,\n"
     "                       for timing other libraries on the same inputs\n"
@@ -90,6 +94,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"machine", required_argument, 0, 'M'},  {"list", no_argument, 0, 'l'},
         {"regress", required_argument, 0, 'G'},  {"update-baseline", required_argument, 0, 'U'},
         {"compare", required_argument, 0, 'C'},  {"tolerance", required_argument, 0, 't'},
+        {"alpha", required_argument, 0, 'A'},
         {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
         {"gate-timing", no_argument, 0, 'g'},    {"write-inputs", required_argument, 0, 'W'},
         {0, 0, 0, 0}};
@@ -132,6 +137,10 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (!number(optarg, 1e-3, 100, &o->tolerance))
                 return usage("bad --tolerance '%s'", optarg);
             o->have_tolerance = 1;
+            break;
+        case 'A':
+            if (!number(optarg, 1e-9, 0.5, &o->alpha))
+                return usage("bad --alpha '%s' (a significance level in (0, 0.5])", optarg);
             break;
         case 'h': fputs(help, stdout); return 0;
         default: return PCB_EXIT_USAGE;
@@ -470,7 +479,8 @@ int cli_bench(int argc, char **argv)
     if (o.regress_dir && bench_gate(&go, &suite, res, ran, stdout))
         exit_status = PCB_EXIT_VERIFY;
     if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
-                                       o.have_tolerance ? o.tolerance : 0.25, stdout))
+                                       o.have_tolerance ? o.tolerance : 0.25,
+                                       o.alpha > 0 ? o.alpha : 0.01, stdout))
         exit_status = PCB_EXIT_VERIFY;
 done:
     bench_icounts_free(&counts);

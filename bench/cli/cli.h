@@ -22,6 +22,7 @@ int cli_check(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_count(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 
 /* The command being run (set by main), for messages. */
 extern const char *cli_command;

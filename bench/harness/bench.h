@@ -11,7 +11,7 @@
  *   bench_env.c      the environment record and the machine name
  *   leaves, calling nothing of the above: bench_clock.c (clocks, progress),
  *   bench_status.c, bench_stats.c, bench_outputs.c, bench_files.c,
- *   bench_fault.c (PCBENCH_FAULT)
+ *   bench_fault.c (PCBENCH_FAULT), bench_mwu.c (Mann-Whitney, Hodges-Lehmann)
  */
 #ifndef PCB_BENCH_H
 #define PCB_BENCH_H
@@ -107,6 +107,17 @@ typedef struct {
     double load_avg; /* 1-minute load average when timing started, -1 unknown */
 } bench_result;
 
+/* ---- whether one figure's samples differ from another's (bench_mwu.c) ---- */
+typedef struct {
+    double u;         /* Mann-Whitney U of b: pairs with b_j > a_i, ties a half */
+    double p;         /* two-sided p-value */
+    int exact;        /* 1: exact distribution (no ties, a sample under 8); 0: normal */
+    double ratio;     /* Hodges-Lehmann: the median of the ratios b_j / a_i */
+    double lo, hi;    /* its 1 - alpha interval; NAN when the samples are too few */
+} bench_mwu;
+int bench_mwu_test(const double *a, int na, const double *b, int nb, double alpha,
+                   bench_mwu *out);
+
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create);
 void bench_result_free(bench_result *r);
 void bench_figure_stats(bench_figure *f);
@@ -130,7 +141,7 @@ void bench_utc_now(char *buf, size_t len);
 typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
     const char *regress_dir, *baseline_out, *compare_dir, *inputs_dir;
-    double budget, tolerance, max_time;
+    double budget, tolerance, max_time, alpha;
     int reps, threads, flush_l2, force, list_only, have_budget, have_tolerance, have_threads;
     int gate_timing;
 } bench_opts;
@@ -260,7 +271,9 @@ typedef struct {
 /* Print the regression report; returns the number of regressions. */
 int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result *results,
                int count, FILE *out);
+/* Compare results' figures with those stored in dir (bench_gate.c says how);
+ * returns the number significantly slower. */
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
-                  double tolerance, FILE *out);
+                  double tolerance, double alpha, FILE *out);
 
 #endif

@@ -267,15 +267,20 @@ int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result
     return g.failures;
 }
 
+/* The comparison of every figure of results with the same one stored in dir:
+ * a two-sided Mann-Whitney test over their samples (bench_mwu.c) and the
+ * Hodges-Lehmann ratio now / stored. A figure is slower only when the
+ * change is significant (p < alpha) and its ratio above 1 + tolerance;
+ * noise alone, or a real change within the tolerance, passes. */
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
-                  double tolerance, FILE *out)
+                  double tolerance, double alpha, FILE *out)
 {
     gate g = {.out = out, .tol = tolerance};
     int slower = 0;
-    fprintf(out, "\n== comparison with %s (suite %s, tolerance %.0f%%) ==\n", dir, suite->name,
-            tolerance * 100);
+    fprintf(out, "\n== comparison with %s (suite %s: Mann-Whitney p < %g and a change over "
+                 "%.0f%%) ==\n", dir, suite->name, alpha, tolerance * 100);
     fprintf(out, "%-32s %-18s %-12s %12s %12s  %s\n", "configuration", "implementation",
-            "median ms", "stored", "now", "verdict");
+            "median ms", "stored", "now", "verdict: ratio now/stored [interval], p");
     for (int i = 0; i < count; i++) {
         bench_result *r = &results[i], base;
         if (load_same(dir, suite->name, &r->config, &base) != PCB_OK) {
@@ -284,23 +289,29 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
         }
         for (int k = 0; k < r->count; k++) {
             const bench_entry *e = &r->entries[k], *b = bench_result_entry(&base, e->impl, 0);
-            if (e->status != ST_OK || !b || b->status != ST_OK || !(b->compute.median > 0))
+            if (e->status != ST_OK || !b || b->status != ST_OK || !(b->compute.median > 0) ||
+                e->compute.reps < 1)
                 continue;
-            char sb[32], sn[32], why[96] = "";
+            bench_mwu m;
+            if (bench_mwu_test(b->compute.sample, b->compute.reps, e->compute.sample,
+                               e->compute.reps, alpha, &m) != PCB_OK)
+                continue;
+            char sb[32], sn[32], why[160];
             snprintf(sb, sizeof sb, "%.4g", b->compute.median * 1e3);
             snprintf(sn, sizeof sn, "%.4g", e->compute.median * 1e3);
-            double q = e->compute.median / b->compute.median;
-            if (q > 1 + tolerance) {
-                slower++;
-                snprintf(why, sizeof why, "%.2fx slower (%s time)", q, e->compute.clock);
-            } else if (q < 1 / (1 + tolerance)) {
-                snprintf(why, sizeof why, "%.2fx faster", 1 / q);
-            }
-            row(&g, &r->config, e->impl, e->compute.clock, sb, sn, q <= 1 + tolerance, why);
+            const int significant = m.p < alpha, worse = significant && m.ratio > 1 + tolerance,
+                      better = significant && m.ratio < 1 / (1 + tolerance);
+            slower += worse;
+            snprintf(why, sizeof why, "%s%.3fx [%.3g, %.3g], p %.2g (%d and %d samples, %s time)",
+                     worse ? "slower " : better ? "faster " : significant ? "changed within tolerance "
+                                                                       : "no significant change ",
+                     m.ratio, m.lo, m.hi, m.p, b->compute.reps, e->compute.reps,
+                     e->compute.clock);
+            row(&g, &r->config, e->impl, e->compute.clock, sb, sn, !worse, why);
         }
         bench_result_free(&base);
     }
-    fprintf(out, "compare: %d of %d matching results slower than %s by more than %.0f%%\n",
-            slower, g.checks, dir, tolerance * 100);
+    fprintf(out, "compare: %d of %d matching results significantly slower than %s by more than "
+                 "%.0f%%\n", slower, g.checks, dir, tolerance * 100);
     return slower;
 }

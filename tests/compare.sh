@@ -1,0 +1,58 @@
+#!/bin/sh
+# compare.sh PCBENCH - pcbench compare A B on stored results whose samples
+# are written here (nothing is timed, so no verdict depends on this
+# machine): the same samples, a planted 10% slowdown with and without a
+# tolerance that allows it, overlapping noise, and bad arguments.
+tool=$1
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; cat "$out"; }
+expect() { # name, wanted exit status, command...
+    name=$1 want=$2
+    shift 2
+    "$@" >"$out" 2>&1
+    got=$?
+    if [ "$got" -eq "$want" ]; then ok; else bad "$name: exit $got, wanted $want"; fi
+}
+says() { if grep -q -- "$2" "$out"; then ok; else bad "$1: no '$2'"; fi; }
+
+# A stored result of fps/uniform/b1/n2000/m100 (suite quick) for naive,
+# its compute samples in ms as given.
+store() { # folder, samples
+    mkdir -p "$1/quick"
+    cat >"$1/quick/fps-uniform-b1-n2000-m100.json" <<JSON
+{"format": 1, "suite": "quick", "config": {"id": "fps/uniform/b1/n2000/m100"},
+ "results": [{"impl": "naive", "device": "cpu", "exact": true, "status": "ok",
+              "compute": {"clock": "real", "iterations": 1, "samples_ms": [$2]}}]}
+JSON
+}
+store "$tmp/a" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01"
+store "$tmp/same" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01"
+store "$tmp/slow" "1.10, 1.111, 1.089, 1.122, 1.10, 1.078, 1.111"
+store "$tmp/noisy" "0.95, 1.20, 0.97, 1.25, 1.03, 0.99, 1.40"
+
+expect "same samples" 0 "$tool" compare "$tmp/a" "$tmp/same" --suite quick
+says "same: no change" "no significant change 1.000x"
+says "same: summary" "^compare: 0 of 1 "
+expect "10% slower, tolerance 5%" 1 "$tool" compare "$tmp/a" "$tmp/slow" --suite quick --tolerance 0.05
+says "slow: named, with its ratio and p (scipy: 0.00207)" "FAIL: slower 1.100x \[1.08, 1.12\], p 0.0021"
+expect "10% slower, tolerance 25%" 0 "$tool" compare "$tmp/a" "$tmp/slow" --suite quick
+says "slow within tolerance" "changed within tolerance 1.100x"
+expect "noise with a higher median" 0 "$tool" compare "$tmp/a" "$tmp/noisy" --suite quick --tolerance 0.01
+says "noisy: not significant" "no significant change"
+expect "faster" 0 "$tool" compare "$tmp/slow" "$tmp/a" --suite quick --tolerance 0.05
+says "faster named" "faster 0.909x"
+
+expect "one folder" 2 "$tool" compare "$tmp/a"
+expect "not a folder" 3 "$tool" compare "$tmp/a" "$tmp/none" --suite quick
+expect "nothing stored" 3 "$tool" compare "$tmp/a" "$tmp/a" --suite seed
+expect "bad alpha" 2 "$tool" compare "$tmp/a" "$tmp/same" --alpha 0.9
+printf '{"config": {"id": "fps/uniform/b1/n2000/m100"}, "results": [' \
+    >"$tmp/same/quick/fps-uniform-b1-n2000-m100.json"
+expect "truncated result file" 3 "$tool" compare "$tmp/a" "$tmp/same" --suite quick
+says "truncated: named" "fps-uniform-b1-n2000-m100.json"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
