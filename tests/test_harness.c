@@ -225,11 +225,11 @@ static int parse_samples(char *list, double *v)
 }
 
 /* The Mann-Whitney test against scipy.stats.mannwhitneyu's values
- * (tests/data/mwu_fixtures.tsv, made by make_mwu_fixtures.py): U, the
+ * (tests/stats/mwu_fixtures.tsv, made by make_mwu_fixtures.py): U, the
  * two-sided p (exact or normal as scipy chose), within 1e-9 relative. */
 static void test_mann_whitney(void)
 {
-    FILE *f = fopen("tests/data/mwu_fixtures.tsv", "r");
+    FILE *f = fopen("tests/stats/mwu_fixtures.tsv", "r");
     CHECK(f != NULL);
     if (!f)
         return;
