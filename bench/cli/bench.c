@@ -72,16 +72,6 @@ static const char help[] =
 
 #define usage(...) pcb_usage("bench", __VA_ARGS__)
 
-static int number(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return 0;
-    *out = v;
-    return 1;
-}
 
 static int parse(int argc, char **argv, bench_opts *o)
 {
@@ -108,22 +98,26 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'I': o->impls = optarg; break;
         case 'f': o->filter = optarg; break;
         case 'B':
-            if (!number(optarg, 1e-3, 1e7, &o->budget)) return usage("bad --budget '%s'", optarg);
+            if (!pcb_opt_f64("bench", "--budget", optarg, 1e-3, 1e7, &o->budget))
+                return PCB_EXIT_USAGE;
             o->have_budget = 1;
             break;
         case 'R':
-            if (!number(optarg, 1, MAX_SAMPLES, &v)) return usage("--reps '%s': need 1..64", optarg);
+            if (!pcb_opt_f64("bench", "--reps", optarg, 1, MAX_SAMPLES, &v))
+                return PCB_EXIT_USAGE;
             o->reps = (int)v;
             break;
         case 'N':
-            if (!number(optarg, 0, 4096, &v)) return usage("bad --threads '%s'", optarg);
+            if (!pcb_opt_f64("bench", "--threads", optarg, 0, 4096, &v))
+                return PCB_EXIT_USAGE;
             o->threads = (int)v;
             o->have_threads = 1;
             break;
         case 'F': o->flush_l2 = 1; break;
         case 'x': o->force = 1; break;
         case 'T':
-            if (!number(optarg, 0, 1e9, &o->max_time)) return usage("bad --max-time '%s'", optarg);
+            if (!pcb_opt_f64("bench", "--max-time", optarg, 0, 1e9, &o->max_time))
+                return PCB_EXIT_USAGE;
             break;
         case 'r': o->results_dir = optarg; break;
         case 'M': o->machine = optarg; break;
@@ -134,13 +128,13 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'W': o->inputs_dir = optarg; break;
         case 'C': o->compare_dir = optarg; break;
         case 't':
-            if (!number(optarg, 1e-3, 100, &o->tolerance))
-                return usage("bad --tolerance '%s'", optarg);
+            if (!pcb_opt_f64("bench", "--tolerance", optarg, 1e-3, 100, &o->tolerance))
+                return PCB_EXIT_USAGE;
             o->have_tolerance = 1;
             break;
         case 'A':
-            if (!number(optarg, 1e-9, 0.5, &o->alpha))
-                return usage("bad --alpha '%s' (a significance level in (0, 0.5])", optarg);
+            if (!pcb_opt_f64("bench", "--alpha", optarg, 1e-9, 0.5, &o->alpha))
+                return PCB_EXIT_USAGE;
             break;
         case 'h': fputs(help, stdout); return 0;
         default: return PCB_EXIT_USAGE;

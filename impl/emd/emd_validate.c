@@ -117,6 +117,17 @@ static double dual_bound(const float *a, const float *b, int64_t n, const double
     return sum / (double)n;
 }
 
+/* The certified bound (P - D) / D of one pair's bijection of mean cost
+ * mean, D from its prices (raised to 0: costs are not negative, so neither
+ * is the optimum); extent is the pair's cost bound. */
+static double pair_bound(const float *a, const float *b, int64_t n, const double *price,
+                         double mean, double extent)
+{
+    double d = dual_bound(a, b, n, price);
+    d = d > 0 ? d : 0;
+    return relative(mean - d, d, extent);
+}
+
 /* Checks one pair's indices; returns 0 and writes the problem when the
  * pair is not a partial bijection. */
 static int check_indices(const int32_t *match, int64_t n, int64_t pair, int32_t *owner,
@@ -194,9 +205,7 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
                 }
             if (problem[0])
                 break;
-            double d = dual_bound(a, b, n, r->price + p * n);
-            d = d > 0 ? d : 0; /* costs are not negative: neither is the optimum */
-            double bound = relative(mean - d, d, extent);
+            double bound = pair_bound(a, b, n, r->price + p * n, mean, extent);
             rep->bound = bound > rep->bound ? bound : rep->bound;
         }
         if (with_gap) {
@@ -269,10 +278,9 @@ int pcb_emd_bound(const pcb_task *t, const pcb_result *r, double *bound)
         if (!check_indices(r->index + p * n, n, p, owner, &unmatched, detail, sizeof detail) ||
             unmatched)
             continue;
-        double d = dual_bound(a, b, n, r->price + p * n);
-        d = d > 0 ? d : 0;
-        const double mean = pcb_emd_mean_matched(a, b, n, r->index + p * n, NULL);
-        bound[p] = relative(mean - d, d, pcb_emd_cost_bound(a, b, n));
+        bound[p] = pair_bound(a, b, n, r->price + p * n,
+                              pcb_emd_mean_matched(a, b, n, r->index + p * n, NULL),
+                              pcb_emd_cost_bound(a, b, n));
     }
     free(owner);
     return PCB_OK;

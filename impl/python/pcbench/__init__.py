@@ -122,31 +122,38 @@ def _int64(idx):
     return idx.to(_torch().int64) if _is_tensor(idx) else idx.astype("int64")
 
 
-def _run(cloud, task, impl, result):
-    """Run on the tensor's device (the library takes the current one). On
-    CUDA with the asynchronous check, the library's copy-in clears a flag on
-    a non-finite coordinate and a device-side assertion reads it: two tiny
-    kernels, no wait."""
-    device = _n.CUDA if cloud.cuda else _n.CPU
+def _call(cloud, what, run):
+    """run(finite) on cloud's device (the library takes the current one),
+    library errors prefixed with "pcbench.<what>". On CUDA with the
+    asynchronous check, finite points to a flag the library's copy-in clears
+    on a non-finite coordinate, read by a device-side assertion: two tiny
+    kernels, no wait. Elsewhere finite is None."""
     try:
-        chosen = _n.implementation(task, device, impl)
-        if cloud.cuda:
-            torch = _torch()
-            flag = None
-            if finite_check == "async":
-                flag = torch.ones((), dtype=torch.int32, device=cloud.device)
-                result.finite = flag.data_ptr()
-            with torch.cuda.device(cloud.device):
-                _n.run(chosen, task, result)
-            if flag is not None:
-                torch._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
-                                    % cloud.fn)
-        else:
-            _n.run(chosen, task, result)
+        if not cloud.cuda:
+            return run(None)
+        torch = _torch()
+        flag = (torch.ones((), dtype=torch.int32, device=cloud.device)
+                if finite_check == "async" else None)
+        with torch.cuda.device(cloud.device):
+            out = run(_ptr(flag))
+        if flag is not None:
+            torch._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
+                                % what)
+        return out
     except (ValueError, PcbenchError) as e:
-        e.args = ("pcbench.%s: %s" % (cloud.fn, e.args[0]),) + e.args[1:]
+        e.args = ("pcbench.%s: %s" % (what, e.args[0]),) + e.args[1:]
         raise
-    return _n.lib.pcb_impl_name(chosen).decode()
+
+
+def _run(cloud, task, impl, result):
+    """The named or fastest verified implementation on the task, through
+    _call; its name."""
+    def run(finite):
+        chosen = _n.implementation(task, _n.CUDA if cloud.cuda else _n.CPU, impl)
+        result.finite = finite
+        _n.run(chosen, task, result)
+        return chosen
+    return _n.lib.pcb_impl_name(_call(cloud, cloud.fn, run)).decode()
 
 
 def fps(xyz, m, start=0, impl=None):
@@ -190,21 +197,14 @@ class NNIndex:
             return
         task = c.task(_n.NN, nq=self.max_queries)
         task.b = c.ptr  # not read by the build; the choice checks a task with queries
-        torch = _torch()
-        flag = torch.ones((), dtype=torch.int32, device=c.device)
-        index = _n._P()
-        try:
+
+        def build(finite):
             chosen = _n.implementation(task, _n.CUDA, impl)
-            with torch.cuda.device(c.device):
-                _n.check(_n.lib.pcb_nn_index_build(
-                    chosen, ctypes.byref(task),
-                    flag.data_ptr() if finite_check == "async" else None, ctypes.byref(index)))
-        except (ValueError, PcbenchError) as e:
-            e.args = ("pcbench.NNIndex: %s" % e.args[0],) + e.args[1:]
-            raise
-        self._index = index.value
-        if finite_check == "async":
-            torch._assert_async(flag, "pcbench.NNIndex: ref holds a non-finite coordinate")
+            index = _n._P()
+            _n.check(_n.lib.pcb_nn_index_build(chosen, ctypes.byref(task), finite,
+                                               ctypes.byref(index)))
+            return index.value
+        self._index = _call(c, "NNIndex", build)
 
     def query(self, query):
         """(index int64, squared distance float32) of query's points, each
@@ -217,21 +217,14 @@ class NNIndex:
         if q.n > self.max_queries:
             raise ValueError("pcbench.NNIndex.query: %d queries a cloud, the index was built for "
                              "at most %d (max_queries)" % (q.n, self.max_queries))
-        torch = _torch()
         idx, d2 = c.empty((c.batch, q.n), "int32"), c.empty((c.batch, q.n), "float32")
-        flag = torch.ones((), dtype=torch.int32, device=c.device) if finite_check == "async" else None
-        result = _n.Result(index=_ptr(idx), dist2=_ptr(d2), finite=_ptr(flag))
-        stream = torch.cuda.current_stream(c.device).cuda_stream
-        try:
-            with torch.cuda.device(c.device):
-                _n.check(_n.lib.pcb_nn_index_query(self._index, q.ptr, q.n, ctypes.byref(result),
-                                                   stream))
-        except (ValueError, PcbenchError) as e:
-            e.args = ("pcbench.NNIndex.query: %s" % e.args[0],) + e.args[1:]
-            raise
-        if flag is not None:
-            torch._assert_async(flag, "pcbench.NNIndex.query: query holds a non-finite "
-                                "coordinate")
+        stream = _torch().cuda.current_stream(c.device).cuda_stream
+
+        def search(finite):
+            result = _n.Result(index=_ptr(idx), dist2=_ptr(d2), finite=finite)
+            _n.check(_n.lib.pcb_nn_index_query(self._index, q.ptr, q.n, ctypes.byref(result),
+                                               stream))
+        _call(q, "NNIndex.query", search)
         return _int64(idx), d2
 
     def close(self):
@@ -321,7 +314,7 @@ class Verdict:
         return "Verdict(%s: %s)" % (self.verdict, self.detail)
 
 
-def _host(x, name, fn, dtype):
+def _host(x, dtype):
     """x as a host numpy array of dtype (a copy where it must move)."""
     np = _numpy()
     if _is_tensor(x):
@@ -341,9 +334,7 @@ def _judge(task, result, promise, full=False):
 
 
 def _clouds(fn, **arrays):
-    host = {k: _host(v, k, fn, "float32") for k, v in arrays.items()}
-    cs = {k: _Cloud(v, k, fn) for k, v in host.items()}
-    return host, cs
+    return {k: _Cloud(_host(v, "float32"), k, fn) for k, v in arrays.items()}
 
 
 def check_fps(xyz, idx, start=0, canonical=False):
@@ -351,9 +342,9 @@ def check_fps(xyz, idx, start=0, canonical=False):
     xyz from start, any choice among tied points accepted; canonical=True
     also demands the lowest-index sequence (compared with the serial
     reference, which it runs)."""
-    _, cs = _clouds("check_fps", xyz=xyz)
+    cs = _clouds("check_fps", xyz=xyz)
     c = cs["xyz"]
-    idx = _host(idx, "idx", "check_fps", "int32")
+    idx = _host(idx, "int32")
     m = idx.shape[-1] if idx.ndim else 0
     if idx.size != c.batch * m or m < 1:
         raise ValueError("pcbench.check_fps: idx %s does not fit %d clouds"
@@ -367,13 +358,13 @@ def check_nn(ref, query, idx, dist2=None, exact=True):
     """Judge a nearest-neighbour answer: idx (and dist2, if given) for every
     query point; exact=False accepts approximate answers and reports their
     recall."""
-    host, cs = _clouds("check_nn", ref=ref, query=query)
+    cs = _clouds("check_nn", ref=ref, query=query)
     r, q = cs["ref"], cs["query"]
-    idx = _host(idx, "idx", "check_nn", "int32")
+    idx = _host(idx, "int32")
     if idx.size != r.batch * q.n:
         raise ValueError("pcbench.check_nn: idx %s does not fit %d x %d queries"
                          % (idx.shape, r.batch, q.n))
-    d2 = None if dist2 is None else _host(dist2, "dist2", "check_nn", "float32")
+    d2 = None if dist2 is None else _host(dist2, "float32")
     task = r.task(_n.NN, nq=q.n)
     task.b = q.ptr
     return _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
@@ -386,14 +377,14 @@ def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     dual of B's points), certified within it; value, if given, must be the
     matching's mean cost. max_gap=0 demands the optimum; None a bijection
     only."""
-    host, cs = _clouds("check_emd", a=a, b=b)
+    cs = _clouds("check_emd", a=a, b=b)
     ca, cb = cs["a"], cs["b"]
-    match = _host(matching, "matching", "check_emd", "int32")
+    match = _host(matching, "int32")
     if match.size != ca.batch * ca.n or cb.n != ca.n:
         raise ValueError("pcbench.check_emd: matching %s does not fit %d x %d points"
                          % (match.shape, ca.batch, ca.n))
-    v = None if value is None else _host(value, "value", "check_emd", "float64")
-    p = None if prices is None else _host(prices, "prices", "check_emd", "float64")
+    v = None if value is None else _host(value, "float64")
+    p = None if prices is None else _host(prices, "float64")
     task = ca.task(_n.EMD, nq=ca.n)
     task.b = cb.ptr
     result = _n.Result(index=match.ctypes.data, value=_ptr(v), price=_ptr(p),
