@@ -56,6 +56,7 @@ endif
 ifeq ($(HAVE_CALLGRIND),1)
 CPPFLAGS_TOOL += -DPCB_HAVE_CALLGRIND
 endif
+LDLIBS_TOOL += -ldl # NVML is loaded at run time (bench/harness/bench_nvml.c)
 
 ifeq ($(HAVE_CUDA),1)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -97,7 +98,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool shared deps debs test test-unit test-cli bench tables plots regress datasets clean peers peers-deps peer-wheels asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared deps debs test test-unit test-cli bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -130,12 +131,17 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 # The harness's unit test links the harness (everything of the tool but main).
 HARNESS_OBJ      := $(filter-out $(BUILD)/bench/pcbench.o,$(TOOL_OBJ))
 ASAN_HARNESS_OBJ := $(filter-out $(ASAN)/bench/pcbench.o,$(ASAN_TOOL_OBJ))
-$(BUILD)/tests/test_harness: tests/test_harness.c $(HARNESS_OBJ) $(LIB)
+# tests/fake_nvml.c: NVML's entry points, for bench_nvml.c's test without a GPU
+%/tests/libfake_nvml.so: tests/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O1 -Wall -Wextra -fPIC -shared -o $@ $<
+
+$(BUILD)/tests/test_harness: tests/test_harness.c $(HARNESS_OBJ) $(LIB) $(BUILD)/tests/libfake_nvml.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(HARNESS_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
 
-$(ASAN)/tests/test_harness: tests/test_harness.c $(ASAN_HARNESS_OBJ) $(ASAN_LIB)
+$(ASAN)/tests/test_harness: tests/test_harness.c $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(ASAN)/tests/libfake_nvml.so
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CPPFLAGS) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
@@ -264,8 +270,10 @@ PEERS_DIR ?= .peers/site
 PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python$${PYTHONPATH:+:$$PYTHONPATH} \
              PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
 
+# make peers PEER=my_module:my_fps PROBLEM=fps  times and judges a callable of yours
 peers: tool shared
-	$(PEERS_PY) scripts/peers.py --suite $(SUITE) --pcbench $(TOOL)
+	$(PEERS_PY) scripts/peers.py --suite $(SUITE) --pcbench $(TOOL) $(if $(PEER),--peer $(PEER)) \
+	    $(if $(PROBLEM),--problem $(PROBLEM)) $(if $(FILTER),--filter $(FILTER))
 
 peers-deps:
 	@WHEELS="$(WHEELS)" PEERS_DIR="$(PEERS_DIR)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh install
@@ -278,6 +286,17 @@ tables:
 
 plots:
 	$(PYTHON) scripts/plots.py results
+
+# Does the statistical comparison tell a planted 10% slowdown from noise on
+# this machine? (scripts/timing_check.sh; needs a quiet machine, so not in
+# make test.) On a GPU host: make timing-check CHECK_IMPL=fps/cuda_pruned
+# CHECK_SUITE=seed CHECK_FILTER=b1/n10000/m1000
+CHECK_IMPL   ?= fps/dp
+CHECK_SUITE  ?= quick
+CHECK_FILTER ?=
+CHECK_OUT    ?= $(BUILD)/timing-check
+timing-check: tool
+	sh scripts/timing_check.sh $(TOOL) $(CHECK_OUT) $(CHECK_IMPL) $(CHECK_SUITE) $(CHECK_FILTER)
 
 # TIMING=1 also gates CPU-time ratios (only against a baseline of this machine).
 regress: tool

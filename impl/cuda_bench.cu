@@ -23,6 +23,7 @@ extern "C" int pcb_cuda_gpu_info(pcb_gpu_info *out)
     out->l2_bytes = p.l2CacheSize;
     PCB_CUDA_TRY(cudaDriverGetVersion(&out->driver));
     PCB_CUDA_TRY(cudaRuntimeGetVersion(&out->runtime));
+    PCB_CUDA_TRY(cudaDeviceGetPCIBusId(out->pci_bus_id, (int)sizeof out->pci_bus_id, 0));
     return PCB_OK;
 }
 

@@ -19,6 +19,7 @@ typedef struct {
     int64_t memory_bytes;
     int l2_bytes;
     int driver, runtime;     /* CUDA versions, e.g. 13000 */
+    char pci_bus_id[32];     /* "0000:65:00.0": how NVML finds the same device */
 } pcb_gpu_info;
 
 /* Describe device 0; PCB_EUNAVAIL without a usable device. */

@@ -68,9 +68,12 @@ def load(root, peers=False):
                     continue
                 try:
                     with open(os.path.join(sdir, name), encoding="utf-8") as f:
-                        docs.append(json.load(f))
+                        doc = json.load(f)
                 except (OSError, ValueError) as e:
                     print("pcbresults: skipping %s: %s" % (os.path.join(sdir, name), e))
+                    continue
+                if isinstance(doc, dict) and "config" in doc:  # not e.g. python/binding-timing.json
+                    docs.append(doc)
             docs.sort(key=sort_key)
             if docs:
                 suites[suite] = docs
@@ -202,18 +205,44 @@ def fmt_s(ms):
 
 
 def cell(entry, figure="compute"):
-    """A table cell: the median, or the status in words."""
+    """A table cell: the median (with its dropped samples, if any), or the status in words."""
     if entry is None:
         return ""
     status = entry.get("status")
     if status == "ok":
-        return fmt_ms(median_ms(entry, figure))
+        fig = entry.get(figure) or {}
+        text = fmt_ms(median_ms(entry, figure))
+        if fig.get("unreliable"):
+            text += " (unreliable: %d of %d samples throttled)" % (
+                fig.get("dropped", 0), fig.get("dropped", 0) + fig.get("reps", 0))
+        elif fig.get("dropped"):
+            text += " (%d dropped)" % fig["dropped"]
+        return text
     text = STATUS_SHORT.get(status, status)
     if status == "skipped-budget":
         e2e = entry.get("e2e")
         if e2e and e2e.get("clock") == "verification run":
             text = "skipped (one run %s)" % fmt_s(e2e["median_ms"])
     return text
+
+
+def dropped_samples(suites):
+    """(dropped, taken, unreliable figures) over a machine's GPU figures, or None
+    when none recorded the GPU's state."""
+    dropped = taken = unreliable = 0
+    seen = False
+    for docs in suites.values():
+        for d in docs:
+            for e in d.get("results", []):
+                for name in ("compute", "compute_cold", "e2e"):
+                    f = e.get(name) or {}
+                    if "gpu" not in f:
+                        continue
+                    seen = True
+                    dropped += f.get("dropped", 0)
+                    taken += f.get("dropped", 0) + f.get("reps", 0)
+                    unreliable += bool(f.get("unreliable"))
+    return (dropped, taken, unreliable) if seen else None
 
 
 # ---- peers (scripts/peers.py) -------------------------------------------------------------

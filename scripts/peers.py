@@ -2,6 +2,7 @@
 """peers.py - time and judge the libraries people use instead, on the harness's inputs.
 
     peers.py [--suite S] [--problem P[,P]] [--filter TEXT] [--peer NAME[,NAME]]
+             [--peer MODULE:FUNCTION --problem P]
              [--results DIR] [--pcbench PATH] [--reps R] [--budget S] [--force] [--list]
 
 `pcbench bench --write-inputs` writes the clouds of each configuration of the suite
@@ -14,6 +15,8 @@ Results: RESULTS/<machine>/<suite>/peers-<configuration>.json, one file per
 configuration, written as soon as it is done; a later run skips peers already
 stored (--force re-runs them). A peer that is not installed is stored as
 "unavailable" with the reason. `make peers-deps` installs the CPU peers.
+`--peer MODULE:FUNCTION --problem P` times and judges a callable of yours
+(UserPeer says its signature for each problem).
 """
 import argparse
 import array
@@ -285,6 +288,53 @@ class PcbenchPython(TorchPeer):
         return list(pcbench.emd(a, b, max_gap=1e-3)[0])
 
 
+class UserPeer(Peer):
+    """A callable of the user's, named MODULE:FUNCTION (make peers PEER=... PROBLEM=...;
+    the module from the current folder or PYTHONPATH), called once per cloud on
+    float32 numpy arrays of shape (n, 3), timed by the wall clock (with the
+    attribute device = "cuda": on CUDA tensors, timed by CUDA events) and judged
+    like every peer:
+      fps(points, m, start) -> m indices into points, the first one start
+      nn(ref, queries)      -> for each query, the index of its nearest point in ref
+      emd(a, b)             -> for each point of a, the index of its match in b
+    Any sequence of integers will do: a list, a numpy array, a tensor."""
+
+    def __init__(self, spec, problem):
+        self.module, _, self.function = spec.partition(":")
+        self.name, self.problem = spec, problem
+        self.what = "the user's %s, one cloud a call" % spec
+        self.fn = None
+
+    def available(self):
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        if np is None:
+            return "numpy is not importable (a callable of yours is given numpy arrays)"
+        why = Peer.available(self)
+        if why:
+            return why
+        self.fn = getattr(sys.modules[self.module], self.function, None)
+        if not callable(self.fn):
+            return "%s has no callable %s" % (self.module, self.function)
+        self.device = getattr(self.fn, "device", "cpu")
+        return None
+
+    def prepare(self, clouds, cfg):
+        if self.device == "cuda":  # on the GPU before the timing, as for the GPU peers
+            import torch
+            clouds = [{k: torch.from_numpy(v).cuda() for k, v in c.items()} for c in clouds]
+        return [(c["a"], c.get("b"), cfg) for c in clouds]
+
+    def solve(self, st):
+        a, b, cfg = st
+        return self.fn(a, cfg["m"], cfg["start"]) if self.problem == "fps" else self.fn(a, b)
+
+    def sync(self):
+        if self.device == "cuda":
+            import torch
+            torch.cuda.synchronize()
+
+
 PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
          GeomlossSinkhorn(), PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd")]
 
@@ -386,11 +436,11 @@ def load_clouds(folder, batch, pairs):
 
 
 def run_peer(peer, cfg, folder, args, meta):
+    why = peer.available()  # first: it may learn the peer's device
     entry = {"peer": peer.name, "library": peer.module, "device": peer.device,
              "threads": peer.threads, "exact": peer.exact, "what": peer.what,
              "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "compute": None}
-    why = peer.available()
     if why:
         entry.update(status="unavailable", detail=why, version=None)
         return entry
@@ -485,7 +535,8 @@ def main(argv=None, candidates=None):
     ap.add_argument("--suite", default="seed")
     ap.add_argument("--problem")
     ap.add_argument("--filter")
-    ap.add_argument("--peer", help="only these peers (comma-separated)")
+    ap.add_argument("--peer", help="only these peers (comma-separated); MODULE:FUNCTION "
+                    "names a callable of yours (with one --problem; see UserPeer)")
     ap.add_argument("--results", default="results")
     ap.add_argument("--pcbench", default="build/pcbench")
     ap.add_argument("--machine", help="machine folder name (default: pcbench's)")
@@ -494,8 +545,13 @@ def main(argv=None, candidates=None):
     ap.add_argument("--force", action="store_true", help="re-run peers already stored")
     ap.add_argument("--list", action="store_true", help="show the peers and whether they can run")
     args = ap.parse_args(argv)
-    peers = [p for p in candidates if not args.peer or p.name in args.peer.split(",")]
-    if args.peer and len(peers) != len(args.peer.split(",")):
+    asked = args.peer.split(",") if args.peer else []
+    specs = [n for n in asked if ":" in n]
+    if specs and (not args.problem or args.problem not in ("fps", "nn", "emd")):
+        ap.error("--peer %s: a callable of yours needs --problem fps, nn or emd (one)" % specs[0])
+    peers = [p for p in candidates if not asked or p.name in asked]
+    peers += [UserPeer(n, args.problem) for n in specs]
+    if asked and len(peers) != len(asked):
         ap.error("unknown peer in --peer %s (peers: %s)" % (args.peer,
                                                             ", ".join(p.name for p in candidates)))
     if args.list:

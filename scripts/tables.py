@@ -9,9 +9,18 @@ import sys
 import pcbresults as R
 
 LEGEND = (
-    "Times are medians of interleaved repetitions, in ms unless marked. **compute**: the\n"
+    "Times are medians of interleaved samples, in ms unless marked. A sample is one repetition\n"
+    "of many iterations (about 0.1 s; 0.03 s in suite quick); samples are taken until the\n"
+    "median's relative standard error (its distribution-free 95% interval, half-width over\n"
+    "1.96) is under 0.5%, the figure's time is up (seed 3 s, full 1.5 s, quick 0.25 s) or 100\n"
+    "are kept, with at least 10 for GPU figures and the suite's count for CPU ones (results\n"
+    "from before November 2026: a fixed count). A GPU sample during which NVML saw the SM\n"
+    "clock under 75% of its maximum is dropped; a figure with dropped samples says so, one\n"
+    "with more dropped than kept is marked *unreliable*. **compute**: the\n"
     "work with inputs already prepared (uploaded to the GPU, indexes built); CUDA rows are\n"
-    "device event times. **end-to-end**: host arrays to host results (allocation, transfers,\n"
+    "device event times, warm (caches as the previous iteration left them). **compute cold**:\n"
+    "the same with the GPU's L2 overwritten before every iteration (CPU rows: 64 MiB written\n"
+    "and read, only with `--cpu-cold`). **end-to-end**: host arrays to host results (allocation, transfers,\n"
     "index build, compute, download), wall clock. (Nx): speedup over the problem's serial\n"
     "reference on the same configuration, measured in the same run. Every timed result was\n"
     "verified first; *skipped (budget)*: predicted or measured over the per-run budget\n"
@@ -57,6 +66,12 @@ def env_section(machine, suites):
                         gpu.get("l2_bytes", 0) / 2 ** 20, gpu.get("cuda_driver"), gpu.get("cuda_runtime")))
         lines.append("- nvidia-smi (name, driver, SM clock, max SM clock, memory clock, max, power limit): %s"
                      % env.get("nvidia_smi"))
+        if env.get("nvml"):
+            lines.append("- Clocks per sample: %s" % env["nvml"])
+        dropped = R.dropped_samples(suites)
+        if dropped is not None:
+            lines.append("- Samples dropped as throttled: %d of %d GPU samples; %d figure%s unreliable"
+                         % (dropped[0], dropped[1], dropped[2], "" if dropped[2] == 1 else "s"))
     else:
         lines.append("- GPU: none (CUDA implementations not run here)")
     lines.append("- Compilers: %s; nvcc: %s; flags: %s" % (env.get("cc"), env.get("nvcc"), env.get("cflags")))
@@ -134,6 +149,12 @@ def problem_tables(problem, docs):
     out = ["Reference: %s.\n" % R.REFERENCE_NOTE.get(problem, ref)]
     rows = [[d["config"]["id"]] + [with_speedup(d, R.entries(d).get(i), i) for i in impls] for d in docs]
     out.append("\ncompute, ms (speedup over %s)\n\n" % ref + md_table(["configuration"] + impls, rows))
+    cold = [i for i in impls if any(R.median_ms(R.entries(d).get(i), "compute_cold") for d in docs)]
+    if cold:
+        rows = [[d["config"]["id"]] + [R.cell(R.entries(d).get(i), "compute_cold") for i in cold]
+                for d in docs]
+        out.append("\ncompute cold (caches flushed before every iteration), ms\n\n"
+                   + md_table(["configuration"] + cold, rows))
     rows = [[d["config"]["id"]] + [R.cell(R.entries(d).get(i), "e2e") for i in impls] for d in docs]
     out.append("\nend-to-end, ms\n\n" + md_table(["configuration"] + impls, rows))
     cpu_impls = [i for i in impls if any(R.entries(d).get(i, {}).get("device") == "cpu" for d in docs)]

@@ -2,7 +2,11 @@
 # compare.sh PCBENCH - pcbench compare A B on stored results whose samples
 # are written here (nothing is timed, so no verdict depends on this
 # machine): the same samples, a planted 10% slowdown with and without a
-# tolerance that allows it, overlapping noise, and bad arguments.
+# tolerance that allows it, overlapping noise, and bad arguments. Then on
+# real runs of one small CPU configuration: the same build twice, and a
+# planted 3x slowdown (PCBENCH_FAULT), with tolerances no change of the
+# machine's speed short of 2x between two runs a second apart can upset.
+# The planted 10% on a quiet machine is scripts/timing_check.sh's.
 tool=$1
 pass=0 fail=0
 tmp=$(mktemp -d)
@@ -54,5 +58,35 @@ printf '{"config": {"id": "fps/uniform/b1/n2000/m100"}, "results": [' \
     >"$tmp/same/quick/fps-uniform-b1-n2000-m100.json"
 expect "truncated result file" 3 "$tool" compare "$tmp/a" "$tmp/same" --suite quick
 says "truncated: named" "fps-uniform-b1-n2000-m100.json"
+# real runs: every sample kept, noise-based stopping, cold figures on request
+run() { # machine name, extra options...
+    m=$1
+    shift
+    "$@" bench --suite quick --problem fps --impl dp --filter b2 --results "$tmp/runs" \
+        --machine "$m" --cpu-cold
+}
+expect "a run" 0 run base "$tool"
+says "with its noise and why it stopped" "dp: .* ms (noise [0-9.e+-]*%, [0-9]*, [a-z]*), cold "
+expect "the same build again" 0 run again "$tool"
+expect "slowed 3x" 0 run slow env PCBENCH_FAULT=slow:fps/dp:3 "$tool"
+expect "same build: nothing fails" 0 "$tool" compare "$tmp/runs/base" "$tmp/runs/again" \
+    --suite quick --tolerance 1
+says "every figure compared, cold too" "^compare: 0 of 3 matching figures"
+expect "3x slower fails" 1 "$tool" compare "$tmp/runs/base" "$tmp/runs/slow" --suite quick
+says "the slowdown named" "FAIL: slower [2-4]\.[0-9]*x"
+says "cold slower too" "dp  *cold .*FAIL: slower"
+python3 - "$tmp/runs/base/quick/fps-uniform-b2-n3000-m64.json" >"$out" 2>&1 <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["results"][0]
+for fig in ("compute", "compute_cold", "e2e"):
+    f = e[fig]
+    assert f["reps"] == len(f["samples_ms"]) >= 7, (fig, f["reps"])
+    assert f["stop"] in ("noise", "time", "budget", "samples"), f["stop"]
+    assert f["noise"] is None or f["noise"] >= 0
+    assert f["dropped"] == 0 and "gpu" not in f  # a CPU figure has no GPU state
+print("figures ok")
+PY
+says "the results keep every sample and the stopping rule" "figures ok"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

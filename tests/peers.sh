@@ -24,7 +24,10 @@ else bad "nn files: $(ls "$tmp/in/nn-uniform-b2-n2000-q3000")"; fi
 if "$tool" bench --suite quick --filter nothing-matches --write-inputs "$tmp/none" >/dev/null 2>&1; then
     bad "write-inputs with no configuration succeeded"; else ok; fi
 
-${PYTHON:-python3} "$(dirname "$0")/peers_check.py" "$tool" "$tmp" >"$tmp/py" 2>&1
+# numpy from .deps/python (make deps) where the host has none: a user's callable gets numpy arrays
+root=$(cd "$(dirname "$0")/.." && pwd)
+PYTHONPATH="$root/.deps/python${PYTHONPATH:+:$PYTHONPATH}" \
+    ${PYTHON:-python3} "$(dirname "$0")/peers_check.py" "$tool" "$tmp" >"$tmp/py" 2>&1
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/py" | tail -n 1)
 p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
 if [ -z "$line" ]; then cat "$tmp/py"; p=0; f=1; elif [ "$f" != 0 ]; then cat "$tmp/py"; fi

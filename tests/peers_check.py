@@ -74,6 +74,58 @@ class BatchedFps(RightFps):
         return [dp_fps(a, cfg["m"], cfg["start"]) for a in clouds]
 
 
+# The README's example of a peer of one's own (FPS), as a user would write it.
+USER_MODULE = '''
+def sample(points, m, start):
+    """Farthest point sampling, plain Python: m indices into points."""
+    pts = points.tolist()
+    d = [float("inf")] * len(pts)
+    out = [start]
+    while len(out) < m:
+        q = pts[out[-1]]
+        for k, p in enumerate(pts):
+            d[k] = min(d[k], (p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2)
+        out.append(max(range(len(pts)), key=lambda k: (d[k], -k)))
+    return out
+
+
+def backwards(points, m, start):
+    return [start] + sample(points, m, start)[:0:-1]
+
+
+answer = 42
+'''
+
+
+def user_peer(tool, tmp):
+    # A callable of the user's, named module:function, timed and judged with no
+    # code in pcbench: a right one, a wrong one, a name that is not a function.
+    with open(os.path.join(tmp, "user_peer_example.py"), "w", encoding="utf-8") as f:
+        f.write(USER_MODULE)
+    sys.path.insert(0, tmp)
+    res3 = os.path.join(tmp, "r3")
+    user = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res3,
+            "--pcbench", tool, "--machine", "testbox", "--reps", "2", "--peer",
+            "user_peer_example:sample,user_peer_example:backwards,user_peer_example:answer"]
+    rc = peers.main(user)
+    with open(os.path.join(res3, "testbox", "quick", "peers-fps-uniform-b1-n2000-m100.json"),
+              encoding="utf-8") as f:
+        u = {x["peer"]: x for x in json.load(f)["results"]}
+    ur = u.get("user_peer_example:sample", {})
+    check(rc == 0 and ur.get("status") == "ok" and ur["compute"]["reps"] == 2 and
+          "steps ok" in ur.get("detail", ""), "user's callable: %s" % ur)
+    uw = u.get("user_peer_example:backwards", {})
+    check(uw.get("status") == "wrong" and "FAIL" in uw.get("detail", ""), "user's wrong one: %s" % uw)
+    un = u.get("user_peer_example:answer", {})
+    check(un.get("status") == "unavailable" and "no callable answer" in un.get("detail", ""),
+          "not a function: %s" % un)
+    try:
+        peers.main(["--peer", "user_peer_example:sample", "--pcbench", tool])
+        check(False, "a callable without --problem was accepted")
+    except SystemExit as e:
+        check(e.code == 2, "a callable without --problem: exit %s" % e.code)
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
     res = os.path.join(tmp, "r")
@@ -126,6 +178,11 @@ def main():
     check(forced["tiny_dp"]["status"] == "skipped-budget" and "predicted" in forced["tiny_dp"]["detail"]
           and forced["tiny_dp"]["compute"] is None, "budget: %s" % forced["tiny_dp"])
     check(forced["swapped_dp"]["status"] == "wrong", "budget path judged: %s" % forced["swapped_dp"])
+
+    if peers.np is None:
+        print("skip: numpy is not importable: the user's callable is not tested here")
+    else:
+        user_peer(tool, tmp)
 
     # The tables show peers beside the harness's results, a wrong one as WRONG.
     peers.main(base + ["--force"], planted)

@@ -1,6 +1,8 @@
 /* test_harness.c - the benchmark harness's own parts: the JSON writer and
- * reader, a figure's statistics, and the result store's round trip (what
- * pcbench bench writes, it reads back the same: resume, gate, compare). */
+ * reader, a figure's statistics, noise and stopping rule, the GPU's state
+ * through NVML (a scripted stand-in library), and the result store's round
+ * trip (what pcbench bench writes, it reads back the same: resume, gate,
+ * compare). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,134 @@ static void test_figure_stats(void)
     CHECK(full.median == MAX_SAMPLES / 2 + 0.5 && full.min == 1);
 }
 
+/* The median's relative standard error, and samples dropped as throttled. */
+static void test_noise_and_dropped(void)
+{
+    double v[10] = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+    /* n = 10: the order statistics 1 and 10 bound the median 5.5 */
+    CHECK(fabs(bench_noise(v, 10) - (10 - 1) / 3.92 / 5.5) < 1e-15);
+    double same[5] = {2, 2, 2, 2, 2};
+    CHECK(bench_noise(same, 5) == 0);
+    CHECK(isnan(bench_noise(v, 2)));
+    double w[MAX_SAMPLES];
+    for (int i = 0; i < MAX_SAMPLES; i++)
+        w[i] = 100 + i % 50; /* 100..149, each twice */
+    double sorted_40 = 119, sorted_61 = 130; /* n = 100: the ranks 40 and 61 */
+    CHECK(fabs(bench_noise(w, MAX_SAMPLES) - (sorted_61 - sorted_40) / 3.92 / 124.5) < 1e-12);
+
+    bench_figure f = {0};
+    bench_gpu_state hot = {1980, 2619, 60, 400, 0}, slow = {900, 2619, 85, 700, 0x40};
+    bench_figure_add(&f, 1.0, 1.0, &hot, 0);
+    bench_figure_add(&f, 9.0, 9.0, &slow, 1);
+    bench_figure_add(&f, 3.0, 3.0, &hot, 0);
+    bench_figure_stats(&f);
+    CHECK(f.reps == 2 && f.dropped == 1 && f.have_gpu && !f.unreliable);
+    CHECK(f.median == 2 && f.dropped_sample[0] == 9 && f.dropped_gpu[0].sm_mhz == 900);
+    CHECK(f.gpu[1].sm_mhz == 1980 && f.gpu[1].reasons == 0);
+    bench_figure_add(&f, 8.0, 8.0, &slow, 1);
+    bench_figure_add(&f, 7.0, 7.0, &slow, 1);
+    bench_figure_stats(&f);
+    CHECK(f.dropped == 3 && f.unreliable && f.median == 2); /* more dropped than kept */
+    bench_figure many = {0};
+    for (int i = 0; i < MAX_DROPPED + 5; i++)
+        bench_figure_add(&many, 1.0, 1.0, NULL, 1);
+    bench_figure_stats(&many);
+    CHECK(many.dropped == MAX_DROPPED + 5 && many.reps == 0 && many.unreliable &&
+          isnan(many.median));
+}
+
+/* When a figure stops taking samples, and how many the next round takes. */
+static void test_more_samples(void)
+{
+    char why[16];
+    const bench_sampling base = {.kept = 10, .noise = 0.004, .target = 0.005, .min = 10,
+                                 .max = MAX_SAMPLES, .spent = 1, .limit = 3,
+                                 .per_sample = 0.1};
+    bench_sampling s = base;
+    CHECK(bench_more_samples(&s, why) == 0 && strcmp(why, "noise") == 0);
+    s.noise = 0.01; /* 4x the variance: 30 more wanted, at most as many as kept */
+    CHECK(bench_more_samples(&s, why) == 10 && why[0] == '\0');
+    s.noise = 0.0055; /* 10 (1.21 - 1) = 2.1: 3 more */
+    CHECK(bench_more_samples(&s, why) == 3);
+    s = base, s.noise = 0.01, s.spent = 2.85; /* time for one more */
+    CHECK(bench_more_samples(&s, why) == 1);
+    s.spent = 3;
+    CHECK(bench_more_samples(&s, why) == 0 && strcmp(why, "time") == 0);
+    s.budget_bound = 1;
+    CHECK(bench_more_samples(&s, why) == 0 && strcmp(why, "budget") == 0);
+    s = base, s.kept = 4; /* under the minimum (samples were dropped): make it up */
+    CHECK(bench_more_samples(&s, why) == 6);
+    s = base, s.target = 0, s.noise = 0.5; /* --reps: a fixed count */
+    CHECK(bench_more_samples(&s, why) == 0 && strcmp(why, "fixed") == 0);
+    s = base, s.noise = 0.5, s.kept = s.max = 40;
+    CHECK(bench_more_samples(&s, why) == 0 && strcmp(why, "samples") == 0);
+    s = base, s.noise = 0.5, s.max = 15; /* no more than the maximum */
+    CHECK(bench_more_samples(&s, why) == 5);
+    s = base, s.noise = 0.5, s.dropped = MAX_DROPPED;
+    CHECK(bench_more_samples(&s, why) == 0 && strcmp(why, "throttled") == 0);
+    s = base, s.kept = 2, s.min = 2, s.noise = NAN; /* too few to estimate: double */
+    CHECK(bench_more_samples(&s, why) == 2);
+}
+
+/* bench_nvml.c through a scripted NVML (tests/fake_nvml.c, built beside this
+ * test), and without one. */
+static void test_nvml(void)
+{
+    char fake[1024];
+    ssize_t len = readlink("/proc/self/exe", fake, sizeof fake - 32);
+    if (len <= 0)
+        SKIP("no /proc/self/exe");
+    fake[len] = '\0';
+    snprintf(strrchr(fake, '/'), 32, "/libfake_nvml.so");
+    if (access(fake, R_OK) != 0)
+        SKIP("%s was not built", fake);
+
+    bench_nvml_close();
+    setenv("PCBENCH_NVML", "/nonexistent/libnvidia-ml.so.1", 1);
+    CHECK_RC(bench_nvml_open(), PCB_EUNAVAIL);
+    CHECK(strncmp(bench_nvml_status(), "no NVML (/nonexistent/", 22) == 0);
+    CHECK_RC(bench_nvml_open(), PCB_EUNAVAIL); /* tried once, answered the same */
+    bench_gpu_state g;
+    CHECK_RC(bench_nvml_read(&g), PCB_EUNAVAIL);
+    CHECK(isnan(g.sm_mhz) && isnan(bench_nvml_max_sm_mhz()));
+
+    bench_nvml_close();
+    setenv("PCBENCH_NVML", fake, 1);
+    setenv("FAKE_NVML_INIT", "fail", 1);
+    CHECK_RC(bench_nvml_open(), PCB_EUNAVAIL);
+    CHECK(strstr(bench_nvml_status(), "nvmlInit: RM has detected") != NULL);
+
+    bench_nvml_close();
+    unsetenv("FAKE_NVML_INIT");
+    setenv("FAKE_NVML_SM", "1980,1000", 1);
+    CHECK_RC(bench_nvml_open(), PCB_OK);
+    CHECK(bench_nvml_max_sm_mhz() == 1980 && strstr(bench_nvml_status(), "1980 MHz"));
+    bench_gpu_state before, after;
+    CHECK_RC(bench_nvml_read(&before), PCB_OK);
+    CHECK_RC(bench_nvml_read(&after), PCB_OK);
+    CHECK(before.sm_mhz == 1980 && before.reasons == 0 && before.mem_mhz == 2619);
+    CHECK(after.sm_mhz == 1000 && after.reasons == 0x4 && after.temp_c == 41 &&
+          after.power_w == 312.5f);
+    bench_gpu_state span = bench_gpu_span(&before, &after);
+    CHECK(span.sm_mhz == 1000 && span.reasons == 0x4);
+    CHECK(bench_gpu_throttled(&span, 1980, 0.75) && !bench_gpu_throttled(&span, 1980, 0.5));
+    CHECK(!bench_gpu_throttled(&before, 1980, 0.75));
+    bench_gpu_state unknown = {NAN, NAN, NAN, NAN, 0};
+    CHECK(!bench_gpu_throttled(&unknown, 1980, 0.75)); /* an unread clock drops nothing */
+    span = bench_gpu_span(&unknown, &after);
+    CHECK(span.sm_mhz == 1000); /* a reading that failed does not hide the other */
+    char text[160];
+    bench_gpu_reasons_text(span.reasons, text, sizeof text);
+    CHECK(strcmp(text, "sw-power-cap") == 0);
+    bench_gpu_reasons_text(0x48 | 1ull << 20, text, sizeof text);
+    CHECK(strcmp(text, "hw-slowdown,hw-thermal,bit20") == 0);
+    bench_gpu_reasons_text(0, text, sizeof text);
+    CHECK(text[0] == '\0');
+    bench_nvml_close();
+    unsetenv("PCBENCH_NVML");
+    unsetenv("FAKE_NVML_SM");
+}
+
 static void test_status_names(void)
 {
     for (int s = ST_NONE; s <= ST_UNAVAILABLE; s++)
@@ -156,6 +286,14 @@ static void test_store_round_trip(void)
     a->e2e = (bench_figure){.reps = 1, .iterations = 1, .clock = "verification run",
                             .sample = {0.5}, .cpu = {0.5}};
     bench_figure_stats(&a->e2e);
+    a->compute_cold = (bench_figure){.iterations = 4, .clock = "device"};
+    bench_gpu_state hot = {1980, 2619, 55, 410.5f, 0}, slow = {1100, 2619, 88, 700, 0x60};
+    bench_figure_add(&a->compute_cold, 0.004, 0.004, &hot, 0);
+    bench_figure_add(&a->compute_cold, 0.009, 0.009, &slow, 1);
+    bench_figure_add(&a->compute_cold, 0.005, 0.005, &hot, 0);
+    bench_figure_stats(&a->compute_cold);
+    snprintf(a->compute_cold.stop, sizeof a->compute_cold.stop, "noise");
+    a->compute_cold.seconds = 0.25;
     a->budget_s = 20, a->predicted_s = 0.4, a->total_s = 0.5;
     snprintf(a->when, sizeof a->when, "2026-11-23T10:00:00Z");
     snprintf(a->git, sizeof a->git, "abc1234+dirty");
@@ -184,6 +322,15 @@ static void test_store_round_trip(void)
         CHECK(ra->compute.reps == 3 && ra->compute.iterations == 10);
         CHECK(fabs(ra->compute.median - 0.002) < 1e-12 && fabs(ra->compute.min - 0.001) < 1e-12);
         CHECK(strcmp(ra->e2e.clock, "verification run") == 0 && ra->e2e.reps == 1);
+        const bench_figure *c = &ra->compute_cold;
+        CHECK(c->reps == 2 && c->dropped == 1 && c->have_gpu && !c->unreliable);
+        CHECK(strcmp(c->clock, "device") == 0 && strcmp(c->stop, "noise") == 0 &&
+              c->seconds == 0.25);
+        CHECK(fabs(c->median - 0.0045) < 1e-12 && fabs(c->dropped_sample[0] - 0.009) < 1e-12);
+        CHECK(c->gpu[0].sm_mhz == 1980 && c->gpu[0].power_w == 410.5f && c->gpu[1].reasons == 0);
+        CHECK(c->dropped_gpu[0].sm_mhz == 1100 && c->dropped_gpu[0].reasons == 0x60);
+        CHECK(fabs(c->noise - a->compute_cold.noise) < 1e-9 || (isnan(c->noise) && isnan(a->compute_cold.noise)));
+        CHECK(ra->compute.reps == 3 && !ra->compute.have_gpu && ra->e2e.dropped == 0);
         CHECK(ra->budget_s == 20 && ra->predicted_s == 0.4 && ra->total_s == 0.5);
         CHECK(strcmp(ra->when, a->when) == 0 && strcmp(ra->git, a->git) == 0);
         CHECK(rb->status == ST_UNAVAILABLE && rb->device == PCB_CUDA && !rb->have_rep);
@@ -276,5 +423,6 @@ static void test_mann_whitney(void)
     CHECK_RC(bench_mwu_test(a, 2, b, 2, 1.5, &m), PCB_EINVAL);
 }
 
-TEST_MAIN(T(test_mann_whitney), T(test_json_values), T(test_json_rejects), T(test_figure_stats), T(test_status_names),
+TEST_MAIN(T(test_mann_whitney), T(test_json_values), T(test_json_rejects), T(test_figure_stats),
+          T(test_noise_and_dropped), T(test_more_samples), T(test_nvml), T(test_status_names),
           T(test_store_round_trip))

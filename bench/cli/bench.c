@@ -28,11 +28,24 @@ static const char help[] =
     "                       (ids look like fps/uniform/b6/n10000/m1000)\n"
     "  --budget S           skip runs predicted to take over S seconds each\n"
     "                       (default per suite: seed 30, full 20, quick 5)\n"
-    "  --reps R             repetitions per figure (default per suite: 5, 3, 7)\n"
+    "  --target-noise P     take samples until the median's relative standard error\n"
+    "                       is under P (default 0.005), the figure's time is up, or\n"
+    "                       100 samples are kept\n"
+    "  --min-reps N         samples per figure at least (default: GPU 10; CPU per\n"
+    "                       suite: 5, 3, 7)\n"
+    "  --figure-time S      seconds a figure may take once it has its minimum\n"
+    "                       (default per suite: 3, 1.5, 0.25; never over its share\n"
+    "                       of --budget)\n"
+    "  --reps R             exactly R samples per figure, no noise target\n"
+    "  --throttle-threshold F  drop GPU samples taken while the SM clock was under F\n"
+    "                       times its maximum (default 0.75; NVML, read around\n"
+    "                       every sample; a figure with more dropped than kept\n"
+    "                       is marked unreliable)\n"
+    "  --cpu-cold           CPU implementations also get a cold figure (64 MiB\n"
+    "                       written and read before every iteration); GPU ones\n"
+    "                       always have one (the L2 overwritten)\n"
     "  --threads T          OpenMP threads while timing, 0 = all (default; quick: 1,\n"
     "                       for stable CPU-time ratios); verification uses all\n"
-    "  --flush-l2           evict caches before every timed iteration (GPU: a write\n"
-    "                       over twice the L2; CPU: over 64 MiB)\n"
     "  --force              re-run the selected implementations even where stored\n"
     "                       (the stored results of the others are kept)\n"
     "  --max-time S         start no new configuration after S seconds\n"
@@ -45,8 +58,10 @@ static const char help[] =
     "                       compute of every CPU implementation (pcbench count) within\n"
     "                       10% of the baseline of the same toolchain; CPU-time ratios\n"
     "                       to the reference are shown as information\n"
-    "  --gate-timing        with --regress, also gate those ratios (within the\n"
-    "                       tolerance, default 0.5), only on the baseline's machine\n"
+    "  --gate-timing        with --regress, also gate those ratios, only on the\n"
+    "                       baseline's machine: a Mann-Whitney test over the samples,\n"
+    "                       failing where the change is significant (p < --alpha)\n"
+    "                       and beyond the tolerance (default 0.5)\n"
     "  --update-baseline DIR  run afresh and write the results and this toolchain's\n"
     "                       instruction counts to DIR as the baseline\n"
     "  --compare DIR        compare compute times with a machine folder (e.g.\n"
@@ -56,7 +71,8 @@ static const char help[] =
     "                       slower by more than the tolerance (default 0.25); see\n"
     "                       pcbench compare for two stored runs\n"
     "  --tolerance T        relative tolerance for --regress or --compare\n"
-    "  --alpha A            significance level of --compare (default 0.01)\n"
+    "  --alpha A            significance level of --compare and --gate-timing\n"
+    "                       (default 0.01)\n"
     "  --write-inputs DIR   time nothing: write the selected configurations' clouds\n"
     "                       (DIR/<configuration>/a-<i>.ply, b-<i>.ply) and DIR/configs.tsv,\n"
     "                       for timing other libraries on the same inputs\n"
@@ -79,7 +95,10 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"suite", required_argument, 0, 's'},    {"problem", required_argument, 0, 'p'},
         {"impl", required_argument, 0, 'I'},     {"filter", required_argument, 0, 'f'},
         {"budget", required_argument, 0, 'B'},   {"reps", required_argument, 0, 'R'},
-        {"flush-l2", no_argument, 0, 'F'},       {"force", no_argument, 0, 'x'},
+        {"cpu-cold", no_argument, 0, 'F'},       {"force", no_argument, 0, 'x'},
+        {"target-noise", required_argument, 0, 'O'}, {"min-reps", required_argument, 0, 'm'},
+        {"figure-time", required_argument, 0, 'Y'},
+        {"throttle-threshold", required_argument, 0, 'H'},
         {"max-time", required_argument, 0, 'T'}, {"results", required_argument, 0, 'r'},
         {"machine", required_argument, 0, 'M'},  {"list", no_argument, 0, 'l'},
         {"regress", required_argument, 0, 'G'},  {"update-baseline", required_argument, 0, 'U'},
@@ -113,7 +132,25 @@ static int parse(int argc, char **argv, bench_opts *o)
             o->threads = (int)v;
             o->have_threads = 1;
             break;
-        case 'F': o->flush_l2 = 1; break;
+        case 'F': o->cpu_cold = 1; break;
+        case 'O':
+            if (!pcb_opt_f64("bench", "--target-noise", optarg, 1e-5, 1, &o->target_noise))
+                return PCB_EXIT_USAGE;
+            break;
+        case 'm':
+            if (!pcb_opt_f64("bench", "--min-reps", optarg, 2, MAX_SAMPLES, &v))
+                return PCB_EXIT_USAGE;
+            o->min_reps = (int)v;
+            break;
+        case 'Y':
+            if (!pcb_opt_f64("bench", "--figure-time", optarg, 1e-3, 1e6, &o->figure_time))
+                return PCB_EXIT_USAGE;
+            o->have_figure_time = 1;
+            break;
+        case 'H':
+            if (!pcb_opt_f64("bench", "--throttle-threshold", optarg, 0, 1, &o->throttle))
+                return PCB_EXIT_USAGE;
+            break;
         case 'x': o->force = 1; break;
         case 'T':
             if (!pcb_opt_f64("bench", "--max-time", optarg, 0, 1e9, &o->max_time))
@@ -175,10 +212,11 @@ static void fmt_ms(char *buf, size_t len, const bench_figure *f)
 static void summary(const bench_suite *s, const bench_env *env, bench_result *res, int count,
                     int fresh_configs)
 {
+    int dropped = 0, unreliable = 0;
     printf("\n== bench %s on %s: %d configuration%s (%d run now) ==\n", s->name, env->machine,
            count, count == 1 ? "" : "s", fresh_configs);
-    printf("%-32s %-18s %-4s %12s %12s %9s  %s\n", "configuration", "implementation", "dev",
-           "compute ms", "e2e ms", "vs ref", "status");
+    printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s\n", "configuration", "implementation",
+           "dev", "compute ms", "noise", "cold ms", "e2e ms", "vs ref", "status");
     for (int i = 0; i < count; i++) {
         bench_result *r = &res[i];
         const bench_entry *ref = r->reference[0] ? bench_result_entry(r, r->reference, 0) : NULL;
@@ -187,16 +225,37 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
                    pcb_problem_name(r->config.problem));
         for (int k = 0; k < r->count; k++) {
             const bench_entry *e = &r->entries[k];
-            char cm[32], em[32], sp[32] = "-";
+            char cm[32], ck[32], em[32], sp[32] = "-", nz[16] = "-";
             fmt_ms(cm, sizeof cm, &e->compute);
+            fmt_ms(ck, sizeof ck, &e->compute_cold);
             fmt_ms(em, sizeof em, &e->e2e);
+            if (isfinite(e->compute.noise) && e->compute.reps > 0)
+                snprintf(nz, sizeof nz, "%.2g%%", e->compute.noise * 100);
             if (ref && ref->status == ST_OK && e->status == ST_OK && e->compute.median > 0)
                 snprintf(sp, sizeof sp, "%.3gx", ref->compute.median / e->compute.median);
-            printf("%-32s %-18s %-4s %12s %12s %9s  %s%s\n", k ? "" : r->config.id, e->impl,
-                   pcb_device_name(e->device), cm, em, sp, bench_status_name(e->status),
-                   e->fresh ? "" : " (stored)");
+            const bench_figure *figs[3] = {&e->compute, &e->compute_cold, &e->e2e};
+            int d = 0, u = 0;
+            for (int f = 0; f < 3; f++) {
+                d += figs[f]->dropped;
+                u += figs[f]->unreliable;
+            }
+            dropped += d;
+            unreliable += u;
+            printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s%s", k ? "" : r->config.id,
+                   e->impl, pcb_device_name(e->device), cm, nz, ck, em, sp,
+                   bench_status_name(e->status), e->fresh ? "" : " (stored)");
+            if (d)
+                printf(" (%d throttled sample%s dropped%s)", d, d == 1 ? "" : "s",
+                       u ? ", unreliable" : "");
+            putchar('\n');
         }
     }
+    printf("(figures: medians of the kept samples; noise: the relative standard error of the "
+           "compute median; cold: caches flushed before every iteration)\n");
+    if (dropped)
+        printf("%d sample%s taken while the GPU was throttled %s dropped; %d figure%s unreliable "
+               "(more dropped than kept)\n", dropped, dropped == 1 ? "" : "s",
+               dropped == 1 ? "was" : "were", unreliable, unreliable == 1 ? "" : "s");
 }
 
 /* Say which CUDA implementations did not run, and why. */
@@ -299,7 +358,8 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
 
 int cli_bench(int argc, char **argv)
 {
-    bench_opts o = {.suite = "seed", .results_dir = "results"};
+    bench_opts o = {.suite = "seed", .results_dir = "results", .target_noise = 0.005,
+                    .throttle = 0.75, .alpha = 0.01};
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
@@ -467,14 +527,14 @@ int cli_bench(int argc, char **argv)
     if (store[0] && !exit_status)
         printf("\nResults: %s/%s/\n", store, suite.name);
     bench_gate_opts go = {.baseline_dir = o.regress_dir, .machine = env.machine,
-                          .tolerance = o.have_tolerance ? o.tolerance : 0.5,
+                          .tolerance = o.have_tolerance ? o.tolerance : 0.5, .alpha = o.alpha,
                           .gate_timing = o.gate_timing, .counts = counted ? &counts : NULL,
                           .counts_why = counts_why};
     if (o.regress_dir && bench_gate(&go, &suite, res, ran, stdout))
         exit_status = PCB_EXIT_VERIFY;
     if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
                                        o.have_tolerance ? o.tolerance : 0.25,
-                                       o.alpha > 0 ? o.alpha : 0.01, stdout))
+                                       o.alpha, stdout))
         exit_status = PCB_EXIT_VERIFY;
 done:
     bench_icounts_free(&counts);

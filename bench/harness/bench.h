@@ -10,7 +10,8 @@
  *   bench_count.c    instruction counts under callgrind
  *   bench_env.c      the environment record and the machine name
  *   leaves, calling nothing of the above: bench_clock.c (clocks, progress),
- *   bench_status.c, bench_stats.c, bench_outputs.c, bench_files.c,
+ *   bench_stats.c (a figure's statistics, its noise), bench_nvml.c (the GPU's
+ *   clocks and throttling), bench_status.c, bench_outputs.c, bench_files.c,
  *   bench_fault.c (PCBENCH_FAULT), bench_mwu.c (Mann-Whitney, Hodges-Lehmann)
  */
 #ifndef PCB_BENCH_H
@@ -34,8 +35,9 @@ typedef struct {
     const char *about;
     bench_config *configs;
     int count;
-    int reps;           /* repetitions per figure */
-    double rep_seconds; /* target length of one repetition */
+    int reps;           /* samples per CPU figure at least (GPU figures: 10) */
+    double rep_seconds; /* target length of one sample (repetition) */
+    double figure_seconds; /* time limit of one figure once it has its minimum */
     double budget;      /* default per-run budget, seconds */
     int threads;        /* OpenMP threads while timing, 0 = all */
 } bench_suite;
@@ -70,16 +72,42 @@ typedef enum {
 const char *bench_status_name(bench_status s);
 bench_status bench_status_parse(const char *s);
 
-enum { MAX_SAMPLES = 64 };
+enum { MAX_SAMPLES = 100, MAX_DROPPED = 32 };
 
-/* One timing figure: per-repetition times per iteration, in seconds. */
+/* The GPU's state over one sample (bench_nvml.c); NAN where unknown. */
 typedef struct {
-    int reps;
+    float sm_mhz, mem_mhz; /* the lower of the readings before and after */
+    float temp_c, power_w; /* the higher */
+    unsigned long long reasons; /* NVML's clock-event (throttle) reasons, either reading */
+} bench_gpu_state;
+
+/* One timing figure: per-repetition times per iteration, in seconds. A
+ * sample taken while the GPU's SM clock was under the threshold is dropped:
+ * kept apart, out of every statistic. */
+typedef struct {
+    int reps;          /* samples kept */
+    int dropped;       /* samples dropped (the first MAX_DROPPED are stored) */
     int64_t iterations;
     const char *clock; /* "real", "device", or "verification run" */
+    int have_gpu;      /* gpu[] and dropped_gpu[] hold the GPU's state */
     double sample[MAX_SAMPLES], cpu[MAX_SAMPLES];
+    bench_gpu_state gpu[MAX_SAMPLES];
+    double dropped_sample[MAX_DROPPED];
+    bench_gpu_state dropped_gpu[MAX_DROPPED];
     double median, mean, stddev, cv, min, cpu_median;
+    double noise;      /* relative standard error of the median (bench_stats.c) */
+    double seconds;    /* wall time spent taking the samples */
+    char stop[16];     /* why sampling stopped: noise, time, budget, samples, fixed */
+    int unreliable;    /* more samples dropped than kept */
 } bench_figure;
+
+/* Add a sample: kept, or dropped when throttled (gpu may be NULL). */
+void bench_figure_add(bench_figure *f, double real_s, double cpu_s, const bench_gpu_state *gpu,
+                      int throttled);
+/* The relative standard error of the median of v (n values): half the width
+ * of the distribution-free 95% interval of the median, over 1.96, over the
+ * median; NAN under 3 values. */
+double bench_noise(const double *v, int n);
 
 typedef struct {
     char impl[48];
@@ -91,7 +119,7 @@ typedef struct {
     int have_rep;
     double prepare_s, compute_s, fetch_s, total_s; /* the verification run */
     pcb_counters counters;
-    bench_figure compute, e2e;
+    bench_figure compute, compute_cold, e2e; /* compute_cold: caches flushed first */
     double predicted_s, budget_s;
     char when[32], git[48];
     int fresh; /* measured by this invocation */
@@ -118,6 +146,37 @@ typedef struct {
 int bench_mwu_test(const double *a, int na, const double *b, int nb, double alpha,
                    bench_mwu *out);
 
+/* ---- the GPU's state around samples (bench_nvml.c) -------------------------- */
+/* Load NVML and find CUDA's device 0 in it, once: PCB_OK, or PCB_EUNAVAIL
+ * with a message beginning "no NVML" (PCBENCH_NVML names the library). */
+int bench_nvml_open(void);
+const char *bench_nvml_status(void); /* what bench_nvml_open found, in words */
+double bench_nvml_max_sm_mhz(void);  /* NAN without NVML */
+int bench_nvml_read(bench_gpu_state *s);
+void bench_nvml_close(void);
+/* NVML's reason bits as names: "sw-power-cap,hw-slowdown"; "" for none. */
+void bench_gpu_reasons_text(unsigned long long reasons, char *buf, size_t len);
+bench_gpu_state bench_gpu_span(const bench_gpu_state *before, const bench_gpu_state *after);
+/* 1 when the state's SM clock is under threshold x the maximum. */
+int bench_gpu_throttled(const bench_gpu_state *s, double max_sm_mhz, double threshold);
+
+/* ---- when to stop sampling a figure (bench_time.c) ------------------------------ */
+typedef struct {
+    int kept, dropped;      /* samples so far */
+    double noise, target;   /* bench_noise of the kept ones; the target (0: fixed count) */
+    int min, max;           /* samples wanted at least, at most */
+    double spent, limit;    /* seconds spent on the figure; its limit */
+    double per_sample;      /* seconds one more sample costs */
+    int budget_bound;       /* the limit is the run budget's share, not the figure time */
+} bench_sampling;
+
+/* How many more samples to take in the next round (at most as many as are
+ * kept, so the estimate of the noise catches up), or 0 and why in stop[16]:
+ * "noise" (the target reached with the minimum count), "fixed" (a fixed
+ * count reached), "samples" (the maximum), "time" or "budget" (no time left
+ * for one more), "throttled" (MAX_DROPPED samples dropped). */
+int bench_more_samples(const bench_sampling *s, char stop[16]);
+
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create);
 void bench_result_free(bench_result *r);
 void bench_figure_stats(bench_figure *f);
@@ -142,8 +201,13 @@ typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
     const char *regress_dir, *baseline_out, *compare_dir, *inputs_dir;
     double budget, tolerance, max_time, alpha;
-    int reps, threads, flush_l2, force, list_only, have_budget, have_tolerance, have_threads;
-    int gate_timing;
+    double target_noise;   /* stop a figure when its noise is under this (fraction) */
+    double figure_time;    /* seconds one figure may take, unless its minimum needs more */
+    double throttle;       /* drop GPU samples under this fraction of the maximum SM clock */
+    int reps;              /* fixed sample count (min = max = reps, no noise target), 0: no */
+    int min_reps;          /* at least this many samples (0: GPU 10, CPU the suite's reps) */
+    int threads, cpu_cold, force, list_only, have_budget, have_tolerance, have_threads;
+    int have_figure_time, gate_timing;
 } bench_opts;
 
 /* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */
@@ -263,6 +327,7 @@ typedef struct {
     const char *baseline_dir;
     const char *machine;         /* where this run is */
     double tolerance;            /* CPU-time ratios */
+    double alpha;                /* significance of the timing test */
     int gate_timing;             /* gate those ratios (same machine only) */
     const bench_icounts *counts; /* this run's instruction counts, or NULL */
     const char *counts_why;      /* why there are none */

@@ -172,6 +172,10 @@ int bench_env_collect(bench_env *e, const char *machine_override)
         fputs(",\n    \"gpu\": null", f);
     }
     put_field(f, "nvidia_smi", smi[0] ? smi : "not available", 1);
+    /* NVML reads the clocks around every GPU sample (bench_nvml.c) */
+    if (have_gpu)
+        bench_nvml_open();
+    put_field(f, "nvml", have_gpu ? bench_nvml_status() : "no GPU", 1);
     fputs("\n  }", f);
     if (fclose(f) != 0 || !e->json)
         return pcb_fail(PCB_ENOMEM, "out of memory for the environment record");

@@ -10,8 +10,8 @@
  *   (3) the instructions one compute of each CPU implementation executes
  *       (bench_count.c), within 10% of the baseline of the same toolchain.
  * CPU-time ratios to each problem's reference are reported as information;
- * --gate-timing gates them too, and only against a baseline measured on the
- * same machine. */
+ * --gate-timing gates them too, by a Mann-Whitney test over the samples, and
+ * only against a baseline measured on the same machine. */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +24,7 @@
 
 typedef struct {
     FILE *out;
-    double tol;
+    double tol, alpha;
     int checks, failures, improvements;
 } gate;
 
@@ -105,20 +105,33 @@ static void check_instructions(gate *g, const bench_config *c, const char *impl,
     row(g, c, impl, "instructions", sb, sn, ok, why);
 }
 
-static void check_ratio(gate *g, int gated, const bench_config *c, const char *impl,
-                        const char *check, double base, double now)
+/* A CPU-time check of --gate-timing: every sample over the median of its
+ * reference (the problem's reference, or the anchor) in the same run, the
+ * baseline's against now's, by the Mann-Whitney test (bench_mwu.c). It
+ * fails only when the change is significant (p < alpha) and the ratio
+ * outside the tolerance either way: noise alone never fails it. */
+static void check_timing(gate *g, int gated, const bench_config *c, const char *impl,
+                         const char *check, const bench_figure *was, double was_ref,
+                         const bench_figure *now, double now_ref)
 {
-    char sb[32], sn[32], why[96] = "";
-    snprintf(sb, sizeof sb, "%.4g", base);
-    snprintf(sn, sizeof sn, "%.4g", now);
-    double q = now / base;
-    int ok = q <= 1 + g->tol && q >= 1 / (1 + g->tol);
-    if (!ok && q > 1)
-        snprintf(why, sizeof why, "ratio %.2fx the baseline's: slower (or its reference faster)",
-                 q);
-    else if (!ok)
-        snprintf(why, sizeof why, "ratio %.2fx the baseline's: faster (or its reference slower)",
-                 q);
+    double a[MAX_SAMPLES], b[MAX_SAMPLES];
+    for (int i = 0; i < was->reps; i++)
+        a[i] = was->cpu[i] / was_ref;
+    for (int i = 0; i < now->reps; i++)
+        b[i] = now->cpu[i] / now_ref;
+    bench_mwu m;
+    if (bench_mwu_test(a, was->reps, b, now->reps, g->alpha, &m) != PCB_OK)
+        return;
+    char sb[32], sn[32], why[200];
+    snprintf(sb, sizeof sb, "%.4g", was->cpu_median / was_ref);
+    snprintf(sn, sizeof sn, "%.4g", now->cpu_median / now_ref);
+    const int significant = m.p < g->alpha;
+    const int ok = !significant || (m.ratio <= 1 + g->tol && m.ratio >= 1 / (1 + g->tol));
+    snprintf(why, sizeof why, "ratio %.2fx the baseline's [%.3g, %.3g], p %.2g%s", m.ratio, m.lo,
+             m.hi, m.p,
+             ok ? (significant ? ", within the tolerance" : ", no significant change")
+             : m.ratio > 1 ? ": slower (or its reference faster)"
+                           : ": faster (or its reference slower)");
     if (gated)
         row(g, c, impl, check, sb, sn, ok, why);
     else
@@ -163,7 +176,7 @@ static int load_icounts(const bench_gate_opts *go, bench_icounts *base, FILE *ou
 int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result *results,
                int count, FILE *out)
 {
-    gate g = {.out = out, .tol = go->tolerance};
+    gate g = {.out = out, .tol = go->tolerance, .alpha = go->alpha};
     const char *dir = go->baseline_dir;
     if (!bench_gate_ready(dir, suite->name, out))
         return 1;
@@ -189,8 +202,9 @@ int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result
                      "ratios move with the processor)\n",
                 anchor_base.machine[0] ? anchor_base.machine : "an unknown machine", go->machine);
     else if (gate_timing)
-        fprintf(out, "timing: CPU-time ratios gated within %.0f%% (same machine as the "
-                     "baseline)\n", go->tolerance * 100);
+        fprintf(out, "timing: CPU-time ratios gated where a Mann-Whitney test finds a change "
+                     "(p < %g) beyond %.0f%% (same machine as the baseline)\n", go->alpha,
+                go->tolerance * 100);
     else
         fprintf(out, "timing: CPU-time ratios shown as information (--gate-timing gates them "
                      "on the baseline's machine)\n");
@@ -237,13 +251,13 @@ int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result
                 continue;
             if (strcmp(e->impl, r->reference) != 0) {
                 if (ref_now && ref_was)
-                    check_ratio(&g, gate_timing, c, e->impl, "cpu/ref",
-                                bw->compute.cpu_median / ref_was->compute.cpu_median,
-                                en->compute.cpu_median / ref_now->compute.cpu_median);
+                    check_timing(&g, gate_timing, c, e->impl, "cpu/ref", &bw->compute,
+                             ref_was->compute.cpu_median, &en->compute,
+                             ref_now->compute.cpu_median);
             } else if (same_machine && anchor_cfg != c) {
-                check_ratio(&g, gate_timing, c, e->impl, "cpu/anchor",
-                            bw->compute.cpu_median / anchor_was->compute.cpu_median,
-                            en->compute.cpu_median / anchor_now->compute.cpu_median);
+                check_timing(&g, gate_timing, c, e->impl, "cpu/anchor", &bw->compute,
+                             anchor_was->compute.cpu_median, &en->compute,
+                             anchor_now->compute.cpu_median);
             }
         }
         bench_result_free(&base);
@@ -267,6 +281,29 @@ int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result
     return g.failures;
 }
 
+/* One figure now against the same one stored; 1 when significantly slower. */
+static int compare_figure(gate *g, const bench_config *c, const char *impl, const char *name,
+                          const bench_figure *was, const bench_figure *now)
+{
+    bench_mwu m;
+    if (was->reps < 1 || now->reps < 1 || !(was->median > 0) ||
+        strcmp(was->clock, now->clock) != 0 ||
+        bench_mwu_test(was->sample, was->reps, now->sample, now->reps, g->alpha, &m) != PCB_OK)
+        return 0;
+    char sb[32], sn[32], why[200];
+    snprintf(sb, sizeof sb, "%.4g", was->median * 1e3);
+    snprintf(sn, sizeof sn, "%.4g", now->median * 1e3);
+    const int significant = m.p < g->alpha, worse = significant && m.ratio > 1 + g->tol,
+              better = significant && m.ratio < 1 / (1 + g->tol);
+    snprintf(why, sizeof why, "%s%.3fx [%.3g, %.3g], p %.2g (%d and %d samples, %s time%s)",
+             worse ? "slower " : better ? "faster " : significant ? "changed within tolerance "
+                                                               : "no significant change ",
+             m.ratio, m.lo, m.hi, m.p, was->reps, now->reps, now->clock,
+             now->unreliable || was->unreliable ? "; unreliable: throttled samples dropped" : "");
+    row(g, c, impl, name, sb, sn, !worse, why);
+    return worse;
+}
+
 /* The comparison of every figure of results with the same one stored in dir:
  * a two-sided Mann-Whitney test over their samples (bench_mwu.c) and the
  * Hodges-Lehmann ratio now / stored. A figure is slower only when the
@@ -275,12 +312,12 @@ int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
                   double tolerance, double alpha, FILE *out)
 {
-    gate g = {.out = out, .tol = tolerance};
+    gate g = {.out = out, .tol = tolerance, .alpha = alpha};
     int slower = 0;
     fprintf(out, "\n== comparison with %s (suite %s: Mann-Whitney p < %g and a change over "
                  "%.0f%%) ==\n", dir, suite->name, alpha, tolerance * 100);
     fprintf(out, "%-32s %-18s %-12s %12s %12s  %s\n", "configuration", "implementation",
-            "median ms", "stored", "now", "verdict: ratio now/stored [interval], p");
+            "figure", "stored ms", "now ms", "verdict: ratio now/stored [interval], p");
     for (int i = 0; i < count; i++) {
         bench_result *r = &results[i], base;
         if (load_same(dir, suite->name, &r->config, &base) != PCB_OK) {
@@ -289,29 +326,17 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
         }
         for (int k = 0; k < r->count; k++) {
             const bench_entry *e = &r->entries[k], *b = bench_result_entry(&base, e->impl, 0);
-            if (e->status != ST_OK || !b || b->status != ST_OK || !(b->compute.median > 0) ||
-                e->compute.reps < 1)
+            if (e->status != ST_OK || !b || b->status != ST_OK)
                 continue;
-            bench_mwu m;
-            if (bench_mwu_test(b->compute.sample, b->compute.reps, e->compute.sample,
-                               e->compute.reps, alpha, &m) != PCB_OK)
-                continue;
-            char sb[32], sn[32], why[160];
-            snprintf(sb, sizeof sb, "%.4g", b->compute.median * 1e3);
-            snprintf(sn, sizeof sn, "%.4g", e->compute.median * 1e3);
-            const int significant = m.p < alpha, worse = significant && m.ratio > 1 + tolerance,
-                      better = significant && m.ratio < 1 / (1 + tolerance);
-            slower += worse;
-            snprintf(why, sizeof why, "%s%.3fx [%.3g, %.3g], p %.2g (%d and %d samples, %s time)",
-                     worse ? "slower " : better ? "faster " : significant ? "changed within tolerance "
-                                                                       : "no significant change ",
-                     m.ratio, m.lo, m.hi, m.p, b->compute.reps, e->compute.reps,
-                     e->compute.clock);
-            row(&g, &r->config, e->impl, e->compute.clock, sb, sn, !worse, why);
+            const char *names[3] = {"compute", "cold", "e2e"};
+            const bench_figure *fn[3] = {&e->compute, &e->compute_cold, &e->e2e};
+            const bench_figure *fb[3] = {&b->compute, &b->compute_cold, &b->e2e};
+            for (int f = 0; f < 3; f++)
+                slower += compare_figure(&g, &r->config, e->impl, names[f], fb[f], fn[f]);
         }
         bench_result_free(&base);
     }
-    fprintf(out, "compare: %d of %d matching results significantly slower than %s by more than "
+    fprintf(out, "compare: %d of %d matching figures significantly slower than %s by more than "
                  "%.0f%%\n", slower, g.checks, dir, tolerance * 100);
     return slower;
 }

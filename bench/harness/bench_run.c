@@ -175,9 +175,8 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
         bench_set_status(e, ST_SKIPPED_BUDGET, "one run took %.3g s, over the budget of %g s: verified, "
                    "not timed", e->total_s, budget);
         e->e2e.clock = "verification run";
-        e->e2e.reps = 1;
         e->e2e.iterations = 1;
-        e->e2e.sample[0] = e->e2e.cpu[0] = e->total_s;
+        bench_figure_add(&e->e2e, e->total_s, e->total_s, NULL, 0);
         bench_figure_stats(&e->e2e);
     }
     if (e->status != ST_OK) {
@@ -193,7 +192,6 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     /* A warm-up compute per repetition where it is cheap: GPU first launches
      * load modules and clocks ramp up; short CPU runs want warm caches. */
     t->warmup = e->compute_s <= (im->device == PCB_CUDA ? 1.0 : 0.05);
-    t->flush = ctx->opt->flush_l2;
     t->points = work_points(cfg);
     t->pairs = cfg->problem == PCB_NN ? (double)cfg->batch * (double)cfg->n * (double)cfg->nq : 0;
     return 1;

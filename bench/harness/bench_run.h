@@ -1,9 +1,11 @@
 /* bench_run.h - shared by bench_run.c, bench_time.c, bench_predict.c and the
  * leaves they use (bench_outputs.c, bench_status.c).
  *
- * Two figures per implementation and configuration:
+ * Figures per implementation and configuration:
  *   compute - inputs already prepared (uploaded, indexed): compute (+ sync)
  *             only; CUDA implementations report their device event time;
+ *   compute_cold - the same with the caches flushed before every iteration
+ *             (the GPU's L2 always; the CPU's with --cpu-cold);
  *   e2e     - host arrays to host results: prepare, compute, sync, fetch,
  *             release, wall clock (transfers, index builds, allocation).
  * compute() is called repeatedly on one prepared state; after timing, the
@@ -42,7 +44,7 @@ typedef struct {
     outputs verified, scratch;
     double slow; /* planted slowdown (PCBENCH_FAULT), 1 = none */
     int64_t computes; /* computes timed so far, for fractional slowdowns */
-    int manual, warmup, flush;
+    int manual, warmup;
     double points, pairs;
     bench_status fail_status; /* ST_NONE while all is well */
     char fail_msg[300];

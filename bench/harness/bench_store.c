@@ -74,9 +74,35 @@ static void put_ms_array(FILE *f, const double *v, int n)
     fputc(']', f);
 }
 
+/* The GPU's state over samples, as parallel arrays (one value a sample). */
+static void put_gpu(FILE *f, const bench_gpu_state *g, int n)
+{
+    const char *names[] = {"sm_mhz", "mem_mhz", "temp_c", "power_w"};
+    fputc('{', f);
+    for (int k = 0; k < 4; k++) {
+        fprintf(f, "%s\"%s\": [", k ? ", " : "", names[k]);
+        for (int i = 0; i < n; i++) {
+            const float v[4] = {g[i].sm_mhz, g[i].mem_mhz, g[i].temp_c, g[i].power_w};
+            if (i)
+                fputs(", ", f);
+            json_put_num(f, v[k]);
+        }
+        fputc(']', f);
+    }
+    fputs(", \"reasons\": [", f);
+    for (int i = 0; i < n; i++) {
+        char text[160];
+        bench_gpu_reasons_text(g[i].reasons, text, sizeof text);
+        if (i)
+            fputs(", ", f);
+        json_put_str(f, text);
+    }
+    fputs("]}", f);
+}
+
 static void put_figure(FILE *f, const bench_figure *g)
 {
-    if (g->reps < 1) {
+    if (g->reps < 1 && g->dropped < 1) {
         fputs("null", f);
         return;
     }
@@ -91,10 +117,31 @@ static void put_figure(FILE *f, const bench_figure *g)
     }
     fputs(", \"cv\": ", f);
     json_put_num(f, g->cv);
+    fputs(",\n        \"noise\": ", f);
+    json_put_num(f, g->noise);
+    fputs(", \"stop\": ", f);
+    json_put_str(f, g->stop);
+    fputs(", \"seconds\": ", f);
+    json_put_num(f, g->seconds);
+    fprintf(f, ", \"dropped\": %d, \"unreliable\": %s", g->dropped,
+            g->unreliable ? "true" : "false");
     fputs(",\n        \"samples_ms\": ", f);
     put_ms_array(f, g->sample, g->reps);
     fputs(", \"cpu_samples_ms\": ", f);
     put_ms_array(f, g->cpu, g->reps);
+    int nd = g->dropped < MAX_DROPPED ? g->dropped : MAX_DROPPED;
+    if (nd) {
+        fputs(",\n        \"dropped_samples_ms\": ", f);
+        put_ms_array(f, g->dropped_sample, nd);
+    }
+    if (g->have_gpu) {
+        fputs(",\n        \"gpu\": ", f);
+        put_gpu(f, g->gpu, g->reps);
+        if (nd) {
+            fputs(",\n        \"dropped_gpu\": ", f);
+            put_gpu(f, g->dropped_gpu, nd);
+        }
+    }
     fputc('}', f);
 }
 
@@ -152,6 +199,9 @@ static void put_entry(FILE *f, const bench_entry *e)
     put_key(f, in, "compute");
     put_figure(f, &e->compute);
     fputc(',', f);
+    put_key(f, in, "compute_cold");
+    put_figure(f, &e->compute_cold);
+    fputc(',', f);
     put_key(f, in, "e2e");
     put_figure(f, &e->e2e);
     fputs("}", f);
@@ -204,6 +254,43 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
 }
 
 /* ---- reading --------------------------------------------------------------------- */
+static unsigned long long reasons_parse(const char *text)
+{
+    unsigned long long bits = 0;
+    for (int i = 0; text && *text && i < 64; i++) {
+        char name[160];
+        bench_gpu_reasons_text(1ull << i, name, sizeof name);
+        const char *p = strstr(text, name);
+        size_t len = strlen(name);
+        /* whole names only: "sw-thermal" is not inside "hw-thermal" */
+        while (p && !((p == text || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')))
+            p = strstr(p + 1, name);
+        if (p)
+            bits |= 1ull << i;
+    }
+    return bits;
+}
+
+static void get_gpu(const json *j, bench_gpu_state *g, int n)
+{
+    const char *names[] = {"sm_mhz", "mem_mhz", "temp_c", "power_w"};
+    for (int k = 0; k < 4; k++) {
+        const json *a = json_get(j, names[k]);
+        for (int i = 0; i < n; i++) {
+            float v = a && a->type == JSON_ARR && i < a->count && a->kids[i].type == JSON_NUM
+                          ? (float)a->kids[i].num
+                          : NAN;
+            float *slot[4] = {&g[i].sm_mhz, &g[i].mem_mhz, &g[i].temp_c, &g[i].power_w};
+            *slot[k] = v;
+        }
+    }
+    const json *r = json_get(j, "reasons");
+    for (int i = 0; i < n; i++)
+        g[i].reasons = r && r->type == JSON_ARR && i < r->count && r->kids[i].type == JSON_STR
+                           ? reasons_parse(r->kids[i].str)
+                           : 0;
+}
+
 static void get_figure(const json *j, bench_figure *g)
 {
     memset(g, 0, sizeof *g);
@@ -220,6 +307,21 @@ static void get_figure(const json *j, bench_figure *g)
         g->cpu[i] = c && c->type == JSON_ARR && i < c->count ? c->kids[i].num / 1e3 : NAN;
         g->reps = i + 1;
     }
+    const json *d = json_get(j, "dropped_samples_ms");
+    for (int i = 0; d && d->type == JSON_ARR && i < d->count && i < MAX_DROPPED; i++)
+        g->dropped_sample[i] = d->kids[i].num / 1e3;
+    double dropped = json_num(j, "dropped", 0);
+    g->dropped = dropped > 0 && dropped < 1e9 ? (int)dropped : 0;
+    const json *gpu = json_get(j, "gpu");
+    if (gpu && gpu->type == JSON_OBJ) {
+        g->have_gpu = 1;
+        get_gpu(gpu, g->gpu, g->reps);
+        get_gpu(json_get(j, "dropped_gpu"), g->dropped_gpu,
+                g->dropped < MAX_DROPPED ? g->dropped : MAX_DROPPED);
+    }
+    const char *stop = json_str(j, "stop");
+    snprintf(g->stop, sizeof g->stop, "%s", stop ? stop : "");
+    g->seconds = json_num(j, "seconds", 0);
     bench_figure_stats(g);
 }
 
@@ -255,6 +357,7 @@ static void get_entry(const json *j, bench_entry *e)
     e->counters.bids = (int64_t)json_num(c, "bids", -1);
     e->counters.iterations = (int64_t)json_num(c, "iterations", -1);
     get_figure(json_get(j, "compute"), &e->compute);
+    get_figure(json_get(j, "compute_cold"), &e->compute_cold);
     get_figure(json_get(j, "e2e"), &e->e2e);
 }
 

@@ -158,13 +158,14 @@ static const struct {
     const char *name, *about;
     int (*make)(list *);
     int reps;
-    double rep_seconds, budget;
+    double rep_seconds, figure_seconds, budget;
     int threads;
 } suites[] = {
-    {"seed", "the configurations the source documents report", seed_suite, 5, 0.3, 30, 0},
-    {"full", "sweeps over batch, points and samples for the plots", full_suite, 3, 0.2, 20, 0},
+    {"seed", "the configurations the source documents report", seed_suite, 5, 0.1, 3, 30, 0},
+    {"full", "sweeps over batch, points and samples for the plots", full_suite, 3, 0.1, 1.5, 20,
+     0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", quick_suite, 7,
-     0.03, 5, 1},
+     0.03, 0.25, 5, 1},
 };
 
 const char *bench_suite_names(void)
@@ -187,7 +188,8 @@ int bench_suite_get(const char *name, bench_suite *out)
         qsort(l.v, (size_t)l.count, sizeof *l.v, by_problem_then_size);
         *out = (bench_suite){.name = suites[i].name, .about = suites[i].about, .configs = l.v,
                              .count = l.count, .reps = suites[i].reps,
-                             .rep_seconds = suites[i].rep_seconds, .budget = suites[i].budget,
+                             .rep_seconds = suites[i].rep_seconds,
+                             .figure_seconds = suites[i].figure_seconds, .budget = suites[i].budget,
                              .threads = suites[i].threads};
         return PCB_OK;
     }

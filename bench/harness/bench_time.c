@@ -53,7 +53,7 @@ static void flush_gpu_cache(void)
 {
     static int warned;
     if (pcb_cuda_flush_l2() != PCB_OK && !warned) {
-        fprintf(stderr, "pcbench: bench: --flush-l2: %s\n", pcb_errmsg());
+        fprintf(stderr, "pcbench: bench: cold figures: %s\n", pcb_errmsg());
         warned = 1;
     }
 }
@@ -70,6 +70,20 @@ static void flush_caches(timed *t, pcb_gb_state *st)
     else
         flush_cpu_caches();
     pcb_gb_resume(st);
+}
+
+/* Seconds one flush takes on im's device, measured once per device. */
+static double flush_seconds(const pcb_impl *im)
+{
+    static double cost[2] = {-1, -1};
+    int k = im->device == PCB_CUDA;
+    if (cost[k] < 0) {
+        (k ? flush_gpu_cache : flush_cpu_caches)(); /* allocates */
+        double t0 = bench_now();
+        (k ? flush_gpu_cache : flush_cpu_caches)();
+        cost[k] = bench_now() - t0;
+    }
+    return cost[k];
 }
 
 /* compute (+ sync), repeated for a slow fault; *ms sums device times. */
@@ -121,9 +135,38 @@ static void check_after_timing(timed *t, pcb_gb_state *st, void *state)
         fail(t, st, ST_FAILED_VERIFY, "the answer after repeated computes is wrong: %s", j.detail);
 }
 
+/* ---- figures and their sampling ------------------------------------------------ */
+enum { FIG_WARM, FIG_COLD, FIG_E2E };
+enum { MAX_CALLS = MAX_SAMPLES + MAX_DROPPED };
+
+/* One figure of one implementation: what Google Benchmark runs for it, and
+ * the GPU's state around each of its calls (one call, one sample). */
+typedef struct {
+    timed *t;
+    int kind;
+    bench_figure *f;
+    int64_t iterations;
+    int min, max;
+    double limit;      /* seconds */
+    int budget_bound;  /* limit set by the run budget */
+    int next;          /* samples asked of the coming round, 0: done */
+    int calls, round_base;
+    int gpu;           /* read the GPU's state around each call */
+    bench_gpu_state before[MAX_CALLS], after[MAX_CALLS];
+    char name[160];
+} figure_plan;
+
+static void read_gpu(figure_plan *p, bench_gpu_state *s)
+{
+    if (!p->gpu || p->calls >= MAX_CALLS || bench_nvml_read(s) != PCB_OK)
+        *s = (bench_gpu_state){NAN, NAN, NAN, NAN, 0};
+}
+
 static void bench_compute(pcb_gb_state *st, void *arg)
 {
-    timed *t = arg;
+    figure_plan *p = arg;
+    timed *t = p->t;
+    double t0 = bench_now();
     void *state = NULL;
     int rc = t->im->prepare(t->task, &state);
     if (rc == PCB_OK && t->warmup)
@@ -133,8 +176,10 @@ static void bench_compute(pcb_gb_state *st, void *arg)
         t->im->release(state);
         return;
     }
+    bench_gpu_state before, after;
+    read_gpu(p, &before);
     while (pcb_gb_keep_running(st)) {
-        if (t->flush)
+        if (p->kind == FIG_COLD)
             flush_caches(t, st);
         double ms = 0;
         if ((rc = compute_once(t, state, &ms)) != PCB_OK) {
@@ -144,18 +189,27 @@ static void bench_compute(pcb_gb_state *st, void *arg)
         if (t->manual)
             pcb_gb_set_iteration_time(st, ms / 1e3);
     }
+    read_gpu(p, &after);
+    if (p->calls < MAX_CALLS) {
+        p->before[p->calls] = before;
+        p->after[p->calls] = after;
+    }
+    p->calls++;
     if (rc == PCB_OK)
         check_after_timing(t, st, state);
     report_counters(t, st);
     t->im->release(state);
+    p->f->seconds += bench_now() - t0;
 }
 
 static void bench_e2e(pcb_gb_state *st, void *arg)
 {
-    timed *t = arg;
+    figure_plan *p = arg;
+    timed *t = p->t;
+    double t0 = bench_now();
+    bench_gpu_state before, after;
+    read_gpu(p, &before);
     while (pcb_gb_keep_running(st)) {
-        if (t->flush)
-            flush_caches(t, st);
         void *state = NULL;
         pcb_result r = t->scratch.r;
         int rc = t->im->prepare(t->task, &state);
@@ -169,24 +223,69 @@ static void bench_e2e(pcb_gb_state *st, void *arg)
             break;
         }
     }
+    read_gpu(p, &after);
+    if (p->calls < MAX_CALLS) {
+        p->before[p->calls] = before;
+        p->after[p->calls] = after;
+    }
+    p->calls++;
     report_counters(t, st);
+    p->f->seconds += bench_now() - t0;
 }
 
 typedef struct {
-    timed *t;
-    int e2e;
-} slot;
+    const bench_ctx *ctx;
+    figure_plan **running; /* this round's list, by Google Benchmark's index */
+} sink_ctx;
 
-static void take_sample(const pcb_gb_sample *s, void *ctx)
+static void take_sample(const pcb_gb_sample *s, void *arg)
 {
-    slot *sl = &((slot *)ctx)[s->bench];
-    bench_figure *f = sl->e2e ? &sl->t->e->e2e : &sl->t->e->compute;
-    if (s->error || f->reps >= MAX_SAMPLES)
+    sink_ctx *sc = arg;
+    figure_plan *p = sc->running[s->bench];
+    if (s->error)
         return;
-    f->sample[f->reps] = s->real_s;
-    f->cpu[f->reps] = s->cpu_s;
-    f->iterations = s->iterations;
-    f->reps++;
+    p->f->iterations = s->iterations;
+    int64_t call = p->round_base + s->repetition;
+    if (!p->gpu || call < 0 || call >= MAX_CALLS) {
+        bench_figure_add(p->f, s->real_s, s->cpu_s, NULL, 0);
+        return;
+    }
+    bench_gpu_state g = bench_gpu_span(&p->before[call], &p->after[call]);
+    bench_figure_add(p->f, s->real_s, s->cpu_s, &g,
+                     bench_gpu_throttled(&g, bench_nvml_max_sm_mhz(), sc->ctx->opt->throttle));
+}
+
+int bench_more_samples(const bench_sampling *s, char stop[16])
+{
+    const char *why = NULL;
+    int want = 0;
+    if (s->dropped >= MAX_DROPPED)
+        why = "throttled";
+    else if (s->kept >= s->max)
+        why = "samples";
+    else if (s->kept >= s->min && s->target <= 0)
+        why = "fixed";
+    else if (s->kept >= s->min && s->noise <= s->target)
+        why = "noise";
+    if (!why) {
+        if (s->kept < s->min)
+            want = s->min - s->kept;
+        else if (!(s->noise < HUGE_VAL)) /* NAN: too few samples to say */
+            want = s->kept;
+        else /* the standard error falls as 1/sqrt(n) */
+            want = (int)ceil(s->kept * (s->noise * s->noise / (s->target * s->target) - 1));
+        want = want < 1 ? 1 : want > s->kept && s->kept >= s->min ? s->kept : want;
+        if (want > s->max - s->kept)
+            want = s->max - s->kept;
+        double left = s->limit - s->spent;
+        int affordable = s->per_sample > 0 ? (int)floor(left / s->per_sample) : want;
+        if (affordable < want)
+            want = affordable;
+        if (want <= 0)
+            why = s->budget_bound ? "budget" : "time";
+    }
+    snprintf(stop, 16, "%s", why ? why : "");
+    return why ? 0 : want;
 }
 
 static int64_t clamp_i64(double v, int64_t lo, int64_t hi)
@@ -194,43 +293,73 @@ static int64_t clamp_i64(double v, int64_t lo, int64_t hi)
     return !(v > (double)lo) ? lo : v > (double)hi ? hi : (int64_t)llround(v);
 }
 
-/* Repetitions and iterations from the verification run: three quarters of
- * the budget for the compute figure, a quarter for end-to-end; at least two
- * compute repetitions; an end-to-end run that does not fit is reported from
- * the verification run itself. */
-static int plan(const bench_ctx *ctx, timed *t, pcb_gb_bench *list, slot *slots, int k,
-                char names[][160])
+/* A figure's plan from the verification run: iterations per sample (a
+ * sample lasts about the suite's rep_seconds), the minimum and maximum
+ * counts, the time limit (the figure time, or its share of the run budget
+ * when smaller: compute warm a half, cold and end-to-end a quarter each;
+ * without a cold figure, compute three quarters) and the first round (the
+ * minimum, as far as the limit allows, at least 2). */
+static void plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p, int cold)
 {
+    const bench_opts *o = ctx->opt;
     const bench_entry *e = t->e;
-    double budget = e->budget_s, reps = ctx->opt->reps > 0 ? ctx->opt->reps : ctx->suite->reps;
-    double tc = fmax(e->compute_s, 1e-7), tt = fmax(e->total_s, 1e-7);
-    if (reps > MAX_SAMPLES)
-        reps = MAX_SAMPLES;
-    snprintf(names[k], 160, "%s/%s/compute", ctx->cfg->id, t->im->name);
-    list[k] = (pcb_gb_bench){.name = names[k], .fn = bench_compute, .arg = t,
-                             .clock = t->manual ? PCB_GB_MANUAL : PCB_GB_REAL,
-                             .iterations = clamp_i64(ctx->suite->rep_seconds / tc, 1, 1000000),
-                             .repetitions = (int)clamp_i64(floor(0.75 * budget / tc), 2, (int64_t)reps)};
-    slots[k] = (slot){t, 0};
-    t->e->compute.clock = t->manual ? "device" : "real";
-    int64_t e2e_reps = clamp_i64(floor(0.25 * budget / tt), 0, (int64_t)reps);
-    if (e2e_reps == 0) {
-        t->e->e2e.clock = "verification run";
-        t->e->e2e.reps = 1;
-        t->e->e2e.iterations = 1;
-        t->e->e2e.sample[0] = t->e->e2e.cpu[0] = e->total_s;
-        return 1;
-    }
-    snprintf(names[k + 1], 160, "%s/%s/e2e", ctx->cfg->id, t->im->name);
-    list[k + 1] = (pcb_gb_bench){.name = names[k + 1], .fn = bench_e2e, .arg = t,
-                                 .clock = PCB_GB_REAL,
-                                 .iterations = clamp_i64(ctx->suite->rep_seconds / tt, 1, 1000000),
-                                 .repetitions = (int)e2e_reps};
-    slots[k + 1] = (slot){t, 1};
-    t->e->e2e.clock = "real";
-    return 2;
+    const int gpu = t->im->device == PCB_CUDA;
+    double flush = kind == FIG_COLD ? flush_seconds(t->im) : 0;
+    double tc = fmax(kind == FIG_E2E ? e->total_s : e->compute_s, 1e-7);
+    double share = kind == FIG_E2E ? 0.25 : kind == FIG_COLD ? 0.25 : cold ? 0.5 : 0.75;
+    double budget = share * e->budget_s;
+    memset(p, 0, sizeof *p);
+    p->t = t;
+    p->kind = kind;
+    p->f = kind == FIG_E2E ? &t->e->e2e : kind == FIG_COLD ? &t->e->compute_cold : &t->e->compute;
+    p->f->clock = kind != FIG_E2E && t->manual ? "device" : "real";
+    p->iterations = clamp_i64(ctx->suite->rep_seconds / (tc + flush), 1, 1000000);
+    p->gpu = gpu && bench_nvml_open() == PCB_OK;
+    p->max = o->reps > 0 ? o->reps : MAX_SAMPLES;
+    p->min = o->reps > 0 ? o->reps : o->min_reps > 0 ? o->min_reps : gpu ? 10 : ctx->suite->reps;
+    if (p->min > p->max)
+        p->min = p->max;
+    double figure_time = o->have_figure_time ? o->figure_time : ctx->suite->figure_seconds;
+    p->budget_bound = o->reps > 0 || budget < figure_time;
+    p->limit = p->budget_bound ? budget : figure_time;
+    /* one sample: a prepare and a warm-up per call, then the iterations */
+    double per_sample = (kind == FIG_E2E ? 0 : e->prepare_s + (t->warmup ? tc : 0)) +
+                        (double)p->iterations * (tc + flush);
+    p->next = (int)clamp_i64(floor(fmax(budget, p->limit) / per_sample), 2, p->min);
+    snprintf(p->name, sizeof p->name, "%s/%s/%s", ctx->cfg->id, t->im->name,
+             kind == FIG_E2E ? "e2e" : kind == FIG_COLD ? "compute_cold" : "compute");
 }
 
+/* The end-to-end figure of a run too long to repeat in its budget share:
+ * the verification run itself. */
+static void e2e_from_verification(timed *t)
+{
+    bench_figure *f = &t->e->e2e;
+    f->clock = "verification run";
+    f->iterations = 1;
+    bench_figure_add(f, t->e->total_s, t->e->total_s, NULL, 0);
+    snprintf(f->stop, sizeof f->stop, "budget");
+}
+
+/* After a round: the next round's count of each figure, 0 when it is done. */
+static void plan_next(const bench_opts *o, figure_plan *p)
+{
+    timed *t = p->t;
+    bench_figure_stats(p->f);
+    if (t->fail_status != ST_NONE) {
+        p->next = 0;
+        snprintf(p->f->stop, sizeof p->f->stop, "failed");
+        return;
+    }
+    bench_sampling s = {.kept = p->f->reps, .dropped = p->f->dropped, .noise = p->f->noise,
+                        .target = o->reps > 0 ? 0 : o->target_noise, .min = p->min,
+                        .max = p->max, .spent = p->f->seconds, .limit = p->limit,
+                        .per_sample = p->calls > 0 ? p->f->seconds / p->calls : 0,
+                        .budget_bound = p->budget_bound};
+    p->next = bench_more_samples(&s, p->f->stop);
+    if (p->calls + p->next > MAX_CALLS)
+        p->next = MAX_CALLS - p->calls;
+}
 static void append_report(bench_result *r, const char *text)
 {
     json doc;
@@ -270,21 +399,99 @@ static const char *fmt_time(char *buf, size_t len, double s)
     return buf;
 }
 
+/* Time the figures in rounds: every figure's minimum first, all of them
+ * interleaved; then, round after round, more samples for the figures whose
+ * noise is above the target while their time allows. */
+static int run_rounds(bench_ctx *ctx, bench_result *r, figure_plan *plans, int np)
+{
+    figure_plan **running = calloc((size_t)np, sizeof *running);
+    pcb_gb_bench *list = calloc((size_t)np, sizeof *list);
+    int rc = PCB_OK;
+    if (!running || !list)
+        rc = pcb_fail(PCB_ENOMEM, "no memory for the benchmark list");
+    for (int round = 0; rc == PCB_OK; round++) {
+        int k = 0;
+        for (int i = 0; i < np; i++) {
+            figure_plan *p = &plans[i];
+            if (p->next <= 0)
+                continue;
+            p->round_base = p->calls;
+            running[k] = p;
+            list[k++] = (pcb_gb_bench){.name = p->name,
+                                       .fn = p->kind == FIG_E2E ? bench_e2e : bench_compute,
+                                       .arg = p,
+                                       .clock = !strcmp(p->f->clock, "device") ? PCB_GB_MANUAL
+                                                                               : PCB_GB_REAL,
+                                       .iterations = p->iterations, .repetitions = p->next};
+        }
+        if (k == 0)
+            break;
+        if (round > 0)
+            bench_progress(ctx, "%s: %d figure%s above the noise target, more samples",
+                           r->config.id, k, k == 1 ? "" : "s");
+        sink_ctx sc = {ctx, running};
+        char *report = NULL;
+        rc = pcb_gb_run(list, k, take_sample, &sc, &report);
+        if (rc == PCB_OK)
+            append_report(r, report);
+        free(report);
+        for (int i = 0; i < k; i++)
+            plan_next(ctx->opt, running[i]);
+    }
+    free(running);
+    free(list);
+    return rc;
+}
+
+static void say_nvml_once(bench_ctx *ctx, const timed *tv, int nt)
+{
+    static int said;
+    for (int i = 0; i < nt && !said; i++)
+        if (tv[i].im->device == PCB_CUDA) {
+            bench_nvml_open();
+            bench_progress(ctx, "%s", bench_nvml_status());
+            said = 1;
+        }
+}
+
+static void fmt_figure(char *buf, size_t len, const bench_figure *f)
+{
+    char t[32];
+    if (f->reps < 1) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    int o = snprintf(buf, len, "%s", fmt_time(t, sizeof t, f->median));
+    if (isfinite(f->noise) && o > 0 && (size_t)o < len)
+        o += snprintf(buf + o, len - (size_t)o, " (noise %.2g%%, %d, %s)", f->noise * 100,
+                      f->reps, f->stop);
+    if (f->dropped && o > 0 && (size_t)o < len)
+        snprintf(buf + o, len - (size_t)o, " [%d dropped%s]", f->dropped,
+                 f->unreliable ? ", unreliable" : "");
+}
+
 void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
 {
-    pcb_gb_bench *list = calloc((size_t)nt * 2, sizeof *list);
-    slot *slots = calloc((size_t)nt * 2, sizeof *slots);
-    char (*names)[160] = calloc((size_t)nt * 2, sizeof *names);
-    int k = 0, rc;
-    char *report = NULL;
-    if (!list || !slots || !names) {
+    figure_plan *plans = calloc((size_t)nt * 3, sizeof *plans);
+    int np = 0, rc;
+    if (!plans) {
         rc = pcb_fail(PCB_ENOMEM, "no memory for the benchmark list");
     } else {
-        for (int i = 0; i < nt; i++)
-            k += plan(ctx, &tv[i], list, slots, k, names);
+        say_nvml_once(ctx, tv, nt);
+        for (int i = 0; i < nt; i++) {
+            timed *t = &tv[i];
+            int cold = t->im->device == PCB_CUDA || ctx->opt->cpu_cold;
+            plan_figure(ctx, t, FIG_WARM, &plans[np++], cold);
+            if (cold)
+                plan_figure(ctx, t, FIG_COLD, &plans[np++], cold);
+            if (floor(0.25 * t->e->budget_s / fmax(t->e->total_s, 1e-7)) < 1)
+                e2e_from_verification(t);
+            else
+                plan_figure(ctx, t, FIG_E2E, &plans[np++], cold);
+        }
         int threads = ctx->opt->have_threads ? ctx->opt->threads : ctx->suite->threads;
-        bench_progress(ctx, "%s: timing %d implementation%s, %d benchmarks, repetitions "
-                       "interleaved%s", r->config.id, nt, nt == 1 ? "" : "s", k,
+        bench_progress(ctx, "%s: timing %d implementation%s, %d figures, samples interleaved%s",
+                       r->config.id, nt, nt == 1 ? "" : "s", np,
                        threads == 1 ? ", one thread" : "");
         r->load_avg = load_average();
 #ifdef _OPENMP
@@ -292,17 +499,15 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         if (threads > 0) /* for code that ignores opt.threads */
             omp_set_num_threads(threads);
 #endif
-        rc = pcb_gb_run(list, k, take_sample, slots, &report);
+        rc = run_rounds(ctx, r, plans, np);
 #ifdef _OPENMP
         omp_set_num_threads(saved);
 #endif
     }
-    if (rc == PCB_OK)
-        append_report(r, report);
-    free(report);
     for (int i = 0; i < nt; i++) {
         bench_entry *e = tv[i].e;
         bench_figure_stats(&e->compute);
+        bench_figure_stats(&e->compute_cold);
         bench_figure_stats(&e->e2e);
         bench_utc_now(e->when, sizeof e->when);
         if (rc != PCB_OK)
@@ -310,18 +515,19 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         else if (tv[i].fail_status != ST_NONE)
             bench_set_status(e, tv[i].fail_status, "%s", tv[i].fail_msg);
         else if (e->compute.reps < 1)
-            bench_set_status(e, ST_FAILED_RUN, "timing produced no samples");
-        char tc[32], te[32];
+            bench_set_status(e, ST_FAILED_RUN, "timing produced no samples%s",
+                             e->compute.dropped ? " (all dropped: the GPU was throttled)" : "");
+        char tc[96], tk[96], te[96];
+        fmt_figure(tc, sizeof tc, &e->compute);
+        fmt_figure(tk, sizeof tk, &e->compute_cold);
+        fmt_figure(te, sizeof te, &e->e2e);
         if (e->status == ST_OK)
-            bench_progress(ctx, "%s %s: %s (cv %.1f%%, %d x %lld), end-to-end %s", r->config.id,
-                           e->impl, fmt_time(tc, sizeof tc, e->compute.median), e->compute.cv * 100,
-                           e->compute.reps, (long long)e->compute.iterations,
-                           fmt_time(te, sizeof te, e->e2e.median));
+            bench_progress(ctx, "%s %s: %s%s%s, end-to-end %s", r->config.id, e->impl, tc,
+                           e->compute_cold.reps ? ", cold " : "", e->compute_cold.reps ? tk : "",
+                           te);
         else
             bench_progress(ctx, "%s %s: %s: %s", r->config.id, e->impl,
                            bench_status_name(e->status), e->detail);
     }
-    free(list);
-    free(slots);
-    free(names);
+    free(plans);
 }
