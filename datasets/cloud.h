@@ -65,6 +65,11 @@ double pcb_rng_normal(pcb_rng *r);  /* standard normal */
 const char *const *pcb_generator_kinds(void);
 int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out);
 
+/* b = a (n points; b may be a) with its points shuffled and each coordinate
+ * moved by Gaussian noise of standard deviation sigma (0: an exact permuted
+ * copy): the pair a network's output and its ground truth make, for EMD. */
+void pcb_noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, float *b);
+
 /* A spinning-lidar sweep (64 beams, 1,880 azimuth steps) ray-cast against a
  * procedural street chosen by seed, seen from a sensor PCB_LIDAR_HEIGHT
  * above (x, y) with heading yaw (radians); points in the street (world)

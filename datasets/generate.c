@@ -140,3 +140,22 @@ int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out)
                     "duplicates, collinear, offset)",
                     kind ? kind : "");
 }
+
+void pcb_noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, float *b)
+{
+    pcb_rng rng;
+    pcb_rng_seed(&rng, seed);
+    if (a != b)
+        memcpy(b, a, (size_t)n * 3 * sizeof *b);
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        int64_t k = (int64_t)(pcb_rng_next(&rng) % (uint64_t)(i + 1));
+        for (int c = 0; c < 3; c++) {
+            float t = b[3 * i + c];
+            b[3 * i + c] = b[3 * k + c];
+            b[3 * k + c] = t;
+        }
+    }
+    if (sigma > 0)
+        for (int64_t i = 0; i < n * 3; i++)
+            b[i] = (float)(b[i] + sigma * pcb_rng_normal(&rng));
+}

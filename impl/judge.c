@@ -8,7 +8,7 @@
 
 #include "pcbench.h"
 
-pcb_promise pcb_promise_of(const pcb_impl *impl)
+pcb_promise pcb_promise_of(const pcb_impl *impl, const pcb_task *t)
 {
     pcb_promise p = {.exact = 1, .max_gap = PCB_EMD_ANY_GAP};
     if (!impl)
@@ -16,6 +16,8 @@ pcb_promise pcb_promise_of(const pcb_impl *impl)
     p.exact = impl->exact;
     /* an implementation's max_gap of 0 promises nothing beyond a bijection */
     p.max_gap = impl->max_gap > 0 ? impl->max_gap : PCB_EMD_ANY_GAP;
+    if (impl->gap_option && t && t->opt.max_gap > 0) /* it stops on the task's gap */
+        p.max_gap = t->opt.max_gap;
     p.canonical = impl->canonical && !impl->reference;
     p.known_defect = impl->known_defect;
     return p;
@@ -38,7 +40,7 @@ int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, p
 {
     if (!impl || !t || !rep)
         return pcb_fail(PCB_EINVAL, "pcb_validate: missing implementation, task or report");
-    const pcb_promise p = pcb_promise_of(impl);
+    const pcb_promise p = pcb_promise_of(impl, t);
     return validate(t, r, &p, rep);
 }
 

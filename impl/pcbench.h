@@ -194,6 +194,9 @@ typedef struct pcb_impl {
      * promise (verification fails a larger one); 0 = no promise beyond a
      * bijection (the gap is still measured and reported). */
     double max_gap;
+    /* 1: it stops where the task's opt.max_gap is certified (cuda_auction),
+     * which then is its promise in place of max_gap. */
+    int gap_option;
     /* A defect of the original reproduced on purpose (e.g. a forced stop that
      * leaves points unmatched), NULL if none. verify shows answers that fail
      * only through it as "known", reported but not counted as failures. */
@@ -340,9 +343,11 @@ int pcb_emd_bound(const pcb_task *t, const pcb_result *r, double *bound);
 
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* What an answer is held to. From an implementation (pcb_promise_of): its
- * exact flag, its max_gap (0, no promise, becomes PCB_EMD_ANY_GAP), canonical
- * unless it is the reference itself, its known defect. For an answer made
- * elsewhere (pcbench check): exact, or the max_gap the user allows. */
+ * exact flag, its max_gap (0, no promise, becomes PCB_EMD_ANY_GAP; the
+ * task's opt.max_gap instead where the implementation has gap_option and
+ * the task sets one), canonical unless it is the reference itself, its known
+ * defect. For an answer made elsewhere (pcbench check): exact, or the
+ * max_gap the user allows. */
 typedef struct {
     int exact;        /* NN: every query's true nearest; EMD: the optimum */
     double max_gap;   /* EMD when not exact; PCB_EMD_ANY_GAP: a bijection only */
@@ -350,7 +355,7 @@ typedef struct {
                          element (FPS: dp's sequence, ties to the lowest index) */
     const char *known_defect; /* unmatched EMD points from it are "known" */
 } pcb_promise;
-pcb_promise pcb_promise_of(const pcb_impl *impl);
+pcb_promise pcb_promise_of(const pcb_impl *impl, const pcb_task *t); /* t may be NULL */
 
 typedef enum {
     PCB_VERDICT_PASS = 0,  /* right, and every promise kept */

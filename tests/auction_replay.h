@@ -169,7 +169,7 @@ static void replay_bid(pcb_ca_best best, double eps, int32_t k, int32_t i, int32
 }
 
 /* Solve one pair; returns 0, or -1 when out of memory. */
-static int replay_pair(const float *a, const float *b, int32_t n, double eps_option,
+static int replay_pair(const float *a, const float *b, int32_t n, const pcb_options *opt,
                        uint64_t shuffle, int32_t *match, double *price, replay_stats *st)
 {
     int32_t *owner = malloc((size_t)n * sizeof *owner), *list = malloc((size_t)n * sizeof *list),
@@ -188,8 +188,8 @@ static int replay_pair(const float *a, const float *b, int32_t n, double eps_opt
         return -1;
     }
     const double c = pcb_emd_cost_bound(a, b, n);
-    const double floor = eps_option > 0 ? eps_option : PCB_CA_EPS_FLOOR * c;
-    const double target = eps_option > 0 ? 0 : PCB_CA_TARGET;
+    const double floor = opt->eps > 0 ? opt->eps : PCB_CA_EPS_FLOOR * c;
+    const double target = pcb_ca_stop_target(opt->eps, opt->max_gap);
     int32_t count = n;
     for (int32_t k = 0; k < n; k++) {
         owner[k] = -1;

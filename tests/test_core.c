@@ -364,7 +364,7 @@ static void test_judge(void)
     pcb_judgement j;
     const pcb_impl *dp = pcb_reference(PCB_FPS), *omp = pcb_find(PCB_FPS, "omp");
     CHECK(dp && dp->canonical && omp && omp->canonical);
-    pcb_promise any = {.exact = 1}, canon = pcb_promise_of(omp), self = pcb_promise_of(dp);
+    pcb_promise any = {.exact = 1}, canon = pcb_promise_of(omp, NULL), self = pcb_promise_of(dp, NULL);
     CHECK(canon.canonical && !self.canonical && pcb_judge_reference(&t, &canon) == dp);
     CHECK(pcb_judge_reference(&t, &any) == NULL);
     CHECK_RC(pcb_judge(&t, &r, &any, NULL, &j), PCB_OK); /* a tie: any choice is right */

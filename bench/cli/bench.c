@@ -293,6 +293,11 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
             if ((*it)->problem != r->config.problem)
                 continue;
             const bench_entry *e = bench_result_entry(r, (*it)->name, 0);
+            if (r->config.max_gap > 0 && !(*it)->gap_option) {
+                printf("  %-18s %-4s not run: no max_gap option\n", (*it)->name,
+                       pcb_device_name((*it)->device));
+                continue;
+            }
             int avail = pcb_impl_available(*it) == PCB_OK;
             printf("  %-18s %-4s %s%s\n", (*it)->name, pcb_device_name((*it)->device),
                    e && bench_entry_final(e, budget) ? "stored: " : avail ? "to run" : "unavailable: ",
@@ -328,7 +333,7 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
-        if (!selected(o, c))
+        if (!selected(o, c) || c->max_gap > 0) /* loss mode: the clouds of its twin */
             continue;
         char name[96];
         bench_config_name(c, name);

@@ -8,19 +8,21 @@
 #include "../../impl/emd/emd.h"
 
 static const char emd_help[] =
-    "usage: pcbench emd -a FILE_A -b FILE_B [--impl NAME] [--eps E] [--threads T] [-o OUT]\n"
-    "                   [--shift X,Y,Z | --no-shift]\n"
+    "usage: pcbench emd -a FILE_A -b FILE_B [--impl NAME] [--eps E] [--max-gap G]\n"
+    "                   [--threads T] [-o OUT] [--shift X,Y,Z | --no-shift]\n"
     "Earth mover's distance between two clouds of equal size: prints 'emd <mean matched\n"
     "Euclidean distance>'. OUT (stdout after the emd line when there is no -o) gets one\n"
     "line per point of A: the index in B it is matched to (-1 if left unmatched).\n"
     "Geo-referenced clouds (a coordinate beyond 1e5) are shifted by the first cloud's\n"
     "rounded bounding-box minimum, in double, before rounding to float: --shift X,Y,Z\n"
-    "sets the shift, --no-shift keeps the coordinates as they are.\n";
+    "sets the shift, --no-shift keeps the coordinates as they are. --max-gap G (loss\n"
+    "mode): cuda_auction stops as soon as its prices certify the value within G of\n"
+    "the optimum (e.g. 0.01; default 0.001); other implementations keep their own.\n";
 
 int cli_emd(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = cli_parse_run_args(argc, argv, "a:b:o:t:e:S:Nh", "IaboteSNh", emd_help, &a);
+    int rc = cli_parse_run_args(argc, argv, "a:b:o:t:e:S:Nh", "IaboteGSNh", emd_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.in_b)
@@ -37,6 +39,7 @@ int cli_emd(int argc, char **argv)
         goto done;
     pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = ca.n, .nq = cb.n, .a = ca.xyz,
                   .b = cb.xyz, .opt = a.opt};
+    t.opt.max_gap = a.max_gap;
     if ((rc = cli_check_and_choose(a.impl, &t, &impl)))
         goto done;
     if (!(match = malloc((size_t)ca.n * sizeof *match))) {

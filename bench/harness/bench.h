@@ -27,7 +27,9 @@ typedef struct {
     pcb_problem problem;
     const char *dataset; /* generator kind; NN "lidar" is a pair of sensor poses */
     int64_t batch, n, nq, m;
-    char id[96];         /* "fps/uniform/b6/n10000/m1000" */
+    double max_gap;      /* EMD: the certified gap asked of implementations with a
+                            gap option (loss mode), 0 = their own promise */
+    char id[96];         /* "fps/uniform/b6/n10000/m1000", "emd/sphere/b32/n1024/gap0.01" */
 } bench_config;
 
 typedef struct {

@@ -55,7 +55,7 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
         bench_set_status(e, ST_FAILED_RUN, "ties fault: %s", pcb_errmsg());
         return;
     }
-    const pcb_promise promise = pcb_promise_of(im);
+    const pcb_promise promise = pcb_promise_of(im, t);
     pcb_judgement j;
     rc = pcb_judge(t, &r, &promise, reference, &j);
     if (rc != PCB_OK) {
@@ -93,7 +93,7 @@ static const pcb_impl *reference_needed(const pcb_task *task, const pcb_impl *co
 {
     const pcb_impl *ref = NULL;
     for (int i = 0; i < np && !ref; i++) {
-        const pcb_promise p = pcb_promise_of(pending[i]);
+        const pcb_promise p = pcb_promise_of(pending[i], task);
         ref = pcb_judge_reference(task, &p);
     }
     return ref;
@@ -229,7 +229,10 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         e->fresh = 1;
         bench_utc_now(e->when, sizeof e->when);
         snprintf(e->git, sizeof e->git, "%s", ctx->env->git);
-        if (np < 64)
+        if (cfg->max_gap > 0 && !im->gap_option) /* loss mode: its figure is the one without */
+            bench_set_status(e, ST_UNSUPPORTED, "no max_gap option: it answers as on %.*s",
+                             (int)(strrchr(cfg->id, '/') - cfg->id), cfg->id);
+        else if (np < 64)
             pending[np++] = im;
     }
     for (const pcb_missing *m = pcb_not_built(); m->name; m++) {
@@ -265,7 +268,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     }
     pcb_task task = {.problem = cfg->problem, .batch = cfg->batch, .n = cfg->n,
                      .nq = cfg->problem == PCB_EMD ? cfg->n : cfg->nq, .m = cfg->m,
-                     .a = d.a, .b = d.b};
+                     .a = d.a, .b = d.b, .opt.max_gap = cfg->max_gap};
     pcb_task timing = task; /* verified with every thread, maybe timed on fewer */
     timing.opt.threads = o->have_threads ? o->threads : ctx->suite->threads;
     timed *tv = calloc((size_t)np, sizeof *tv);

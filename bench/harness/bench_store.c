@@ -233,8 +233,13 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
     json_put_str(f, pcb_problem_name(c->problem));
     fputs(", \"dataset\": ", f);
     json_put_str(f, c->dataset);
-    fprintf(f, ", \"batch\": %lld, \"n\": %lld, \"nq\": %lld, \"m\": %lld},\n",
+    fprintf(f, ", \"batch\": %lld, \"n\": %lld, \"nq\": %lld, \"m\": %lld",
             (long long)c->batch, (long long)c->n, (long long)c->nq, (long long)c->m);
+    if (c->max_gap > 0) {
+        fputs(", \"max_gap\": ", f);
+        json_put_num(f, c->max_gap);
+    }
+    fputs("},\n", f);
     fputs("  \"reference\": ", f);
     json_put_str(f, r->reference);
     fputs(",\n  \"load_avg\": ", f);

@@ -54,6 +54,19 @@ static int add(list *l, pcb_problem p, const char *dataset, int64_t batch, int64
     return PCB_OK;
 }
 
+/* An EMD configuration in loss mode: the certified gap asked for. */
+static int add_gap(list *l, const char *dataset, int64_t batch, int64_t n, double gap)
+{
+    int rc = add(l, PCB_EMD, dataset, batch, n, n, 0);
+    if (rc == PCB_OK) {
+        bench_config *c = &l->v[l->count - 1];
+        c->max_gap = gap;
+        size_t len = strlen(c->id);
+        snprintf(c->id + len, sizeof c->id - len, "/gap%g", gap);
+    }
+    return rc;
+}
+
 /* Problem first, then the brute-force work of the configuration. */
 static double size_key(const bench_config *c)
 {
@@ -100,6 +113,10 @@ static int seed_suite(list *l)
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 2 && rc == PCB_OK; j++)
                 rc = add(l, PCB_EMD, emd_kind[k], emd_b[j], emd_n[i], emd_n[i], 0);
+    /* EMD as a training loss: a batch certified within 1% (its 0.1% twin above) */
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 3 && rc == PCB_OK; i += 2)
+            rc = add_gap(l, emd_kind[k], 32, emd_n[i], 0.01);
     return rc;
 }
 
@@ -116,10 +133,15 @@ static int full_suite(list *l)
             if (rc == PCB_OK)
                 rc = add(l, PCB_FPS, "uniform", fps_b[i], fps_n[j], 0, fps_n[j] / 4);
         }
-    /* The sizes of the FPS targets: many mid-size clouds, one huge one, and
-     * the small clouds of a network's later layers. */
+    /* The sizes of the FPS targets: training batches of mid-size clouds, one
+     * huge cloud, and the small clouds of a network's later layers (32 x
+     * 1,000 x 100 and x 250 are in the sweep above). */
     if (rc == PCB_OK)
         rc = add(l, PCB_FPS, "uniform", 32, 16384, 0, 4096);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 16, 8192, 0, 2048);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_FPS, "uniform", 64, 8192, 0, 1024);
     if (rc == PCB_OK)
         rc = add(l, PCB_FPS, "uniform", 32, 1024, 0, 256);
     if (rc == PCB_OK)
@@ -136,6 +158,19 @@ static int full_suite(list *l)
         for (int i = 0; i < 6; i++)
             for (int j = 0; j < 3 && rc == PCB_OK; j++)
                 rc = add(l, PCB_EMD, k ? "sphere" : "uniform", emd_b[j], emd_n[i], emd_n[i], 0);
+    /* Time against the certified bound (0.1%: the configurations above), and
+     * large pairs: uniform, consecutive lidar sweeps, noisy copies of a shape. */
+    static const double gaps[] = {0.002, 0.005, 0.01, 0.02, 0.05};
+    for (int k = 0; k < 2; k++)
+        for (int i = 2; i < 6; i += 2)
+            for (int g = 0; g < 5 && rc == PCB_OK; g++)
+                rc = add_gap(l, k ? "sphere" : "uniform", 32, emd_n[i], gaps[g]);
+    static const char *const pairs[] = {"lidar", "noisy"};
+    for (int k = 0; k < 2; k++)
+        for (int i = 2; i < 6 && rc == PCB_OK; i += 2)
+            rc = add(l, PCB_EMD, pairs[k], 32, emd_n[i], emd_n[i], 0);
+    for (int k = 0; k < 3 && rc == PCB_OK; k++)
+        rc = add(l, PCB_EMD, k == 2 ? "noisy" : k ? "lidar" : "uniform", 32, 16384, 16384, 0);
     return rc;
 }
 
@@ -210,11 +245,17 @@ static int make_cloud(const bench_config *c, int side, int64_t i, int64_t n, flo
     pcb_cloud cloud = {0};
     uint64_t seed = SEED + (uint64_t)i;
     int rc;
-    if (c->problem == PCB_NN && strcmp(c->dataset, "lidar") == 0)
+    if (c->problem != PCB_FPS && strcmp(c->dataset, "lidar") == 0) /* consecutive sweeps */
         rc = side == 0 ? pcb_gen_lidar(n, seed, 0, 0, 0, &cloud)
                        : pcb_gen_lidar(n, seed, lidar_pose_b[0], lidar_pose_b[1],
                                        lidar_pose_b[2], &cloud);
-    else /* the second cloud of a pair comes from an unrelated seed */
+    else if (c->problem == PCB_EMD && strcmp(c->dataset, "noisy") == 0) {
+        /* a completion network's output beside its ground truth: a shape of
+         * 16 blobs, and the same points shuffled and moved by 1% noise */
+        rc = pcb_generate("clusters", n, seed, &cloud);
+        if (rc == PCB_OK && side)
+            pcb_noisy_copy(cloud.xyz, n, 0.01, seed + 1000, cloud.xyz);
+    } else /* the second cloud of a pair comes from an unrelated seed */
         rc = pcb_generate(c->dataset, n, seed + (side ? 1000 : 0), &cloud);
     if (rc == PCB_OK && cloud.n != n)
         rc = pcb_fail(PCB_EINVAL, "dataset %s gave %lld points, not %lld", c->dataset,

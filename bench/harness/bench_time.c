@@ -126,7 +126,7 @@ static void check_after_timing(timed *t, pcb_gb_state *st, void *state)
     }
     if (bench_outputs_equal(&t->scratch, &t->verified, t->task->problem))
         return;
-    const pcb_promise promise = pcb_promise_of(t->im);
+    const pcb_promise promise = pcb_promise_of(t->im, t->task);
     pcb_judgement j;
     rc = pcb_judge_full(t->task, &r, &promise, &j);
     if (rc != PCB_OK)

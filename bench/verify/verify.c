@@ -239,7 +239,7 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             tally_defect(c, impl, 1);
             failures += !defect_mode;
         } else {
-            const pcb_promise promise = pcb_promise_of(impl);
+            const pcb_promise promise = pcb_promise_of(impl, t);
             pcb_judgement j;
             if (pcb_judge(t, &r, &promise, reference_of(t, &promise, &reference), &j) == PCB_OK)
                 snprintf(detail, sizeof detail, "%s; %.3g ms", j.detail, ms); /* host to host */

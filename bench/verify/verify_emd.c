@@ -15,10 +15,10 @@
 #define REAL_N 1024
 
 static int run_case(const char *label, const float *a, const float *b, int64_t batch, int64_t n,
-                    const char *impl, FILE *out)
+                    double max_gap, const char *impl, FILE *out)
 {
     pcb_verify_case c = {.task = {.problem = PCB_EMD, .batch = batch, .n = n, .nq = n, .a = a,
-                                  .b = b}};
+                                  .b = b, .opt.max_gap = max_gap}};
     snprintf(c.label, sizeof c.label, "%s", label);
     return pcb_verify_case_run(&c, impl, out);
 }
@@ -41,32 +41,13 @@ static int fill(const char *kind, int64_t batch, int64_t n, uint64_t seed, float
     return PCB_OK;
 }
 
-/* B = A with its points shuffled and moved by gaussian noise of the given
- * standard deviation (0: an exact permuted copy, optimum 0). */
-static void noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, float *b)
-{
-    pcb_rng rng;
-    pcb_rng_seed(&rng, seed);
-    for (int64_t i = 0; i < n; i++)
-        memcpy(b + 3 * i, a + 3 * i, 3 * sizeof(float));
-    for (int64_t i = n - 1; i > 0; i--) {
-        int64_t k = (int64_t)(pcb_rng_next(&rng) % (uint64_t)(i + 1));
-        for (int c = 0; c < 3; c++) {
-            float t = b[3 * i + c];
-            b[3 * i + c] = b[3 * k + c];
-            b[3 * k + c] = t;
-        }
-    }
-    if (sigma > 0)
-        for (int64_t i = 0; i < n * 3; i++)
-            b[i] = (float)(b[i] + sigma * pcb_rng_normal(&rng));
-}
-
-/* A from kind_a, B from kind_b (or a noisy copy of A when kind_b is NULL).
+/* A from kind_a, B from kind_b (or a noisy copy of A when kind_b is NULL);
+ * max_gap > 0: the loss mode's certified gap, held to implementations with
+ * a gap option (the others keep their own promises).
  * Returns failures, or < 0 on a system error; a generator that is not
  * available gets a skip row. */
 static int generated(const char *kind_a, const char *kind_b, double sigma, int64_t batch,
-                     int64_t n, const char *label, const char *impl, FILE *out)
+                     int64_t n, double max_gap, const char *label, const char *impl, FILE *out)
 {
     float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
     float *b = malloc((size_t)(batch * n * 3) * sizeof *b);
@@ -77,10 +58,10 @@ static int generated(const char *kind_a, const char *kind_b, double sigma, int64
         rc = fill(kind_b, batch, n, 2000, b);
     else if (rc == PCB_OK)
         for (int64_t p = 0; p < batch; p++)
-            noisy_copy(a + p * n * 3, n, sigma, 3000 + (uint64_t)p, b + p * n * 3);
+            pcb_noisy_copy(a + p * n * 3, n, sigma, 3000 + (uint64_t)p, b + p * n * 3);
     int failures = rc;
     if (rc == PCB_OK) {
-        failures = run_case(label, a, b, batch, n, impl, out);
+        failures = run_case(label, a, b, batch, n, max_gap, impl, out);
     } else if (rc != PCB_ENOMEM) {
         char why[320];
         snprintf(why, sizeof why, "generator: %s: %s", pcb_strerror(rc), pcb_errmsg());
@@ -120,7 +101,7 @@ static int real_cloud(const char *path, const char *name, const char *impl, FILE
             memcpy(b + 3 * i, cloud.xyz + 3 * ((2 * i + 1) * cloud.n / (2 * n)),
                    3 * sizeof(float));
         }
-        failures = run_case(label, a, b, 1, n, impl, out);
+        failures = run_case(label, a, b, 1, n, 0, impl, out);
     }
     free(a);
     free(b);
@@ -136,35 +117,42 @@ int pcb_verify_emd(const char *impl, FILE *out)
         const char *kind_a, *kind_b; /* kind_b NULL: B is a noisy copy of A */
         double sigma;
         int64_t batch, n;
+        double max_gap;
         const char *label;
     } cases[] = {
-        {"uniform", "uniform", 0, 1, 500, "uniform cube n=500"},
-        {"sphere", "sphere", 0, 1, 500, "sphere surface n=500"},
-        {"clusters", "clusters", 0, 1, 1000, "clusters n=1000"},
-        {"sphere", NULL, 0.01, 1, 1000, "sphere + noise 0.01, shuffled n=1000"},
-        {"clusters", NULL, 0.001, 1, 512, "clusters + noise 0.001, shuffled n=512"},
-        {"uniform", NULL, 0, 1, 256, "shuffled copy (optimum 0) n=256"},
-        {"duplicates", "duplicates", 0, 1, 512, "duplicates n=512 (64 distinct)"},
-        {"equal", "uniform", 0, 1, 256, "all-equal A vs uniform n=256"},
-        {"collinear", "uniform", 0, 1, 500, "collinear A vs uniform n=500"},
-        {"offset", "offset", 0, 1, 500, "offset 3000 km n=500"},
-        {"uniform", "uniform", 0, 1, 1, "n=1"},
-        {"uniform", "uniform", 0, 1, 3, "n=3"},
-        {"uniform", "uniform", 0, 1, 1000, "n<1024 n=1000"},
-        {"uniform", "uniform", 0, 1, 1500, "non-power-of-two n=1500"},
-        {"uniform", "uniform", 0, 1, 1024, "uniform n=1024"},
-        {"uniform", "uniform", 0, 1, 2048, "uniform n=2048"},
-        {"sphere", "sphere", 0, 1, 2048, "sphere surface n=2048"},
-        {"uniform", "uniform", 0, 1, 4096, "uniform n=4096"},
-        {"sphere", "sphere", 0, 1, 4096, "sphere surface n=4096"},
-        {"sphere", "uniform", 0, 3, 300, "batch 3 sphere vs cube n=300"},
-        {"uniform", "clusters", 0, 40, 64, "batch 40 cube vs clusters n=64"},
+        {"uniform", "uniform", 0, 1, 500, 0, "uniform cube n=500"},
+        {"sphere", "sphere", 0, 1, 500, 0, "sphere surface n=500"},
+        {"clusters", "clusters", 0, 1, 1000, 0, "clusters n=1000"},
+        {"sphere", NULL, 0.01, 1, 1000, 0, "sphere + noise 0.01, shuffled n=1000"},
+        {"clusters", NULL, 0.001, 1, 512, 0, "clusters + noise 0.001, shuffled n=512"},
+        {"uniform", NULL, 0, 1, 256, 0, "shuffled copy (optimum 0) n=256"},
+        {"duplicates", "duplicates", 0, 1, 512, 0, "duplicates n=512 (64 distinct)"},
+        {"equal", "uniform", 0, 1, 256, 0, "all-equal A vs uniform n=256"},
+        {"collinear", "uniform", 0, 1, 500, 0, "collinear A vs uniform n=500"},
+        {"offset", "offset", 0, 1, 500, 0, "offset 3000 km n=500"},
+        {"uniform", "uniform", 0, 1, 1, 0, "n=1"},
+        {"uniform", "uniform", 0, 1, 3, 0, "n=3"},
+        {"uniform", "uniform", 0, 1, 1000, 0, "n<1024 n=1000"},
+        {"uniform", "uniform", 0, 1, 1500, 0, "non-power-of-two n=1500"},
+        {"uniform", "uniform", 0, 1, 1024, 0, "uniform n=1024"},
+        {"uniform", "uniform", 0, 1, 2048, 0, "uniform n=2048"},
+        {"sphere", "sphere", 0, 1, 2048, 0, "sphere surface n=2048"},
+        {"uniform", "uniform", 0, 1, 4096, 0, "uniform n=4096"},
+        {"sphere", "sphere", 0, 1, 4096, 0, "sphere surface n=4096"},
+        {"sphere", "uniform", 0, 3, 300, 0, "batch 3 sphere vs cube n=300"},
+        {"uniform", "clusters", 0, 40, 64, 0, "batch 40 cube vs clusters n=64"},
+        /* loss mode: certified within 1% and 5% (cuda_auction stops there) */
+        {"uniform", "uniform", 0, 1, 1024, 0.01, "loss mode 1%: uniform n=1024"},
+        {"sphere", "sphere", 0, 1, 2048, 0.01, "loss mode 1%: sphere surface n=2048"},
+        {"clusters", NULL, 0.01, 8, 512, 0.01, "loss mode 1%: batch 8 noisy copies n=512"},
+        {"uniform", "uniform", 0, 1, 1024, 0.05, "loss mode 5%: uniform n=1024"},
+        {"sphere", "sphere", 0, 4, 1024, 0.05, "loss mode 5%: batch 4 sphere n=1024"},
     };
     pcb_verify_header(out, PCB_EMD);
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = generated(cases[i].kind_a, cases[i].kind_b, cases[i].sigma, cases[i].batch,
-                           cases[i].n, cases[i].label, impl, out);
+                           cases[i].n, cases[i].max_gap, cases[i].label, impl, out);
         if (rc < 0)
             return rc;
         failures += rc;

@@ -810,15 +810,9 @@ static int auction_prepare(const pcb_task *t, void **state)
     return PCB_OK;
 }
 
-/* The certificate the auction stops at: none with an eps (it runs down to
- * it), else the task's max_gap or the default promise, less the room the
- * validator's double-precision certificate needs (PCB_CA_TARGET of
- * PCB_CA_MAX_GAP). */
 static double stop_target(const pcb_task *t)
 {
-    if (t->opt.eps > 0)
-        return 0.0;
-    return t->opt.max_gap > 0 ? t->opt.max_gap * (PCB_CA_TARGET / PCB_CA_MAX_GAP) : PCB_CA_TARGET;
+    return pcb_ca_stop_target(t->opt.eps, t->opt.max_gap);
 }
 
 /* The auction, queued on stream, its matching and prices into match and
@@ -959,9 +953,11 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .cost = PCB_COST_GPU_PAIRS,
     .reference = 0,
     .max_gap = PCB_CA_MAX_GAP,
+    .gap_option = 1,
     .known_defect = NULL,
     .summary = "eps-scaling Jacobi auction, a block per pair, costs on the fly, any n; stops "
-               "when its prices certify 0.1% (or at --eps); returns prices",
+               "when its prices certify 0.1% (or the task's max_gap; or at --eps); returns "
+               "prices",
     .available = pcb_cuda_available,
     .prepare = auction_prepare,
     .compute = auction_compute,

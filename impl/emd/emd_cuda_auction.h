@@ -59,6 +59,17 @@
 /* The margin of the float tests that rule objects out (scans and caches). */
 #define PCB_CA_MARGIN 1.00001f
 
+/* The certificate the auction stops at: none with an --eps (it runs down to
+ * it), else the task's max_gap (loss mode) or the default promise, less the
+ * room the validator's double-precision certificate needs (PCB_CA_TARGET of
+ * PCB_CA_MAX_GAP). The kernel and its CPU replay both ask here. */
+PCB_CA_FN double pcb_ca_stop_target(double eps_option, double max_gap)
+{
+    if (eps_option > 0)
+        return 0.0;
+    return max_gap > 0 ? max_gap * (PCB_CA_TARGET / PCB_CA_MAX_GAP) : PCB_CA_TARGET;
+}
+
 /* The float squared distance and cost, with the same rounding on both
  * sides. */
 PCB_CA_FN float pcb_ca_d2(float ax, float ay, float az, float bx, float by, float bz)

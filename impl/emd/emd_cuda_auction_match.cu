@@ -427,6 +427,7 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .cost = PCB_COST_GPU_PAIRS,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = "the seed's forced stop (tolerance capped at 1.0, then 40n more bids) can "
                     "leave points unmatched",
     .summary = "the classic auction-match kernel: 32 blocks x 512 threads, a float n x n "

@@ -1264,6 +1264,7 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .cost = PCB_COST_SAMPLES,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "rounds of provably-next samples (FPS among the candidates above a threshold), "
                "Morton runs over a cluster of blocks or buckets with bounding boxes",

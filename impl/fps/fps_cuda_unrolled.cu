@@ -319,6 +319,7 @@ extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
     .cost = PCB_COST_SAMPLES,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "classic kernel: a block per cloud, unrolled shared-memory argmax tree; "
                "refuses clouds wider than 1e5 units (1e10 distance init)",
@@ -345,6 +346,7 @@ extern "C" const pcb_impl pcb_defect_fps_torn_argmax = {
     .cost = PCB_COST_SAMPLES,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "cuda_unrolled, argmax by an unguarded shared compare-and-store",
     .available = pcb_cuda_available,

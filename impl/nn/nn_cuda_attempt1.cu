@@ -109,6 +109,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt1 = {
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "slides' attempt 1: a launch per query, threads over reference points",
     .available = pcb_cuda_available,

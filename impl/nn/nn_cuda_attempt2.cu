@@ -93,6 +93,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "slides' attempt 2: one launch, blocks loop over queries, threads over points",
     .available = pcb_cuda_available,

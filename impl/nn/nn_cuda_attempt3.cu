@@ -194,6 +194,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "slides' attempt 3: azimuth wedges (300), a block of 512 per query (approximate)",
     .available = pcb_cuda_available,

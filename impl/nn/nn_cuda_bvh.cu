@@ -538,6 +538,7 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .cost = PCB_COST_INDEXED,
     .reference = 0,
     .max_gap = 0,
+    .gap_option = 0,
     .known_defect = NULL,
     .summary = "GPU BVH over Morton-sorted leaves of 8, built on the device; queries "
                "Morton-sorted, one thread each, from their home leaf, nearest box first",
