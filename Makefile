@@ -98,7 +98,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool shared deps debs test test-unit test-cli bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared deps debs test test-unit test-cli bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -266,6 +266,7 @@ bench: deps
 # make peers-deps WHEELS=dir  the same from a folder of wheels (offline hosts)
 # make peer-wheels WHEELS=dir download those wheels here (PYVER: the host's Python)
 PEERS_DIR ?= .peers/site
+PEER_SOURCES ?= .peers/sources
 # pcbench itself is timed beside them through its Python package (impl/python)
 PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python$${PYTHONPATH:+:$$PYTHONPATH} \
              PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
@@ -277,9 +278,16 @@ peers: tool shared
 
 peers-deps:
 	@WHEELS="$(WHEELS)" PEERS_DIR="$(PEERS_DIR)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh install
+	@if [ -d "$(PEER_SOURCES)" ]; then PEER_SOURCES="$(PEER_SOURCES)" PEERS_DIR="$(PEERS_DIR)" \
+	    PYTHON="$(PYTHON)" sh scripts/peers-deps.sh gpu; fi
 
 peer-wheels:
 	@WHEELS="$(or $(WHEELS),wheels)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh download
+
+# The GPU peers' source archives (PyPI sdists, GitHub archives at pinned
+# commits): fetched here, built by make peers-deps into .peers/build
+peer-sources:
+	$(PYTHON) scripts/peer_build.py sources $(PEER_SOURCES)
 
 tables:
 	$(PYTHON) scripts/tables.py results

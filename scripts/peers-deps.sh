@@ -6,6 +6,7 @@
 #   peers-deps.sh install    from PyPI, or with WHEELS=folder from its wheels (offline)
 #   peers-deps.sh download   fetch the wheels into WHEELS for an offline host whose
 #                            Python is PYVER (default 3.12)
+#   peers-deps.sh gpu        the GPU peers from their sources in PEER_SOURCES
 set -eu
 PY=${PYTHON:-python3}
 PEERS_DIR=${PEERS_DIR:-.peers/site}
@@ -62,5 +63,26 @@ install)
             { say "pip install failed (no network?). Offline: make peer-wheels WHEELS=dir on a networked host, then make peers-deps WHEELS=dir"; exit 1; }
     fi
     ;;
-*) say "usage: peers-deps.sh install|download"; exit 2 ;;
+gpu)
+    # The GPU peers without wheels for current CUDA, from their sources in
+    # PEER_SOURCES (peer_build.py sources DIR fetches them): KeOps from its
+    # sdists (pure Python; it compiles its kernels on first use), the others
+    # built by peer_build.py into .peers/build. Needs torch with CUDA and nvcc.
+    : "${PEER_SOURCES:?set PEER_SOURCES=folder of source archives}"
+    importable torch || { say "torch is not importable: no GPU peer built"; exit 0; }
+    if ! importable pykeops; then
+        set -- "$PEER_SOURCES"/pykeops-*.tar.gz "$PEER_SOURCES"/keopscore-*.tar.gz
+        if [ -f "$1" ] && [ -f "$2" ]; then
+            need_pip
+            mkdir -p "$PEERS_DIR"
+            "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --target "$PEERS_DIR" "$@" ||
+                say "pykeops did not install from $PEER_SOURCES"
+        else
+            say "no pykeops/keopscore sdists in $PEER_SOURCES"
+        fi
+    fi
+    PYTHONPATH="$PEERS_DIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" "$(dirname "$0")/peer_build.py" build \
+        "$PEER_SOURCES" --out "${PEER_BUILD:-.peers/build}"
+    ;;
+*) say "usage: peers-deps.sh install|download|gpu"; exit 2 ;;
 esac

@@ -288,6 +288,196 @@ class PcbenchPython(TorchPeer):
         return list(pcbench.emd(a, b, max_gap=1e-3)[0])
 
 
+# ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
+class BuiltPeer(TorchPeer):
+    """A peer whose CUDA code scripts/peer_build.py compiled into .peers/build/<build>/;
+    the batch in one call, on CUDA tensors, as a network calls it."""
+    build = ""
+    batched = True
+
+    @property
+    def library(self):
+        return self.build
+
+    def available(self):
+        why = TorchPeer.available(self)
+        if why:
+            return why
+        import peer_build
+        try:
+            self.ext, why = peer_build.load(self.build)
+        except Exception as e:  # built for another PyTorch or Python
+            return "the build in .peers/build/%s does not load: %s" % (self.build, str(e)[:150])
+        return why
+
+    def version(self):
+        return self.ext.build["version"]
+
+    def prepare(self, clouds, cfg):
+        import torch
+        a = torch.from_numpy(np.stack([c["a"] for c in clouds])).cuda()
+        b = torch.from_numpy(np.stack([c["b"] for c in clouds])).cuda() if "b" in clouds[0] else None
+        return [(a, b, cfg)]
+
+
+class Pytorch3dFps(BuiltPeer):
+    name, problem, build = "pytorch3d_fps", "fps", "pytorch3d"
+    what = "PyTorch3D sample_farthest_points (random_start_point False: from the suite's start)"
+
+    def solve(self, st):
+        import torch
+        a, _, cfg = st
+        bsz, n = a.shape[0], a.shape[1]
+        full = torch.full((bsz,), n, dtype=torch.int64, device=a.device)
+        k = torch.full((bsz,), cfg["m"], dtype=torch.int64, device=a.device)
+        start = torch.full((bsz,), cfg["start"], dtype=torch.int64, device=a.device)
+        return list(self.ext.sample_farthest_points(a, full, k, start, cfg["m"]))
+
+
+class Pytorch3dKnn(BuiltPeer):
+    name, problem, build = "pytorch3d_knn", "nn", "pytorch3d"
+    what = "PyTorch3D knn_points K = 1 (its fastest kernel version chosen)"
+
+    def solve(self, st):
+        import torch
+        a, b, _ = st
+        bsz = a.shape[0]
+        nq = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
+        nr = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
+        idx, _ = self.ext.knn_points_idx(b, a, nq, nr, 2, 1, -1)
+        return list(idx[:, :, 0])
+
+
+class TorchClusterPeer(BuiltPeer):
+    build = "torch_cluster"
+
+    def flat(self, x):
+        import torch
+        bsz, n = x.shape[0], x.shape[1]
+        ptr = torch.arange(0, (bsz + 1) * n, n, dtype=torch.int64, device=x.device)
+        return x.reshape(bsz * n, 3), ptr, n
+
+
+class TorchClusterFps(TorchClusterPeer):
+    name, problem = "torch_cluster_fps", "fps"
+    what = "torch_cluster fps (random_start False: from each cloud's first point)"
+
+    def solve(self, st):
+        import torch
+        a, _, cfg = st
+        src, ptr, n = self.flat(a)
+        # it takes ceil(ratio n) samples: a ratio half a sample short gives exactly m
+        ratio = torch.full((a.shape[0],), (cfg["m"] - 0.5) / n, dtype=torch.float32,
+                           device=a.device)
+        idx = self.ext.fps(src, ptr, ratio, False).view(a.shape[0], -1)
+        return list(idx - ptr[:-1, None])
+
+
+class TorchClusterNN(TorchClusterPeer):
+    """nearest or knn (k = 1): each query's global reference index, made local."""
+    problem = "nn"
+
+    def solve(self, st):
+        a, b, _ = st
+        ref, pr, n = self.flat(a)
+        q, pq, nq = self.flat(b)
+        idx = self.indices(ref, q, pr, pq).view(b.shape[0], nq)
+        return list(idx - pr[:-1, None])
+
+
+class TorchClusterNearest(TorchClusterNN):
+    name, what = "torch_cluster_nearest", "torch_cluster nearest (brute force per batch element)"
+
+    def indices(self, ref, q, pr, pq):
+        return self.ext.nearest(q, ref, pq, pr)
+
+
+class TorchClusterKnn(TorchClusterNN):
+    name, what = "torch_cluster_knn", "torch_cluster knn, k = 1"
+
+    def indices(self, ref, q, pr, pq):
+        return self.ext.knn(ref, q, pr, pq, 1, False)[1]  # rows (query, reference), by query
+
+
+class Pointnet2Fps(BuiltPeer):
+    name, problem, build = "pointnet2_ops", "fps", "pointnet2_ops"
+    what = "pointnet2_ops furthest_point_sample (from index 0), the original of cuda_unrolled"
+
+    def solve(self, st):
+        a, _, cfg = st
+        return list(self.ext.furthest_point_sampling(a, cfg["m"]))
+
+
+class MsnEmd(BuiltPeer):
+    """MSN's auction EMD as its emd_module calls it (buffers allocated per call),
+    at its evaluation (eps 0.002, 10,000 iterations) or training (0.005, 50)
+    setting; n must be a multiple of 1024. Not promised to be a bijection."""
+    problem, build, exact = "emd", "msn_emd", False
+
+    def __init__(self, setting):
+        self.eps, self.iters = (0.002, 10000) if setting == "eval" else (0.005, 50)
+        self.name = "msn_emd_" + setting
+        self.what = "MSN emd auction, eps %g, %d iterations (its %s setting)" % (
+            self.eps, self.iters, "evaluation" if setting == "eval" else "training")
+
+    def solve(self, st):
+        import torch
+        a, b, _ = st
+        bsz, n = a.shape[0], a.shape[1]
+        if n % 1024 or bsz > 512:
+            raise ValueError("MSN's emd takes n a multiple of 1024 and batch <= 512")
+        z = lambda *shape, t=torch.float32: torch.zeros(*shape, device=a.device, dtype=t)
+        i32 = torch.int32
+        dist, assignment, inv = z(bsz, n), z(bsz, n, t=i32) - 1, z(bsz, n, t=i32) - 1
+        self.ext.forward(a, b, dist, assignment, z(bsz, n), inv, z(bsz, n, t=i32), z(bsz, n),
+                         z(bsz, n), z(bsz * n, t=i32), z(512, t=i32), z(512, t=i32), z(512, t=i32),
+                         z(bsz * n, t=i32), self.eps, self.iters)
+        return list(assignment)
+
+
+class PytorchEmd(BuiltPeer):
+    """PyTorchEMD's approxmatch: a soft matching and its cost, no assignment:
+    judged by its value's gap to the optimum."""
+    name, problem, build = "pytorch_emd", "emd", "pytorch_emd"
+    exact, value_only = False, True
+    what = "PyTorchEMD approxmatch + matchcost (a value, no assignment)"
+
+    def solve(self, st):
+        a, b, _ = st
+        match = self.ext.approxmatch_forward(a, b)
+        cost = self.ext.matchcost_forward(a, b, match)  # summed over the points
+        return [[float(c) / a.shape[1]] for c in cost]
+
+
+class KeopsNN(TorchPeer):
+    """KeOps' exact brute force: a symbolic distance matrix reduced by argmin,
+    compiled by KeOps on first use (the warm-up), the batch in one call."""
+    name, problem, module, batched = "keops", "nn", "pykeops", True
+    what = "pykeops LazyTensor ((q_i - r_j)^2).sum().argmin(j), exact brute force"
+
+    def available(self):
+        why = Peer.available(self) or TorchPeer.available(self)
+        if why:
+            return why
+        import pykeops
+        folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".peers", "keops")
+        pykeops.set_build_folder(folder)  # its compiled kernels, kept between runs
+        return None
+
+    def prepare(self, clouds, cfg):
+        import torch
+        a = torch.from_numpy(np.stack([c["a"] for c in clouds])).cuda()
+        b = torch.from_numpy(np.stack([c["b"] for c in clouds])).cuda()
+        return [(a, b)]
+
+    def solve(self, st):
+        from pykeops.torch import LazyTensor
+        a, b = st
+        q = LazyTensor(b[:, :, None, :])
+        r = LazyTensor(a[:, None, :, :])
+        return list(((q - r) ** 2).sum(-1).argmin(dim=2)[:, :, 0])
+
+
 class UserPeer(Peer):
     """A callable of the user's, named MODULE:FUNCTION (make peers PEER=... PROBLEM=...;
     the module from the current folder or PYTHONPATH), called once per cloud on
@@ -336,7 +526,9 @@ class UserPeer(Peer):
 
 
 PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
-         GeomlossSinkhorn(), PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd")]
+         GeomlossSinkhorn(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
+         TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
+         PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd")]
 
 
 # ---- timing ------------------------------------------------------------------------------
@@ -437,7 +629,7 @@ def load_clouds(folder, batch, pairs):
 
 def run_peer(peer, cfg, folder, args, meta):
     why = peer.available()  # first: it may learn the peer's device
-    entry = {"peer": peer.name, "library": peer.module, "device": peer.device,
+    entry = {"peer": peer.name, "library": getattr(peer, "library", peer.module), "device": peer.device,
              "threads": peer.threads, "exact": peer.exact, "what": peer.what,
              "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "compute": None}
@@ -469,6 +661,8 @@ def run_peer(peer, cfg, folder, args, meta):
         answers, _ = timer(solve_all)  # warm-up of the whole batch; its answers are judged
         ok, detail, gap = judge_or_value(args.pcbench, cfg, folder, peer, answers, scratch)
         if not ok:
+            if cfg["problem"] == "emd":
+                detail = "%s; %s" % (not_a_bijection(args.pcbench, folder, clouds, answers), detail)
             entry.update(status="wrong", detail=detail)
             return entry
         if gap is not None:
@@ -481,6 +675,31 @@ def run_peer(peer, cfg, folder, args, meta):
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return entry
+
+
+def not_a_bijection(pcbench, folder, clouds, answers):
+    """An EMD answer judged wrong, in a few words: how many points of A share a
+    target with another or have none, and its value's gap to the exact optimum
+    (where the exact solver takes seconds, n <= 4096)."""
+    shared = unmatched = 0
+    gaps = []
+    for i, ans in enumerate(answers):
+        flat = [int(v) for v in as_list(ans)]
+        taken = [v for v in flat if v >= 0]
+        unmatched += len(flat) - len(taken)
+        shared += len(taken) - len(set(taken))
+        if len(flat) <= 4096 and np is not None and taken:
+            a, b = clouds[i]["a"], clouds[i]["b"]
+            pairs = np.array([(k, v) for k, v in enumerate(flat) if v >= 0])
+            value = float(np.linalg.norm(a[pairs[:, 0]].astype(np.float64)
+                                         - b[pairs[:, 1]].astype(np.float64), axis=1).mean())
+            best = optimum(pcbench, folder, i)
+            gaps.append((value - best) / best if best > 0 else 0.0)
+    text = "not a bijection: %d point%s of A share a target, %d unmatched" % (
+        shared, "" if shared == 1 else "s", unmatched)
+    if gaps:
+        text += "; its matched pairs' mean %+.3g%% from the optimum" % (100 * max(gaps, key=abs))
+    return text
 
 
 def judge_or_value(pcbench, cfg, folder, peer, answers, scratch):
@@ -557,7 +776,7 @@ def main(argv=None, candidates=None):
     if args.list:
         for p in peers:
             why = p.available()
-            print("%-4s %-12s %-5s %s" % (p.problem, p.name, p.device, why or "ok: " + p.what))
+            print("%-4s %-21s %-5s %s" % (p.problem, p.name, p.device, why or "ok: " + p.what))
         return 0
     if not os.access(args.pcbench, os.X_OK):
         print("peers.py: %s is not built (make tool)" % args.pcbench, file=sys.stderr)

@@ -126,8 +126,38 @@ def user_peer(tool, tmp):
         check(e.code == 2, "a callable without --problem: exit %s" % e.code)
 
 
+def build_manifest(tmp):
+    """scripts/peer_build.py's list of GPU peers holds together (their builds
+    need a GPU host's PyTorch and nvcc): bindings present, archives unique,
+    pinned (a commit, or a sha256 for PyPI), edits well formed and matching
+    what they are meant to replace; a peer not built says so; sources without
+    network or folder fail with the URL to fetch."""
+    import re
+    import peer_build
+    names = [p["name"] for p in peer_build.PEERS]
+    check(len(set(names)) == len(names), "peer names unique: %s" % names)
+    for p in peer_build.PEERS:
+        check(not p["binding"] or os.path.exists(os.path.join(HERE, "..", "scripts", "peer_bindings",
+                                                              p["binding"])),
+              "%s: binding %s exists" % (p["name"], p["binding"]))
+        check(p["archive"] in p["url"] or p["url"].endswith(p["archive"].split("-")[-1]),
+              "%s: the URL serves the archive" % p["name"])
+        check("sha256" in p or "commit" in p["version"], "%s pinned" % p["name"])
+        for edit in p["edits"]:
+            check(len(edit) == 4 and re.compile(edit[1]) is not None, "%s: edit %s" % (p["name"], edit))
+    check(re.sub(peer_build.ATEN_1X[-1][0], peer_build.ATEN_1X[-1][1], "x.data<float>()")
+          == "x.data_ptr<float>()", "the data<T>() edit")
+    mod, why = peer_build.load("no_such_peer", out=tmp)
+    check(mod is None and "not built" in why, "a peer not built: %s" % why)
+    empty = os.path.join(tmp, "no-sources")
+    os.makedirs(empty, exist_ok=True)
+    rc = peer_build.main(["build", empty, "--out", os.path.join(tmp, "pb")])
+    check(rc in (0, 1) and not os.listdir(empty), "build with no archives builds nothing")
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
+    build_manifest(tmp)
     res = os.path.join(tmp, "r")
     base = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res,
             "--pcbench", tool, "--machine", "testbox", "--reps", "3"]

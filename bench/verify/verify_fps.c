@@ -141,5 +141,18 @@ int pcb_verify_fps(const char *impl, FILE *out)
     int rc = lattice(12, 100, impl, out);
     if (rc < 0 || (failures += rc, rc = pcb_verify_real(REAL_MAX_FILES, real_cloud, impl, out)) < 0)
         return rc;
+    failures += rc;
+    /* Peers' published defects, on our implementations: PyTorch3D repeats
+     * index 0 once K reaches the point count on symmetric shapes (the last
+     * samples, all at one distance, must still be new points) */
+    if ((rc = lattice(8, 512, impl, out)) < 0)
+        return rc;
+    failures += rc;
+    if (!pcb_verify_large())
+        return failures;
+    /* ...and returns zeros on multi-million-point clouds */
+    if ((rc = generated("uniform", 1, 3000000, 256, 0, 1, 0, "uniform n=3,000,000 m=256 (large)",
+                        impl, out)) < 0)
+        return rc;
     return failures + rc;
 }
