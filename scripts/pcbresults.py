@@ -292,4 +292,8 @@ def peer_cell(e):
         return fmt_ms(ms)
     if e.get("status") == "value-only" and e.get("compute"):
         return "%s (gap %+.2g%%)" % (fmt_ms(e["compute"]["median_ms"]), 100 * e.get("gap", 0))
+    if e.get("status") == "not-a-bijection" and e.get("compute"):
+        b = e.get("bijection") or {}
+        return "%s (**not a bijection**: %s shared, %s unmatched)" % (
+            fmt_ms(e["compute"]["median_ms"]), b.get("shared", "?"), b.get("unmatched", "?"))
     return PEER_STATUS.get(e.get("status"), e.get("status", "?"))

@@ -59,7 +59,9 @@ install)
         "$PY" -m pip install -q --no-index --no-deps --find-links "$WHEELS" --target "$PEERS_DIR" \
             --upgrade $missing || { say "some of$missing have no wheel in $WHEELS"; exit 1; }
     else
-        "$PY" -m pip install -q --target "$PEERS_DIR" --upgrade $missing ||
+        # --no-deps: pip --target ignores what the host has, so a peer's dependency
+        # (geomloss's torch) would land here and shadow the host's own on PYTHONPATH
+        "$PY" -m pip install -q --no-deps --target "$PEERS_DIR" --upgrade $missing ||
             { say "pip install failed (no network?). Offline: make peer-wheels WHEELS=dir on a networked host, then make peers-deps WHEELS=dir"; exit 1; }
     fi
     ;;

@@ -25,6 +25,7 @@ import functools
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,7 @@ except ImportError:
     np = None
 
 FORMAT = "pcbench-peers/1"
-FINAL = {"ok", "wrong", "value-only", "skipped-budget", "unsupported"}
+FINAL = {"ok", "wrong", "value-only", "not-a-bijection", "skipped-budget", "unsupported"}
 
 
 # ---- inputs ------------------------------------------------------------------------------
@@ -92,6 +93,7 @@ class Peer:
     value_only = False  # answers a value and no assignment (approximations)
     own_start = False   # FPS: judged from its own first sample
     batched = False     # prepare makes one state of the whole batch; solve answers every cloud
+    bijection = True    # EMD: promises a bijection (else one that is not is timed and marked)
 
     def available(self):
         """None when it can run here, else the reason."""
@@ -308,6 +310,10 @@ class BuiltPeer(TorchPeer):
             self.ext, why = peer_build.load(self.build)
         except Exception as e:  # built for another PyTorch or Python
             return "the build in .peers/build/%s does not load: %s" % (self.build, str(e)[:150])
+        import torch
+        if not why and self.ext.build["torch"] != torch.__version__:
+            why = "built for torch %s, this is %s (make peers-deps rebuilds it)" % (
+                self.ext.build["torch"], torch.__version__)
         return why
 
     def version(self):
@@ -412,7 +418,7 @@ class MsnEmd(BuiltPeer):
     """MSN's auction EMD as its emd_module calls it (buffers allocated per call),
     at its evaluation (eps 0.002, 10,000 iterations) or training (0.005, 50)
     setting; n must be a multiple of 1024. Not promised to be a bijection."""
-    problem, build, exact = "emd", "msn_emd", False
+    problem, build, exact, bijection = "emd", "msn_emd", False, False
 
     def __init__(self, setting):
         self.eps, self.iters = (0.002, 10000) if setting == "eval" else (0.005, 50)
@@ -593,8 +599,9 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
                    str(start), "--answer", path]
         elif cfg["problem"] == "nn":
             cmd = [pcbench, "check", "nn", "-r", a, "-q", b, "--answer", path]
-        else:
+        else:  # an approximate peer is held to a bijection; its gap is reported
             cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
+            cmd += [] if peer.exact else ["--max-gap", "inf"]
         p = subprocess.run(cmd, capture_output=True, text=True)
         lines = (p.stdout + p.stderr).strip().splitlines() or ["(no output)"]
         if p.returncode == 1:
@@ -660,16 +667,20 @@ def run_peer(peer, cfg, folder, args, meta):
                              else [peer.solve(s) for s in states])
         answers, _ = timer(solve_all)  # warm-up of the whole batch; its answers are judged
         ok, detail, gap = judge_or_value(args.pcbench, cfg, folder, peer, answers, scratch)
-        if not ok:
-            if cfg["problem"] == "emd":
-                detail = "%s; %s" % (not_a_bijection(args.pcbench, folder, clouds, answers), detail)
+        status = "value-only" if peer.value_only else "ok"
+        if not ok and cfg["problem"] == "emd":
+            note, counts = not_a_bijection(args.pcbench, folder, clouds, answers)
+            detail = "%s; %s" % (note, detail)
+            entry["bijection"] = counts
+            status = "not-a-bijection"
+        if not ok and peer.bijection:  # wrong: never timed
             entry.update(status="wrong", detail=detail)
             return entry
         if gap is not None:
             entry["gap"] = gap
         entry["compute"] = figure([timer(solve_all)[1] for _ in range(reps)], peer.device)
         entry["prepare_ms"] = prep_ms
-        entry.update(status="value-only" if peer.value_only else "ok", detail=detail)
+        entry.update(status=status, detail=detail)
     except Exception as e:  # a peer that crashes or refuses the input
         entry.update(status="failed-run", detail="%s: %s" % (type(e).__name__, str(e)[:200]))
     finally:
@@ -678,9 +689,10 @@ def run_peer(peer, cfg, folder, args, meta):
 
 
 def not_a_bijection(pcbench, folder, clouds, answers):
-    """An EMD answer judged wrong, in a few words: how many points of A share a
-    target with another or have none, and its value's gap to the exact optimum
-    (where the exact solver takes seconds, n <= 4096)."""
+    """An EMD answer judged wrong, in a few words and in numbers: how many
+    points of A share a target with another or have none, and its matched
+    pairs' mean against the exact optimum (where the exact solver takes
+    seconds, n <= 4096)."""
     shared = unmatched = 0
     gaps = []
     for i, ans in enumerate(answers):
@@ -697,16 +709,21 @@ def not_a_bijection(pcbench, folder, clouds, answers):
             gaps.append((value - best) / best if best > 0 else 0.0)
     text = "not a bijection: %d point%s of A share a target, %d unmatched" % (
         shared, "" if shared == 1 else "s", unmatched)
+    worst = max(gaps, key=abs) if gaps else None
     if gaps:
-        text += "; its matched pairs' mean %+.3g%% from the optimum" % (100 * max(gaps, key=abs))
-    return text
+        text += "; its matched pairs' mean %+.3g%% from the optimum" % (100 * worst)
+    return text, {"shared": shared, "unmatched": unmatched, "pairs_gap": worst}
 
 
 def judge_or_value(pcbench, cfg, folder, peer, answers, scratch):
     """(ok, detail, gap): assignments go to pcbench check; a value-only EMD is
     measured against the exact optimum (gap: the worst relative one)."""
     if not peer.value_only:
-        return judge(pcbench, cfg, folder, peer, answers, scratch) + (None,)
+        ok, detail = judge(pcbench, cfg, folder, peer, answers, scratch)
+        # an approximate EMD answer's gap, where check computed the optimum
+        found = re.search(r"gap (-?[0-9.]+(?:e[-+]?[0-9]+)?) \(allowed", detail) \
+            if ok and cfg["problem"] == "emd" and not peer.exact else None
+        return ok, detail, float(found.group(1)) if found else None
     gaps = []
     for i, v in enumerate(answers):
         best = optimum(pcbench, folder, i)

@@ -10,6 +10,9 @@ from the results `pcbench bench` stored under RESULTS/<machine>/<suite>/.
   nn-time-vs-points    compute time against cloud size
   emd-time-vs-n        compute time against points per cloud (batch 1)
   emd-gap-vs-n         cost above the exact optimum against n (batch 1)
+  emd-time-vs-bound-n* EMD as a loss: cuda_auction's time against its certified
+                       bound (0.1% to 5%), batch 32 x 1024 and x 4096, peers placed
+                       by their gap or marked "not a bijection"
   peers-<problem>      compute time of our fastest exact implementation beside
                        every peer that answered right (scripts/peers.py), suite seed
 Times from different suites are separate runs (the CPU of a shared host runs at
@@ -91,9 +94,10 @@ def tic_label(x):
     return "%g" % x
 
 
-def x_axis(xs):
+def x_axis(xs, names=None):
     """gnuplot lines for the x axis: log scale when the values span 8x or more, a small
-    margin so edge points are not cut, tics at the values themselves when few."""
+    margin so edge points are not cut, tics at the values themselves when few (names:
+    {x: label} in place of a value)."""
     lo, hi = min(xs), max(xs)
     logx = lo > 0 and hi / lo >= 8
     if logx:
@@ -103,7 +107,8 @@ def x_axis(xs):
         out = ["unset logscale x", "set xrange [%g:%g]" % (lo - pad, hi + pad)]
     distinct = sorted(set(xs))
     if len(distinct) <= 10:
-        out.append("set xtics (%s)" % ", ".join("'%s' %g" % (tic_label(x), x) for x in distinct))
+        out.append("set xtics (%s)" % ", ".join("'%s' %g" % ((names or {}).get(x, tic_label(x)), x)
+                                                  for x in distinct))
     return out
 
 
@@ -149,7 +154,8 @@ class Plotter:
                 raise RuntimeError("gnuplot failed on %s: %s" % (out, run.stderr.strip()))
         print("plots.py: %s-%s.png/.svg" % (os.path.join(self.outdir, self.machine), name))
 
-    def lines(self, name, title, xlabel, ylabel, lines, extra=(), notes=(), dashes=None):
+    def lines(self, name, title, xlabel, ylabel, lines, extra=(), notes=(), dashes=None,
+              tic_names=None):
         """lines: [(impl, variant or None, points)], one colour per implementation, one
         dash pattern per variant (a suite, a bound: in order of first use unless dashes
         maps it); extra: [(title, points, gnuplot style)]; notes: lines of text for the key."""
@@ -170,7 +176,7 @@ class Plotter:
             ys += [p[1] for p in pts]
         plots += ["keyentry title '%s'" % n for n in notes]
         self.draw(name, title, xlabel, ylabel, "plot " + ", \\\n     ".join(plots),
-                  logy=spans_decades(ys), axis=x_axis(xs))
+                  logy=spans_decades(ys), axis=x_axis(xs, tic_names))
 
 
 def fps_plots(p, suites):
@@ -271,6 +277,50 @@ def emd_plots(p, suites):
                 dashes={None: 1, "certified bound": 2})
 
 
+def emd_bound_plot(p, suites, peer_suites):
+    """EMD as a training loss, batch 32: cuda_auction's compute time against the
+    certified bound it reached (asked 0.1% to 5%: the /gap configurations),
+    one line per cloud kind, the suites merged; the peers placed by their
+    measured gap to the optimum where they answer a bijection, and at the left
+    edge, marked, where they do not."""
+    for n in (1024, 4096):
+        lines, peers_at = [], []
+        for kind in ("uniform", "sphere"):
+            pts = []
+            for d in docs_of(suites, "emd"):
+                c = d["config"]
+                if (c["batch"], c["n"], c["dataset"]) != (32, n, kind):
+                    continue
+                e = R.entries(d).get("cuda_auction")
+                ms, bound = R.median_ms(e), (e or {}).get("verify", {}).get("bound")
+                if ms and isinstance(bound, (int, float)) and bound > 0:
+                    pts.append((100 * bound, ms))
+            if len(set(pts)) >= 2:
+                lines.append(("cuda_auction, " + kind, None, sorted(set(pts))))
+            for pd in [d for s in ("seed", "full") for d in peer_suites.get(s, [])]:
+                c = pd["config"]
+                if (c["problem"], c["batch"], c["n"], c["dataset"]) != ("emd", 32, n, kind):
+                    continue
+                for e in pd.get("results", []):
+                    ms = (e.get("compute") or {}).get("median_ms")
+                    if not ms or e.get("status") not in ("ok", "value-only", "not-a-bijection"):
+                        continue
+                    gap = e.get("gap")
+                    peers_at.append(("%s, %s" % (e["peer"], kind), e["status"] == "not-a-bijection",
+                                     abs(gap) * 100 if isinstance(gap, (int, float)) and gap else None,
+                                     ms))
+        if not lines:
+            continue
+        left = min(x for _, _, pts in lines for x, _ in pts) / 2
+        extra = [("%s%s" % (name, ": not a bijection" if marked else ""),
+                  [(x if x and not marked else left, ms)],
+                  "points pt %d ps 2" % (6 if marked else 9))
+                 for name, marked, x, ms in peers_at if marked or x]
+        p.lines("emd-time-vs-bound-n%d" % n, "EMD as a loss: compute time against the certified "
+                "bound, batch 32 x %d" % n, "certified bound (ours) or gap to the optimum (peers), %",
+                "median compute time (ms)", lines, extra=extra, tic_names={left: "no bijection"})
+
+
 def peer_plots(p, suites, peer_suites):
     """Bars per configuration: our fastest exact beside each peer judged right."""
     docs, pdocs = suites.get("seed", []), peer_suites.get("seed", [])
@@ -333,6 +383,7 @@ def main():
             fps_plots(p, suites)
             nn_plots(p, suites)
             emd_plots(p, suites)
+            emd_bound_plot(p, suites, peers.get(machine, {}))
             peer_plots(p, suites, peers.get(machine, {}))
     return 0
 

@@ -97,6 +97,54 @@ answer = 42
 '''
 
 
+class IdentityEmd(peers.Peer):
+    """An approximate EMD peer answering the identity: a bijection, not the optimum."""
+    name, problem, module, exact = "identity_emd", "emd", "array", False
+    what = "point i of A to point i of B"
+
+    def prepare(self, clouds, cfg):
+        return [len(c["a"]) for c in clouds]
+
+    def solve(self, n):
+        return list(range(n))
+
+
+class CollidingEmd(IdentityEmd):
+    """Every point to point 0 of B, promising no bijection (like MSN's emd)."""
+    name, bijection = "colliding_emd", False
+
+    def solve(self, n):
+        return [0] * (n - 1) + [-1]
+
+
+class CollidingPromised(CollidingEmd):
+    name, bijection = "colliding_promised", True
+
+
+def emd_peers(tool, tmp):
+    """An approximate EMD peer's bijection is judged and its gap kept; one that
+    promises no bijection and gives none is timed and marked; one that
+    promises a bijection and gives none is wrong and not timed."""
+    res = os.path.join(tmp, "r4")
+    rc = peers.main(["--suite", "quick", "--problem", "emd", "--filter", "/b1/", "--results", res,
+                     "--pcbench", tool, "--machine", "testbox", "--reps", "2"],
+                    [IdentityEmd(), CollidingEmd(), CollidingPromised()])
+    with open(os.path.join(res, "testbox", "quick", "peers-emd-uniform-b1-n128.json"),
+              encoding="utf-8") as f:
+        e = {x["peer"]: x for x in json.load(f)["results"]}
+    i, c, w = e.get("identity_emd", {}), e.get("colliding_emd", {}), e.get("colliding_promised", {})
+    check(rc == 0 and i.get("status") == "ok" and i.get("gap", 0) > 0 and i.get("compute"),
+          "a bijection far from the optimum: ok, with its gap: %s" % i)
+    check(c.get("status") == "not-a-bijection" and (c.get("compute") or {}).get("reps") == 2
+          and c.get("bijection") == {"shared": 126, "unmatched": 1, "pairs_gap": c["bijection"]["pairs_gap"]}
+          and "127 points of A share" not in c.get("detail", "") and "126 points of A share a target"
+          in c.get("detail", ""), "no bijection promised, none given: timed and marked: %s" % c)
+    check(w.get("status") == "wrong" and w.get("compute") is None and "share a target" in w.get("detail", ""),
+          "a bijection promised, none given: wrong, not timed: %s" % w)
+    import pcbresults
+    check("not a bijection" in pcbresults.peer_cell(c), "the table marks it: %s" % pcbresults.peer_cell(c))
+
+
 def user_peer(tool, tmp):
     # A callable of the user's, named module:function, timed and judged with no
     # code in pcbench: a right one, a wrong one, a name that is not a function.
@@ -158,6 +206,7 @@ def build_manifest(tmp):
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
     build_manifest(tmp)
+    emd_peers(tool, tmp)
     res = os.path.join(tmp, "r")
     base = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res,
             "--pcbench", tool, "--machine", "testbox", "--reps", "3"]
