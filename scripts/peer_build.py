@@ -156,9 +156,9 @@ def download(url, path, digest):
 
 def cmd_sources(folder):
     os.makedirs(folder, exist_ok=True)
-    todo = [(p["archive"], p["url"], p.get("sha256")) for p in PEERS] + SDISTS
+    archives = [(p["archive"], p["url"], p.get("sha256")) for p in PEERS] + SDISTS
     missing = []
-    for name, url, digest in todo:
+    for name, url, digest in archives:
         path = os.path.join(folder, name)
         if os.path.exists(path):
             say("have %s" % name)

@@ -103,6 +103,9 @@ typedef struct {
     int unreliable;    /* more samples dropped than kept */
 } bench_figure;
 
+/* A figure of one sample: the verification run itself, for a run too long
+ * to repeat within its budget. */
+void bench_figure_from_run(bench_figure *f, double seconds);
 /* Add a sample: kept, or dropped when throttled (gpu may be NULL). */
 void bench_figure_add(bench_figure *f, double real_s, double cpu_s, const bench_gpu_state *gpu,
                       int throttled);

@@ -174,10 +174,7 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     if (e->status == ST_OK && e->total_s > budget) {
         bench_set_status(e, ST_SKIPPED_BUDGET, "one run took %.3g s, over the budget of %g s: verified, "
                    "not timed", e->total_s, budget);
-        e->e2e.clock = "verification run";
-        e->e2e.iterations = 1;
-        bench_figure_add(&e->e2e, e->total_s, e->total_s, NULL, 0);
-        bench_figure_stats(&e->e2e);
+        bench_figure_from_run(&e->e2e, e->total_s);
     }
     if (e->status != ST_OK) {
         bench_outputs_free(&t->verified);

@@ -162,6 +162,20 @@ static void read_gpu(figure_plan *p, bench_gpu_state *s)
         *s = (bench_gpu_state){NAN, NAN, NAN, NAN, 0};
 }
 
+/* The end of a call (one sample): the GPU's state after it beside the one
+ * read before, and the call's wall time. */
+static void end_call(figure_plan *p, const bench_gpu_state *before, double t0)
+{
+    bench_gpu_state after;
+    read_gpu(p, &after);
+    if (p->calls < MAX_CALLS) {
+        p->before[p->calls] = *before;
+        p->after[p->calls] = after;
+    }
+    p->calls++;
+    p->f->seconds += bench_now() - t0;
+}
+
 static void bench_compute(pcb_gb_state *st, void *arg)
 {
     figure_plan *p = arg;
@@ -176,7 +190,7 @@ static void bench_compute(pcb_gb_state *st, void *arg)
         t->im->release(state);
         return;
     }
-    bench_gpu_state before, after;
+    bench_gpu_state before;
     read_gpu(p, &before);
     while (pcb_gb_keep_running(st)) {
         if (p->kind == FIG_COLD)
@@ -189,17 +203,11 @@ static void bench_compute(pcb_gb_state *st, void *arg)
         if (t->manual)
             pcb_gb_set_iteration_time(st, ms / 1e3);
     }
-    read_gpu(p, &after);
-    if (p->calls < MAX_CALLS) {
-        p->before[p->calls] = before;
-        p->after[p->calls] = after;
-    }
-    p->calls++;
+    end_call(p, &before, t0);
     if (rc == PCB_OK)
         check_after_timing(t, st, state);
     report_counters(t, st);
     t->im->release(state);
-    p->f->seconds += bench_now() - t0;
 }
 
 static void bench_e2e(pcb_gb_state *st, void *arg)
@@ -207,7 +215,7 @@ static void bench_e2e(pcb_gb_state *st, void *arg)
     figure_plan *p = arg;
     timed *t = p->t;
     double t0 = bench_now();
-    bench_gpu_state before, after;
+    bench_gpu_state before;
     read_gpu(p, &before);
     while (pcb_gb_keep_running(st)) {
         void *state = NULL;
@@ -223,14 +231,8 @@ static void bench_e2e(pcb_gb_state *st, void *arg)
             break;
         }
     }
-    read_gpu(p, &after);
-    if (p->calls < MAX_CALLS) {
-        p->before[p->calls] = before;
-        p->after[p->calls] = after;
-    }
-    p->calls++;
+    end_call(p, &before, t0);
     report_counters(t, st);
-    p->f->seconds += bench_now() - t0;
 }
 
 typedef struct {
@@ -325,20 +327,9 @@ static void plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p
     /* one sample: a prepare and a warm-up per call, then the iterations */
     double per_sample = (kind == FIG_E2E ? 0 : e->prepare_s + (t->warmup ? tc : 0)) +
                         (double)p->iterations * (tc + flush);
-    p->next = (int)clamp_i64(floor(fmax(budget, p->limit) / per_sample), 2, p->min);
+    p->next = (int)clamp_i64(floor(budget / per_sample), 2, p->min);
     snprintf(p->name, sizeof p->name, "%s/%s/%s", ctx->cfg->id, t->im->name,
              kind == FIG_E2E ? "e2e" : kind == FIG_COLD ? "compute_cold" : "compute");
-}
-
-/* The end-to-end figure of a run too long to repeat in its budget share:
- * the verification run itself. */
-static void e2e_from_verification(timed *t)
-{
-    bench_figure *f = &t->e->e2e;
-    f->clock = "verification run";
-    f->iterations = 1;
-    bench_figure_add(f, t->e->total_s, t->e->total_s, NULL, 0);
-    snprintf(f->stop, sizeof f->stop, "budget");
 }
 
 /* After a round: the next round's count of each figure, 0 when it is done. */
@@ -360,6 +351,7 @@ static void plan_next(const bench_opts *o, figure_plan *p)
     if (p->calls + p->next > MAX_CALLS)
         p->next = MAX_CALLS - p->calls;
 }
+
 static void append_report(bench_result *r, const char *text)
 {
     json doc;
@@ -485,7 +477,7 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
             if (cold)
                 plan_figure(ctx, t, FIG_COLD, &plans[np++], cold);
             if (floor(0.25 * t->e->budget_s / fmax(t->e->total_s, 1e-7)) < 1)
-                e2e_from_verification(t);
+                bench_figure_from_run(&t->e->e2e, t->e->total_s);
             else
                 plan_figure(ctx, t, FIG_E2E, &plans[np++], cold);
         }
