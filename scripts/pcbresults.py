@@ -156,10 +156,36 @@ def hardware(suites):
     smi = [f.strip() for f in str(env.get("nvidia_smi", "")).split(",")]
     drv = gpu.get("cuda_driver")
     cuda = ", CUDA %d.%d" % (drv // 1000, drv % 1000 // 10) if isinstance(drv, int) and drv > 0 else ""
-    if len(smi) >= 7:  # name, driver, SM clock, max SM clock, memory clock, max, power limit
-        text += " (driver %s%s, SM %s of max %s, memory %s, %s limit)" % (
+    sm, mem, dropped = sample_clocks(suites)
+    if len(smi) >= 7 and sm:  # name, driver, SM clock, max SM clock, memory clock, max, power limit
+        text += (" (driver %s%s, SM clock while timed %d MHz median, %d to %d, of max %s over "
+                 "%d samples read by NVML, %d dropped as throttled; memory %d MHz; %s limit)" % (
+                     smi[1], cuda, median(sm), min(sm), max(sm), smi[3], len(sm), dropped,
+                     median(mem), smi[6]))
+    elif len(smi) >= 7:
+        text += " (driver %s%s, SM %s of max %s at the start, memory %s, %s limit)" % (
             smi[1], cuda, smi[2], smi[3], smi[4], smi[6])
     return "%s with %s" % (text, cpu)
+
+
+def median(xs):
+    s = sorted(xs)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def sample_clocks(suites):
+    """The SM and memory clocks NVML read after every GPU sample kept, over
+    every figure of these results, and the count of samples dropped."""
+    sm, mem, dropped = [], [], 0
+    for docs in suites.values():
+        for d in docs:
+            for e in d.get("results", []):
+                for key in ("compute", "compute_cold"):
+                    fig = e.get(key) or {}
+                    sm += [c for c in (fig.get("gpu") or {}).get("sm_mhz", []) if c]
+                    mem += [c for c in (fig.get("gpu") or {}).get("mem_mhz", []) if c]
+                    dropped += fig.get("dropped") or 0
+    return sm, mem, dropped
 
 
 def latest_env(suites):
@@ -264,14 +290,31 @@ def peer_ms(entry):
     return entry["compute"].get("median_ms")
 
 
-def fastest_peer(pdoc):
-    """The fastest peer entry that answered exactly right, or None."""
+OURS_PY = "pcbench_py"  # pcbench itself, called from Python like the peers: not a peer
+
+
+def fastest_peer(pdoc, device=None):
+    """The fastest peer entry (on that device: "cpu", "cuda") that answered
+    exactly right, or None."""
     best = None
     for e in pdoc.get("results", []) if pdoc else []:
         ms = peer_ms(e)
-        if ms is not None and e.get("exact") and (best is None or ms < peer_ms(best)):
+        if ms is not None and e.get("exact") and e["peer"] != OURS_PY and (
+                device is None or e.get("device") == device) and (
+                best is None or ms < peer_ms(best)):
             best = e
     return best
+
+
+def ours_python(pdoc):
+    """pcbench's entry timed through Python in the peers' run, or None."""
+    return next((e for e in (pdoc or {}).get("results", []) if e["peer"] == OURS_PY), None)
+
+
+def short_version(v):
+    """A version for a table cell: a commit's first 7 hex digits."""
+    v = str(v or "")
+    return "commit " + v.split()[1][:7] if v.startswith("commit ") and len(v.split()) > 1 else v
 
 
 def peer_label(e):
@@ -279,11 +322,12 @@ def peer_label(e):
     where = e.get("device", "cpu")
     if where == "cpu" and e.get("threads") not in (None, "-"):
         where += ", %s thread%s" % (e["threads"], "" if e["threads"] == "1" else "s")
-    return "%s %s (%s)" % (e["peer"], e.get("version") or "", where)
+    return "%s %s (%s)" % (e["peer"], short_version(e.get("version")), where)
 
 
 PEER_STATUS = {"wrong": "**WRONG**", "unavailable": "n/a", "skipped-budget": "skipped (budget)",
-               "failed-run": "**FAILED** (run)", "value-only": "value only"}
+               "failed-run": "**FAILED** (run)", "value-only": "value only",
+               "crashed": "**CRASHED**"}
 
 
 def peer_cell(e):
@@ -296,4 +340,5 @@ def peer_cell(e):
         b = e.get("bijection") or {}
         return "%s (**not a bijection**: %s shared, %s unmatched)" % (
             fmt_ms(e["compute"]["median_ms"]), b.get("shared", "?"), b.get("unmatched", "?"))
-    return PEER_STATUS.get(e.get("status"), e.get("status", "?"))
+    cell = PEER_STATUS.get(e.get("status"), e.get("status", "?"))
+    return "%s (%s)" % (cell, e["why"]) if e.get("status") == "wrong" and e.get("why") else cell

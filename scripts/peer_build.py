@@ -251,21 +251,26 @@ def recipe(peer):
     return h.hexdigest()
 
 
-def up_to_date(peer, folder, out):
-    """Built once: a build whose record names this recipe, archive, PyTorch,
-    Python and arch list, with its module beside it, is kept."""
+def stale(peer, folder, out):
+    """Why a peer must be built (again), or None: a build whose record names
+    this recipe, archive, PyTorch, Python and arch list, with its module
+    beside it, is kept."""
     import torch
     work = os.path.join(out, peer["name"])
     try:
         with open(os.path.join(work, "BUILD.json"), encoding="utf-8") as f:
             rec = json.load(f)
     except (OSError, ValueError):
-        return False
-    return (rec.get("recipe") == recipe(peer)
-            and rec.get("archive_sha256") == sha256(os.path.join(folder, peer["archive"]))
-            and rec.get("torch") == torch.__version__ and rec.get("arch") == arch_list()
-            and rec.get("python") == "%d.%d" % sys.version_info[:2]
-            and os.path.exists(os.path.join(work, rec.get("module", "") + ".so")))
+        return "not built yet"
+    now = {"recipe": recipe(peer), "archive_sha256": sha256(os.path.join(folder, peer["archive"])),
+           "torch": torch.__version__, "arch": arch_list(),
+           "python": "%d.%d" % sys.version_info[:2]}
+    for key, want in now.items():
+        if rec.get(key) != want:
+            return "%s: built with %s, now %s" % (key, rec.get(key), want)
+    if not os.path.exists(os.path.join(work, rec.get("module", "") + ".so")):
+        return "its module is missing"
+    return None
 
 
 def cmd_build(folder, out, only):
@@ -286,10 +291,12 @@ def cmd_build(folder, out, only):
             say("%s: no %s in %s (peer_build.py sources %s)" % (peer["name"], peer["archive"],
                                                                folder, folder))
             continue
-        if up_to_date(peer, folder, out):
+        why = stale(peer, folder, out)
+        if not why:
             say("%s: already built for this PyTorch, Python and archive (%s)"
                 % (peer["name"], os.path.join(out, peer["name"])))
             continue
+        say("%s: building (%s)" % (peer["name"], why))
         try:
             rec = build_one(peer, folder, out)
             say("%s built (%s, %d edit%s): %s" % (peer["name"], peer["version"], len(rec["edits"]),

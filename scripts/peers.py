@@ -27,6 +27,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,7 @@ except ImportError:
     np = None
 
 FORMAT = "pcbench-peers/1"
-FINAL = {"ok", "wrong", "value-only", "not-a-bijection", "skipped-budget", "unsupported"}
+FINAL = {"ok", "wrong", "value-only", "not-a-bijection", "skipped-budget", "unsupported", "crashed"}
 
 
 # ---- inputs ------------------------------------------------------------------------------
@@ -94,6 +95,8 @@ class Peer:
     own_start = False   # FPS: judged from its own first sample
     batched = False     # prepare makes one state of the whole batch; solve answers every cloud
     bijection = True    # EMD: promises a bijection (else one that is not is timed and marked)
+    max_gap = None      # EMD: the bound it promises on its gap to the optimum (None: exact,
+                        # or only reported where exact is False)
 
     def available(self):
         """None when it can run here, else the reason."""
@@ -274,8 +277,10 @@ class PcbenchPython(TorchPeer):
     def __init__(self, problem):
         self.problem = problem
         self.name = "pcbench_py"
+        if problem == "emd":  # held to the bound it asks for, as the harness holds cuda_auction
+            self.exact, self.max_gap = False, 1e-3
         impl = {"fps": "cuda_pruned", "nn": "cuda_bvh (index built in the call)",
-                "emd": "cuda_auction, max_gap 1e-3"}[problem]
+                "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0)}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
 
     def available(self):
@@ -291,7 +296,7 @@ class PcbenchPython(TorchPeer):
             return list(pcbench.fps(a, cfg["m"], start=cfg["start"]))
         if self.problem == "nn":
             return list(pcbench.nn(a, b)[0])
-        return list(pcbench.emd(a, b, max_gap=1e-3)[0])
+        return list(pcbench.emd(a, b, max_gap=self.max_gap)[0])
 
 
 # ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
@@ -599,7 +604,8 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
             cmd = [pcbench, "check", "nn", "-r", a, "-q", b, "--answer", path]
         else:  # an approximate peer is held to a bijection; its gap is reported
             cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
-            cmd += [] if peer.exact else ["--max-gap", "inf"]
+            bound = peer.max_gap if peer.max_gap is not None else 0 if peer.exact else "inf"
+            cmd += ["--max-gap", str(bound)] if bound else []
         p = subprocess.run(cmd, capture_output=True, text=True)
         lines = (p.stdout + p.stderr).strip().splitlines() or ["(no output)"]
         if p.returncode == 1:
@@ -660,6 +666,8 @@ def run_peer(peer, cfg, folder, args, meta):
             entry.update(status="skipped-budget" if ok else "wrong", predicted_s=predicted_s,
                          detail="predicted %.3g s per run, over the budget of %g s; cloud 0 "
                                 "judged: %s" % (predicted_s, budget, detail))
+            if not ok:
+                entry["why"] = why_wrong(cfg, clouds, first, detail)
             return entry
         solve_all = lambda: ([a for s in states for a in peer.solve(s)] if peer.batched
                              else [peer.solve(s) for s in states])
@@ -668,11 +676,15 @@ def run_peer(peer, cfg, folder, args, meta):
         status = "value-only" if peer.value_only else "ok"
         if not ok and cfg["problem"] == "emd":
             note, counts = not_a_bijection(args.pcbench, folder, clouds, answers)
-            detail = "%s; %s" % (note, detail)
-            entry["bijection"] = counts
-            status = "not-a-bijection"
+            if counts["shared"] or counts["unmatched"]:
+                detail = "%s; %s" % (note, detail)
+                entry["bijection"] = counts
+                status = "not-a-bijection"
+            else:  # a bijection whose value breaks its promise: wrong, whatever it promised
+                entry.update(status="wrong", detail=detail)
+                return entry
         if not ok and peer.bijection:  # wrong: never timed
-            entry.update(status="wrong", detail=detail)
+            entry.update(status="wrong", detail=detail, why=why_wrong(cfg, clouds, answers, detail))
             return entry
         if gap is not None:
             entry["gap"] = gap
@@ -710,6 +722,38 @@ def not_a_bijection(pcbench, folder, clouds, answers):
     if gap is not None:
         text += "; cloud 0's matched pairs' mean %+.3g%% from the optimum" % (100 * gap)
     return text, {"shared": shared, "unmatched": unmatched, "pairs_gap": gap}
+
+
+def why_wrong(cfg, clouds, answers, detail):
+    """A wrong answer's cause in a few words, where it matches a defect the
+    catalog knows from the peers (each exercised by a pcbench verify case),
+    else None. Read off the answer and the check's first failure."""
+    flat = [int(v) for v in as_list(answers[0])] if answers else []
+    if cfg["problem"] == "fps":
+        seen = set()
+        repeat = next((v for v in flat if v in seen or seen.add(v)), None)
+        if len(flat) > 2 and not any(flat[1:]):
+            return "answers zeros"
+        if repeat is not None:
+            return "repeats index %d" % repeat
+        if re.search(r"first index \d+, start is \d+", detail):
+            return "starts from a point of its own, not the one asked for"
+        m = re.search(r"chose (\d+) \(d2=([-0-9.e+]+)\) but (\d+) has d2=([-0-9.e+]+)", detail)
+        if m:
+            d_chose, missed = float(m.group(2)), int(m.group(3))
+            x, y, z = (float(c) for c in clouds[0]["a"][missed])
+            if x * x + y * y + z * z <= 1e-3:
+                return ("skips points within 0.032 of the origin (|p|^2 <= 1e-3, "
+                        "a test meant for zero padding)")
+            if d_chose >= 5e4:
+                return ("sees every squared distance over 5e4 (224 units) as 5e4: "
+                        "its running minimum starts there, not at infinity")
+    if cfg["problem"] == "nn":
+        m = re.search(r"worst distance ratio ([0-9.e+]+)", detail)
+        if m and float(m.group(1)) < 1.1:
+            return ("misses near ties (worst distance %.3gx the nearest): float32 rounding, "
+                    "as in the |a|^2 - 2a.b + |b|^2 expansion" % float(m.group(1)))
+    return None
 
 
 def judge_or_value(pcbench, cfg, folder, peer, answers, scratch):
@@ -761,8 +805,112 @@ def write_json(path, doc):
     os.replace(tmp, path)
 
 
+def store_entry(outdir, suite, env, cfg, entry, candidates):
+    """Read, update and rewrite a configuration's file with one peer's entry
+    (re-read every time: each peer may run in a process of its own)."""
+    path = os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+    doc = {"format": FORMAT, "suite": suite, "env": env, "results": []}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            doc["results"] = json.load(f).get("results", [])
+    doc["config"] = {"id": cfg["id"], "problem": cfg["problem"], "dataset": cfg["dataset"],
+                     "batch": cfg["batch"], "n": cfg["n"], "nq": cfg["nq"], "m": cfg["m"]}
+    stored = {e["peer"]: e for e in doc["results"]}
+    stored[entry["peer"]] = entry
+    order = dict.fromkeys([p.name for p in candidates] + sorted(stored))  # pcbench_py: once
+    doc["results"] = [stored[n] for n in order if n in stored]
+    write_json(path, doc)
+
+
+def stored_entry(outdir, cfg, name):
+    path = os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return next((e for e in json.load(f).get("results", []) if e["peer"] == name), None)
+
+
+def run_configs(peers, configs, inputs, meta, args, candidates, after=None):
+    """Every peer on every configuration of its problem (those after the
+    configuration id `after` only). Before each run the file inputs/.running
+    names it, so that a parent can tell which run a crash ended."""
+    outdir = os.path.join(args.results, meta["machine"], args.suite)
+    os.makedirs(outdir, exist_ok=True)
+    env = env_record(meta["machine"])
+    running = os.path.join(inputs, ".running")
+    wrong = 0
+    for k, cfg in enumerate(configs):
+        if after is not None and k <= next(i for i, c in enumerate(configs) if c["id"] == after):
+            continue
+        for peer in (p for p in peers if p.problem == cfg["problem"]):
+            old = stored_entry(outdir, cfg, peer.name)
+            if old and old.get("status") in FINAL and not args.force:
+                print("%-32s %-12s stored: %s" % (cfg["id"], peer.name, old["status"]))
+                continue
+            with open(running, "w", encoding="utf-8") as f:
+                f.write(cfg["id"])
+            e = run_peer(peer, cfg, os.path.join(inputs, cfg["dir"]), args, meta)
+            store_entry(outdir, args.suite, env, cfg, e, candidates)
+            os.remove(running)
+            wrong += e["status"] == "wrong"
+            fig = e.get("compute")
+            print("%-32s %-12s %-14s %s%s" % (cfg["id"], peer.name, e["status"],
+                  "%.4g ms  " % fig["median_ms"] if fig else "", e.get("detail", "")[:110]),
+                  flush=True)
+    return wrong
+
+
+def run_isolated(name, peers, configs, inputs, meta, args):
+    """One peer's runs in a process of its own (python peers.py --worker): a
+    peer that kills its process (a segmentation fault in its extension) is
+    stored as crashed on the configuration it was running, and goes on with
+    the next. Returns the wrong answers it gave."""
+    outdir = os.path.join(args.results, meta["machine"], args.suite)
+    running = os.path.join(inputs, ".running")
+    tally = os.path.join(inputs, ".wrong")
+    after = None
+    while True:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", inputs, "--peer", name,
+               "--suite", args.suite, "--results", args.results, "--pcbench", args.pcbench]
+        for flag in ("problem", "reps", "budget"):
+            if getattr(args, flag):
+                cmd += ["--" + flag, str(getattr(args, flag))]
+        cmd += ["--force"] if args.force else []
+        cmd += ["--after", after] if after else []
+        # the worker finds what this process finds (a user's module on sys.path)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        rc = subprocess.run(cmd, env=env).returncode
+        if not os.path.exists(running):  # finished, or failed outside a run
+            if rc != 0:
+                print("peers.py: %s stopped with exit status %d outside a run" % (name, rc),
+                      file=sys.stderr)
+            break
+        with open(running, encoding="utf-8") as f:
+            after = f.read().strip()
+        os.remove(running)
+        cfg = next(c for c in configs if c["id"] == after)
+        peer = next(p for p in peers if p.name == name and p.problem == cfg["problem"])
+        how = ("signal %d (%s)" % (-rc, signal.Signals(-rc).name) if rc < 0
+               else "exit status %d" % rc)
+        e = {"peer": name, "library": getattr(peer, "library", peer.module), "device": peer.device,
+             "threads": peer.threads, "exact": peer.exact, "what": peer.what, "compute": None,
+             "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "status": "crashed", "detail": "its process ended with %s during this run; the "
+                                            "other runs went on" % how}
+        store_entry(outdir, args.suite, env_record(meta["machine"]), cfg, e, PEERS)
+        print("%-32s %-12s %-14s %s" % (cfg["id"], name, "crashed", e["detail"]), flush=True)
+    wrong = 0
+    if os.path.exists(tally):
+        with open(tally, encoding="utf-8") as f:
+            wrong = int(f.read() or 0)
+        os.remove(tally)
+    return wrong
+
+
 def main(argv=None, candidates=None):
-    """candidates: the peers to choose from (default PEERS; tests plant their own)."""
+    """candidates: the peers to choose from (default PEERS, each run in a process
+    of its own; tests plant their own, run in this process)."""
+    isolate = candidates is None
     candidates = candidates or PEERS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--suite", default="seed")
@@ -777,6 +925,11 @@ def main(argv=None, candidates=None):
     ap.add_argument("--budget", type=float, help="seconds per run (default: the suite's)")
     ap.add_argument("--force", action="store_true", help="re-run peers already stored")
     ap.add_argument("--list", action="store_true", help="show the peers and whether they can run")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run every peer in this process (default: each in its own, so that "
+                    "one that crashes its process is stored as crashed and the rest run on)")
+    ap.add_argument("--worker", metavar="INPUTS", help=argparse.SUPPRESS)  # one peer's process
+    ap.add_argument("--after", help=argparse.SUPPRESS)  # the worker's first run follows this one
     args = ap.parse_args(argv)
     asked = args.peer.split(",") if args.peer else []
     specs = [n for n in asked if ":" in n]
@@ -784,13 +937,25 @@ def main(argv=None, candidates=None):
         ap.error("--peer %s: a callable of yours needs --problem fps, nn or emd (one)" % specs[0])
     peers = [p for p in candidates if not asked or p.name in asked]
     peers += [UserPeer(n, args.problem) for n in specs]
-    if asked and len(peers) != len(asked):
-        ap.error("unknown peer in --peer %s (peers: %s)" % (args.peer,
-                                                            ", ".join(p.name for p in candidates)))
+    unknown = [n for n in asked if ":" not in n and n not in {p.name for p in candidates}]
+    if unknown:
+        ap.error("unknown peer in --peer %s (peers: %s)" % (unknown[0], ", ".join(
+            sorted({p.name for p in candidates}))))
     if args.list:
         for p in peers:
             why = p.available()
             print("%-4s %-21s %-5s %s" % (p.problem, p.name, p.device, why or "ok: " + p.what))
+        return 0
+    if args.worker:
+        meta, configs = read_configs(args.worker)
+        wrong = run_configs(peers, configs, args.worker, meta, args, candidates, args.after)
+        tally = os.path.join(args.worker, ".wrong")
+        before = 0
+        if os.path.exists(tally):
+            with open(tally, encoding="utf-8") as f:
+                before = int(f.read() or 0)
+        with open(tally, "w", encoding="utf-8") as f:
+            f.write(str(before + wrong))
         return 0
     if not os.access(args.pcbench, os.X_OK):
         print("peers.py: %s is not built (make tool)" % args.pcbench, file=sys.stderr)
@@ -804,38 +969,12 @@ def main(argv=None, candidates=None):
         if subprocess.run(cmd).returncode != 0:
             return 2
         meta, configs = read_configs(inputs)
-        machine = meta["machine"]
-        outdir = os.path.join(args.results, machine, args.suite)
-        os.makedirs(outdir, exist_ok=True)
-        env = env_record(machine)
-        wrong = 0
-        for cfg in configs:
-            mine = [p for p in peers if p.problem == cfg["problem"]]
-            if not mine:
-                continue
-            path = os.path.join(outdir, "peers-%s.json" % cfg["dir"])
-            doc = {"format": FORMAT, "suite": args.suite, "env": env, "results": []}
-            if os.path.exists(path):
-                with open(path, encoding="utf-8") as f:
-                    doc["results"] = json.load(f).get("results", [])
-            doc["config"] = {"id": cfg["id"], "problem": cfg["problem"], "dataset": cfg["dataset"],
-                             "batch": cfg["batch"], "n": cfg["n"], "nq": cfg["nq"], "m": cfg["m"]}
-            stored = {e["peer"]: e for e in doc["results"]}
-            for peer in mine:
-                old = stored.get(peer.name)
-                if old and old.get("status") in FINAL and not args.force:
-                    print("%-32s %-12s stored: %s" % (cfg["id"], peer.name, old["status"]))
-                    continue
-                e = run_peer(peer, cfg, os.path.join(inputs, cfg["dir"]), args, meta)
-                stored[peer.name] = e
-                wrong += e["status"] == "wrong"
-                fig = e.get("compute")
-                print("%-32s %-12s %-14s %s%s" % (cfg["id"], peer.name, e["status"],
-                      "%.4g ms  " % fig["median_ms"] if fig else "", e.get("detail", "")[:110]),
-                      flush=True)
-                order = [p.name for p in candidates] + sorted(set(stored) - {p.name for p in candidates})
-                doc["results"] = [stored[n] for n in order if n in stored]
-                write_json(path, doc)
+        if isolate and not args.in_process:
+            wrong = sum(run_isolated(name, peers, configs, inputs, meta, args)
+                        for name in dict.fromkeys(p.name for p in peers))
+        else:
+            wrong = run_configs(peers, configs, inputs, meta, args, candidates)
+        outdir = os.path.join(args.results, meta["machine"], args.suite)
         print("peers.py: results in %s%s" % (outdir, "; %d wrong answers (see the tables)" % wrong
                                                  if wrong else ""))
         return 0

@@ -21,6 +21,7 @@ same colour, dashed for the second suite. Costs and bounds are deterministic, so
 those plots merge the suites. A line needs at least two points; a plot is drawn
 only when it has a line. The quick suite (OpenMP on one thread) is left out.
 """
+import math
 import os
 import shutil
 import subprocess
@@ -106,7 +107,14 @@ def x_axis(xs, names=None):
         pad = 0.04 * (hi - lo) or 0.5
         out = ["unset logscale x", "set xrange [%g:%g]" % (lo - pad, hi + pad)]
     distinct = sorted(set(xs))
-    if len(distinct) <= 10:
+    if names and logx:  # named points at one end, powers of ten between
+        k = math.ceil(math.log10(min(x for x in xs if x not in names) / 1.15))
+        tics = dict(names)
+        while 10 ** k <= hi * 1.15:
+            tics[10 ** k] = tic_label(10 ** k)
+            k += 1
+        out.append("set xtics (%s)" % ", ".join("'%s' %g" % (t, x) for x, t in sorted(tics.items())))
+    elif len(distinct) <= 10:
         out.append("set xtics (%s)" % ", ".join("'%s' %g" % ((names or {}).get(x, tic_label(x)), x)
                                                   for x in distinct))
     return out

@@ -420,14 +420,20 @@ def ratio(peer_ms, doc):
     return R.fmt_x(peer_ms / best[1]) if best and peer_ms else "-"
 
 
-def no_peer(pdoc):
-    """Why no peer is in the fastest-peer cell."""
-    st = {e.get("status") for e in pdoc.get("results", [])}
+def no_peer(pdoc, device=None):
+    """Why no peer (of that device) is in the fastest-peer cell."""
+    mine = [e for e in pdoc.get("results", []) if device is None or e.get("device") == device]
+    st = {e.get("status") for e in mine}
+    approx = [e["peer"] for e in mine if e.get("status") in ("not-a-bijection", "value-only")
+              or (e.get("status") == "ok" and not e.get("exact") and e["peer"] != R.OURS_PY)]
+    if approx and "ok" not in {e.get("status") for e in mine if e.get("exact")}:
+        return "none exact (approximate: %s)" % ", ".join(approx)
     return "skipped (budget)" if "skipped-budget" in st else "none answered right"
 
 
 def wrong_peers(pdoc):
-    return ", ".join("%s %s" % (e["peer"], e.get("version") or "")
+    return ", ".join("%s %s%s" % (e["peer"], R.short_version(e.get("version")),
+                                  ": " + e["why"] if e.get("why") else "")
                      for e in pdoc.get("results", []) if e.get("status") == "wrong") or "none"
 
 
@@ -501,18 +507,32 @@ def headline_peers(machines, peers):
                     and cfg["batch"] not in (1, 6):
                 continue
             doc = find(m.suites.get("seed", []), id=cfg["id"])
-            fp = R.fastest_peer(pd)
+            py = R.ours_python(pd)
+            py_ms = R.peer_ms(py) if py else None
+
+            def peer(device):
+                fp = R.fastest_peer(pd, device)
+                if not fp:
+                    return "-" if device == "cuda" and not m.gpu else no_peer(pd, device)
+                vs = [R.fmt_x(R.peer_ms(fp) / py_ms)] if py_ms and device == "cuda" else []
+                return "%s %s (%s)" % (R.peer_label(fp), R.fmt_ms(R.peer_ms(fp)),
+                                       " / ".join(vs + [ratio(R.peer_ms(fp), doc)]))
             rows.append([config_label(cfg), m.label, ours_cell(doc), ours_cell(doc, False),
-                         "%s %s" % (R.peer_label(fp), R.fmt_ms(R.peer_ms(fp))) if fp else no_peer(pd),
-                         ratio(R.peer_ms(fp), doc) if fp else "-", wrong_peers(pd)])
+                         R.fmt_ms(py_ms) if py_ms else R.peer_cell(py) if py else "-",
+                         peer("cuda"), peer("cpu"), wrong_peers(pd)])
     if not rows:
         return "No peer results yet (make peers-deps, then make peers).\n"
     return md_table(["configuration", "host", "ours: fastest exact", "ours: fastest verified",
-                     "fastest exact peer answering right", "peer / ours (exact)",
-                     "peers judged wrong"], rows) + (
-        "\nms, compute medians, suite seed; peer / ours compares the exact ones: above 1 means "
-        "ours is faster. Fastest verified includes our approximate implementations with their "
-        "gap to the optimum. Peers "
+                     "ours from Python", "fastest GPU peer answering right (x ours from Python / "
+                     "x ours)", "fastest CPU peer answering right (x ours)", "peers judged wrong"],
+                    rows) + (
+        "\nms, compute medians, suite seed; ratios are the peer's time over ours (above 1: ours "
+        "is faster). *Ours from Python*: pcbench's fastest GPU implementation called through "
+        "its Python package on the same CUDA tensors, timed with CUDA events around the call "
+        "like the GPU peers and in the same run as them (EMD: `cuda_auction` at 0.1%): the "
+        "first ratio compares like with like, launch and wrapper costs on both sides; the "
+        "second divides by our fastest exact implementation's device-event figure. Fastest "
+        "verified includes our approximate implementations with their gap to the optimum. Peers "
         "ran on the same inputs on the same host; every answer was judged by `pcbench check`. "
         "fpsample's kd-line sampler does not start at the index asked for, so it is judged "
         "wrong as asked; `fpsample_ownstart` is the same call judged from its own first "

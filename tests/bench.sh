@@ -91,6 +91,11 @@ json_holds "now timed" "$f1" "all(e['status'] == 'ok' for e in d['results'] if e
 
 expect "list" 0 "$tool" bench $q --results "$res" --list
 says "list shows stored results" "stored: ok"
+expect "a filter of alternatives" 0 "$tool" bench --suite quick --results "$res" --list \
+    --filter n2000/m100,emd/uniform/b2/
+says "each alternative selects" "2 configurations"
+says "the first" "fps/uniform/b1/n2000/m100"
+says "the second" "emd/uniform/b2/n256"
 
 expect "max-time" 0 "$tool" bench $q --results "$tmp/m" --max-time 0.001
 says "stops and says what is left" "configuration left; run the same command again"

@@ -94,6 +94,14 @@ def backwards(points, m, start):
 
 
 answer = 42
+
+
+def crash_on_2000(points, m, start):
+    """Kills its own process on clouds of 2000 points, as a broken extension would."""
+    if len(points) == 2000:
+        import os, signal
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return sample(points, m, start)
 '''
 
 
@@ -121,6 +129,12 @@ class CollidingPromised(CollidingEmd):
     name, bijection = "colliding_promised", True
 
 
+class IdentityBounded(IdentityEmd):
+    """The identity, promising a certified bound it cannot keep (0.1%) or can (1000%)."""
+    def __init__(self, bound):
+        self.name, self.max_gap = "identity_within_%g" % bound, bound
+
+
 def emd_peers(tool, tmp):
     """An approximate EMD peer's bijection is judged and its gap kept; one that
     promises no bijection and gives none is timed and marked; one that
@@ -128,7 +142,8 @@ def emd_peers(tool, tmp):
     res = os.path.join(tmp, "r4")
     rc = peers.main(["--suite", "quick", "--problem", "emd", "--filter", "/b1/", "--results", res,
                      "--pcbench", tool, "--machine", "testbox", "--reps", "2"],
-                    [IdentityEmd(), CollidingEmd(), CollidingPromised()])
+                    [IdentityEmd(), CollidingEmd(), CollidingPromised(), IdentityBounded(1e-3),
+                     IdentityBounded(10)])
     with open(os.path.join(res, "testbox", "quick", "peers-emd-uniform-b1-n128.json"),
               encoding="utf-8") as f:
         e = {x["peer"]: x for x in json.load(f)["results"]}
@@ -141,6 +156,12 @@ def emd_peers(tool, tmp):
           in c.get("detail", ""), "no bijection promised, none given: timed and marked: %s" % c)
     check(w.get("status") == "wrong" and w.get("compute") is None and "share a target" in w.get("detail", ""),
           "a bijection promised, none given: wrong, not timed: %s" % w)
+    tight, loose = e.get("identity_within_0.001", {}), e.get("identity_within_10", {})
+    check(tight.get("status") == "wrong" and tight.get("compute") is None
+          and "not a bijection" not in tight.get("detail", "") and "allowed 0.001" in tight.get("detail", ""),
+          "a bijection beyond the bound it promised: wrong, and not called a non-bijection: %s" % tight)
+    check(loose.get("status") == "ok" and loose.get("gap", 0) > 0 and loose.get("compute"),
+          "a bijection within the bound it promised: ok, with its gap: %s" % loose)
     import pcbresults
     check("not a bijection" in pcbresults.peer_cell(c), "the table marks it: %s" % pcbresults.peer_cell(c))
 
@@ -167,6 +188,24 @@ def user_peer(tool, tmp):
     un = u.get("user_peer_example:answer", {})
     check(un.get("status") == "unavailable" and "no callable answer" in un.get("detail", ""),
           "not a function: %s" % un)
+    # A peer that kills its process is stored as crashed there; its other runs
+    # and the other peers go on (each peer runs in a process of its own).
+    res5 = os.path.join(tmp, "r5")
+    rc = peers.main(user[:5] + ["/b1/,/b2/", "--results", res5] + user[8:15] +
+                    ["user_peer_example:crash_on_2000,user_peer_example:sample"])
+    got = {}
+    for name in ("fps-uniform-b1-n2000-m100", "fps-uniform-b2-n3000-m64"):
+        path = os.path.join(res5, "testbox", "quick", "peers-%s.json" % name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                got[name] = {x["peer"]: x for x in json.load(f)["results"]}
+    c1 = got.get("fps-uniform-b1-n2000-m100", {}).get("user_peer_example:crash_on_2000", {})
+    c2 = got.get("fps-uniform-b2-n3000-m64", {}).get("user_peer_example:crash_on_2000", {})
+    s2 = got.get("fps-uniform-b2-n3000-m64", {}).get("user_peer_example:sample", {})
+    check(rc == 0 and c1.get("status") == "crashed" and "SIGSEGV" in c1.get("detail", ""),
+          "a peer that crashes its process: stored as crashed: %s" % c1)
+    check(c2.get("status") == "ok" and s2.get("status") == "ok",
+          "its next run and the next peer go on: %s / %s" % (c2.get("status"), s2.get("status")))
     try:
         peers.main(["--peer", "user_peer_example:sample", "--pcbench", tool])
         check(False, "a callable without --problem was accepted")
@@ -203,9 +242,35 @@ def build_manifest(tmp):
     check(rc in (0, 1) and not os.listdir(empty), "build with no archives builds nothing")
 
 
+def explanations():
+    """A wrong answer's cause is named where it matches a defect the catalog
+    knows from the peers, and only there."""
+    fps = {"problem": "fps"}
+    cloud = [{"a": [[1.0, 1.0, 1.0], [0.01, 0.01, 0.01], [0.5, 0.5, 0.5], [300.0, 0, 0],
+                    [-300.0, 0, 0]]}]
+    why = lambda cfg, answer, detail: peers.why_wrong(cfg, cloud, [answer], detail)
+    check("origin" in str(why(fps, [0, 2], "cloud 0 step 1: chose 2 (d2=0.75) but 1 has d2=2.94")),
+          "a point near the origin skipped")
+    check("5e4" in str(why(fps, [0, 3], "cloud 0 step 1: chose 3 (d2=89701) but 4 has d2=90601")),
+          "squared distances capped at 5e4")
+    check(why(fps, [0, 2], "cloud 0 step 1: chose 2 (d2=0.75) but 0 has d2=0.9") is None,
+          "no cause made up for another wrong answer")
+    check(why(fps, [0, 3, 3], "") == "repeats index 3", "a repeated index")
+    check("its own" in str(why(fps, [2, 0], "cloud 0: first index 2, start is 0")), "its own start")
+    check(why(fps, [0, 0, 0, 0], "") == "answers zeros", "zeros")
+    check("near ties" in str(why({"problem": "nn"}, [0], "recall 0.9973, worst distance ratio 1.02685")),
+          "NN near ties")
+    check(why({"problem": "nn"}, [0], "recall 0.5, worst distance ratio 3.5") is None,
+          "no cause for a far miss")
+    import pcbresults
+    cell = pcbresults.peer_cell({"status": "wrong", "why": "answers zeros", "compute": None})
+    check(cell == "**WRONG** (answers zeros)", "the table gives the cause: %s" % cell)
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
     build_manifest(tmp)
+    explanations()
     emd_peers(tool, tmp)
     res = os.path.join(tmp, "r")
     base = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res,

@@ -24,7 +24,7 @@ static const char help[] =
     "                       full: sweeps for the plots; quick: small, for CI\n"
     "  --problem P[,P]      only these problems (fps, nn, emd)\n"
     "  --impl NAME[,NAME]   only these implementations\n"
-    "  --filter TEXT        only configurations whose id contains TEXT\n"
+    "  --filter TEXT[,TEXT] only configurations whose id contains one of the TEXTs\n"
     "                       (ids look like fps/uniform/b6/n10000/m1000)\n"
     "  --budget S           skip runs predicted to take over S seconds each\n"
     "                       (default per suite: seed 30, full 20, quick 5)\n"
@@ -196,7 +196,7 @@ static int parse(int argc, char **argv, bench_opts *o)
 static int selected(const bench_opts *o, const bench_config *c)
 {
     return bench_listed(o->problems, pcb_problem_name(c->problem)) &&
-           (!o->filter || strstr(c->id, o->filter));
+           bench_filtered(o->filter, c->id);
 }
 
 /* ---- output ----------------------------------------------------------------------- */

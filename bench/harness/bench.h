@@ -256,6 +256,9 @@ typedef struct {
 
 /* Whether name is in a comma-separated list (NULL: every name is). */
 int bench_listed(const char *list, const char *name);
+/* Whether a configuration id contains any item of a comma-separated filter
+ * (NULL: every id does). */
+int bench_filtered(const char *filter, const char *id);
 /* Whether an entry is final (not re-run on resume) under these options. */
 int bench_entry_final(const bench_entry *e, double budget);
 /* The serial reference of a problem among the implementations built here. */

@@ -335,3 +335,17 @@ int bench_listed(const char *list, const char *name)
     }
     return 0;
 }
+
+int bench_filtered(const char *filter, const char *id)
+{
+    if (!filter || !*filter)
+        return 1;
+    for (const char *p = filter; *p;) {
+        size_t w = strcspn(p, ",");
+        for (const char *at = id; w > 0 && *at; at++)
+            if (strncmp(at, p, w) == 0)
+                return 1;
+        p += w + (p[w] == ',');
+    }
+    return 0;
+}
