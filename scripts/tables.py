@@ -67,7 +67,7 @@ def env_section(machine, suites):
         lines.append("- GPU: %s (compute capability %s, %s SMs, L2 %.0f MiB), CUDA driver %s, runtime %s"
                      % (gpu.get("name"), gpu.get("compute_capability"), gpu.get("sms"),
                         gpu.get("l2_bytes", 0) / 2 ** 20, gpu.get("cuda_driver"), gpu.get("cuda_runtime")))
-        lines.append("- nvidia-smi (name, driver, SM clock, max SM clock, memory clock, max, power limit): %s"
+        lines.append("- nvidia-smi once, before timing (name, driver, SM clock, max SM clock, memory clock, max, power limit): %s"
                      % env.get("nvidia_smi"))
         if env.get("nvml"):
             lines.append("- Clocks per sample: %s" % env["nvml"])
