@@ -743,7 +743,7 @@ def why_wrong(cfg, clouds, answers, detail):
             d_chose, missed = float(m.group(2)), int(m.group(3))
             x, y, z = (float(c) for c in clouds[0]["a"][missed])
             if x * x + y * y + z * z <= 1e-3:
-                return ("skips points within 0.032 of the origin (|p|^2 <= 1e-3, "
+                return ("skips points within 0.032 of the origin (squared norm <= 1e-3, "
                         "a test meant for zero padding)")
             if d_chose >= 5e4:
                 return ("sees every squared distance over 5e4 (224 units) as 5e4: "
@@ -752,7 +752,7 @@ def why_wrong(cfg, clouds, answers, detail):
         m = re.search(r"worst distance ratio ([0-9.e+]+)", detail)
         if m and float(m.group(1)) < 1.1:
             return ("misses near ties (worst distance %.3gx the nearest): float32 rounding, "
-                    "as in the |a|^2 - 2a.b + |b|^2 expansion" % float(m.group(1)))
+                    "as of the expanded form a.a - 2a.b + b.b" % float(m.group(1)))
     return None
 
 

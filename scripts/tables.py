@@ -30,7 +30,7 @@ LEGEND = (
 
 def md_table(head, rows):
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
     return "\n".join(out) + "\n"
 
 
@@ -448,7 +448,7 @@ def peers_table(docs, pdocs):
                 detail = ""
             rows.append([config_label(pd["config"]), R.peer_label(e), R.peer_cell(e),
                          ours_cell(doc), ratio(R.peer_ms(e), doc),
-                         detail.replace("|", "/")[:160]])
+                         detail[:160]])
     return md_table(["configuration", "peer (version, where)", "peer compute", "ours: fastest exact",
                      "peer / ours", "why not timed"], rows) + (
         "\nms, compute medians; peer / ours above 1 means ours is faster. Peers ran on the "
@@ -569,7 +569,45 @@ SUMMARY_ROWS = [
 ]
 
 
-def summary(results):
+SUMMARY_PEER_ROWS = [
+    dict(problem="fps", dataset="uniform", batch=1, n=10000, m=1000),
+    dict(problem="fps", dataset="lidar", batch=1, n=120000, m=4096),
+    dict(problem="nn", dataset="lidar", batch=1, n=120000, nq=120000),
+    dict(problem="emd", dataset="uniform", batch=32, n=1024),
+]
+
+
+def summary_peers(m, pdocs):
+    """Ours beside the fastest GPU library answering right, from the peers' run."""
+    rows = []
+    for want in SUMMARY_PEER_ROWS:
+        pd = next((p for p in pdocs if all(p["config"].get(k) == v for k, v in want.items())), None)
+        doc, _ = m.find(**want)
+        if not pd or not doc:
+            continue
+        py = R.ours_python(pd)
+        py_ms = R.peer_ms(py) if py else None
+        fp = R.fastest_peer(pd, "cuda")
+        off = ["%s (%s)" % (e["peer"], e["why"] if e.get("why") else
+                            R.PEER_STATUS.get(e["status"], e["status"]).strip("*").lower())
+               for e in pd.get("results", []) if e.get("device") == "cuda" and e["peer"] != R.OURS_PY
+               and e.get("status") in ("wrong", "not-a-bijection", "value-only", "crashed")]
+        rows.append([config_label(pd["config"]), ours_cell(doc, False),
+                     R.fmt_ms(py_ms) if py_ms else "-",
+                     "%s %s (%s)" % (fp["peer"], R.fmt_ms(R.peer_ms(fp)),
+                                     R.fmt_x(R.peer_ms(fp) / py_ms) if py_ms else "-")
+                     if fp else no_peer(pd, "cuda"), "; ".join(off) or "none"])
+    if not rows:
+        return ""
+    return "\n" + md_table(["configuration", "ours, ms", "ours from Python, ms",
+                            "fastest GPU library answering right, ms (x ours from Python)",
+                            "GPU libraries not counted, and why"], rows) + (
+        "\nThe GPU libraries PyTorch users call, built from their sources and run on the same "
+        "inputs in one run with pcbench called the same way from Python (CUDA events around "
+        "the call); every answer judged by `pcbench check`.\n")
+
+
+def summary(results, peers=None):
     machines = [m for m in (Machine(name, suites) for name, suites in sorted(results.items())) if m.gpu]
     if not machines:
         return "No GPU results yet: `make bench` on a GPU machine, then `make tables`.\n"
@@ -586,7 +624,8 @@ def summary(results):
     return md_table(["configuration", "the documents' kernel, ms", "ours, ms", "speedup"], rows) + (
         "\nCompute (CUDA events), median, on %s; every answer verified before it is timed (EMD: "
         "ours certified within 0.1%% of the optimum, the classic kernel's gap measured). All figures, "
-        "the CPU machines and the peers: [results/README.md](results/README.md).\n" % R.hardware(m.suites))
+        "the CPU machines and the peers: [results/README.md](results/README.md).\n" % R.hardware(m.suites)
+    ) + summary_peers(m, (peers or {}).get(m.name, {}).get("seed", []))
 
 
 def main():
@@ -626,7 +665,7 @@ def main():
           + headline(results, peers=peers))
     update_readme(os.path.join(root, "README.md"), headline(results, "##", peers))
     update_readme(os.path.join(os.path.dirname(os.path.abspath(root)), "README.md"),
-                  summary(results), SUMMARY_BEGIN, SUMMARY_END)
+                  summary(results, peers), SUMMARY_BEGIN, SUMMARY_END)
     print("tables.py: wrote %s and %s (%d machine%s)" % (os.path.join(root, "TABLES.md"),
           os.path.join(root, "HEADLINE.md"), len(results), "" if len(results) == 1 else "s"))
     return 0
