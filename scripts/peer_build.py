@@ -14,7 +14,8 @@ through torch.utils.cpp_extension.
 Building needs PyTorch with CUDA and nvcc: the GPU host itself, or any machine with
 the host's Python and PyTorch versions (the binaries are then carried; the built
 module is tied to that PyTorch and Python). The arch list is TORCH_CUDA_ARCH_LIST
-(default 9.0 and the visible GPU's). Every edit a source needs to build with
+(default 9.0 and the visible GPU's); a build carried to a GPU host is kept there
+when it holds that GPU's code, and a rebuild says why. Every edit a source needs to build with
 current PyTorch and CUDA is listed below with its reason, applied to a copy, and
 recorded in OUT/<peer>/BUILD.json with the versions and flags. Nothing of the
 peers' code is kept in this repository: only these file lists, the edits and the
@@ -197,15 +198,20 @@ def extract(peer, folder, work):
     return src, applied
 
 
-def arch_list():
-    archs = os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0").split(";")
+def gpu_arch():
+    """The compute capability of the GPU present ("9.0"), or None."""
     try:
         import torch
         if torch.cuda.is_available():
-            major, minor = torch.cuda.get_device_capability()
-            archs.append("%d.%d" % (major, minor))
+            return "%d.%d" % torch.cuda.get_device_capability()
     except Exception:
         pass
+    return None
+
+
+def arch_list():
+    """What a build compiles for: TORCH_CUDA_ARCH_LIST (default 9.0) and the GPU present."""
+    archs = re.split(r"[;\s]+", os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0")) + [gpu_arch() or ""]
     return sorted(set(a.strip() for a in archs if a.strip()))
 
 
@@ -263,11 +269,17 @@ def stale(peer, folder, out):
     except (OSError, ValueError):
         return "not built yet"
     now = {"recipe": recipe(peer), "archive_sha256": sha256(os.path.join(folder, peer["archive"])),
-           "torch": torch.__version__, "arch": arch_list(),
-           "python": "%d.%d" % sys.version_info[:2]}
+           "torch": torch.__version__, "python": "%d.%d" % sys.version_info[:2]}
     for key, want in now.items():
         if rec.get(key) != want:
             return "%s: built with %s, now %s" % (key, rec.get(key), want)
+    # On a GPU host a build carried from elsewhere is kept when it holds this GPU's
+    # code; without a GPU, a build for another arch list is made again.
+    gpu, built = gpu_arch(), rec.get("arch") or []
+    if gpu and not any(a.split("+")[0] == gpu for a in built):
+        return "arch: built for %s, this GPU is %s" % (" ".join(built), gpu)
+    if not gpu and built != arch_list():
+        return "arch: built for %s, asked for %s" % (" ".join(built), " ".join(arch_list()))
     if not os.path.exists(os.path.join(work, rec.get("module", "") + ".so")):
         return "its module is missing"
     return None

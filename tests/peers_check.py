@@ -240,6 +240,51 @@ def build_manifest(tmp):
     os.makedirs(empty, exist_ok=True)
     rc = peer_build.main(["build", empty, "--out", os.path.join(tmp, "pb")])
     check(rc in (0, 1) and not os.listdir(empty), "build with no archives builds nothing")
+    stale_rules(tmp, peer_build)
+
+
+def stale_rules(tmp, peer_build):
+    """A build is kept while its record matches; a build carried to a GPU
+    host is kept when it holds that GPU's code, whatever TORCH_CUDA_ARCH_LIST
+    says there; anything else names what changed."""
+    import types
+    torch = sys.modules.get("torch")
+    if torch is None:  # a stand-in: stale() reads only torch.__version__
+        sys.modules["torch"] = types.SimpleNamespace(__version__="0.0-test")
+    peer = dict(peer_build.PEERS[0])
+    src, out = os.path.join(tmp, "stale-src"), os.path.join(tmp, "stale-out")
+    work = os.path.join(out, peer["name"])
+    os.makedirs(src, exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(src, peer["archive"]), "wb") as f:
+        f.write(b"an archive")
+    rec = {"recipe": peer_build.recipe(peer), "module": "m", "torch": sys.modules["torch"].__version__,
+           "archive_sha256": peer_build.sha256(os.path.join(src, peer["archive"])),
+           "python": "%d.%d" % sys.version_info[:2], "arch": ["8.0", "9.0"]}
+
+    def stale(rec, gpu, env=None):
+        with open(os.path.join(work, "BUILD.json"), "w", encoding="utf-8") as f:
+            json.dump(rec, f)
+        open(os.path.join(work, "m.so"), "w").close()
+        saved, saved_env = peer_build.gpu_arch, os.environ.get("TORCH_CUDA_ARCH_LIST")
+        peer_build.gpu_arch = lambda: gpu
+        if env:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = env
+        try:
+            return peer_build.stale(peer, src, out)
+        finally:
+            peer_build.gpu_arch = saved
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+            if saved_env is not None:
+                os.environ["TORCH_CUDA_ARCH_LIST"] = saved_env
+    check(stale(rec, "9.0", env="9.0a;10.0") is None, "carried to a GPU it holds: kept")
+    check("this GPU is 10.0" in str(stale(rec, "10.0")), "a GPU it lacks: rebuilt")
+    check(stale(rec, None, env="8.0;9.0") is None, "no GPU, the same arch list: kept")
+    check("asked for 9.0" in str(stale(rec, None)), "no GPU, another arch list: rebuilt")
+    check("torch" in str(stale(dict(rec, torch="1.0"), "9.0")), "another PyTorch: rebuilt, said why")
+    check("recipe" in str(stale(dict(rec, recipe="x"), "9.0")), "another recipe: rebuilt")
+    if torch is None:
+        del sys.modules["torch"]
 
 
 def explanations():
