@@ -10,9 +10,9 @@
 set -eu
 PY=${PYTHON:-python3}
 PEERS_DIR=${PEERS_DIR:-.peers/site}
-# module:distribution. geomloss needs torch, only worth installing beside it.
+# module:distribution. geomloss and torch-fps need torch, only worth installing beside it.
 CPU_PEERS="numpy:numpy scipy:scipy fpsample:fpsample pykdtree:pykdtree ot:pot"
-GPU_PEERS="geomloss:geomloss"
+GPU_PEERS="geomloss:geomloss torch_fps:torch-fps"
 
 say() { echo "pcbench peers-deps: $*" >&2; }
 
@@ -39,7 +39,7 @@ download)
     "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version "${PYVER:-3.12}" \
         --implementation cp --abi "cp$v" --platform manylinux_2_28_x86_64 \
         --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
-        --platform manylinux2014_x86_64 -d "$WHEELS" fpsample pykdtree pot geomloss ||
+        --platform manylinux2014_x86_64 -d "$WHEELS" fpsample pykdtree pot geomloss torch-fps ||
         { say "pip download failed (no network?)"; exit 1; }
     say "downloaded into $WHEELS: $(ls "$WHEELS" | tr '\n' ' ')"
     ;;

@@ -299,6 +299,30 @@ class PcbenchPython(TorchPeer):
         return list(pcbench.emd(a, b, max_gap=self.max_gap)[0])
 
 
+class TorchFps(TorchPeer):
+    """torch-fps (PyPI, pure Python): Triton kernels compiled for the GPU present
+    on first use; the batch in one call, from the suite's start."""
+    name, problem, module, dist, batched = "torch_fps", "fps", "torch_fps", "torch-fps", True
+    what = ("torch_fps.farthest_point_sampling (Triton), the batch in one call, start_idx = "
+            "the suite's start")
+
+    def available(self):
+        return Peer.available(self) or TorchPeer.available(self)
+
+    def prepare(self, clouds, cfg):
+        import torch
+        a, _ = cuda_batch(clouds)
+        mask = torch.ones(a.shape[:2], dtype=torch.bool, device=a.device)
+        start = torch.full((a.shape[0],), cfg["start"], dtype=torch.long, device=a.device)
+        return [(a, mask, start, cfg["m"])]
+
+    def solve(self, st):
+        import torch_fps
+        a, mask, start, m = st
+        return list(torch_fps.farthest_point_sampling(a, mask, m, start_idx=start,
+                                                      random_start=False))
+
+
 # ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
 class BuiltPeer(TorchPeer):
     """A peer whose CUDA code scripts/peer_build.py compiled into .peers/build/<build>/;
@@ -535,7 +559,7 @@ class UserPeer(Peer):
 
 
 PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
-         GeomlossSinkhorn(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
+         GeomlossSinkhorn(), TorchFps(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
          TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
          PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd")]
 
