@@ -56,8 +56,13 @@ install)
     if [ -n "${WHEELS:-}" ]; then
         [ -d "$WHEELS" ] || { say "WHEELS=$WHEELS is not a folder"; exit 1; }
         # --no-deps: the wheels carried are the whole set; numpy, scipy and torch are the host's.
-        "$PY" -m pip install -q --no-index --no-deps --find-links "$WHEELS" --target "$PEERS_DIR" \
-            --upgrade $missing || { say "some of$missing have no wheel in $WHEELS"; exit 1; }
+        # One at a time: a peer without a wheel here is said and skipped, the others installed.
+        lacking=""
+        for d in $missing; do
+            "$PY" -m pip install -q --no-index --no-deps --find-links "$WHEELS" --target "$PEERS_DIR" \
+                --upgrade "$d" >/dev/null 2>&1 || lacking="$lacking $d"
+        done
+        [ -z "$lacking" ] || say "no wheel in $WHEELS for:$lacking (those peers stay unavailable)"
     else
         # --no-deps: pip --target ignores what the host has, so a peer's dependency
         # (geomloss's torch) would land here and shadow the host's own on PYTHONPATH

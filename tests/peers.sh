@@ -24,6 +24,33 @@ else bad "nn files: $(ls "$tmp/in/nn-uniform-b2-n2000-q3000")"; fi
 if "$tool" bench --suite quick --filter nothing-matches --write-inputs "$tmp/none" >/dev/null 2>&1; then
     bad "write-inputs with no configuration succeeded"; else ok; fi
 
+# Offline install from a folder of wheels: what has a wheel is installed, the
+# rest is named and skipped, and the command still succeeds.
+py=${PYTHON:-python3}
+if "$py" -c "import fpsample" 2>/dev/null; then
+    echo "skip: $py has fpsample already: the offline peers install is not tested here"
+elif "$py" -m pip --version >/dev/null 2>&1; then
+    mkdir -p "$tmp/wheels"
+    "$py" - "$tmp/wheels/fpsample-9.9-py3-none-any.whl" <<'PYEOF'
+import base64, hashlib, sys, zipfile
+files = {"fpsample/__init__.py": "planted = True\n",
+         "fpsample-9.9.dist-info/METADATA": "Metadata-Version: 2.1\nName: fpsample\nVersion: 9.9\n",
+         "fpsample-9.9.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+rec = "".join("%s,sha256=%s,%d\n" % (k, base64.urlsafe_b64encode(hashlib.sha256(v.encode()).digest()).rstrip(b"=").decode(), len(v)) for k, v in files.items())
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for k, v in files.items():
+        z.writestr(k, v)
+    z.writestr("fpsample-9.9.dist-info/RECORD", rec + "fpsample-9.9.dist-info/RECORD,,\n")
+PYEOF
+    if WHEELS="$tmp/wheels" PEERS_DIR="$tmp/site" PYTHON="$py" sh "$(dirname "$0")/../scripts/peers-deps.sh" \
+        install >"$tmp/pd" 2>&1 && PYTHONPATH="$tmp/site" "$py" -c "import fpsample; assert fpsample.planted"; then ok
+    else bad "offline peers-deps: $(cat "$tmp/pd")"; fi
+    if grep -q "no wheel in $tmp/wheels for:.*pykdtree" "$tmp/pd" || "$py" -c "import pykdtree" 2>/dev/null; then ok
+    else bad "peers without a wheel are named: $(cat "$tmp/pd")"; fi
+else
+    echo "skip: $py has no pip: the offline peers install is not tested here"
+fi
+
 # numpy from .deps/python (make deps) where the host has none: a user's callable gets numpy arrays
 root=$(cd "$(dirname "$0")/.." && pwd)
 PYTHONPATH="$root/.deps/python${PYTHONPATH:+:$PYTHONPATH}" \
