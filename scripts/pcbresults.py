@@ -327,7 +327,7 @@ def peer_label(e):
 
 PEER_STATUS = {"wrong": "**WRONG**", "unavailable": "n/a", "skipped-budget": "skipped (budget)",
                "failed-run": "**FAILED** (run)", "value-only": "value only",
-               "crashed": "**CRASHED**"}
+               "crashed": "**CRASHED**", "timed-out": "**TIMED OUT**"}
 
 
 def peer_cell(e):

@@ -39,7 +39,8 @@ except ImportError:
     np = None
 
 FORMAT = "pcbench-peers/1"
-FINAL = {"ok", "wrong", "value-only", "not-a-bijection", "skipped-budget", "unsupported", "crashed"}
+FINAL = {"ok", "wrong", "value-only", "not-a-bijection", "skipped-budget", "unsupported", "crashed",
+         "timed-out"}
 
 
 # ---- inputs ------------------------------------------------------------------------------
@@ -903,7 +904,20 @@ def run_isolated(name, peers, configs, inputs, meta, args):
         cmd += ["--after", after] if after else []
         # the worker finds what this process finds (a user's module on sys.path)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        rc = subprocess.run(cmd, env=env).returncode
+        proc, hung = subprocess.Popen(cmd, env=env), False
+        while True:  # a run past --run-timeout is stopped (a peer that hangs the GPU, say)
+            try:
+                rc = proc.wait(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                try:
+                    hung = time.time() - os.path.getmtime(running) > args.run_timeout
+                except OSError:  # between runs
+                    hung = False
+                if hung:
+                    proc.kill()
+                    rc = proc.wait()
+                    break
         if not os.path.exists(running):  # finished, or failed outside a run
             if rc != 0:
                 print("peers.py: %s stopped with exit status %d outside a run" % (name, rc),
@@ -919,10 +933,12 @@ def run_isolated(name, peers, configs, inputs, meta, args):
         e = {"peer": name, "library": getattr(peer, "library", peer.module), "device": peer.device,
              "threads": peer.threads, "exact": peer.exact, "what": peer.what, "compute": None,
              "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "status": "crashed", "detail": "its process ended with %s during this run; the "
-                                            "other runs went on" % how}
+             "status": "timed-out" if hung else "crashed",
+             "detail": ("this run took over %g s (--run-timeout) and was stopped" % args.run_timeout
+                        if hung else "its process ended with %s during this run" % how)
+                       + "; the other runs went on"}
         store_entry(outdir, args.suite, env_record(meta["machine"]), cfg, e, PEERS)
-        print("%-32s %-12s %-14s %s" % (cfg["id"], name, "crashed", e["detail"]), flush=True)
+        print("%-32s %-12s %-14s %s" % (cfg["id"], name, e["status"], e["detail"]), flush=True)
     wrong = 0
     if os.path.exists(tally):
         with open(tally, encoding="utf-8") as f:
@@ -949,6 +965,9 @@ def main(argv=None, candidates=None):
     ap.add_argument("--budget", type=float, help="seconds per run (default: the suite's)")
     ap.add_argument("--force", action="store_true", help="re-run peers already stored")
     ap.add_argument("--list", action="store_true", help="show the peers and whether they can run")
+    ap.add_argument("--run-timeout", type=float, default=900,
+                    help="seconds one peer's run on one configuration may take before it is "
+                    "stopped and stored as timed-out (default 900)")
     ap.add_argument("--in-process", action="store_true",
                     help="run every peer in this process (default: each in its own, so that "
                     "one that crashes its process is stored as crashed and the rest run on)")

@@ -96,6 +96,14 @@ def backwards(points, m, start):
 answer = 42
 
 
+def hang_on_2000(points, m, start):
+    """Never returns on clouds of 2000 points."""
+    if len(points) == 2000:
+        import time
+        time.sleep(3600)
+    return sample(points, m, start)
+
+
 def crash_on_2000(points, m, start):
     """Kills its own process on clouds of 2000 points, as a broken extension would."""
     if len(points) == 2000:
@@ -206,6 +214,20 @@ def user_peer(tool, tmp):
           "a peer that crashes its process: stored as crashed: %s" % c1)
     check(c2.get("status") == "ok" and s2.get("status") == "ok",
           "its next run and the next peer go on: %s / %s" % (c2.get("status"), s2.get("status")))
+    res6 = os.path.join(tmp, "r6")
+    rc = peers.main(user[:5] + ["/b1/,/b2/", "--results", res6, "--run-timeout", "3"] + user[8:15] +
+                    ["user_peer_example:hang_on_2000"])
+    got = {}
+    for name in ("fps-uniform-b1-n2000-m100", "fps-uniform-b2-n3000-m64"):
+        path = os.path.join(res6, "testbox", "quick", "peers-%s.json" % name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                got[name] = {x["peer"]: x for x in json.load(f)["results"]}
+    h1 = got.get("fps-uniform-b1-n2000-m100", {}).get("user_peer_example:hang_on_2000", {})
+    h2 = got.get("fps-uniform-b2-n3000-m64", {}).get("user_peer_example:hang_on_2000", {})
+    check(rc == 0 and h1.get("status") == "timed-out" and "--run-timeout" in h1.get("detail", ""),
+          "a run past --run-timeout: stopped and stored as timed-out: %s" % h1)
+    check(h2.get("status") == "ok", "its next run goes on: %s" % h2.get("status"))
     try:
         peers.main(["--peer", "user_peer_example:sample", "--pcbench", tool])
         check(False, "a callable without --problem was accepted")
