@@ -928,8 +928,12 @@ def run_isolated(name, peers, configs, inputs, meta, args):
         os.remove(running)
         cfg = next(c for c in configs if c["id"] == after)
         peer = next(p for p in peers if p.name == name and p.problem == cfg["problem"])
-        how = ("signal %d (%s)" % (-rc, signal.Signals(-rc).name) if rc < 0
-               else "exit status %d" % rc)
+        how = "exit status %d" % rc
+        if rc < 0:
+            try:
+                how = "signal %d (%s)" % (-rc, signal.Signals(-rc).name)
+            except ValueError:
+                how = "signal %d" % -rc
         e = {"peer": name, "library": getattr(peer, "library", peer.module), "device": peer.device,
              "threads": peer.threads, "exact": peer.exact, "what": peer.what, "compute": None,
              "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
