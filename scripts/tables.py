@@ -143,6 +143,13 @@ def cpu_cell(entry):
     return R.fmt_ms((entry.get("compute") or {}).get("cpu_median_ms"))
 
 
+def stages_cell(e):
+    st = ((e or {}).get("e2e") or {}).get("stages_ms")
+    if not st:
+        return "-"
+    return " / ".join(R.fmt_ms(st[k]) for k in ("prepare", "compute", "fetch", "release"))
+
+
 def problem_tables(problem, docs):
     docs = [d for d in docs if d["config"]["problem"] == problem]
     if not docs:
@@ -160,6 +167,12 @@ def problem_tables(problem, docs):
                    + md_table(["configuration"] + cold, rows))
     rows = [[d["config"]["id"]] + [R.cell(R.entries(d).get(i), "e2e") for i in impls] for d in docs]
     out.append("\nend-to-end, ms\n\n" + md_table(["configuration"] + impls, rows))
+    staged = [i for i in impls if any(stages_cell(R.entries(d).get(i)) != "-" for d in docs)]
+    if staged:
+        rows = [[d["config"]["id"]] + [stages_cell(R.entries(d).get(i)) for i in staged] for d in docs]
+        out.append("\nwhere an end-to-end run goes, ms a run: prepare (allocation, uploads, index "
+                   "build) / compute / fetch (results to the host) / release\n\n"
+                   + md_table(["configuration"] + staged, rows))
     cpu_impls = [i for i in impls if any(R.entries(d).get(i, {}).get("device") == "cpu" for d in docs)]
     rows = [[d["config"]["id"]] + [cpu_cell(R.entries(d).get(i)) for i in cpu_impls] for d in docs]
     out.append("\ncompute, CPU time of the whole process (all threads), ms: steadier than wall time "

@@ -64,6 +64,8 @@ for f in "$f1" "$f2"; do
     json_holds "environment and machine" "$f" "d['env']['machine'] == 'testbox' and d['env']['cores'] >= 1"
     json_holds "Google Benchmark reports kept, one a sampling round" "$f" \
         "len(d['gbench']) >= 1 and all('real_time' in b for r in d['gbench'] for b in r['benchmarks'])"
+    json_holds "where an end-to-end run's time goes, four stages that add up to about a run" "$f" \
+        "all(e['e2e']['stage_runs'] >= 1 and sorted(e['e2e']['stages_ms']) == ['compute', 'fetch', 'prepare', 'release'] and 0.5 * e['e2e']['mean_ms'] <= sum(e['e2e']['stages_ms'].values()) <= 2 * e['e2e']['mean_ms'] for e in d['results'] if e['status'] == 'ok' and e['device'] == 'cpu')"
     json_holds "every figure's samples and why sampling stopped" "$f" \
         "all(e[k]['reps'] == len(e[k]['samples_ms']) and e[k]['stop'] for e in d['results'] if e['status'] == 'ok' for k in ('compute', 'e2e'))"
 done

@@ -75,6 +75,8 @@ const char *bench_status_name(bench_status s);
 bench_status bench_status_parse(const char *s);
 
 enum { MAX_SAMPLES = 100, MAX_DROPPED = 32 };
+enum { BENCH_STAGES = 4 }; /* an end-to-end run: prepare, compute, fetch, release */
+extern const char *const bench_stage_names[BENCH_STAGES];
 
 /* The GPU's state over one sample (bench_nvml.c); NAN where unknown. */
 typedef struct {
@@ -101,6 +103,10 @@ typedef struct {
     double seconds;    /* wall time spent taking the samples */
     char stop[16];     /* why sampling stopped: noise, time, budget, samples, fixed */
     int unreliable;    /* more samples dropped than kept */
+    /* End-to-end figures: where a run's wall time goes (prepare, compute,
+     * fetch, release), summed over stage_runs timed runs. */
+    double stage_s[BENCH_STAGES];
+    int64_t stage_runs;
 } bench_figure;
 
 /* A figure of one sample: the verification run itself, for a run too long

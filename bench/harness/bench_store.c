@@ -100,6 +100,8 @@ static void put_gpu(FILE *f, const bench_gpu_state *g, int n)
     fputs("]}", f);
 }
 
+const char *const bench_stage_names[BENCH_STAGES] = {"prepare", "compute", "fetch", "release"};
+
 static void put_figure(FILE *f, const bench_figure *g)
 {
     if (g->reps < 1 && g->dropped < 1) {
@@ -133,6 +135,14 @@ static void put_figure(FILE *f, const bench_figure *g)
     if (nd) {
         fputs(",\n        \"dropped_samples_ms\": ", f);
         put_ms_array(f, g->dropped_sample, nd);
+    }
+    if (g->stage_runs > 0) { /* mean ms a run */
+        fputs(",\n        \"stages_ms\": {", f);
+        for (int k = 0; k < BENCH_STAGES; k++) {
+            fprintf(f, "%s\"%s\": ", k ? ", " : "", bench_stage_names[k]);
+            json_put_num(f, g->stage_s[k] / (double)g->stage_runs * 1e3);
+        }
+        fprintf(f, "}, \"stage_runs\": %lld", (long long)g->stage_runs);
     }
     if (g->have_gpu) {
         fputs(",\n        \"gpu\": ", f);
@@ -323,6 +333,13 @@ static void get_figure(const json *j, bench_figure *g)
         get_gpu(gpu, g->gpu, g->reps);
         get_gpu(json_get(j, "dropped_gpu"), g->dropped_gpu,
                 g->dropped < MAX_DROPPED ? g->dropped : MAX_DROPPED);
+    }
+    const json *st = json_get(j, "stages_ms");
+    const double runs = json_num(j, "stage_runs", 0);
+    if (st && st->type == JSON_OBJ && runs >= 1 && runs < 1e12) {
+        g->stage_runs = (int64_t)runs;
+        for (int k = 0; k < BENCH_STAGES; k++)
+            g->stage_s[k] = json_num(st, bench_stage_names[k], 0) / 1e3 * runs;
     }
     const char *stop = json_str(j, "stop");
     snprintf(g->stop, sizeof g->stop, "%s", stop ? stop : "");

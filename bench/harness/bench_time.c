@@ -220,12 +220,21 @@ static void bench_e2e(pcb_gb_state *st, void *arg)
     while (pcb_gb_keep_running(st)) {
         void *state = NULL;
         pcb_result r = t->scratch.r;
+        double at[BENCH_STAGES + 1];
+        at[0] = bench_now();
         int rc = t->im->prepare(t->task, &state);
+        at[1] = bench_now();
         if (rc == PCB_OK)
             rc = compute_once(t, state, NULL);
+        at[2] = bench_now();
         if (rc == PCB_OK)
             rc = t->im->fetch(state, &r);
+        at[3] = bench_now();
         t->im->release(state);
+        at[4] = bench_now();
+        for (int k = 0; k < BENCH_STAGES && rc == PCB_OK; k++)
+            p->f->stage_s[k] += at[k + 1] - at[k];
+        p->f->stage_runs += rc == PCB_OK;
         if (rc != PCB_OK) {
             fail(t, st, ST_FAILED_RUN, "end-to-end run: %s: %s", pcb_strerror(rc), pcb_errmsg());
             break;
