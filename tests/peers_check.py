@@ -198,15 +198,18 @@ def user_peer(tool, tmp):
           "not a function: %s" % un)
     # A peer that kills its process is stored as crashed there; its other runs
     # and the other peers go on (each peer runs in a process of its own).
-    res5 = os.path.join(tmp, "r5")
-    rc = peers.main(user[:5] + ["/b1/,/b2/", "--results", res5] + user[8:15] +
-                    ["user_peer_example:crash_on_2000,user_peer_example:sample"])
-    got = {}
-    for name in ("fps-uniform-b1-n2000-m100", "fps-uniform-b2-n3000-m64"):
-        path = os.path.join(res5, "testbox", "quick", "peers-%s.json" % name)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                got[name] = {x["peer"]: x for x in json.load(f)["results"]}
+    def both_configs(res, extra, names):
+        """Run the callables on the b1 and b2 configurations; their entries by file and peer."""
+        rc = peers.main(user[:5] + ["/b1/,/b2/", "--results", res] + extra + user[8:15] + [names])
+        got = {}
+        for name in ("fps-uniform-b1-n2000-m100", "fps-uniform-b2-n3000-m64"):
+            path = os.path.join(res, "testbox", "quick", "peers-%s.json" % name)
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    got[name] = {x["peer"]: x for x in json.load(f)["results"]}
+        return rc, got
+    rc, got = both_configs(os.path.join(tmp, "r5"), [],
+                           "user_peer_example:crash_on_2000,user_peer_example:sample")
     c1 = got.get("fps-uniform-b1-n2000-m100", {}).get("user_peer_example:crash_on_2000", {})
     c2 = got.get("fps-uniform-b2-n3000-m64", {}).get("user_peer_example:crash_on_2000", {})
     s2 = got.get("fps-uniform-b2-n3000-m64", {}).get("user_peer_example:sample", {})
@@ -214,15 +217,8 @@ def user_peer(tool, tmp):
           "a peer that crashes its process: stored as crashed: %s" % c1)
     check(c2.get("status") == "ok" and s2.get("status") == "ok",
           "its next run and the next peer go on: %s / %s" % (c2.get("status"), s2.get("status")))
-    res6 = os.path.join(tmp, "r6")
-    rc = peers.main(user[:5] + ["/b1/,/b2/", "--results", res6, "--run-timeout", "3"] + user[8:15] +
-                    ["user_peer_example:hang_on_2000"])
-    got = {}
-    for name in ("fps-uniform-b1-n2000-m100", "fps-uniform-b2-n3000-m64"):
-        path = os.path.join(res6, "testbox", "quick", "peers-%s.json" % name)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                got[name] = {x["peer"]: x for x in json.load(f)["results"]}
+    rc, got = both_configs(os.path.join(tmp, "r6"), ["--run-timeout", "3"],
+                           "user_peer_example:hang_on_2000")
     h1 = got.get("fps-uniform-b1-n2000-m100", {}).get("user_peer_example:hang_on_2000", {})
     h2 = got.get("fps-uniform-b2-n3000-m64", {}).get("user_peer_example:hang_on_2000", {})
     check(rc == 0 and h1.get("status") == "timed-out" and "--run-timeout" in h1.get("detail", ""),
