@@ -751,8 +751,9 @@ def not_a_bijection(pcbench, folder, clouds, answers):
 
 def why_wrong(cfg, clouds, answers, detail):
     """A wrong answer's cause in a few words, where it matches a defect the
-    catalog knows from the peers (each exercised by a pcbench verify case),
-    else None. Read off the answer and the check's first failure."""
+    catalog knows (pcbench list --defects: each planted and caught by pcbench
+    verify --defects), else None. Read off the answer and the check's first
+    failure."""
     flat = [int(v) for v in as_list(answers[0])] if answers else []
     if cfg["problem"] == "fps":
         seen = set()
@@ -769,15 +770,16 @@ def why_wrong(cfg, clouds, answers, detail):
             x, y, z = (float(c) for c in clouds[0]["a"][missed])
             if x * x + y * y + z * z <= 1e-3:
                 return ("skips points within 0.032 of the origin (squared norm <= 1e-3, "
-                        "a test meant for zero padding)")
+                        "a test meant for zero padding; defect near_origin_skip)")
             if d_chose >= 5e4:
                 return ("sees every squared distance over 5e4 (224 units) as 5e4: "
-                        "its running minimum starts there, not at infinity")
+                        "its running minimum starts there, not at infinity; defect capped_init")
     if cfg["problem"] == "nn":
         m = re.search(r"worst distance ratio ([0-9.e+]+)", detail)
         if m and float(m.group(1)) < 1.1:
             return ("misses near ties (worst distance %.3gx the nearest): float32 rounding, "
-                    "as of the expanded form a.a - 2a.b + b.b" % float(m.group(1)))
+                    "as of the expanded form a.a - 2a.b + b.b; defect expanded_norm"
+                    % float(m.group(1)))
     return None
 
 

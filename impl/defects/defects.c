@@ -303,9 +303,11 @@ extern const pcb_impl pcb_defect_fps_torn_argmax; /* fps/fps_cuda_unrolled.cu */
 
 static const pcb_defect catalog[] = {
     {&near_origin_skip, "skips every point whose squared norm is <= 1e-3 (never updated, never "
-                        "chosen)", "PointNet++'s CUDA FPS kernel and its copies", 0, 0},
+                        "chosen)", "PointNet++'s CUDA FPS kernel and its copies (pointnet2_ops, timed as a peer)",
+     0, 0},
     {&capped_init, "running minimum distances start at 5e4, capping larger squared distances",
-     "FPS kernels that initialise their distance buffer to a constant instead of +inf", 0, 0},
+     "FPS kernels that initialise their distance buffer to a constant instead of +inf "
+     "(torch_cluster's fps, timed as a peer)", 0, 0},
 #ifdef PCB_HAVE_CUDA
     {&pcb_defect_fps_torn_argmax, "block-wide argmax by an unguarded compare-and-store into "
                                   "one shared (distance, index) pair: racing threads tear the "
