@@ -7,6 +7,7 @@ them, written by scripts/peers.py (other libraries on the same inputs).
 """
 import json
 import os
+import statistics
 
 NOT_MACHINES = {"baseline", "plots"}
 PEERS_PREFIX = "peers-"
@@ -160,17 +161,12 @@ def hardware(suites):
     if len(smi) >= 7 and sm:  # name, driver, SM clock, max SM clock, memory clock, max, power limit
         text += (" (driver %s%s, SM clock while timed %d MHz median, %d to %d, of max %s over "
                  "%d samples read by NVML, %d dropped as throttled; memory %d MHz; %s limit)" % (
-                     smi[1], cuda, median(sm), min(sm), max(sm), smi[3], len(sm), dropped,
-                     median(mem), smi[6]))
+                     smi[1], cuda, statistics.median(sm), min(sm), max(sm), smi[3], len(sm), dropped,
+                     statistics.median(mem), smi[6]))
     elif len(smi) >= 7:
         text += " (driver %s%s, SM %s of max %s at the start, memory %s, %s limit)" % (
             smi[1], cuda, smi[2], smi[3], smi[4], smi[6])
     return "%s with %s" % (text, cpu)
-
-
-def median(xs):
-    s = sorted(xs)
-    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
 
 
 def sample_clocks(suites):

@@ -663,12 +663,17 @@ def load_clouds(folder, batch, pairs):
     return clouds
 
 
+def entry_head(peer):
+    """What every stored entry says of its peer, before any outcome."""
+    return {"peer": peer.name, "library": getattr(peer, "library", peer.module),
+            "device": peer.device, "threads": peer.threads, "exact": peer.exact, "what": peer.what,
+            "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "compute": None}
+
+
 def run_peer(peer, cfg, folder, args, meta):
     why = peer.available()  # first: it may learn the peer's device
-    entry = {"peer": peer.name, "library": getattr(peer, "library", peer.module), "device": peer.device,
-             "threads": peer.threads, "exact": peer.exact, "what": peer.what,
-             "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "compute": None}
+    entry = entry_head(peer)
     if why:
         entry.update(status="unavailable", detail=why, version=None)
         return entry
@@ -832,10 +837,18 @@ def write_json(path, doc):
     os.replace(tmp, path)
 
 
+def results_dir(args, meta):
+    return os.path.join(args.results, meta["machine"], args.suite)
+
+
+def peers_file(outdir, cfg):
+    return os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+
+
 def store_entry(outdir, suite, env, cfg, entry, candidates):
     """Read, update and rewrite a configuration's file with one peer's entry
     (re-read every time: each peer may run in a process of its own)."""
-    path = os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+    path = peers_file(outdir, cfg)
     doc = {"format": FORMAT, "suite": suite, "env": env, "results": []}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -850,7 +863,7 @@ def store_entry(outdir, suite, env, cfg, entry, candidates):
 
 
 def stored_entry(outdir, cfg, name):
-    path = os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+    path = peers_file(outdir, cfg)
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
@@ -861,14 +874,13 @@ def run_configs(peers, configs, inputs, meta, args, candidates, after=None):
     """Every peer on every configuration of its problem (those after the
     configuration id `after` only). Before each run the file inputs/.running
     names it, so that a parent can tell which run a crash ended."""
-    outdir = os.path.join(args.results, meta["machine"], args.suite)
+    outdir = results_dir(args, meta)
     os.makedirs(outdir, exist_ok=True)
     env = env_record(meta["machine"])
     running = os.path.join(inputs, ".running")
     wrong = 0
-    for k, cfg in enumerate(configs):
-        if after is not None and k <= next(i for i, c in enumerate(configs) if c["id"] == after):
-            continue
+    first = 0 if after is None else 1 + [c["id"] for c in configs].index(after)
+    for cfg in configs[first:]:
         for peer in (p for p in peers if p.problem == cfg["problem"]):
             old = stored_entry(outdir, cfg, peer.name)
             if old and old.get("status") in FINAL and not args.force:
@@ -892,7 +904,7 @@ def run_isolated(name, peers, configs, inputs, meta, args):
     peer that kills its process (a segmentation fault in its extension) is
     stored as crashed on the configuration it was running, and goes on with
     the next. Returns the wrong answers it gave."""
-    outdir = os.path.join(args.results, meta["machine"], args.suite)
+    outdir = results_dir(args, meta)
     running = os.path.join(inputs, ".running")
     tally = os.path.join(inputs, ".wrong")
     after = None
@@ -936,13 +948,10 @@ def run_isolated(name, peers, configs, inputs, meta, args):
                 how = "signal %d (%s)" % (-rc, signal.Signals(-rc).name)
             except ValueError:
                 how = "signal %d" % -rc
-        e = {"peer": name, "library": getattr(peer, "library", peer.module), "device": peer.device,
-             "threads": peer.threads, "exact": peer.exact, "what": peer.what, "compute": None,
-             "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "status": "timed-out" if hung else "crashed",
-             "detail": ("this run took over %g s (--run-timeout) and was stopped" % args.run_timeout
-                        if hung else "its process ended with %s during this run" % how)
-                       + "; the other runs went on"}
+        e = dict(entry_head(peer), status="timed-out" if hung else "crashed",
+                 detail=("this run took over %g s (--run-timeout) and was stopped" % args.run_timeout
+                         if hung else "its process ended with %s during this run" % how)
+                 + "; the other runs went on")
         store_entry(outdir, args.suite, env_record(meta["machine"]), cfg, e, PEERS)
         print("%-32s %-12s %-14s %s" % (cfg["id"], name, e["status"], e["detail"]), flush=True)
     wrong = 0
@@ -1023,8 +1032,7 @@ def main(argv=None, candidates=None):
                         for name in dict.fromkeys(p.name for p in peers))
         else:
             wrong = run_configs(peers, configs, inputs, meta, args, candidates)
-        outdir = os.path.join(args.results, meta["machine"], args.suite)
-        print("peers.py: results in %s%s" % (outdir, "; %d wrong answers (see the tables)" % wrong
+        print("peers.py: results in %s%s" % (results_dir(args, meta), "; %d wrong answers (see the tables)" % wrong
                                                  if wrong else ""))
         return 0
     finally:
