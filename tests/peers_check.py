@@ -330,8 +330,49 @@ def explanations():
     check(cell == "**WRONG** (answers zeros)", "the table gives the cause: %s" % cell)
 
 
+class WrongOnCloud1(RightFps):
+    name, what = "wrong_on_1", "dp, its cloud 1 answered with samples swapped"
+
+    def prepare(self, clouds, cfg):
+        return [(c["a"], cfg, i) for i, c in enumerate(clouds)]
+
+    def solve(self, st):
+        out = RightFps.solve(self, st[:2])
+        if st[2] == 1:
+            out[1], out[2] = out[2], out[1]
+        return out
+
+
+def batches(tool, tmp):
+    """A batch's clouds are checked at once, the first wrong one in order
+    reported; an EMD optimum is kept beside its pair for the next peer."""
+    res = os.path.join(tmp, "rb")
+    rc = peers.main(["--suite", "quick", "--problem", "fps", "--filter", "/b2/", "--results", res,
+                     "--pcbench", tool, "--machine", "testbox", "--reps", "2"],
+                    [RightFps(), WrongOnCloud1()])
+    with open(os.path.join(res, "testbox", "quick", "peers-fps-uniform-b2-n3000-m64.json"),
+              encoding="utf-8") as f:
+        e = {x["peer"]: x for x in json.load(f)["results"]}
+    r, w = e.get("tiny_dp", {}), e.get("wrong_on_1", {})
+    check(rc == 0 and r.get("status") == "ok" and "2 clouds, all pass" in r.get("detail", ""),
+          "a right batch: %s" % r)
+    check(w.get("status") == "wrong" and w.get("detail", "").startswith("cloud 1: FAIL"),
+          "the wrong cloud of a batch named: %s" % w)
+    inp = os.path.join(tmp, "bin")
+    subprocess.run([tool, "bench", "--suite", "quick", "--filter", "emd/uniform/b2/",
+                    "--write-inputs", inp], check=True, capture_output=True)
+    folder = os.path.join(inp, "emd-uniform-b2-n256")
+    best = peers.on_every_core(lambda i: peers.optimum(tool, folder, i), range(2))
+    kept = os.path.join(folder, "optimum-1.txt")
+    check(all(0 < v < 1 for v in best) and os.path.exists(kept), "optima %s, kept" % best)
+    with open(kept, "w", encoding="ascii") as f:
+        f.write("0.125")
+    check(peers.optimum(tool, folder, 1) == 0.125, "a kept optimum is read, not recomputed")
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
+    batches(tool, tmp)
     build_manifest(tmp)
     explanations()
     emd_peers(tool, tmp)
