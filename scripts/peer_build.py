@@ -10,6 +10,8 @@ through torch.utils.cpp_extension.
                                             fetch them from on a machine that can)
     peer_build.py build DIR [--out OUT]     build every peer whose archive is in DIR
                                             into OUT/<peer>/ (default .peers/build)
+    peer_build.py patch-site SITE           the edits the sdists installed into SITE
+                  [--keops-cache DIR]       need (KeOps'), recorded in SITE
 
 Building needs PyTorch with CUDA and nvcc: the GPU host itself, or any machine with
 the host's Python and PyTorch versions (the binaries are then carried; the built
@@ -130,6 +132,20 @@ SDISTS = [
     ("keopscore-2.3.tar.gz", "https://files.pythonhosted.org/packages/91/28/94f516c55fca15be37cc75"
      "d56f9560d3be5a4badc87ca78202e06dd2d526/keopscore-2.3.tar.gz",
      "e8a700c22efee59a7723ed7516c2d88ab143a11290dd23b07eb7bba1c9d16fef"),
+]
+
+
+# Edits to the sdists' installed files, as (file under the install folder,
+# pattern, replacement, why); applied by `patch-site` after pip installs them.
+SITE_EDITS = [
+    ("keopscore/binders/nvrtc/nvrtc_jit.cpp",
+     r'std::ostringstream arch_flag;\s*arch_flag << "-arch=" << ARCHTAG << "_" << deviceProp_major'
+     r'\s*<< deviceProp_minor;\s*char \*arch_flag_char = new char\[arch_flag\.str\(\)\.length\(\)\];'
+     r'\s*arch_flag_char = strdup\(arch_flag\.str\(\)\.c_str\(\)\);',
+     'char *arch_flag_char = new char[64];\n  snprintf(arch_flag_char, 64, "-arch=%s_%d%d", ARCHTAG, '
+     'deviceProp_major, deviceProp_minor);',
+     "KeOps' compile helper segfaulted writing an int to a std::ostringstream (a null locale "
+     "facet; g++ 13, libstdc++ 14, Ubuntu 24.04, CUDA 13) before its first kernel compiled"),
 ]
 
 
@@ -340,10 +356,46 @@ def load(name, out=None):
     return mod, None
 
 
+def cmd_patch_site(site, cache):
+    """SITE_EDITS on the files installed in site; the applied ones recorded in
+    site/pcbench-edits.json, and KeOps' compiled helpers in cache removed (built
+    from the unedited source, they would be kept)."""
+    record = os.path.join(site, "pcbench-edits.json")
+    try:
+        with open(record, encoding="utf-8") as f:
+            applied = json.load(f)
+    except (OSError, ValueError):
+        applied = []
+    fresh = 0
+    for path, pattern, repl, why in SITE_EDITS:
+        full = os.path.join(site, path)
+        if not os.path.exists(full):
+            continue
+        with open(full, encoding="utf-8") as f:
+            text = f.read()
+        new, count = re.subn(pattern, lambda m: repl, text)
+        if count:
+            with open(full + ".tmp", "w", encoding="utf-8") as f:
+                f.write(new)
+            os.replace(full + ".tmp", full)
+            applied.append({"file": path, "times": count, "why": why})
+            fresh += 1
+            say("edited %s: %s" % (path, why))
+    if fresh:
+        with open(record + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(applied, f, indent=1)
+        os.replace(record + ".tmp", record)
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["list", "sources", "build"])
-    ap.add_argument("folder", nargs="?", help="the folder of source archives")
+    ap.add_argument("command", choices=["list", "sources", "build", "patch-site"])
+    ap.add_argument("folder", nargs="?", help="the folder of source archives (patch-site: "
+                    "the folder the sdists were installed into)")
+    ap.add_argument("--keops-cache", help="patch-site: KeOps' build folder, emptied on an edit")
     ap.add_argument("--out", default=os.path.join(".peers", "build"))
     ap.add_argument("--peer", help="only these peers (comma-separated)")
     args = ap.parse_args(argv)
@@ -353,11 +405,15 @@ def main(argv=None):
                                                    p["url"]))
             for path, pattern, repl, why in p["edits"]:
                 print("%14s edit %s: %s -> %s (%s)" % ("", path, pattern, repl, why))
+        for path, pattern, repl, why in SITE_EDITS:
+            print("%-14s edit %s: %s (%s)" % ("sdists", path, repl.replace("\n", " "), why))
         return 0
     if not args.folder:
         ap.error("%s needs the folder of source archives" % args.command)
     if args.command == "sources":
         return cmd_sources(args.folder)
+    if args.command == "patch-site":
+        return cmd_patch_site(args.folder, args.keops_cache)
     return cmd_build(args.folder, args.out, args.peer.split(",") if args.peer else None)
 
 

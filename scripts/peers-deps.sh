@@ -88,6 +88,8 @@ gpu)
             say "no pykeops/keopscore sdists in $PEER_SOURCES"
         fi
     fi
+    # the edits KeOps' sources need here (peer_build.py list), once
+    "$PY" "$(dirname "$0")/peer_build.py" patch-site "$PEERS_DIR" --keops-cache "$(dirname "$PEERS_DIR")/keops"
     PYTHONPATH="$PEERS_DIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" "$(dirname "$0")/peer_build.py" build \
         "$PEER_SOURCES" --out "${PEER_BUILD:-.peers/build}"
     ;;

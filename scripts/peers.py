@@ -812,6 +812,17 @@ def why_wrong(cfg, clouds, answers, detail):
             return ("misses near ties (worst distance %.3gx the nearest): float32 rounding, "
                     "as of the expanded form a.a - 2a.b + b.b; defect expanded_norm"
                     % float(m.group(1)))
+        miss = re.search(r"query (\d+) of cloud 0 got index (\d+) at d2 ([-0-9.e+]+), nearest is "
+                         r"(\d+) at ([-0-9.e+]+)", detail)
+        if m and miss:  # far from the origin a.a and b.b swamp the float32 difference
+            q, got, best = (clouds[0]["b"][int(miss.group(1))], clouds[0]["a"][int(miss.group(2))],
+                            clouds[0]["a"][int(miss.group(4))])
+            norms = sum(float(c) ** 2 for c in q) + max(sum(float(c) ** 2 for c in r)
+                                                        for r in (got, best))
+            if float(miss.group(3)) - float(miss.group(5)) <= 16 * 2.0 ** -24 * norms:
+                return ("misses neighbours closer than the float32 expanded form a.a - 2a.b + b.b "
+                        "resolves (a.a + b.b up to %.3g here; worst distance %.3gx the nearest); "
+                        "defect expanded_norm" % (norms, float(m.group(1))))
     return None
 
 

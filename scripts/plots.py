@@ -13,8 +13,9 @@ from the results `pcbench bench` stored under RESULTS/<machine>/<suite>/.
   emd-time-vs-bound-n* EMD as a loss: cuda_auction's time against its certified
                        bound (0.1% to 5%), batch 32 x 1024 and x 4096, peers placed
                        by their gap or marked "not a bijection"
-  peers-<problem>      compute time of our fastest exact implementation beside
-                       every peer that answered right (scripts/peers.py), suite seed
+  peers-<problem>      compute time of our fastest verified implementation beside
+                       every peer that answered right (scripts/peers.py), suites seed
+                       and full
 Times from different suites are separate runs (the CPU of a shared host runs at
 different speeds from one run to the next), so each suite gets its own line: the
 same colour, dashed for the second suite. Costs and bounds are deterministic, so
@@ -330,24 +331,27 @@ def emd_bound_plot(p, suites, peer_suites):
 
 
 def peer_plots(p, suites, peer_suites):
-    """Bars per configuration: our fastest exact beside each peer judged right."""
-    docs, pdocs = suites.get("seed", []), peer_suites.get("seed", [])
+    """Bars per configuration (suite seed, then full): our fastest verified beside each
+    peer judged right."""
     for problem in R.PROBLEMS:
-        rows = [(pd, next((d for d in docs if d["config"]["id"] == pd["config"]["id"]), None))
-                for pd in pdocs if pd["config"]["problem"] == problem]
+        rows = [(pd, next((d for d in suites.get(s, []) if d["config"]["id"] == pd["config"]["id"]),
+                          None), s)
+                for s in ("seed", "full") for pd in peer_suites.get(s, [])
+                if pd["config"]["problem"] == problem]
         if not rows:
             continue
         names = []
-        for pd, _ in rows:
+        for pd, _, _ in rows:
             names += [e["peer"] for e in pd["results"] if R.peer_ms(e) and e["peer"] not in names]
         if not names:
             continue
-        table, fastest = [], set()
-        for k, (pd, doc) in enumerate(rows):
+        table, fastest, low = [], set(), math.inf
+        for k, (pd, doc, suite) in enumerate(rows):
             c = pd["config"]
-            label = "%s b%d n%d%s" % (c["dataset"], c["batch"], c["n"],
-                                      " m%d" % c["m"] if problem == "fps" else "")
-            best = R.fastest_ours(doc)
+            label = "%s b%d n%d%s%s" % (c["dataset"], c["batch"], c["n"],
+                                        " m%d" % c["m"] if problem == "fps" else "",
+                                        "" if suite == "seed" else " [%s]" % suite)
+            best = R.fastest_ours(doc, False)
             ours = best[1] if best else None
             if best:
                 fastest.add(best[0]["impl"])
@@ -356,18 +360,23 @@ def peer_plots(p, suites, peer_suites):
             if all(v is None for v in cells):
                 continue
             table.append([k, '"%s"' % label] + ["%g" % v if v else "NaN" for v in cells])
+            low = min([low] + [v for v in cells if v])
         path = p.data_file("peers-" + problem, table)
-        ours_label = "ours: fastest exact (%s)" % ", ".join(sorted(fastest))
-        titles = [ours_label] + [next(R.peer_label(e) for pd, _ in rows for e in pd["results"]
+        ours_label = "ours: fastest verified (%s)" % ", ".join(sorted(fastest))
+        titles = [ours_label] + [next(R.peer_label(e) for pd, _, _ in rows for e in pd["results"]
                                       if e["peer"] == n) for n in names]
+        # bars grow from the axis: a decade below the shortest keeps it visible
+        floor = 10.0 ** (math.floor(math.log10(low)) - 1) if low < math.inf else 0
         plots = ["'%s' using %d:xtic(2) title '%s'" % (path, 3 + i, t.replace("'", ""))
                  for i, t in enumerate(titles)]
-        p.draw("peers-" + problem, "%s: our fastest exact implementation beside the peers that "
-               "answered right (suite seed)" % problem.upper(), "configuration",
+        p.draw("peers-" + problem, "%s: our fastest verified implementation beside the peers "
+               "that answered right" % problem.upper(), "configuration ([full]: suite full)",
                "median compute time (ms)", "plot " + ", \\\n     ".join(plots), logy=True,
                axis=["set style data histogram", "set style histogram clustered gap 1",
                      "set style fill solid 0.8 border -1", "set xtics rotate by -20",
-                     "set yrange [*:*]", "set datafile missing 'NaN'"])
+                     "set yrange [%g:*]" % floor if floor else "set yrange [*:*]",
+                     "set rmargin 14",  # the last rotated label runs past the last bar
+                     "set datafile missing 'NaN'"])
 
 
 def main():

@@ -325,6 +325,16 @@ def explanations():
           "NN near ties")
     check(why({"problem": "nn"}, [0], "recall 0.5, worst distance ratio 3.5") is None,
           "no cause for a far miss")
+    far = [{"a": [[100.0, 0, 0], [100.001, 0, 0], [0, 0, 0]], "b": [[100.0002, 0, 0]]}]
+    tie = ("cloud 0: FAIL: 1 of 1 queries not nearest; first: query 0 of cloud 0 got index 1 at "
+           "d2 6.4e-07, nearest is 0 at 4e-08 / nn: 1 queries, recall 0, worst distance ratio 4")
+    check("expanded form" in str(peers.why_wrong({"problem": "nn"}, far, [[1]], tie)),
+          "a miss within float32 rounding of a.a + b.b, far from the origin")
+    near = [{"a": [[0.1, 0, 0], [0.2, 0, 0], [0, 0, 0]], "b": [[0.11, 0, 0]]}]
+    miss = ("cloud 0: FAIL: 1 of 1 queries not nearest; first: query 0 of cloud 0 got index 1 at "
+            "d2 0.0081, nearest is 0 at 0.0001 / nn: 1 queries, recall 0, worst distance ratio 9")
+    check(peers.why_wrong({"problem": "nn"}, near, [[1]], miss) is None,
+          "the same miss near the origin is not rounding")
     import pcbresults
     cell = pcbresults.peer_cell({"status": "wrong", "why": "answers zeros", "compute": None})
     check(cell == "**WRONG** (answers zeros)", "the table gives the cause: %s" % cell)
