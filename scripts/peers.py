@@ -648,8 +648,10 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
     runs = on_every_core(lambda c: subprocess.run(c, capture_output=True, text=True), cmds)
     for i, p in enumerate(runs):
         lines = (p.stdout + p.stderr).strip().splitlines() or ["(no output)"]
-        if p.returncode == 1:
-            return False, "cloud %d: %s" % (i, " / ".join(lines[:2]))
+        if p.returncode == 1:  # check saw cloud i alone, as its cloud (or pair) 0
+            said = re.sub(r"\b(cloud|pair) 0\b", lambda m: "%s %d" % (m.group(1), i),
+                          " / ".join(lines[:2]))
+            return False, "cloud %d: %s" % (i, said)
         if p.returncode != 0:
             raise RuntimeError("pcbench check exit %d: %s" % (p.returncode, " ".join(lines)))
         summaries.append(lines[-1])
@@ -785,8 +787,11 @@ def why_wrong(cfg, clouds, answers, detail):
     """A wrong answer's cause in a few words, where it matches a defect the
     catalog knows (pcbench list --defects: each planted and caught by pcbench
     verify --defects), else None. Read off the answer and the check's first
-    failure."""
-    flat = [int(v) for v in as_list(answers[0])] if answers else []
+    failure (of the cloud it names: 'cloud K: ...')."""
+    named = re.match(r"cloud (\d+):", detail)
+    k = int(named.group(1)) if named and int(named.group(1)) < min(len(clouds), len(answers)) else 0
+    cloud = clouds[k] if clouds else None
+    flat = [int(v) for v in as_list(answers[k])] if answers else []
     if cfg["problem"] == "fps":
         seen = set()
         repeat = next((v for v in flat if v in seen or seen.add(v)), None)
@@ -799,7 +804,7 @@ def why_wrong(cfg, clouds, answers, detail):
         m = re.search(r"chose (\d+) \(d2=([-0-9.e+]+)\) but (\d+) has d2=([-0-9.e+]+)", detail)
         if m:
             d_chose, missed = float(m.group(2)), int(m.group(3))
-            x, y, z = (float(c) for c in clouds[0]["a"][missed])
+            x, y, z = (float(c) for c in cloud["a"][missed])
             if x * x + y * y + z * z <= 1e-3:
                 return ("skips points within 0.032 of the origin (squared norm <= 1e-3, "
                         "a test meant for zero padding; defect near_origin_skip)")
@@ -812,11 +817,11 @@ def why_wrong(cfg, clouds, answers, detail):
             return ("misses near ties (worst distance %.3gx the nearest): float32 rounding, "
                     "as of the expanded form a.a - 2a.b + b.b; defect expanded_norm"
                     % float(m.group(1)))
-        miss = re.search(r"query (\d+) of cloud 0 got index (\d+) at d2 ([-0-9.e+]+), nearest is "
+        miss = re.search(r"query (\d+) of cloud \d+ got index (\d+) at d2 ([-0-9.e+]+), nearest is "
                          r"(\d+) at ([-0-9.e+]+)", detail)
         if m and miss:  # far from the origin a.a and b.b swamp the float32 difference
-            q, got, best = (clouds[0]["b"][int(miss.group(1))], clouds[0]["a"][int(miss.group(2))],
-                            clouds[0]["a"][int(miss.group(4))])
+            q, got, best = (cloud["b"][int(miss.group(1))], cloud["a"][int(miss.group(2))],
+                            cloud["a"][int(miss.group(4))])
             norms = sum(float(c) ** 2 for c in q) + max(sum(float(c) ** 2 for c in r)
                                                         for r in (got, best))
             if float(miss.group(3)) - float(miss.group(5)) <= 16 * 2.0 ** -24 * norms:

@@ -305,6 +305,37 @@ def stale_rules(tmp, peer_build):
         del sys.modules["torch"]
 
 
+def site_edits(tmp):
+    """peer_build.py patch-site edits KeOps' installed compile helper once,
+    records it and empties KeOps' build folder; a second run changes nothing."""
+    import peer_build
+    site, cache = os.path.join(tmp, "site"), os.path.join(tmp, "keops-cache")
+    helper = os.path.join(site, "keopscore", "binders", "nvrtc", "nvrtc_jit.cpp")
+    os.makedirs(os.path.dirname(helper))
+    os.makedirs(cache)
+    before = ('int f(int deviceProp_major, int deviceProp_minor) {\n'
+              '  std::ostringstream arch_flag;\n'
+              '  arch_flag << "-arch=" << ARCHTAG << "_" << deviceProp_major\n'
+              '            << deviceProp_minor;\n\n'
+              '  char *arch_flag_char = new char[arch_flag.str().length()];\n'
+              '  arch_flag_char = strdup(arch_flag.str().c_str());\n}\n')
+    with open(helper, "w", encoding="utf-8") as f:
+        f.write(before)
+    peer_build.main(["patch-site", site, "--keops-cache", cache])
+    with open(helper, encoding="utf-8") as f:
+        after = f.read()
+    check("ostringstream" not in after and 'snprintf(arch_flag_char, 64, "-arch=%s_%d%d"' in after,
+          "KeOps' arch flag made without a stream: %s" % after)
+    with open(os.path.join(site, "pcbench-edits.json"), encoding="utf-8") as f:
+        rec = json.load(f)
+    check(len(rec) == 1 and "locale" in rec[0]["why"] and not os.path.exists(cache),
+          "the edit recorded, KeOps' stale helpers removed: %s" % rec)
+    os.makedirs(cache)
+    peer_build.main(["patch-site", site, "--keops-cache", cache])
+    with open(os.path.join(site, "pcbench-edits.json"), encoding="utf-8") as f:
+        check(len(json.load(f)) == 1 and os.path.exists(cache), "a second run changes nothing")
+
+
 def explanations():
     """A wrong answer's cause is named where it matches a defect the catalog
     knows from the peers, and only there."""
@@ -318,6 +349,10 @@ def explanations():
           "squared distances capped at 5e4")
     check(why(fps, [0, 2], "cloud 0 step 1: chose 2 (d2=0.75) but 0 has d2=0.9") is None,
           "no cause made up for another wrong answer")
+    two = [{"a": [[1.0, 1.0, 1.0], [0.5, 0.5, 0.5], [0.6, 0.6, 0.6]]}, cloud[0]]
+    check("origin" in str(peers.why_wrong(fps, two, [[0, 1], [0, 2]], "cloud 1: FAIL: cloud 1 step "
+                                          "1: chose 2 (d2=0.75) but 1 has d2=2.94")),
+          "the cause read off the cloud that failed, not cloud 0")
     check(why(fps, [0, 3, 3], "") == "repeats index 3", "a repeated index")
     check("its own" in str(why(fps, [2, 0], "cloud 0: first index 2, start is 0")), "its own start")
     check(why(fps, [0, 0, 0, 0], "") == "answers zeros", "zeros")
@@ -366,7 +401,7 @@ def batches(tool, tmp):
     r, w = e.get("tiny_dp", {}), e.get("wrong_on_1", {})
     check(rc == 0 and r.get("status") == "ok" and "2 clouds, all pass" in r.get("detail", ""),
           "a right batch: %s" % r)
-    check(w.get("status") == "wrong" and w.get("detail", "").startswith("cloud 1: FAIL"),
+    check(w.get("status") == "wrong" and w.get("detail", "").startswith("cloud 1: FAIL: cloud 1 step"),
           "the wrong cloud of a batch named: %s" % w)
     inp = os.path.join(tmp, "bin")
     subprocess.run([tool, "bench", "--suite", "quick", "--filter", "emd/uniform/b2/",
@@ -384,6 +419,7 @@ def main():
     tool, tmp = sys.argv[1], sys.argv[2]
     batches(tool, tmp)
     build_manifest(tmp)
+    site_edits(tmp)
     explanations()
     emd_peers(tool, tmp)
     res = os.path.join(tmp, "r")
