@@ -436,6 +436,8 @@ def ratio(peer_ms, doc, exact_only=True):
 def no_peer(pdoc, device=None):
     """Why no peer (of that device) is in the fastest-peer cell."""
     mine = [e for e in pdoc.get("results", []) if device is None or e.get("device") == device]
+    if not mine:
+        return "not run"
     st = {e.get("status") for e in mine}
     approx = [e["peer"] for e in mine if e.get("status") in ("not-a-bijection", "value-only")
               or (e.get("status") == "ok" and not e.get("exact") and e["peer"] != R.OURS_PY)]
