@@ -54,6 +54,11 @@ int pcb_fail(int code, const char *fmt, ...)
 #endif
     ;
 
+/* The largest magnitude among count floats (for implementations' checks of
+ * their input), or infinity when one is not finite, *bad (when not NULL)
+ * then its index, else count. One pass at memory speed. */
+float pcb_max_abs(const float *x, size_t count, size_t *bad);
+
 /* ---- problems and implementations ------------------------------------- */
 typedef enum { PCB_FPS = 0, PCB_NN = 1, PCB_EMD = 2, PCB_NPROBLEMS = 3 } pcb_problem;
 typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;

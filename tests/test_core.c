@@ -119,6 +119,29 @@ static void test_task_checks(void)
     CHECK_RC(pcb_task_check(&emd), PCB_EINVAL);
 }
 
+/* pcb_max_abs: the largest magnitude whatever the length's remainders; the
+ * first non-finite value found, in a later block too. */
+static void test_max_abs(void)
+{
+    enum { N = 9000 }; /* two blocks and a remainder */
+    static float x[N];
+    size_t bad = 1;
+    CHECK(pcb_max_abs(x, 0, &bad) == 0 && bad == 0);
+    for (size_t i = 0; i < N; i++)
+        x[i] = (float)((i * 37) % 1000) - 500.0f;
+    CHECK(pcb_max_abs(x, N, &bad) == 500.0f && bad == N);
+    x[N - 1] = -1e30f;
+    CHECK(pcb_max_abs(x, N, &bad) == 1e30f && bad == N);
+    CHECK(pcb_max_abs(x, N - 1, NULL) == 500.0f);
+    x[8193] = NAN;
+    x[8200] = INFINITY;
+    CHECK(isinf(pcb_max_abs(x, N, &bad)) && bad == 8193);
+    x[8193] = 1;
+    CHECK(isinf(pcb_max_abs(x, N, &bad)) && bad == 8200);
+    x[5] = -INFINITY;
+    CHECK(isinf(pcb_max_abs(x, 7, &bad)) && bad == 5);
+}
+
 static void test_limits(void)
 {
     static const pcb_impl limited = {.name = "limited", .problem = PCB_FPS,
@@ -408,6 +431,6 @@ static void test_judge(void)
     CHECK(match[0] == PCB_POISON && match[3] == PCB_POISON);
 }
 
-TEST_MAIN(T(test_judge), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks),
+TEST_MAIN(T(test_judge), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks), T(test_max_abs),
           T(test_limits), T(test_entry_points), T(test_device_tasks), T(test_choose_and_bound),
           T(test_generators))

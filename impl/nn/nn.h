@@ -28,14 +28,17 @@ static inline int pcb_nn_coords_fit(const pcb_task *t, const char *impl)
 {
     const float *cloud[2] = {t->a, t->b};
     int64_t count[2] = {t->batch * t->n * 3, t->batch * t->nq * 3};
-    for (int c = 0; c < 2; c++)
-        for (int64_t i = 0; i < count[c]; i++)
-            if (fabs((double)cloud[c][i]) > PCB_NN_MAX_COORD)
+    for (int c = 0; c < 2; c++) {
+        if (!((double)pcb_max_abs(cloud[c], (size_t)count[c], NULL) > PCB_NN_MAX_COORD))
+            continue;
+        for (int64_t i = 0; i < count[c]; i++) /* the first one, for the message */
+            if (!(fabs((double)cloud[c][i]) <= PCB_NN_MAX_COORD))
                 return pcb_fail(PCB_EUNSUPPORTED,
                                 "nn %s: %s coordinate %g beyond +-%g (float32 squared "
                                 "distances would overflow)",
                                 impl, c ? "query" : "reference", (double)cloud[c][i],
                                 PCB_NN_MAX_COORD);
+    }
     return PCB_OK;
 }
 
