@@ -201,17 +201,26 @@ def extract(peer, folder, work):
         for m in members:
             m.name = m.name[len(root) + 1:]
             tar.extract(m, src, filter="data")
+    return src, apply_edits(src, peer["edits"])
+
+
+def apply_edits(root, edits):
+    """Each (file under root, pattern, replacement, why) applied where its file
+    is and its pattern matches; returns what was applied, for the record."""
     applied = []
-    for path, pattern, repl, why in peer["edits"]:
-        full = os.path.join(src, path)
+    for path, pattern, repl, why in edits:
+        full = os.path.join(root, path)
+        if not os.path.exists(full):
+            continue
         with open(full, encoding="utf-8") as f:
             text = f.read()
         new, count = re.subn(pattern, repl, text)
         if count:
-            with open(full, "w", encoding="utf-8") as f:
+            with open(full + ".tmp", "w", encoding="utf-8") as f:
                 f.write(new)
+            os.replace(full + ".tmp", full)
             applied.append({"file": path, "from": pattern, "to": repl, "times": count, "why": why})
-    return src, applied
+    return applied
 
 
 def gpu_arch():
@@ -366,21 +375,10 @@ def cmd_patch_site(site, cache):
             applied = json.load(f)
     except (OSError, ValueError):
         applied = []
-    fresh = 0
-    for path, pattern, repl, why in SITE_EDITS:
-        full = os.path.join(site, path)
-        if not os.path.exists(full):
-            continue
-        with open(full, encoding="utf-8") as f:
-            text = f.read()
-        new, count = re.subn(pattern, lambda m: repl, text)
-        if count:
-            with open(full + ".tmp", "w", encoding="utf-8") as f:
-                f.write(new)
-            os.replace(full + ".tmp", full)
-            applied.append({"file": path, "times": count, "why": why})
-            fresh += 1
-            say("edited %s: %s" % (path, why))
+    fresh = apply_edits(site, SITE_EDITS)
+    for e in fresh:
+        say("edited %s: %s" % (e["file"], e["why"]))
+    applied += fresh
     if fresh:
         with open(record + ".tmp", "w", encoding="utf-8") as f:
             json.dump(applied, f, indent=1)
