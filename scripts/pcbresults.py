@@ -268,6 +268,11 @@ def dropped_samples(suites):
 
 
 # ---- peers (scripts/peers.py) -------------------------------------------------------------
+def suite_mark(suite):
+    """What a figure from a suite other than seed carries in the tables: ' [full]'."""
+    return "" if suite == "seed" else " [%s]" % suite
+
+
 def fastest_ours(doc, exact_only=True):
     """(entry, compute ms) of our fastest implementation verified on doc (exact
     ones only, or any), or None."""

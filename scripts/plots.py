@@ -350,7 +350,7 @@ def peer_plots(p, suites, peer_suites):
             c = pd["config"]
             label = "%s b%d n%d%s%s" % (c["dataset"], c["batch"], c["n"],
                                         " m%d" % c["m"] if problem == "fps" else "",
-                                        "" if suite == "seed" else " [%s]" % suite)
+                                        R.suite_mark(suite))
             best = R.fastest_ours(doc, False)
             ours = best[1] if best else None
             if best:

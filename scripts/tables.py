@@ -207,7 +207,7 @@ class Machine:
             d = find(self.suites.get(suite, []), **want)
             if d:
                 self.borrowed |= suite != "seed"
-                return d, "" if suite == "seed" else " [%s]" % suite
+                return d, R.suite_mark(suite)
         return None, ""
 
 
@@ -524,7 +524,7 @@ def headline_peers(machines, peers):
                     and cfg["batch"] not in (1, 6):
                 continue
             doc = find(m.suites.get(suite, []), id=cfg["id"])
-            mark = "" if suite == "seed" else " [%s]" % suite
+            mark = R.suite_mark(suite)
             py = R.ours_python(pd)
             py_ms = R.peer_ms(py) if py else None
 
@@ -616,7 +616,7 @@ def summary_peers(m, peers):
                             R.PEER_STATUS.get(e["status"], e["status"]).strip("*").lower())
                for e in pd.get("results", []) if e.get("device") == "cuda" and e["peer"] != R.OURS_PY
                and e.get("status") in ("wrong", "not-a-bijection", "value-only", "crashed")]
-        rows.append([config_label(pd["config"]) + ("" if suite == "seed" else " [%s]" % suite),
+        rows.append([config_label(pd["config"]) + R.suite_mark(suite),
                      ours_cell(doc, False),
                      R.fmt_ms(py_ms) if py_ms else "-",
                      "%s %s (%s)" % (fp["peer"], R.fmt_ms(R.peer_ms(fp)),
