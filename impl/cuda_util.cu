@@ -128,7 +128,8 @@ static void cache_drop(cache_slot *c)
 
 /* A state for t, its slot (for give) in *slot; the task's stream waits for
  * its last use elsewhere. */
-static int cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, int *slot)
+extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state,
+                                   int *slot)
 {
     int device = 0;
     PCB_CUDA_TRY(cudaGetDevice(&device));
@@ -153,6 +154,10 @@ static int cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, 
         found = empty >= 0 ? empty : oldest;
         if (found < 0) {
             pthread_mutex_unlock(&cache_lock);
+            if (t->memory == PCB_MEM_HOST) { /* not kept: the caller frees it */
+                *slot = -1;
+                return m->make(t, state);
+            }
             return pcb_fail(PCB_EUNSUPPORTED, "%s: more than %d device runs at once",
                             m->impl->name, PCB_CUDA_CACHE_SLOTS);
         }
@@ -173,7 +178,7 @@ static int cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, 
             c->state = made;
             c->last_stream = stream;
         }
-    } else if (cache[found].last_stream != stream) {
+    } else if (t->memory == PCB_MEM_DEVICE && cache[found].last_stream != stream) {
         /* the earlier use was on another stream: this one waits for it */
         cudaError_t e = cudaStreamWaitEvent(stream, cache[found].last_use, 0);
         rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaStreamWaitEvent", __FILE__, __LINE__);
@@ -189,8 +194,10 @@ static int cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, 
 }
 
 /* Give it back once the call's work is queued on stream. */
-static int cache_give(int slot, cudaStream_t stream)
+extern "C" int pcb_cuda_cache_give(int slot, cudaStream_t stream)
 {
+    if (slot < 0)
+        return PCB_OK;
     pthread_mutex_lock(&cache_lock);
     cache_slot *c = &cache[slot];
     c->held = 0;
@@ -203,12 +210,12 @@ static int cache_give(int slot, cudaStream_t stream)
 extern "C" int pcb_cuda_run_cached(const pcb_cuda_maker *m, const pcb_task *t, pcb_result *out)
 {
     void *state = NULL;
-    int slot = 0, rc = cache_take(m, t, &state, &slot);
+    int slot = 0, rc = pcb_cuda_cache_take(m, t, &state, &slot);
     if (rc != PCB_OK)
         return rc;
     cudaStream_t stream = (cudaStream_t)t->stream;
     rc = m->run(state, t, out, stream);
-    const int given = cache_give(slot, stream);
+    const int given = pcb_cuda_cache_give(slot, stream);
     return rc != PCB_OK ? rc : given;
 }
 

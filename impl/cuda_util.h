@@ -69,6 +69,14 @@ typedef struct {
  * elsewhere), m->run queues the work, the state is given back. */
 int pcb_cuda_run_cached(const pcb_cuda_maker *m, const pcb_task *t, pcb_result *out);
 
+/* The same cache for host runs that keep their device buffers between runs
+ * of the same sizes (prepare takes, release gives): a state held by one run
+ * at a time and used on its own stream only, so no stream waits. *slot is
+ * -1 when every slot is held: the state made is the caller's to free. */
+int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state, int *slot);
+/* Give it back once its work is queued on stream (slot -1: nothing). */
+int pcb_cuda_cache_give(int slot, cudaStream_t stream);
+
 /* dst = src with every coordinate that is not finite or beyond +-limit
  * replaced by 0 (and *finite set to 0 then, when finite is not NULL),
  * queued on stream: device runs compute on clouds that cannot send a kernel

@@ -494,7 +494,52 @@ static void test_spatial_indexes_match_naive(void)
         free_pair(&sets2[s]);
 }
 
-TEST_MAIN(T(test_oracle_matches_brute_force), T(test_every_impl_validates),
+/* cuda_bvh's host runs keep their device state between runs of the same
+ * sizes: a run on new clouds of those sizes must answer for them (not for
+ * the clouds the state last held), and two runs prepared at once must get
+ * two states. */
+static void test_bvh_state_kept_between_runs(void)
+{
+    const pcb_impl *impl = pcb_find(PCB_NN, "cuda_bvh");
+    if (!impl || !available(impl))
+        SKIP("cuda_bvh unavailable here: its kept state not tested");
+    pair p[2] = {make_pair("clusters", "uniform", 3000, 2000, 2, 0),
+                 make_pair("lidar", "clusters", 3000, 2000, 2, 0)};
+    const size_t total = 2 * 2000;
+    float *want[2], *got[2];
+    int32_t *idx[2];
+    for (int k = 0; k < 2; k++) {
+        want[k] = malloc(total * sizeof(float));
+        got[k] = malloc(total * sizeof(float));
+        idx[k] = malloc(total * sizeof(int32_t));
+        run_ok("naive", &p[k].task, idx[k], want[k]);
+    }
+    for (int round = 0; round < 2; round++) /* one after the other, twice */
+        for (int k = 0; k < 2; k++) {
+            pcb_result r = {.index = idx[k], .dist2 = got[k]};
+            CHECK_RC(pcb_run(impl, &p[k].task, &r, NULL), PCB_OK);
+            CHECK(memcmp(want[k], got[k], total * sizeof(float)) == 0);
+        }
+    void *state[2] = {NULL, NULL}; /* both prepared before either computes */
+    for (int k = 0; k < 2; k++)
+        CHECK_RC(impl->prepare(&p[k].task, &state[k]), PCB_OK);
+    CHECK(state[0] != state[1]);
+    for (int k = 1; k >= 0; k--) {
+        pcb_result r = {.index = idx[k], .dist2 = got[k]};
+        memset(got[k], 0, total * sizeof(float));
+        CHECK_RC(impl->compute(state[k]), PCB_OK);
+        CHECK_RC(impl->sync(state[k]), PCB_OK);
+        CHECK_RC(impl->fetch(state[k], &r), PCB_OK);
+        CHECK(memcmp(want[k], got[k], total * sizeof(float)) == 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        impl->release(state[k]);
+        free(want[k]), free(got[k]), free(idx[k]);
+        free_pair(&p[k]);
+    }
+}
+
+TEST_MAIN(T(test_oracle_matches_brute_force), T(test_bvh_state_kept_between_runs), T(test_every_impl_validates),
           T(test_omp_matches_naive_and_threads), T(test_spatial_indexes_match_naive),
           T(test_ties_accepted),
           T(test_validator_rejects_wrong_answers), T(test_validator_tolerance),

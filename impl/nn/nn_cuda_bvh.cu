@@ -40,6 +40,12 @@ typedef struct {
     void *temp;
     size_t temp_bytes;
     unsigned long long *evals;
+    int32_t *beyond; /* host runs: set when a coordinate is beyond the limit */
+    cudaGraph_t build_graph; /* host runs: the reference's index, captured */
+    cudaGraphExec_t build;
+    cudaStream_t side;       /* host runs: the queries' upload, beside the build */
+    cudaEvent_t queries_in;
+    int slot;                /* host runs: the cache slot taken, -1: not kept */
 } bvh_state;
 
 /* ---- building ------------------------------------------------------------- */
@@ -150,6 +156,20 @@ __global__ void bvh_boxes(const float4 *pts, int32_t n, int32_t p, float4 *box, 
     }
 }
 
+/* Host runs check NN's coordinate limit here, not by a host scan: the
+ * clouds are on the device anyway, and a scan of 240k points cost the host
+ * more than the whole search (NaN fails the test too). */
+__global__ void bvh_beyond(const float *a, int64_t na, const float *b, int64_t nb, float limit,
+                           int32_t *beyond)
+{
+    bool out = false;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < na + nb;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out |= !(fabsf(i < na ? a[i] : b[i - na]) <= limit);
+    if (__any_sync(0xffffffffu, out) && (threadIdx.x & 31) == 0)
+        *beyond = 1;
+}
+
 /* ---- querying ------------------------------------------------------------- */
 /* Thread k of pair y answers that pair's k-th query in Morton order. */
 __global__ void __launch_bounds__(QUERY_BLOCK)
@@ -180,16 +200,26 @@ __global__ void __launch_bounds__(QUERY_BLOCK)
 
 /* ---- life cycle ------------------------------------------------------------ */
 extern "C" const pcb_impl pcb_nn_cuda_bvh;
-static void bvh_release(void *state)
+static void bvh_free(void *state)
 {
     bvh_state *s = (bvh_state *)state;
     if (!s)
         return;
     pcb_cuda_ctx_free(&s->base.ctx); /* waits for queued work first */
-    if (s->exec)
-        cudaGraphExecDestroy(s->exec);
-    if (s->graph)
-        cudaGraphDestroy(s->graph);
+    if (s->side) {
+        cudaStreamSynchronize(s->side);
+        cudaStreamDestroy(s->side);
+    }
+    if (s->queries_in)
+        cudaEventDestroy(s->queries_in);
+    cudaGraphExec_t execs[] = {s->exec, s->build};
+    cudaGraph_t graphs[] = {s->graph, s->build_graph};
+    for (int k = 0; k < 2; k++) {
+        if (execs[k])
+            cudaGraphExecDestroy(execs[k]);
+        if (graphs[k])
+            cudaGraphDestroy(graphs[k]);
+    }
     cudaFree(s->arena); /* base's buffers are carved from it too */
     free(s);
 }
@@ -234,13 +264,13 @@ static void *carve(char **at, size_t bytes)
     return p;
 }
 
-/* Checks, then one allocation for the clouds, results and index, and the
- * uploads. */
+/* The stream, then one allocation for the clouds, results and index. */
 static int bvh_alloc(bvh_state *s, const pcb_task *t)
 {
-    /* device clouds cannot be read here: each run's copy clamps them */
-    int rc = t->memory == PCB_MEM_HOST ? pcb_nn_coords_fit(t, "cuda_bvh") : PCB_OK;
-    if (rc != PCB_OK || (rc = pcb_cuda_ctx_init(&s->base.ctx)) != PCB_OK)
+    /* the coordinates are checked on the device: device runs' copies clamp
+     * them, host runs' bvh_beyond refuses them */
+    int rc = pcb_cuda_ctx_init(&s->base.ctx);
+    if (rc != PCB_OK)
         return rc;
     s->base.task = *t;
     size_t batch = (size_t)t->batch, most = (size_t)(t->n > t->nq ? t->n : t->nq);
@@ -261,7 +291,7 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
                       BBOX_BLOCKS * 6 * sizeof(float), most * sizeof(uint64_t),
                       most * sizeof(uint64_t), most * sizeof(int32_t), most * sizeof(int32_t),
                       qs * sizeof(int32_t), s->temp_bytes, sizeof(unsigned long long),
-                      batch * ((size_t)1 << s->log_p) * sizeof(int32_t)};
+                      batch * ((size_t)1 << s->log_p) * sizeof(int32_t), sizeof(int32_t)};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         total += (sizes[i] + 255) / 256 * 256;
@@ -286,12 +316,7 @@ static int bvh_alloc(bvh_state *s, const pcb_task *t)
     s->evals = (unsigned long long *)carve(&at, sizes[16]);
     s->arrived = (int32_t *)carve(&at, sizes[17]);
     s->arrived_bytes = sizes[17];
-    if (t->memory == PCB_MEM_DEVICE)
-        return PCB_OK; /* each run copies its clouds in */
-    PCB_CUDA_TRY(cudaMemcpyAsync(s->base.ref, t->a, sizes[0], cudaMemcpyHostToDevice,
-                                 s->base.ctx.stream));
-    PCB_CUDA_TRY(cudaMemcpyAsync(s->base.qry, t->b, sizes[1], cudaMemcpyHostToDevice,
-                                 s->base.ctx.stream));
+    s->beyond = (int32_t *)carve(&at, sizes[18]);
     return PCB_OK;
 }
 
@@ -320,23 +345,36 @@ static int enqueue_compute(bvh_state *s, cudaStream_t st)
     return PCB_OK;
 }
 
-/* Capture compute's launches, after the index's build when with_build (a
- * device-resident run builds at every call: its clouds are new each time). */
-static int capture_compute(bvh_state *s, int with_build)
+typedef int (*bvh_enqueue)(bvh_state *s, cudaStream_t st);
+
+static int enqueue_build(bvh_state *s, cudaStream_t st)
+{
+    int rc = PCB_OK;
+    for (int64_t b = 0; b < s->base.task.batch && rc == PCB_OK; b++)
+        rc = build_one(s, b, st);
+    return rc;
+}
+
+/* A device-resident run builds at every call: its clouds are new each time. */
+static int enqueue_build_compute(bvh_state *s, cudaStream_t st)
+{
+    int rc = enqueue_build(s, st);
+    return rc == PCB_OK ? enqueue_compute(s, st) : rc;
+}
+
+/* what's launches captured as a graph (replayed: as separate launches the
+ * gaps between them took longer than the kernels). */
+static int capture(bvh_state *s, bvh_enqueue what, cudaGraph_t *graph, cudaGraphExec_t *exec)
 {
     cudaStream_t st = s->base.ctx.stream;
     PCB_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    int rc = PCB_OK;
-    for (int64_t b = 0; with_build && b < s->base.task.batch && rc == PCB_OK; b++)
-        rc = build_one(s, b, st);
-    if (rc == PCB_OK)
-        rc = enqueue_compute(s, st);
-    cudaError_t err = cudaStreamEndCapture(st, &s->graph); /* always: the stream must leave capture */
+    int rc = what(s, st);
+    cudaError_t err = cudaStreamEndCapture(st, graph); /* always: the stream must leave capture */
     if (rc != PCB_OK)
         return rc;
     if (err != cudaSuccess)
         return pcb_cuda_fail(err, "cudaStreamEndCapture", __FILE__, __LINE__);
-    PCB_CUDA_TRY(cudaGraphInstantiate(&s->exec, s->graph, 0));
+    PCB_CUDA_TRY(cudaGraphInstantiate(exec, *graph, 0));
     return PCB_OK;
 }
 
@@ -355,27 +393,97 @@ static int bvh_new(const pcb_task *t, bvh_state **out)
     return bvh_alloc(s, t);
 }
 
-static int bvh_prepare(const pcb_task *t, void **state)
+/* A state for t, its searches captured: with the build for device runs;
+ * host runs capture the build on its own (their prepare replays it) and
+ * get a second stream for the queries' upload. */
+static int bvh_make(const pcb_task *t, void **state)
 {
     bvh_state *s = NULL;
     int rc = bvh_new(t, &s);
     if (!s)
         return rc;
+    s->slot = -1;
     const int on_device = t->memory == PCB_MEM_DEVICE;
-    if (rc == PCB_OK) {
-        cudaError_t e = cudaMemsetAsync(s->arrived, 0, s->arrived_bytes, s->base.ctx.stream);
-        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaMemsetAsync", __FILE__, __LINE__);
+    cudaError_t e = cudaSuccess;
+    if (rc == PCB_OK &&
+        (e = cudaMemsetAsync(s->arrived, 0, s->arrived_bytes, s->base.ctx.stream)) != cudaSuccess)
+        rc = pcb_cuda_fail(e, "cudaMemsetAsync", __FILE__, __LINE__);
+    if (rc == PCB_OK && !on_device) {
+        if ((e = cudaStreamCreateWithFlags(&s->side, cudaStreamNonBlocking)) == cudaSuccess)
+            e = cudaEventCreateWithFlags(&s->queries_in, cudaEventDisableTiming);
+        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "nn cuda_bvh: stream", __FILE__, __LINE__);
+        if (rc == PCB_OK)
+            rc = capture(s, enqueue_build, &s->build_graph, &s->build);
     }
-    for (int64_t b = 0; b < t->batch && rc == PCB_OK && !on_device; b++)
-        rc = build_one(s, b, s->base.ctx.stream);
     if (rc == PCB_OK)
-        rc = capture_compute(s, on_device);
-    /* the uploads read the caller's arrays, and the counts' clearing must be
-     * done before another stream builds: waited for here (on device runs,
-     * at a state's making only) */
+        rc = capture(s, on_device ? enqueue_build_compute : enqueue_compute, &s->graph, &s->exec);
+    /* the counts' clearing must be done before another stream builds */
     if (rc == PCB_OK)
         rc = pcb_cuda_sync(&s->base.ctx);
     if (rc != PCB_OK) {
+        bvh_free(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static const pcb_cuda_maker bvh_host_maker = {&pcb_nn_cuda_bvh, bvh_make, bvh_free, NULL};
+
+/* A host run: the clouds uploaded, the reference's upload first so that its
+ * index builds while the queries' upload runs on the side stream; then the
+ * limit checked on the device, and everything waited for (the uploads read
+ * the caller's arrays). */
+static int bvh_load(bvh_state *s, const pcb_task *t)
+{
+    cudaStream_t st = s->base.ctx.stream;
+    const size_t refs = (size_t)(t->batch * t->n) * 3, qs = (size_t)(t->batch * t->nq) * 3;
+    int32_t beyond = 0;
+    PCB_CUDA_TRY(cudaMemsetAsync(s->beyond, 0, sizeof *s->beyond, st));
+    PCB_CUDA_TRY(cudaMemcpyAsync(s->base.ref, t->a, refs * sizeof(float), cudaMemcpyHostToDevice, st));
+    PCB_CUDA_TRY(cudaGraphLaunch(s->build, st));
+    PCB_CUDA_TRY(cudaMemcpyAsync(s->base.qry, t->b, qs * sizeof(float), cudaMemcpyHostToDevice,
+                                 s->side));
+    PCB_CUDA_TRY(cudaEventRecord(s->queries_in, s->side));
+    PCB_CUDA_TRY(cudaStreamWaitEvent(st, s->queries_in, 0));
+    const int64_t blocks = (int64_t)(refs + qs + 255) / 256;
+    bvh_beyond<<<(unsigned)(blocks < 1024 ? blocks : 1024), 256, 0, st>>>(
+        s->base.ref, (int64_t)refs, s->base.qry, (int64_t)qs, (float)PCB_NN_MAX_COORD, s->beyond);
+    PCB_CUDA_LAUNCHED("bvh_beyond");
+    PCB_CUDA_TRY(cudaMemcpyAsync(&beyond, s->beyond, sizeof beyond, cudaMemcpyDeviceToHost, st));
+    int rc = pcb_cuda_sync(&s->base.ctx);
+    if (rc == PCB_OK && beyond) /* the host scan names the coordinate */
+        rc = pcb_nn_coords_fit(t, "cuda_bvh");
+    if (rc == PCB_OK && beyond)
+        rc = pcb_fail(PCB_EDEVICE, "nn cuda_bvh: the device saw a coordinate beyond +-%g that "
+                      "the host does not", PCB_NN_MAX_COORD);
+    return rc;
+}
+
+/* Host runs keep their state (buffers, graphs, streams) between runs of
+ * the same sizes, as device runs do: a scan-matching loop pays the
+ * allocation and the captures once. */
+static void bvh_release(void *state)
+{
+    bvh_state *s = (bvh_state *)state;
+    if (!s)
+        return;
+    if (s->slot < 0)
+        bvh_free(s);
+    else
+        (void)pcb_cuda_cache_give(s->slot, s->base.ctx.stream);
+}
+
+static int bvh_prepare(const pcb_task *t, void **state)
+{
+    void *got = NULL;
+    int slot = -1, rc = pcb_cuda_cache_take(&bvh_host_maker, t, &got, &slot);
+    if (rc != PCB_OK)
+        return rc;
+    bvh_state *s = (bvh_state *)got;
+    s->slot = slot;
+    s->base.task = *t; /* this run's arrays */
+    if ((rc = bvh_load(s, t)) != PCB_OK) {
         bvh_release(s);
         return rc;
     }
@@ -420,7 +528,7 @@ static int bvh_device(void *state, const pcb_task *t, pcb_result *out, cudaStrea
 
 static int bvh_run_device(const pcb_task *t, pcb_result *out)
 {
-    static const pcb_cuda_maker maker = {&pcb_nn_cuda_bvh, bvh_prepare, bvh_release, bvh_device};
+    static const pcb_cuda_maker maker = {&pcb_nn_cuda_bvh, bvh_make, bvh_free, bvh_device};
     return pcb_cuda_run_cached(&maker, t, out);
 }
 
@@ -442,7 +550,7 @@ static void bvh_index_release(void *state)
         cudaEventSynchronize(x->last); /* the searches queued read the index */
         cudaEventDestroy(x->last);
     }
-    bvh_release(x->s);
+    bvh_free(x->s);
     free(x);
 }
 
@@ -500,7 +608,7 @@ static int bvh_index_query(void *state, const float *query, int64_t nq, pcb_resu
         s->graph = NULL;
         x->graph_nq = 0;
         s->base.task.nq = nq;
-        int rc = capture_compute(s, 0);
+        int rc = capture(s, enqueue_compute, &s->graph, &s->exec);
         if (rc != PCB_OK)
             return rc;
         x->graph_nq = nq;
