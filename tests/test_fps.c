@@ -511,8 +511,9 @@ static void cuda_pruned(void)
                 {"uniform", 1, 33, 33, 32},       {"uniform", 33, 100, 20, 1},
                 {"uniform", 1, 16385, 500, 3},    {"lidar", 2, 9000, 900, 1},
                 {"uniform", 2, 12289, 700, 0},    {"clusters", 1, 5000, 800, 2},
-                {"clusters", 31, 13000, 200, 4}}; /* 2 blocks a cloud: larger clusters
-                                                     do not all fit at once */
+                {"clusters", 31, 13000, 200, 4}, /* 2 blocks a cloud: larger clusters
+                                                    do not all fit at once */
+                {"uniform", 16, 60000, 200, 1}}; /* runs in global memory */
     static const struct {
         const char *env, *value;
     } tunings[] = {{NULL, NULL},

@@ -125,6 +125,9 @@ int pcb_verify_fps(const char *impl, FILE *out)
         {"uniform", "batch 4 x n=1000 m=32", 4, 1000, 32, 0, 1, 0},
         /* a batch no larger cluster holds at once: 2 blocks a cloud on a GPU */
         {"uniform", "batch 32 x n=13000 m=16", 32, 13000, 16, 0, 1, 0},
+        /* runs beyond shared memory: in global memory on a GPU */
+        {"uniform", "n=200000 m=16", 1, 200000, 16, 0, 1, 0},
+        {"uniform", "batch 16 x n=60000 m=16", 16, 60000, 16, 0, 1, 0},
         {"clusters", "start=1234 n=2000 m=64", 1, 2000, 64, 1234, 1, 0},
         {"sphere", "batch 3 start=17 n=700 m=50", 3, 700, 50, 17, 1, 0},
         {"clusters", "3 threads a cloud n=3001 m=100", 1, 3001, 100, 0, 1, 3},

@@ -62,6 +62,8 @@ typedef struct {
     unsigned long long *bkey;
     float4 *gbox, *gbest;
     unsigned long long *gkey;
+    float *runs;                                /* the run kernel's runs in global memory:
+                                                   blocks x T x run x 5 words; NULL: shared */
     int32_t *out;                               /* batch x m */
     unsigned long long *evals;                  /* distances computed, all clouds */
     unsigned long long *rounds;                 /* rounds, all clouds */
@@ -647,6 +649,7 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * cluster. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
+template <bool GLOBAL_RUNS>
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 {
     extern __shared__ float4 smem[];
@@ -686,8 +689,11 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 
     const int run = a.run, owner = rank * T + t, first = owner * run,
               own = max(0, min(run, a.n - first));
-    float *sx = (float *)(post_key + warps * ctas), *sy = sx + run * T, *sz = sy + run * T,
-          *sm = sz + run * T;
+    /* the runs: x, y, z, minimum, index, each run * T words; a template
+     * parameter, so that shared ones are read as shared memory */
+    float *sx = GLOBAL_RUNS ? a.runs + (size_t)blockIdx.x * run * T * 5
+                            : (float *)(post_key + warps * ctas);
+    float *sy = sx + run * T, *sz = sy + run * T, *sm = sz + run * T;
     uint32_t *sid = (uint32_t *)(sm + run * T);
     round_state *lead = in_block(&r, ctas, 0);
     unsigned long long *lead_key = in_block(post_key, ctas, 0);
@@ -702,12 +708,13 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         sid[i * T + t] = k;
         lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y), lo[2] = fminf(lo[2], z);
         hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y), hi[2] = fmaxf(hi[2], z);
-        low = min(low, k << 5 | i);
+        low = min(low, k << FPS_RUNS_SLOT_BITS | i);
     }
     /* The run's key and the slot of its farthest point (the lowest index at
      * the largest minimum); a thread without points has key 0. */
-    unsigned long long key = own > 0 ? fps_key(INFINITY, low >> 5) : 0ull;
-    int at = own > 0 ? low & 31 : 0; /* a warp of a cluster's last block may own nothing */
+    const uint32_t slot_mask = (1u << FPS_RUNS_SLOT_BITS) - 1;
+    unsigned long long key = own > 0 ? fps_key(INFINITY, low >> FPS_RUNS_SLOT_BITS) : 0ull;
+    int at = own > 0 ? low & slot_mask : 0; /* a warp of a cluster's last block may own nothing */
     /* The warp's box (the union of its runs') and key. */
     float wlo[3] = {lo[0], lo[1], lo[2]}, whi[3] = {hi[0], hi[1], hi[2]};
     warp_box(wlo, whi);
@@ -762,13 +769,13 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                     }
                     if (v < before)
                         sm[e] = v;
-                    const uint32_t id = sid[e] << 5 | i;
+                    const uint32_t id = sid[e] << FPS_RUNS_SLOT_BITS | i;
                     if (last && (v > far || (v == far && id < low)))
                         far = v, low = id;
                 }
             }
-            key = fps_key(far, low >> 5);
-            at = low & 31;
+            key = fps_key(far, low >> FPS_RUNS_SLOT_BITS);
+            at = low & slot_mask;
             evals += own * __popc(mine);
         }
         /* Candidates: the warp counts its own, takes its places in block
@@ -903,6 +910,7 @@ typedef struct {
     fps_args args;
     int warps;   /* the bucket sampler's block: 16 warps (8 or 32 for tuning) */
     int runs;    /* the run sampler's threads a block (owners and the taker), or 0: buckets */
+    int global_runs; /* 1: its runs in global memory */
     int dense;   /* small clouds: slots a thread of the block-a-cloud kernel (1, 2, 4, 8), or 0 */
     size_t smem; /* dynamic shared memory of the sampler */
     int end_bit; /* sort key bits */
@@ -971,18 +979,25 @@ static int ctas_forced(void)
     return c >= 1 && c <= FPS_RUNS_CTAS_MAX && !(c & (c - 1)) ? c : 0;
 }
 
-/* The run kernel over a cluster of ctas blocks a cloud: its runs, threads
- * and shared memory, into s. Returns 1, or 0 where a block's shared memory
- * cannot hold them. */
-static int runs_size(pruned_state *s, int ctas, size_t optin)
+/* The run kernel over a cluster of ctas blocks a cloud, its runs in shared
+ * memory or not: its runs, threads and shared memory, into s. Returns 1, or
+ * 0 where a block's shared memory cannot hold them. */
+static int runs_size(pruned_state *s, int ctas, int shared, size_t optin)
 {
     fps_args *a = &s->args;
     const int owner_warps = fps_run_owners(a->n, ctas) / 32, warps = (owner_warps + ctas - 1) / ctas;
     a->ctas = ctas;
     a->run = fps_run_length(a->n, ctas);
     s->runs = 32 * warps + 32; /* and the taker */
-    s->smem = (size_t)a->run * 32 * warps * RUN_BYTES + (size_t)warps * ctas * POST_BYTES;
+    s->global_runs = !shared;
+    s->smem = (shared ? (size_t)a->run * 32 * warps * RUN_BYTES : 0) +
+              (size_t)warps * ctas * POST_BYTES;
     return s->smem + sizeof(round_state) <= optin;
+}
+
+static const void *runs_kernel(const pruned_state *s)
+{
+    return s->global_runs ? (const void *)fps_sample_runs<true> : (const void *)fps_sample_runs<false>;
 }
 
 /* The run kernel's launch for clouds clouds, a cluster of args.ctas blocks
@@ -1021,33 +1036,38 @@ static int setup(pruned_state *s)
      * its owner warps spread over a cluster of blocks, fewer where the GPU
      * cannot hold a cluster that size. */
     if (s->runs) {
-        const void *runs_kernel = (const void *)fps_sample_runs;
         const int forced = ctas_forced();
         int chosen = 0; /* blocks a cloud; 0: none holds the whole batch at once, buckets */
-        if (cudaFuncSetAttribute(runs_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
-            cudaSuccess)
-            (void)cudaGetLastError(); /* no clusters of 16 here: their launch check says so */
-        for (int c = forced ? forced : FPS_RUNS_CTAS_MAX; c >= 1 && !chosen; c >>= 1) {
-            if (!forced && c > 8 && fps_runs_take(t->n, 8))
-                continue; /* 16 blocks only where 8 cannot take the cloud */
-            if (!fps_runs_take(t->n, c) || !runs_size(s, c, (size_t)optin))
-                continue;
-            PCB_CUDA_TRY(cudaFuncSetAttribute(
-                runs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
-            int fit = 1 << 30;
-            if (c > 1) {
-                cudaLaunchAttribute cluster;
-                const cudaLaunchConfig_t cfg = runs_launch(s, 1, &cluster);
-                if (cudaOccupancyMaxActiveClusters(&fit, fps_sample_runs, &cfg) != cudaSuccess) {
-                    (void)cudaGetLastError(); /* clusters this GPU cannot run */
-                    fit = 0;
-                }
-            }
-            if (fit >= t->batch || (forced && fit > 0))
-                chosen = c;
+        for (int k = 0; k < 2; k++) {
+            const void *kernel_k = k ? (const void *)fps_sample_runs<true>
+                                     : (const void *)fps_sample_runs<false>;
+            if (cudaFuncSetAttribute(kernel_k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+                cudaSuccess)
+                (void)cudaGetLastError(); /* no clusters of 16 here: their launch check says so */
         }
+        /* runs in shared memory first, then in global memory */
+        for (int shared = 1; shared >= 0 && !chosen; shared--)
+            for (int c = forced ? forced : FPS_RUNS_CTAS_MAX; c >= 1 && !chosen; c >>= 1) {
+                if (!forced && c > 8 && fps_runs_take_in(t->n, 8, shared))
+                    continue; /* 16 blocks only where 8 cannot take the cloud */
+                if (!fps_runs_take_in(t->n, c, shared) || !runs_size(s, c, shared, (size_t)optin))
+                    continue;
+                PCB_CUDA_TRY(cudaFuncSetAttribute(
+                    runs_kernel(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
+                int fit = 1 << 30;
+                if (c > 1) {
+                    cudaLaunchAttribute cluster;
+                    const cudaLaunchConfig_t cfg = runs_launch(s, 1, &cluster);
+                    if (cudaOccupancyMaxActiveClusters(&fit, runs_kernel(s), &cfg) != cudaSuccess) {
+                        (void)cudaGetLastError(); /* clusters this GPU cannot run */
+                        fit = 0;
+                    }
+                }
+                if (fit >= t->batch || (forced && fit > 0))
+                    chosen = c;
+            }
         if (chosen) /* the loop's last sizing was chosen's */
-            kernel = runs_kernel;
+            kernel = runs_kernel(s);
         else
             s->runs = 0;
     }
@@ -1080,7 +1100,10 @@ static int setup(pruned_state *s)
                             batch * a->groups * 3 * sizeof(float4),
                             batch * a->groups * sizeof(unsigned long long),
                             batch * (size_t)t->m * sizeof(int32_t),
-                            2 * sizeof(unsigned long long)};
+                            2 * sizeof(unsigned long long),
+                            s->runs && s->global_runs
+                                ? batch * a->ctas * (size_t)(s->runs - 32) * a->run * RUN_BYTES
+                                : 0};
     enum { PARTS = sizeof sizes / sizeof sizes[0] };
     size_t offset[PARTS], total = 0;
     for (int i = 0; i < PARTS; i++) {
@@ -1106,6 +1129,7 @@ static int setup(pruned_state *s)
     a->out = (int32_t *)(base + offset[10]);
     a->evals = (unsigned long long *)(base + offset[11]);
     a->rounds = a->evals + 1;
+    a->runs = s->runs && s->global_runs ? (float *)(base + offset[12]) : NULL;
     a->xyz = s->xyz;
     a->order = s->vals[1];
     if (t->memory == PCB_MEM_DEVICE)
@@ -1180,7 +1204,10 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
         cudaLaunchAttribute cluster;
         cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
         cfg.stream = stream;
-        PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs, s->args));
+        if (s->global_runs)
+            PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs<true>, s->args));
+        else
+            PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs<false>, s->args));
     } else if (s->warps == 8)
         fps_sample<8><<<grid, 8 * 32, s->smem, stream>>>(s->args);
     else if (s->warps == 16)

@@ -69,15 +69,19 @@ SP_FN int fps_group_size(int buckets, int warps)
 enum { FPS_DENSE_MAX_N = 1024 };
 
 /* The run kernel spreads a cloud over a cluster of 1 to FPS_RUNS_CTAS_MAX
- * blocks, up to 992 owner threads a block, runs of equal length: 20 bytes a
- * point in shared memory, at most FPS_RUNS_MAX_RUN points a thread; a
- * cluster of 16 only where 8 cannot hold the cloud. Any cluster size that
- * holds the whole batch at once beats the bucket kernel: 32 x 16,384 x 4,096
- * over 2 blocks a cloud (runs of 9) took 2.04 ms on the H100, the bucket
- * kernel 3.56, 4 blocks a cloud in two waves 2.98. */
+ * blocks, up to 992 owner threads a block, runs of equal length, 20 bytes a
+ * point: in shared memory up to FPS_RUNS_SHARED_RUN points a thread, else
+ * in global memory (L2 holds them) up to FPS_RUNS_MAX_RUN (a slot's place in
+ * its run takes 6 bits of a key); a cluster of 16 only where 8 cannot hold
+ * the cloud. Any cluster size that holds the whole batch at once beats the
+ * bucket kernel: 32 x 16,384 x 4,096 over 2 blocks a cloud (runs of 9) took
+ * 2.04 ms on the H100, the bucket kernel 3.56, 4 blocks a cloud in two
+ * waves 2.98. */
 enum {
     FPS_RUNS_OWNERS = 992,
-    FPS_RUNS_MAX_RUN = 10,
+    FPS_RUNS_SHARED_RUN = 10,
+    FPS_RUNS_SLOT_BITS = 6,
+    FPS_RUNS_MAX_RUN = 1 << FPS_RUNS_SLOT_BITS,
     FPS_RUNS_SMALL_N = 12288,
     FPS_RUNS_CTAS_MAX = 16,
     FPS_RUNS_MORTON_SMALL = 5, /* Morton bits an axis, up to FPS_RUNS_SMALL_N points */
@@ -97,10 +101,17 @@ SP_FN int fps_run_owners(int n, int ctas)
     return ((n + run - 1) / run + 31) / 32 * 32;
 }
 
-/* Whether the run kernel takes a cloud of n points over ctas blocks. */
+/* Whether the run kernel takes a cloud of n points over ctas blocks; with
+ * runs in shared memory when shared. */
+SP_FN int fps_runs_take_in(int64_t n, int ctas, int shared)
+{
+    const int most = shared ? FPS_RUNS_SHARED_RUN : FPS_RUNS_MAX_RUN;
+    return n >= 1 && n <= (int64_t)FPS_RUNS_OWNERS * ctas * most;
+}
+
 SP_FN int fps_runs_take(int64_t n, int ctas)
 {
-    return n >= 1 && n <= (int64_t)FPS_RUNS_OWNERS * ctas * FPS_RUNS_MAX_RUN;
+    return fps_runs_take_in(n, ctas, 0);
 }
 
 /* Its Morton order: 32 cells an axis for small clouds (a sort of 15 bits
