@@ -5,9 +5,11 @@
  * prepare uploads both clouds and builds each reference cloud's index on
  * the device: bounding box (two reduction kernels), Morton codes, a radix
  * sort (CUB), the points gathered into leaf slots, then every box bottom up
- * in one launch (a launch a level cost more than the work). Its buffers are one
- * allocation: every cudaFree waits for the device, and a dozen of them
- * showed in the end-to-end time.
+ * in one launch (a launch a level cost more than the work), captured as one
+ * graph that runs while the queries upload on a second stream. Its buffers
+ * are one allocation (every cudaFree waits for the device), kept with the
+ * streams and graphs for the next run of the same sizes (bvh_release gives
+ * the state back to the cache of impl/cuda_util.h).
  * compute sorts the queries by a 30-bit Morton code in the reference's
  * frame (so a warp's 32 queries are neighbours and walk nearly the same
  * nodes), then runs one thread per query over all pairs of the batch in one
