@@ -758,9 +758,9 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                 const bool last = !left;
                 if (last)
                     far = -1.0f, low = 0xffffffffu;
-                for (int i = 0; i < own; i++) {
-                    const int e = i * T + t;
-                    const float px = sx[e], py = sy[e], pz = sz[e], before = sm[e];
+                /* slot i (at e): lowered by the samples, the run's farthest kept */
+                const auto lower = [&](int i, int e, float px, float py, float pz, float before,
+                                       uint32_t pid) {
                     float v = before;
 #pragma unroll
                     for (int u = 0; u < 4; u++) {
@@ -769,9 +769,31 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                     }
                     if (v < before)
                         sm[e] = v;
-                    const uint32_t id = sid[e] << FPS_RUNS_SLOT_BITS | i;
+                    const uint32_t id = pid << FPS_RUNS_SLOT_BITS | i;
                     if (last && (v > far || (v == far && id < low)))
                         far = v, low = id;
+                };
+                if (GLOBAL_RUNS) {
+                    /* L2 latency: the next slot's loads go out before this slot's
+                     * store, which the compiler may not move them past */
+                    float nx = 0.0f, ny = 0.0f, nz = 0.0f, nm = 0.0f;
+                    uint32_t nid = 0;
+                    if (own > 0)
+                        nx = sx[t], ny = sy[t], nz = sz[t], nm = sm[t], nid = sid[t];
+                    for (int i = 0; i < own; i++) {
+                        const int e = i * T + t;
+                        const float px = nx, py = ny, pz = nz, before = nm;
+                        const uint32_t pid = nid;
+                        if (i + 1 < own)
+                            nx = sx[e + T], ny = sy[e + T], nz = sz[e + T], nm = sm[e + T],
+                            nid = sid[e + T];
+                        lower(i, e, px, py, pz, before, pid);
+                    }
+                } else {
+                    for (int i = 0; i < own; i++) {
+                        const int e = i * T + t;
+                        lower(i, e, sx[e], sy[e], sz[e], sm[e], sid[e]);
+                    }
                 }
             }
             key = fps_key(far, low >> FPS_RUNS_SLOT_BITS);
