@@ -302,8 +302,9 @@ void pcb_nn_index_free(pcb_nn_index *index);
  * "pcb_options", "pcb_report", "pcb_promise", "pcb_judgement"), 0 for another
  * name: bindings that mirror them check their layout against it. */
 size_t pcb_abi_size(const char *type);
-/* Free the scratch memory device-resident runs keep between calls; waits
- * for the work queued with it. Nothing to do without CUDA. */
+/* Free the scratch memory device-resident runs keep between calls (and
+ * cuda_bvh's host runs too: their device buffers, streams and graphs);
+ * waits for the work queued with it. Nothing to do without CUDA. */
 void pcb_device_cache_clear(void);
 
 /* ---- simple entry points: fastest available verified exact ----------- */
