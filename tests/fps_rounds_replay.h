@@ -17,6 +17,8 @@ typedef struct {
     int64_t evals;  /* distances computed: bucket slots updated and candidate updates */
     int64_t rounds;
     int64_t taken_alone; /* rounds that took the farthest point alone */
+    int64_t looks;       /* looks at the candidates for the largest keys */
+    int64_t looked;      /* picks those looks took */
 } replay_counts;
 
 typedef struct {
@@ -52,9 +54,11 @@ static void replay_grow(replay_box *b, const float *p)
 /* One cloud: out[0 .. m) and the counts (added to *c), as the bucket kernel
  * with that many warps takes them or, with warps 0, the run kernel over a
  * cluster of ctas blocks (units of fps_run_length slots a thread, a warp's
- * 32 runs a group, no padding). Returns 0, or -1 out of memory. */
+ * 32 runs a group, no padding); the candidates' picks take_k at a time
+ * (fps_take_keeps; 1: one at a time, as the kernel's taker). Only looks
+ * and looked depend on take_k. Returns 0, or -1 out of memory. */
 static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int ctas,
-                         int32_t *out, replay_counts *c)
+                         int take_k, int32_t *out, replay_counts *c)
 {
     const int U = warps ? FPS_BUCKET : fps_run_length(n, ctas), padded = warps != 0;
     const int B = warps ? (n + U - 1) / U : fps_run_owners(n, ctas), slots = B * U;
@@ -171,25 +175,54 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
         } else if (cands > 0 && cands <= FPS_ROUND_CAP) {
             count = 0;
             while (j < m) {
-                uint64_t best = 0;
-                int at = -1;
-                for (int k = 0; k < cands; k++) {
-                    const uint64_t key = fps_key(cand_v[k], id[cand[k]]);
-                    if (key > best)
-                        best = key, at = cand[k];
+                /* the take_k largest keys above tau, largest first */
+                int top[FPS_ROUND_CAP], found = 0;
+                uint64_t below = UINT64_MAX;
+                for (; found < take_k; found++) {
+                    uint64_t best = 0;
+                    int at = -1;
+                    for (int k = 0; k < cands; k++) {
+                        const uint64_t key = fps_key(cand_v[k], id[cand[k]]);
+                        if (key > best && key < below)
+                            best = key, at = k;
+                    }
+                    if (at < 0 || !(fps_key_dist(best) > tau))
+                        break;
+                    top[found] = at;
+                    below = best;
                 }
-                if (!(fps_key_dist(best) > tau))
+                if (found == 0)
                     break;
-                out[j++] = (int32_t)id[at];
-                for (int d = 0; d < 3; d++)
-                    q[count][d] = p[at][d];
-                for (int k = 0; k < cands; k++) {
-                    const float *x = p[cand[k]];
-                    const float d = fps_dist(x[0], x[1], x[2], p[at][0], p[at][1], p[at][2]);
-                    cand_v[k] = d < cand_v[k] ? d : cand_v[k];
+                /* the first, then each next one no pick before it lowers */
+                int took = 1;
+                while (took < found && j + took < m) {
+                    const float *x = p[cand[top[took]]];
+                    int keeps = 1;
+                    for (int i = 0; i < took && keeps; i++) {
+                        const float *y = p[cand[top[i]]];
+                        keeps = fps_take_keeps(cand_v[top[took]],
+                                               fps_dist(x[0], x[1], x[2], y[0], y[1], y[2]));
+                    }
+                    if (!keeps)
+                        break;
+                    took++;
                 }
-                c->evals += cands;
-                count++;
+                c->looks++;
+                c->looked += took;
+                for (int i = 0; i < took; i++) {
+                    const int at = cand[top[i]];
+                    out[j++] = (int32_t)id[at];
+                    for (int d = 0; d < 3; d++)
+                        q[count][d] = p[at][d];
+                    count++;
+                }
+                for (int i = count - took; i < count; i++) /* the picks, together */
+                    for (int k = 0; k < cands; k++) {
+                        const float *x = p[cand[k]];
+                        const float d = fps_dist(x[0], x[1], x[2], q[i][0], q[i][1], q[i][2]);
+                        cand_v[k] = d < cand_v[k] ? d : cand_v[k];
+                    }
+                c->evals += (int64_t)cands * took;
             }
             bound = tau;
         } else {
