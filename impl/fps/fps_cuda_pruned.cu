@@ -1017,9 +1017,17 @@ static int runs_size(pruned_state *s, int ctas, int shared, size_t optin)
     return s->smem + sizeof(round_state) <= optin;
 }
 
-static const void *runs_kernel(const pruned_state *s)
+typedef void (*runs_kernel_fn)(fps_args);
+
+/* The run kernel with its runs in global memory or in shared memory. */
+static runs_kernel_fn runs_kernel_of(int global_runs)
 {
-    return s->global_runs ? (const void *)fps_sample_runs<true> : (const void *)fps_sample_runs<false>;
+    return global_runs ? fps_sample_runs<true> : fps_sample_runs<false>;
+}
+
+static runs_kernel_fn runs_kernel(const pruned_state *s)
+{
+    return runs_kernel_of(s->global_runs);
 }
 
 /* The run kernel's launch for clouds clouds, a cluster of args.ctas blocks
@@ -1060,13 +1068,10 @@ static int setup(pruned_state *s)
     if (s->runs) {
         const int forced = ctas_forced();
         int chosen = 0; /* blocks a cloud; 0: none holds the whole batch at once, buckets */
-        for (int k = 0; k < 2; k++) {
-            const void *kernel_k = k ? (const void *)fps_sample_runs<true>
-                                     : (const void *)fps_sample_runs<false>;
-            if (cudaFuncSetAttribute(kernel_k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
-                cudaSuccess)
+        for (int global_runs = 0; global_runs < 2; global_runs++)
+            if (cudaFuncSetAttribute(runs_kernel_of(global_runs),
+                                     cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
                 (void)cudaGetLastError(); /* no clusters of 16 here: their launch check says so */
-        }
         /* runs in shared memory first, then in global memory */
         for (int shared = 1; shared >= 0 && !chosen; shared--)
             for (int c = forced ? forced : FPS_RUNS_CTAS_MAX; c >= 1 && !chosen; c >>= 1) {
@@ -1089,7 +1094,7 @@ static int setup(pruned_state *s)
                     chosen = c;
             }
         if (chosen) /* the loop's last sizing was chosen's */
-            kernel = runs_kernel(s);
+            kernel = (const void *)runs_kernel(s);
         else
             s->runs = 0;
     }
@@ -1226,10 +1231,7 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
         cudaLaunchAttribute cluster;
         cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
         cfg.stream = stream;
-        if (s->global_runs)
-            PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs<true>, s->args));
-        else
-            PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, fps_sample_runs<false>, s->args));
+        PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, runs_kernel(s), s->args));
     } else if (s->warps == 8)
         fps_sample<8><<<grid, 8 * 32, s->smem, stream>>>(s->args);
     else if (s->warps == 16)
