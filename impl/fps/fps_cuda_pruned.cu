@@ -388,14 +388,16 @@ __device__ int take_candidates(round_state *r, round_state *to, int count, float
         /* The farthest candidate: the lane's own by value, then the lowest
          * index; across lanes one reduction of the value, and a second one
          * of the index only when lanes tie. */
-        float bv = v[0];
-        uint32_t bid = id[0];
+        unsigned long long best = fps_key(v[0], id[0]);
         int at = 0;
 #pragma unroll
-        for (int i = 1; i < SL; i++)
-            if (v[i] > bv || (v[i] == bv && id[i] < bid))
-                bv = v[i], bid = id[i], at = i;
-        const unsigned bits = __float_as_uint(bv);
+        for (int i = 1; i < SL; i++) { /* one 64-bit compare a slot: no branch */
+            const unsigned long long key = fps_key(v[i], id[i]);
+            at = key > best ? i : at;
+            best = key > best ? key : best;
+        }
+        const unsigned bits = (unsigned)(best >> 32);
+        const uint32_t bid = ~(uint32_t)best;
         const unsigned top = __reduce_max_sync(0xffffffffu, bits);
         const unsigned tied = __ballot_sync(0xffffffffu, bits == top);
         int win = 31 - __clz(tied); /* the one lane, when it is one: no bit reversal */
