@@ -65,10 +65,11 @@ SP_FN int fps_round_level(int level, long long count)
  * 3.4-3.8, 8 gave 4.8-6.9: the farthest points are far from each other.
  * The CPU replay takes its rounds' picks this way, k at a time (the tests:
  * dp's sequence for k = 1, 2, 4, 8 on every replay cloud, the counts the
- * kernel is held to unchanged); the kernel's taker still picks one at a
- * time, its next step: a warp finds the k largest keys by k reductions
- * without the shuffles and distance updates between them, checks the
- * pairs in parallel (a lane a pair) and applies the picks together. */
+ * kernel is held to unchanged). The kernel's taker picks one at a time:
+ * taking k keys a look (k reductions, a lane a check, the picks applied
+ * together) was exact on the GPU and slower for every k on the H100, since
+ * the taker is a chain of instructions and a look held more of them than
+ * the picks it saved (impl/fps/README.md). */
 enum { FPS_TAKE_K = 4 };
 
 /* Whether a candidate of minimum v keeps it against a pick at distance d. */
