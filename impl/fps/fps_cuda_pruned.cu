@@ -393,30 +393,29 @@ __device__ int take_candidates(round_state *r, round_state *to, int count, float
 #pragma unroll
         for (int i = 1; i < SL; i++) { /* one 64-bit compare a slot: no branch */
             const unsigned long long key = fps_key(v[i], id[i]);
-            at = key > best ? i : at;
-            best = key > best ? key : best;
+            if (key > best)
+                best = key, at = i;
         }
-        const unsigned bits = (unsigned)(best >> 32);
-        const uint32_t bid = ~(uint32_t)best;
-        const unsigned top = __reduce_max_sync(0xffffffffu, bits);
-        const unsigned tied = __ballot_sync(0xffffffffu, bits == top);
-        int win = 31 - __clz(tied); /* the one lane, when it is one: no bit reversal */
-        uint32_t index;
-        if (tied & (tied - 1)) {
-            index = __reduce_min_sync(0xffffffffu, bits == top ? bid : 0xffffffffu);
-            win = 31 - __clz(__ballot_sync(0xffffffffu, bits == top && bid == index));
-        } else {
-            index = __shfl_sync(0xffffffffu, bid, win);
-        }
-        if (!(__uint_as_float(top) > tau))
-            break;
+        /* its coordinates, while the reduction is in flight */
         float px = x[0], py = y[0], pz = z[0];
 #pragma unroll
         for (int i = 1; i < SL; i++)
             if (at == i)
                 px = x[i], py = y[i], pz = z[i];
+        const unsigned bits = (unsigned)(best >> 32);
+        const uint32_t bid = ~(uint32_t)best;
+        const unsigned top = __reduce_max_sync(0xffffffffu, bits);
+        const unsigned tied = __ballot_sync(0xffffffffu, bits == top);
+        int win = 31 - __clz(tied); /* the one lane, when it is one: no bit reversal */
+        if (tied & (tied - 1)) {
+            const uint32_t low = __reduce_min_sync(0xffffffffu, bits == top ? bid : 0xffffffffu);
+            win = 31 - __clz(__ballot_sync(0xffffffffu, bits == top && bid == low));
+        }
         const float qx = __shfl_sync(0xffffffffu, px, win), qy = __shfl_sync(0xffffffffu, py, win),
                     qz = __shfl_sync(0xffffffffu, pz, win);
+        const uint32_t index = __shfl_sync(0xffffffffu, bid, win);
+        if (!(__uint_as_float(top) > tau))
+            break;
         if (to)
             to->q[taken] = make_float4(qx, qy, qz, __int_as_float((int)index));
         taken++;
