@@ -34,6 +34,7 @@
 
 #include <cub/cub.cuh>
 #include <stdint.h>
+#include <type_traits>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,14 +389,19 @@ __device__ int take_candidates(round_state *r, round_state *to, int count, float
         /* The farthest candidate: the lane's own by value, then the lowest
          * index; across lanes one reduction of the value, and a second one
          * of the index only when lanes tie. */
-        unsigned long long best = fps_key(v[0], id[0]);
-        int at = 0;
+        unsigned long long key[SL]; /* one 64-bit compare a pair, a tree: no branch */
+        int slot[SL];
 #pragma unroll
-        for (int i = 1; i < SL; i++) { /* one 64-bit compare a slot: no branch */
-            const unsigned long long key = fps_key(v[i], id[i]);
-            if (key > best)
-                best = key, at = i;
-        }
+        for (int i = 0; i < SL; i++)
+            key[i] = fps_key(v[i], id[i]), slot[i] = i;
+#pragma unroll
+        for (int w = 1; w < SL; w *= 2)
+#pragma unroll
+            for (int i = 0; i + w < SL; i += 2 * w)
+                if (key[i + w] > key[i])
+                    key[i] = key[i + w], slot[i] = slot[i + w];
+        const unsigned long long best = key[0];
+        const int at = slot[0];
         /* its coordinates, while the reduction is in flight */
         float px = x[0], py = y[0], pz = z[0];
 #pragma unroll
@@ -851,8 +857,11 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
  * warp takes the largest distance bits (non-negative floats order as their
  * bits) and, among the lanes that hold it, the lowest index, one redux
  * instruction each; the warps' winners meet in shared memory, double
- * buffered, so one barrier a step. Distances round as dp's (sp_d2: no FMA).
- * The result is pcb_fps_better's order, dp's sequence. */
+ * buffered, so one barrier a step, and a tree over the four posts names
+ * the block's. A step is a chain of dependent instructions, so it is
+ * written twice, for even and odd steps, with its buffer a constant: no
+ * address arithmetic in the chain. Distances round as dp's (sp_d2: no
+ * FMA). The result is pcb_fps_better's order, dp's sequence. */
 enum { DENSE_WARPS = 4, DENSE_THREADS = DENSE_WARPS * 32 };
 
 template <int K>
@@ -860,8 +869,9 @@ __global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *x
                                                                   int start, int32_t *out,
                                                                   unsigned long long *counts)
 {
+    static_assert(DENSE_WARPS == 4, "a tree over four posts");
     __shared__ float sx[K * DENSE_THREADS], sy[K * DENSE_THREADS], sz[K * DENSE_THREADS];
-    __shared__ unsigned wkey[2][DENSE_WARPS], widx[2][DENSE_WARPS];
+    __shared__ unsigned wkey[2][DENSE_WARPS], widx[2][DENSE_WARPS]; /* each warp's farthest */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const float *cloud = xyz + (size_t)blockIdx.x * (size_t)n * 3;
     int32_t *picks = out + (size_t)blockIdx.x * (size_t)m;
@@ -874,20 +884,24 @@ __global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *x
         py[k] = in ? cloud[3 * i + 1] : 0.0f;
         pz[k] = in ? cloud[3 * i + 2] : 0.0f;
         sx[i] = px[k], sy[i] = py[k], sz[i] = pz[k];
-        md[k] = in ? __int_as_float(0x7f800000) : -1.0f; /* +inf; padding is never farthest */
+        /* +inf; padding -1 stays -1 (no distance is below it): never farthest */
+        md[k] = in ? __int_as_float(0x7f800000) : -1.0f;
     }
     __syncthreads();
     int last = start;
     if (tid == 0)
         picks[0] = last;
-    for (int j = 1; j < m; j++) {
+    /* step j posts into buffer j & 1, a constant in each of the loop's two
+     * copies (no address arithmetic in the chain) */
+    const auto step = [&](auto parity, int j) {
+        constexpr int buf = decltype(parity)::value;
         const float qx = sx[last], qy = sy[last], qz = sz[last];
         float v[K];
         int at[K];
 #pragma unroll
         for (int k = 0; k < K; k++) {
             const float d = sp_d2(SP_SUB(px[k], qx), SP_SUB(py[k], qy), SP_SUB(pz[k], qz));
-            md[k] = k * DENSE_THREADS + tid < n && d < md[k] ? d : md[k];
+            md[k] = d < md[k] ? d : md[k];
             v[k] = md[k];
             at[k] = k;
         }
@@ -904,20 +918,24 @@ __global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *x
         const unsigned idx = v[0] >= 0.0f ? (unsigned)(at[0] * DENSE_THREADS + tid) : 0xffffffffu;
         const unsigned top = __reduce_max_sync(0xffffffffu, key);
         const unsigned low = __reduce_min_sync(0xffffffffu, key == top ? idx : 0xffffffffu);
-        const int buf = j & 1;
         if (lane == 0)
             wkey[buf][warp] = top, widx[buf][warp] = low;
         __syncthreads();
-        unsigned bk = wkey[buf][0], bi = widx[buf][0];
-#pragma unroll
-        for (int w = 1; w < DENSE_WARPS; w++) {
-            const unsigned k2 = wkey[buf][w], i2 = widx[buf][w];
-            if (k2 > bk || (k2 == bk && i2 < bi))
-                bk = k2, bi = i2;
-        }
-        last = (int)bi;
+        /* the block's farthest: a tree over the four posts */
+        const unsigned k0 = wkey[buf][0], k1 = wkey[buf][1], k2 = wkey[buf][2], k3 = wkey[buf][3];
+        const unsigned i0 = widx[buf][0], i1 = widx[buf][1], i2 = widx[buf][2], i3 = widx[buf][3];
+        const bool s1 = k1 > k0 || (k1 == k0 && i1 < i0);
+        const bool s3 = k3 > k2 || (k3 == k2 && i3 < i2);
+        const unsigned ka = s1 ? k1 : k0, ia = s1 ? i1 : i0;
+        const unsigned kb = s3 ? k3 : k2, ib = s3 ? i3 : i2;
+        last = (int)(kb > ka || (kb == ka && ib < ia) ? ib : ia);
         if (tid == 0)
             picks[j] = last;
+    };
+    for (int j = 1; j < m; j += 2) {
+        step(std::integral_constant<int, 1>(), j);
+        if (j + 1 < m)
+            step(std::integral_constant<int, 0>(), j + 1);
     }
     if (tid == 0) {
         atomicAdd(counts, (unsigned long long)n * (unsigned long long)(m - 1));
