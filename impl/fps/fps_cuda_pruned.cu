@@ -34,9 +34,10 @@
 
 #include <cub/cub.cuh>
 #include <stdint.h>
-#include <type_traits>
 #include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "cuda_util.h"
 #include "fps_rounds.h"
