@@ -865,6 +865,13 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
  * FMA). The result is pcb_fps_better's order, dp's sequence. */
 enum { DENSE_WARPS = 4, DENSE_THREADS = DENSE_WARPS * 32 };
 
+/* Whether post (key, index) a is the farther: larger distance bits, then the
+ * lower index. */
+__device__ __forceinline__ bool dense_farther(unsigned ka, unsigned ia, unsigned kb, unsigned ib)
+{
+    return ka > kb || (ka == kb && ia < ib);
+}
+
 template <int K>
 __global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *xyz, int n, int m,
                                                                   int start, int32_t *out,
@@ -925,11 +932,10 @@ __global__ void __launch_bounds__(DENSE_THREADS) fps_sample_dense(const float *x
         /* the block's farthest: a tree over the four posts */
         const unsigned k0 = wkey[buf][0], k1 = wkey[buf][1], k2 = wkey[buf][2], k3 = wkey[buf][3];
         const unsigned i0 = widx[buf][0], i1 = widx[buf][1], i2 = widx[buf][2], i3 = widx[buf][3];
-        const bool s1 = k1 > k0 || (k1 == k0 && i1 < i0);
-        const bool s3 = k3 > k2 || (k3 == k2 && i3 < i2);
+        const bool s1 = dense_farther(k1, i1, k0, i0), s3 = dense_farther(k3, i3, k2, i2);
         const unsigned ka = s1 ? k1 : k0, ia = s1 ? i1 : i0;
         const unsigned kb = s3 ? k3 : k2, ib = s3 ? i3 : i2;
-        last = (int)(kb > ka || (kb == ka && ib < ia) ? ib : ia);
+        last = (int)(dense_farther(kb, ib, ka, ia) ? ib : ia);
         if (tid == 0)
             picks[j] = last;
     };
