@@ -174,7 +174,9 @@ PCB_CA_FN double pcb_ca_eps_next(double eps, double floor)
  * at most this many miss, the whole block scans for each in turn (row w of
  * the cache: the 4 least (v', j) of warp w's lanes' slots), else a warp
  * scans for each (row l: lane l's slots). */
+#ifndef PCB_CA_BLOCK_SCANS_MAX /* tuning builds only: 0 to 16 measured, 8 best */
 #define PCB_CA_BLOCK_SCANS_MAX 8
+#endif
 #define PCB_CA_CACHE_MAX_N 65535 /* slot indexes are 16 bits; 0xffff: none */
 #define PCB_CA_NO_SLOT 0xffffu
 
