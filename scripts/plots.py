@@ -33,6 +33,9 @@ import pcbresults as R
 
 SUITE_ORDER = ("seed", "full")
 EXTRA_COLOURS = ['#8c564b', '#7f7f7f', '#bcbd22', '#17becf']
+# The peers' points beside our lines (gnuplot's first colours draw the lines).
+PEER_COLOURS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#8c564b', '#e377c2', '#7f7f7f',
+                '#bcbd22', '#17becf']
 DASHES = (1, 2, 4, 5)  # solid, then dashed patterns, in order of first use in a plot
 
 
@@ -109,7 +112,7 @@ def x_axis(xs, names=None):
         out = ["unset logscale x", "set xrange [%g:%g]" % (lo - pad, hi + pad)]
     distinct = sorted(set(xs))
     if names and logx:  # named points at one end, powers of ten between
-        k = math.ceil(math.log10(min(x for x in xs if x not in names) / 1.15))
+        k = math.floor(math.log10(min(x for x in xs if x not in names) / 1.15))
         tics = dict(names)
         while 10 ** k <= hi * 1.15:
             tics[10 ** k] = tic_label(10 ** k)
@@ -291,7 +294,10 @@ def emd_bound_plot(p, suites, peer_suites):
     certified bound it reached (asked 0.1% to 5%: the /gap configurations),
     one line per cloud kind, the suites merged; the peers placed by their
     measured gap to the optimum where they answer a bijection, and at the left
-    edge, marked, where they do not."""
+    edge, marked, where they do not. A peer keeps its colour on both kinds of
+    cloud; the shape says the kind and whether it answered a bijection. Ours
+    from Python (pcbench_py) is cuda_auction itself, the line, not a peer."""
+    shapes = {("uniform", False): 9, ("sphere", False): 13, ("uniform", True): 6, ("sphere", True): 4}
     for n in (1024, 4096):
         lines, peers_at = [], []
         for kind in ("uniform", "sphere"):
@@ -312,19 +318,26 @@ def emd_bound_plot(p, suites, peer_suites):
                     continue
                 for e in pd.get("results", []):
                     ms = (e.get("compute") or {}).get("median_ms")
-                    if not ms or e.get("status") not in ("ok", "value-only", "not-a-bijection"):
+                    if (not ms or e.get("peer") == "pcbench_py"
+                            or e.get("status") not in ("ok", "value-only", "not-a-bijection")):
                         continue
                     gap = e.get("gap")
-                    peers_at.append(("%s, %s" % (e["peer"], kind), e["status"] == "not-a-bijection",
+                    peers_at.append((e["peer"], kind, e["status"] == "not-a-bijection",
                                      abs(gap) * 100 if isinstance(gap, (int, float)) and gap else None,
                                      ms))
         if not lines:
             continue
-        left = min(x for _, _, pts in lines for x, _ in pts) / 2
-        extra = [("%s%s" % (name, ": not a bijection" if marked else ""),
-                  [(x if x and not marked else left, ms)],
-                  "points pt %d ps 2" % (6 if marked else 9))
-                 for name, marked, x, ms in peers_at if marked or x]
+        peers_at = [q for q in peers_at if q[2] or q[3]]
+        # "no bijection" sits a decade left of the decade below every real point
+        real = [x for _, _, pts in lines for x, _ in pts] + [q[3] for q in peers_at if not q[2]]
+        left = 10 ** (math.floor(math.log10(min(real) / 1.15)) - 1)
+        colour = {}
+        for peer, *_ in peers_at:
+            colour.setdefault(peer, PEER_COLOURS[len(colour) % len(PEER_COLOURS)])
+        extra = [("%s, %s%s" % (peer, kind, ": not a bijection" if marked else ""),
+                  [(left if marked else x, ms)],
+                  "points pt %d ps 2 lc rgb '%s'" % (shapes[(kind, marked)], colour[peer]))
+                 for peer, kind, marked, x, ms in peers_at]
         p.lines("emd-time-vs-bound-n%d" % n, "EMD as a loss: compute time against the certified "
                 "bound, batch 32 x %d" % n, "certified bound (ours) or gap to the optimum (peers), %",
                 "median compute time (ms)", lines, extra=extra, tic_names={left: "no bijection"})
