@@ -34,8 +34,7 @@ import pcbresults as R
 SUITE_ORDER = ("seed", "full")
 EXTRA_COLOURS = ['#8c564b', '#7f7f7f', '#bcbd22', '#17becf']
 # The peers' points beside our lines (gnuplot's first colours draw the lines).
-PEER_COLOURS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#8c564b', '#e377c2', '#7f7f7f',
-                '#bcbd22', '#17becf']
+PEER_COLOURS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#e377c2'] + EXTRA_COLOURS
 DASHES = (1, 2, 4, 5)  # solid, then dashed patterns, in order of first use in a plot
 
 
@@ -99,6 +98,12 @@ def tic_label(x):
     return "%g" % x
 
 
+def decade_below(xs):
+    """The exponent of the power of ten at or below the least of xs, with the
+    axis margin x_axis leaves."""
+    return math.floor(math.log10(min(xs) / 1.15))
+
+
 def x_axis(xs, names=None):
     """gnuplot lines for the x axis: log scale when the values span 8x or more, a small
     margin so edge points are not cut, tics at the values themselves when few (names:
@@ -112,7 +117,7 @@ def x_axis(xs, names=None):
         out = ["unset logscale x", "set xrange [%g:%g]" % (lo - pad, hi + pad)]
     distinct = sorted(set(xs))
     if names and logx:  # named points at one end, powers of ten between
-        k = math.floor(math.log10(min(x for x in xs if x not in names) / 1.15))
+        k = decade_below([x for x in xs if x not in names])
         tics = dict(names)
         while 10 ** k <= hi * 1.15:
             tics[10 ** k] = tic_label(10 ** k)
@@ -330,7 +335,7 @@ def emd_bound_plot(p, suites, peer_suites):
         peers_at = [q for q in peers_at if q[2] or q[3]]
         # "no bijection" sits a decade left of the decade below every real point
         real = [x for _, _, pts in lines for x, _ in pts] + [q[3] for q in peers_at if not q[2]]
-        left = 10 ** (math.floor(math.log10(min(real) / 1.15)) - 1)
+        left = 10 ** (decade_below(real) - 1)
         colour = {}
         for peer, *_ in peers_at:
             colour.setdefault(peer, PEER_COLOURS[len(colour) % len(PEER_COLOURS)])
