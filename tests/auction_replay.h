@@ -18,6 +18,8 @@ typedef struct {
     int64_t bids, rounds, phases;
     int64_t scans, checks; /* full scans of B; looks into a cache */
     int64_t cache_wrong;   /* cache hits whose least two a full scan disputes */
+    int64_t ascents;       /* dual ascents tried (emd_cuda_auction.h) */
+    int64_t ascent_stops;  /* ... and that proved the target */
     double p, d;           /* the last certificate's sums */
 } replay_stats;
 
@@ -168,6 +170,52 @@ static void replay_bid(pcb_ca_best best, double eps, int32_t k, int32_t i, int32
     top[best.j1] = key > top[best.j1] ? key : top[best.j1];
 }
 
+/* The dual ascent of emd_cuda_auction.h from the phase's prices (left as
+ * they are): the improved prices into q, returns D'. Scratch: demanders,
+ * gap, u (n each). Counted as the kernel counts it. */
+static double replay_ascent(const float *a, const float *b, int32_t n, const double *price,
+                            replay_cache *cache, replay_stats *st, double *q, int32_t *demanders,
+                            double *gap, double *u)
+{
+    for (int32_t j = 0; j < n; j++) {
+        demanders[j] = 0;
+        gap[j] = HUGE_VAL;
+    }
+    for (int32_t i = 0; i < n; i++) { /* 1: who has which object as its least */
+        const pcb_ca_best best = replay_best(a, b, price, n, i, 0, cache, st);
+        const double g = best.w2 - best.w1;
+        demanders[best.j1]++;
+        gap[best.j1] = g < gap[best.j1] ? g : gap[best.j1];
+    }
+    for (int32_t j = 0; j < n; j++)
+        q[j] = pcb_ca_raised(price[j], demanders[j], gap[j]);
+    for (int32_t i = 0; i < n; i++) { /* 2: the row minima at q (caches stay bounds: q >= p) */
+        pcb_ca_best best;
+        if (!replay_look(a, b, q, n, i, 1, cache, st, &best)) {
+            st->scans++;
+            best = replay_full(a, b, q, n, i);
+        }
+        u[i] = best.w1;
+    }
+    for (int32_t j = 0; j < n; j++) { /* 3: the c-transform */
+        double m = -HUGE_VAL;
+        for (int32_t i = 0; i < n; i++) {
+            const double t = u[i] - (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2],
+                                                       b[3 * j], b[3 * j + 1], b[3 * j + 2]);
+            m = t > m ? t : m;
+        }
+        q[j] = m;
+    }
+    st->scans += n; /* the transform's n x n costs */
+    double d_warp[PCB_CA_WARPS] = {0}, d = 0;
+    for (int32_t i = 0; i < n; i++)
+        d_warp[i % PCB_CA_WARPS] += u[i] - q[i];
+    for (int w = 0; w < PCB_CA_WARPS; w++)
+        d += d_warp[w];
+    st->ascents++;
+    return d;
+}
+
 /* Solve one pair; returns 0, or -1 when out of memory. */
 static int replay_pair(const float *a, const float *b, int32_t n, const pcb_options *opt,
                        uint64_t shuffle, int32_t *match, double *price, replay_stats *st)
@@ -175,15 +223,17 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
     int32_t *owner = malloc((size_t)n * sizeof *owner), *list = malloc((size_t)n * sizeof *list),
             *next = malloc((size_t)n * sizeof *next), *chose = malloc((size_t)n * sizeof *chose);
     unsigned long long *top = calloc((size_t)n, sizeof *top);
-    double *least = malloc((size_t)n * sizeof *least);
+    double *least = malloc((size_t)n * sizeof *least), *q = malloc((size_t)n * sizeof *q),
+           *gap = malloc((size_t)n * sizeof *gap), *u = malloc((size_t)n * sizeof *u);
     replay_cache cache = {NULL, NULL};
     if (n <= PCB_CA_CACHE_MAX_N) {
         cache.slot = malloc((size_t)n * 32 * PCB_CA_SLOTS * sizeof *cache.slot);
         cache.bound = malloc((size_t)n * sizeof *cache.bound);
     }
-    if (!owner || !list || !next || !chose || !top || !least ||
+    if (!owner || !list || !next || !chose || !top || !least || !q || !gap || !u ||
         (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound))) {
         free(owner), free(list), free(next), free(chose), free(top), free(least);
+        free(q), free(gap), free(u);
         free(cache.slot), free(cache.bound);
         return -1;
     }
@@ -269,6 +319,15 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
         }
         if (eps <= floor || pcb_ca_proven(st->p, st->d, target))
             break;
+        if (pcb_ca_ascent_worth(st->p, st->d, target)) {
+            const double d = replay_ascent(a, b, n, price, &cache, st, q, chose, gap, u);
+            if (pcb_ca_proven(st->p, d, target)) {
+                st->d = d;
+                st->ascent_stops++;
+                memcpy(price, q, (size_t)n * sizeof *price);
+                break;
+            }
+        }
         eps = pcb_ca_eps_next(eps, floor);
         for (int32_t i = 0; i < n; i++) {
             int32_t j = match[i];
@@ -284,7 +343,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
         for (int32_t i = 0; i < n; i++)
             match[i] = i;
     free(owner), free(list), free(next), free(chose), free(top), free(least);
-    free(cache.slot), free(cache.bound);
+    free(q), free(gap), free(u), free(cache.slot), free(cache.bound);
     return 0;
 }
 

@@ -509,6 +509,7 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
                           shuffle, in->index + p * n, in->price + p * n, &st) == 0);
         sum.bids += st.bids, sum.rounds += st.rounds, sum.phases += st.phases;
         sum.scans += st.scans, sum.checks += st.checks, sum.cache_wrong += st.cache_wrong;
+        sum.ascents += st.ascents, sum.ascent_stops += st.ascent_stops;
         sum.p = st.p, sum.d = st.d;
     }
     for (int64_t p = 0; p < in->task.batch; p++)
@@ -669,6 +670,71 @@ static void test_cuda_auction_rules_loss(void)
     }
 }
 
+/* The dual ascent alone, from the prices a coarse auction ends with: the
+ * prices it returns certify a tighter bound (the validator's double
+ * recomputation), its D' is what they prove, and D' stays below the
+ * optimum. And in the auction: on these pairs it stops a phase early at 1%
+ * (an answer the validator accepts), never with more rounds. */
+static void test_cuda_auction_ascent(void)
+{
+    static const char *const kinds[][2] = {
+        {"uniform", "uniform"}, {"sphere", "sphere"}, {"clusters", "uniform"}};
+    for (int k = 0; k < 3; k++) {
+        const int32_t n = 300;
+        instance in, ref;
+        pcb_result r, rr;
+        CHECK_RC(instance_make(&in, kinds[k][0], kinds[k][1], 1, n, 130 + k), PCB_OK);
+        CHECK_RC(instance_make(&ref, kinds[k][0], kinds[k][1], 1, n, 130 + k), PCB_OK);
+        in.task.opt.eps = pcb_emd_cost_bound(in.a, in.b, n) / 512; /* no ascent with --eps */
+        replay_stats st = replay_instance(&in, 0, &r);
+        CHECK(st.ascents == 0);
+        double before, after;
+        CHECK_RC(pcb_emd_bound(&in.task, &r, &before), PCB_OK);
+        double *q = malloc(n * sizeof *q), *gap = malloc(n * sizeof *gap),
+               *u = malloc(n * sizeof *u);
+        int32_t *demanders = malloc(n * sizeof *demanders);
+        replay_cache none = {NULL, NULL};
+        replay_stats ast = {0};
+        const double d = replay_ascent(in.a, in.b, n, in.price, &none, &ast, q, demanders, gap, u);
+        pcb_result rq = r;
+        rq.price = q;
+        CHECK_RC(pcb_emd_bound(&in.task, &rq, &after), PCB_OK);
+        CHECK_RC(run(&pcb_emd_exact, &ref, &rr), PCB_OK);
+        const double p = ref.value[0] * n;
+        printf("dual ascent %s/%s n=%d: bound %.3f%% -> %.3f%%, D' %.9g <= optimum %.9g\n",
+               kinds[k][0], kinds[k][1], n, 100 * before, 100 * after, d, p);
+        CHECK(after < 0.8 * before);
+        CHECK(d <= p * (1 + 1e-6));
+        /* D' is what the returned prices prove (float costs against double) */
+        const double p_match = in.value[0] * n;
+        CHECK(fabs((p_match - d) / d - after) <= 1e-5);
+        free(q), free(gap), free(u), free(demanders);
+        instance_free(&in);
+        instance_free(&ref);
+    }
+    /* In the auction: stopped by it at 1% (uniform) and 0.1% (sphere) */
+    int64_t stops = 0;
+    for (int k = 0; k < 4; k++) {
+        instance in;
+        pcb_result r;
+        pcb_report rep;
+        const char *kind = k < 2 ? "uniform" : "sphere";
+        const double gap = k < 2 ? 0.01 : 0.001;
+        CHECK_RC(instance_make(&in, kind, kind, 1, 700, 140 + k), PCB_OK);
+        in.task.opt.max_gap = gap;
+        replay_stats st = replay_instance(&in, 0, &r);
+        CHECK_RC(pcb_emd_validate(&in.task, &r, 0, gap, &rep), PCB_OK);
+        CHECK(rep.ok && rep.bound <= gap);
+        printf("cuda_auction rules, %g%%, %s n=700: %lld rounds, %lld phases, %lld ascents, "
+               "%s: %s\n", 100 * gap, kind, (long long)st.rounds, (long long)st.phases,
+               (long long)st.ascents, st.ascent_stops ? "stopped by one" : "not stopped by one",
+               rep.detail);
+        stops += st.ascent_stops;
+        instance_free(&in);
+    }
+    CHECK(stops == 4);
+}
+
 /* With --eps the phases run down to that eps: the total is within n eps of
  * the optimum and the certificate proves as much. */
 static void test_cuda_auction_rules_eps(void)
@@ -718,7 +784,7 @@ static void test_cuda_auction(void)
                  {"duplicates", "lattice", 1, 512, 0, 0}, {"equal", "uniform", 2, 100, 0, 0},
                  {"sphere", "clusters", 1, 300, 1e-4, 0}, {"uniform", "uniform", 1, 4096, 0, 0},
                  {"uniform", "sphere", 1, 4900, 0, 0},    {"sphere", "sphere", 2, 1024, 0, 0.01},
-                 {"uniform", "uniform", 3, 2048, 0, 0.05}};
+                 {"uniform", "uniform", 3, 2048, 0, 0.05}, {"uniform", "uniform", 4, 1000, 0, 0.01}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         instance gpu, cpu;
         pcb_result rg, rc;
@@ -758,4 +824,5 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
+          T(test_cuda_auction_ascent),
           T(test_cuda_auction_cache_bound), T(test_cuda_auction))

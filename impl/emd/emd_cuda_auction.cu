@@ -187,10 +187,11 @@ __device__ __forceinline__ uint2 pack_slots(const uint16_t j[4])
     return make_uint2(j[0] | (unsigned)j[1] << 16, j[2] | (unsigned)j[3] << 16);
 }
 
-/* The exact least two over a cache (whole warp; `row`: this lane's 4 slots)
- * and whether they are B's (with `least_only`, the least: the certificate). */
-__device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2 row,
-                                     double bound, bool least_only, pcb_ca_best *b)
+/* The exact least two of c_ij + price_j over a cache (whole warp; `row`:
+ * this lane's 4 slots) and whether they are B's (with `least_only`, the
+ * least: the certificate). */
+__device__ __forceinline__ bool look_at(const float *ai, const pair_state &s, const double *price,
+                                        uint2 row, double bound, bool least_only, pcb_ca_best *b)
 {
     const unsigned js[4] = {row.x & 0xffffu, row.x >> 16, row.y & 0xffffu, row.y >> 16};
     pcb_ca_best x = pcb_ca_none();
@@ -198,11 +199,18 @@ __device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2
     for (int q = 0; q < 4; q++)
         if (js[q] != PCB_CA_NO_SLOT) {
             const float4 o = s.bq[js[q]];
-            pcb_ca_take(&x, (double)pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + s.price[js[q]],
+            pcb_ca_take(&x, (double)pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + price[js[q]],
                         (int32_t)js[q]);
         }
     *b = warp_merge(x);
     return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
+}
+
+/* The same at the auction's prices. */
+__device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2 row,
+                                     double bound, bool least_only, pcb_ca_best *b)
+{
+    return look_at(ai, s, s.price, row, bound, least_only, b);
 }
 
 /* Look into a stored cache, loaded as its bound and this lane's row (whole
@@ -329,6 +337,107 @@ __device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair
     return b;
 }
 
+/* q_j = max_i (u_i - c_ij), u_i in s.top as double bits: a thread per
+ * object, K at once, every thread on the same row i at a time (its
+ * coordinates and u_i are broadcast reads). */
+template <int K>
+__device__ __forceinline__ void c_transform(const float *a, const pair_state &s, int n, double *q)
+{
+    const int tid = threadIdx.x;
+    for (int j0 = 0; j0 < n; j0 += K * THREADS) {
+        float bx[K], by[K], bz[K];
+        double m[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const int j = min(j0 + k * THREADS + tid, n - 1);
+            bx[k] = s.bq[j].x, by[k] = s.bq[j].y, bz[k] = s.bq[j].z;
+            m[k] = -HUGE_VAL;
+        }
+        for (int i = 0; i < n; i++) {
+            const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
+            const double u = __longlong_as_double((long long)s.top[i]);
+#pragma unroll
+            for (int k = 0; k < K; k++)
+                m[k] = fmax(m[k], u - (double)pcb_ca_cost(ax, ay, az, bx[k], by[k], bz[k]));
+        }
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (j0 + k * THREADS + tid < n)
+                q[j0 + k * THREADS + tid] = m[k];
+    }
+}
+
+/* The dual ascent of emd_cuda_auction.h (every thread calls it, after a
+ * certificate that did not prove the target): improved prices into q (the
+ * pair's price output), its D' returned to every thread. The auction's
+ * state is left as it was: s.top and s.chose serve as scratch (the gaps and
+ * demanders of step 1, then the row minima u) and top is cleared again. */
+template <bool CACHE>
+__device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder_cache c,
+                              double *q, double *sum_d, unsigned long long &scans,
+                              unsigned long long &checks)
+{
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    for (int j = tid; j < n; j += THREADS) {
+        s.chose[j] = 0;
+        s.top[j] = ~0ull; /* the least gap's bits (gaps >= +0 order like them) */
+    }
+    __syncthreads();
+    for (int i = warp; i < n; i += PCB_CA_WARPS) { /* 1: demanders and their least gap */
+        const pcb_ca_best b = bidder_best<CACHE>(a, s, n, i, false, c, scans, checks);
+        if (lane == 0) {
+            atomicAdd(&s.chose[b.j1], 1);
+            atomicMin(&s.top[b.j1], (unsigned long long)__double_as_longlong(b.w2 - b.w1));
+        }
+    }
+    __syncthreads();
+    for (int j = tid; j < n; j += THREADS)
+        q[j] = pcb_ca_raised(s.price[j], s.chose[j], __longlong_as_double((long long)s.top[j]));
+    __syncthreads();
+    for (int i = warp; i < n; i += PCB_CA_WARPS) { /* 2: row minima at q (caches: q >= p) */
+        const float *ai = a + 3 * i;
+        pcb_ca_best b;
+        bool hit = false;
+        if (CACHE && c.bound[i] >= 0) {
+            checks++;
+            hit = look_at(ai, s, q, c.slot[(size_t)i * 32 + lane], c.bound[i], true, &b);
+        }
+        if (!hit) {
+            double m = HUGE_VAL;
+            for (int j = lane; j < n; j += 32) {
+                const float4 o = s.bq[j];
+                m = fmin(m, (double)pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + q[j]);
+            }
+            b.w1 = warp_min_value(m);
+            scans++;
+        }
+        if (lane == 0)
+            s.top[i] = (unsigned long long)__double_as_longlong(b.w1);
+    }
+    __syncthreads();
+    if (n <= THREADS) /* 3: the c-transform */
+        c_transform<1>(a, s, n, q);
+    else
+        c_transform<4>(a, s, n, q);
+    if (tid == 0)
+        scans += n; /* its n x n costs, counted as n scans */
+    __syncthreads();
+    double my_d = 0; /* D', summed as the certificate's D */
+    if (lane == 0)
+        for (int i = warp; i < n; i += PCB_CA_WARPS)
+            my_d += __longlong_as_double((long long)s.top[i]) - q[i];
+    if (lane == 0)
+        sum_d[warp] = my_d;
+    __syncthreads();
+    double d = 0;
+    for (int w = 0; w < PCB_CA_WARPS; w++)
+        d += sum_d[w];
+    for (int j = tid; j < n; j += THREADS)
+        s.top[j] = 0;
+    __syncthreads();
+    return d;
+}
+
 /* Bid on best.j1 (one thread): bidder i, k-th of the round's list. */
 __device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb_ca_best best,
                                           double eps)
@@ -351,7 +460,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ unsigned missed_bits[2]; /* by round parity: bidders k whose cache missed */
     __shared__ int solo_steps, solo_missed; /* see the lone bidder's chain */
     __shared__ block_parts parts;
-    __shared__ int stop;
+    __shared__ int stop, ascend;
+    __shared__ double cert_p;
+    int ascended = 0;
     const int64_t pair = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const float *a = xyz1 + pair * n * 3, *b = xyz2 + pair * n * 3;
@@ -552,11 +663,21 @@ __global__ void __launch_bounds__(THREADS, 1)
                 p += sum_p[w];
                 d += sum_d[w];
             }
-            stats[pair].p = p;
+            stats[pair].p = cert_p = p;
             stats[pair].d = d;
             stop = eps <= floor || pcb_ca_proven(p, d, target);
+            ascend = !stop && pcb_ca_ascent_worth(p, d, target);
         }
         __syncthreads();
+        if (ascend) {
+            double *q = price_out + pair * n;
+            const double d = dual_ascent<CACHE>(a, s, n, cache, q, sum_d, scans, checks);
+            if (pcb_ca_proven(cert_p, d, target)) { /* every thread: the same d */
+                ascended = stop = 1;
+                if (tid == 0)
+                    stats[pair].d = d;
+            }
+        }
         if (stop)
             break;
         /* The next phase keeps the bidders still within its eps. */
@@ -579,7 +700,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
         __syncthreads();
     }
-    for (int j = tid; j < n; j += THREADS)
+    for (int j = tid; j < n && !ascended; j += THREADS) /* else the ascent's are there */
         price_out[pair * n + j] = s.price[j];
     if (stuck)
         for (int i = tid; i < n; i += THREADS)
