@@ -23,8 +23,10 @@
  * way the bid is the one a full exact scan gives.
  *
  * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
- * (48 bytes a point); above, in a global scratch area that stays in L2. The
- * caches (264 bytes a point) are in global memory. */
+ * (48 bytes a point); above, in a global scratch area that stays in L2. For
+ * n <= SMEM_A_MAX_N A's coordinates are copied beside it (a block rebuild's
+ * every thread, and every look, reads its bidder's). The caches (264 bytes
+ * a point) are in global memory. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +39,11 @@
 #define STATE_BYTES 48                 /* per point: see pair_state */
 #define SMEM_LIMIT (227 * 1024)        /* opt-in shared memory of an sm_90 block */
 #define SMEM_MAX_N ((SMEM_LIMIT - 4096) / STATE_BYTES) /* room for the static arrays */
+/* Where A's coordinates fit beside the state too (12 bytes a point, rounded
+ * to 16 for the block): every look and scan reads its bidder's from there
+ * instead of L2. */
+#define A_BYTES 12
+#define SMEM_A_MAX_N ((SMEM_LIMIT - 4096 - 16) / (STATE_BYTES + A_BYTES))
 #define MAX_ROUNDS_PER_N 256           /* a phase that needs more is a bug */
 
 /* What the kernel reports per pair. */
@@ -446,7 +453,7 @@ __device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb
     atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
 }
 
-template <bool SHARED, bool CACHE>
+template <bool SHARED, bool CACHE, bool SHARED_A>
 __global__ void __launch_bounds__(THREADS, 1)
     auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
                    const double *__restrict__ bound, const double *__restrict__ floor_eps,
@@ -465,7 +472,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     int ascended = 0;
     const int64_t pair = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const float *a = xyz1 + pair * n * 3, *b = xyz2 + pair * n * 3;
+    const float *b = xyz2 + pair * n * 3;
+    const float *a = SHARED_A ? (const float *)(smem + (size_t)n * STATE_BYTES) : xyz1 + pair * n * 3;
     int32_t *match = match_out + pair * n;
     pair_state s = SHARED ? carve(smem, n) : carve(scratch + (size_t)pair * n * STATE_BYTES, n);
     const double c = bound[pair], floor = floor_eps[pair];
@@ -483,6 +491,9 @@ __global__ void __launch_bounds__(THREADS, 1)
             stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0};
         return;
     }
+    if (SHARED_A)
+        for (int k = tid; k < 3 * n; k += THREADS)
+            ((float *)(smem + (size_t)n * STATE_BYTES))[k] = xyz1[pair * n * 3 + k];
     for (int j = tid; j < n; j += THREADS) {
         s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         s.price[j] = 0;
@@ -861,9 +872,11 @@ typedef void (*auction_kernel_fn)(int, const float *, const float *, const doubl
 
 static auction_kernel_fn kernel_for(const auction_state *s)
 {
-    if (s->smem)
-        return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<true, true> : auction_kernel<true, false>;
-    return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true> : auction_kernel<false, false>;
+    if (s->smem) /* n <= SMEM_MAX_N < PCB_CA_CACHE_MAX_N: caches */
+        return s->task.n <= SMEM_A_MAX_N ? auction_kernel<true, true, true>
+                                         : auction_kernel<true, true, false>;
+    return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true, false>
+                                           : auction_kernel<false, false, false>;
 }
 
 static int setup(auction_state *s)
@@ -921,7 +934,9 @@ static int auction_prepare(const pcb_task *t, void **state)
     if (!s)
         return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of memory");
     s->task = *t;
-    s->smem = t->n <= SMEM_MAX_N ? (size_t)t->n * STATE_BYTES : 0;
+    s->smem = t->n > SMEM_MAX_N    ? 0
+              : t->n > SMEM_A_MAX_N ? (size_t)t->n * STATE_BYTES
+                                    : (size_t)t->n * STATE_BYTES + ((size_t)t->n * A_BYTES + 15) / 16 * 16;
     rc = setup(s);
     if (rc != PCB_OK) {
         auction_release(s);
