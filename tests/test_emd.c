@@ -670,6 +670,39 @@ static void test_cuda_auction_rules_loss(void)
     }
 }
 
+/* The kernel's branch-free least two of four slots gives what pcb_ca_take
+ * gives them one by one, in every order: ties of value (to the lower j),
+ * equal least values (the second is the same value), empty slots and
+ * infinite costs. */
+static void test_cuda_auction_least_of4(void)
+{
+    uint64_t seed = 5;
+    int64_t checked = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        double v[4];
+        int32_t j[4];
+        for (int q = 0; q < 4; q++) {
+            const uint64_t r = replay_random(&seed);
+            const int kind = (int)(r % 8);
+            v[q] = kind == 0 ? HUGE_VAL : kind < 4 ? (double)(r >> 8 & 3) : (double)(r >> 8) * 1e-12;
+            j[q] = kind == 0 && r % 16 == 0 ? INT32_MAX : (int32_t)(r >> 40 & 7); /* repeats too */
+            if (j[q] == INT32_MAX)
+                v[q] = HUGE_VAL; /* an empty slot */
+        }
+        const pcb_ca_best fast = pcb_ca_least_of4(v, j);
+        static const int orders[][4] = {{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}};
+        for (int o = 0; o < 4; o++) {
+            pcb_ca_best slow = pcb_ca_none();
+            for (int q = 0; q < 4; q++)
+                if (j[orders[o][q]] != INT32_MAX)
+                    pcb_ca_take(&slow, v[orders[o][q]], j[orders[o][q]]);
+            CHECK(slow.w1 == fast.w1 && slow.j1 == fast.j1 && slow.w2 == fast.w2);
+            checked++;
+        }
+    }
+    printf("least of four: %lld orders checked against pcb_ca_take\n", (long long)checked);
+}
+
 /* The dual ascent alone, from the prices a coarse auction ends with: the
  * prices it returns certify a tighter bound (the validator's double
  * recomputation), its D' is what they prove, and D' stays below the
@@ -824,5 +857,5 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
-          T(test_cuda_auction_ascent),
+          T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
           T(test_cuda_auction_cache_bound), T(test_cuda_auction))

@@ -201,15 +201,29 @@ __device__ __forceinline__ bool look_at(const float *ai, const pair_state &s, co
                                         uint2 row, double bound, bool least_only, pcb_ca_best *b)
 {
     const unsigned js[4] = {row.x & 0xffffu, row.x >> 16, row.y & 0xffffu, row.y >> 16};
-    pcb_ca_best x = pcb_ca_none();
+    const float ax = ai[0], ay = ai[1], az = ai[2];
+    /* No branch but sqrtf's rare slow path, and every load first: the four
+     * slots' loads and costs overlap. */
+    float4 o[4];
+    double p[4], v[4];
+    int32_t j[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const unsigned k = js[q] != PCB_CA_NO_SLOT ? js[q] : 0u;
+        o[q] = s.bq[k];
+        p[q] = price[k];
+    }
+    float c[4];
 #pragma unroll
     for (int q = 0; q < 4; q++)
-        if (js[q] != PCB_CA_NO_SLOT) {
-            const float4 o = s.bq[js[q]];
-            pcb_ca_take(&x, (double)pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + price[js[q]],
-                        (int32_t)js[q]);
-        }
-    *b = warp_merge(x);
+        c[q] = pcb_ca_cost(ax, ay, az, o[q].x, o[q].y, o[q].z);
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const bool has = js[q] != PCB_CA_NO_SLOT;
+        v[q] = has ? (double)c[q] + p[q] : HUGE_VAL;
+        j[q] = has ? (int32_t)js[q] : INT32_MAX;
+    }
+    *b = warp_merge(pcb_ca_least_of4(v, j));
     return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
 }
 

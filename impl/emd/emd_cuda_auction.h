@@ -158,6 +158,33 @@ PCB_CA_FN double pcb_ca_eps_next(double eps, double floor)
     return e > floor ? e : floor;
 }
 
+/* Whether (v, j) comes before (w, k) in the order of pcb_ca_take. */
+PCB_CA_FN int pcb_ca_before(double v, int32_t j, double w, int32_t k)
+{
+    return v < w || (v == w && j < k);
+}
+
+/* The least two of four (value, j), as pcb_ca_take gives them taken in any
+ * order (the least by (value, j), the second least value), with selects
+ * only: the pairs sorted, then their heads compared. Empty entries are
+ * (HUGE_VAL, INT32_MAX). A cache look's four slots go through it at once:
+ * taken one by one, each behind the branches of the one before, they made a
+ * chain about four times as long. */
+PCB_CA_FN pcb_ca_best pcb_ca_least_of4(const double v[4], const int32_t j[4])
+{
+    const int s01 = pcb_ca_before(v[1], j[1], v[0], j[0]), s23 = pcb_ca_before(v[3], j[3], v[2], j[2]);
+    const double a = s01 ? v[1] : v[0], b = s01 ? v[0] : v[1];
+    const double c = s23 ? v[3] : v[2], d = s23 ? v[2] : v[3];
+    const int32_t ja = s01 ? j[1] : j[0], jc = s23 ? j[3] : j[2];
+    const int c_first = pcb_ca_before(c, jc, a, ja);
+    const double other = c_first ? a : c, rest = b < d ? b : d;
+    pcb_ca_best r;
+    r.w1 = c_first ? c : a;
+    r.j1 = c_first ? jc : ja;
+    r.w2 = other < rest ? other : rest;
+    return r;
+}
+
 /* The candidate cache. A full scan of B also keeps, per lane (lane l sees
  * j = l, l + 32, ...), the PCB_CA_SLOTS objects of least float value
  * v' = sqrtf(d2) + (float)p_j; every object a lane turned away or pushed out
