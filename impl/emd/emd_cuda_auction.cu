@@ -235,23 +235,26 @@ __device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2
 }
 
 /* Look into a stored cache, loaded as its bound and this lane's row (whole
- * warp); a bound below 0: never built. */
-__device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s, double bound,
-                                            uint2 row, bool least_only,
-                                            unsigned long long &checks, pcb_ca_best *b)
+ * warp), at prices `price` (the auction's, or any at or above those the
+ * cache was built with); a bound below 0: never built. */
+__device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s,
+                                            const double *price, double bound, uint2 row,
+                                            bool least_only, unsigned long long &checks,
+                                            pcb_ca_best *b)
 {
     if (bound < 0)
         return false;
     checks++;
-    return look(ai, s, row, bound, least_only, b);
+    return look_at(ai, s, price, row, bound, least_only, b);
 }
 
 /* Look into bidder i's stored cache (whole warp). */
-__device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s, int i,
-                                           bool least_only, bidder_cache c,
-                                           unsigned long long &checks, pcb_ca_best *b)
+__device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
+                                           const double *price, int i, bool least_only,
+                                           bidder_cache c, unsigned long long &checks,
+                                           pcb_ca_best *b)
 {
-    return stored_look(ai, s, c.bound[i], c.slot[(size_t)i * 32 + (threadIdx.x & 31)],
+    return stored_look(ai, s, price, c.bound[i], c.slot[(size_t)i * 32 + (threadIdx.x & 31)],
                        least_only, checks, b);
 }
 
@@ -292,7 +295,7 @@ __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_st
 {
     const float *ai = a + 3 * i;
     pcb_ca_best b;
-    if (CACHE && (cache_look(ai, s, i, least_only, c, checks, &b) ||
+    if (CACHE && (cache_look(ai, s, s.price, i, least_only, c, checks, &b) ||
                   warp_rebuild(ai, s, n, i, least_only, c, scans, checks, &b)))
         return b;
     return exact_scan(ai, s, n, scans);
@@ -418,12 +421,7 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
     for (int i = warp; i < n; i += PCB_CA_WARPS) { /* 2: row minima at q (caches: q >= p) */
         const float *ai = a + 3 * i;
         pcb_ca_best b;
-        bool hit = false;
-        if (CACHE && c.bound[i] >= 0) {
-            checks++;
-            hit = look_at(ai, s, q, c.slot[(size_t)i * 32 + lane], c.bound[i], true, &b);
-        }
-        if (!hit) {
+        if (!(CACHE && cache_look(ai, s, q, i, true, c, checks, &b))) {
             double m = HUGE_VAL;
             for (int j = lane; j < n; j += 32) {
                 const float4 o = s.bq[j];
@@ -487,7 +485,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int64_t pair = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const float *b = xyz2 + pair * n * 3;
-    const float *a = SHARED_A ? (const float *)(smem + (size_t)n * STATE_BYTES) : xyz1 + pair * n * 3;
+    float *a_copy = (float *)(smem + (size_t)n * STATE_BYTES); /* SHARED_A: A beside the state */
+    const float *a = SHARED_A ? a_copy : xyz1 + pair * n * 3;
     int32_t *match = match_out + pair * n;
     pair_state s = SHARED ? carve(smem, n) : carve(scratch + (size_t)pair * n * STATE_BYTES, n);
     const double c = bound[pair], floor = floor_eps[pair];
@@ -507,7 +506,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     if (SHARED_A)
         for (int k = tid; k < 3 * n; k += THREADS)
-            ((float *)(smem + (size_t)n * STATE_BYTES))[k] = xyz1[pair * n * 3 + k];
+            a_copy[k] = xyz1[pair * n * 3 + k];
     for (int j = tid; j < n; j += THREADS) {
         s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         s.price[j] = 0;
@@ -552,7 +551,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     uint2 row = cache.slot[(size_t)i * 32 + lane];
                     while (phase_rounds + steps < round_limit) {
                         pcb_ca_best best;
-                        if (!(hit = stored_look(a + 3 * i, s, bound, row, false, checks, &best)))
+                        if (!(hit = stored_look(a + 3 * i, s, s.price, bound, row, false, checks, &best)))
                             break;
                         const int j = best.j1,
                                   evicted = __shfl_sync(0xffffffffu, lane == 0 ? s.owner[j] : 0, 0);
@@ -607,7 +606,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (warp < bidders) {
                     const int i = list[warp];
                     missed = (warp == 0 && looked) ||
-                             !cache_look(a + 3 * i, s, i, false, cache, checks, &best);
+                             !cache_look(a + 3 * i, s, s.price, i, false, cache, checks, &best);
                     if (lane == 0 && !missed)
                         place_bid(s, warp, i, best, eps);
                     if (lane == 0 && missed)
