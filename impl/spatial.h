@@ -102,4 +102,27 @@ SP_FN uint64_t sp_morton(const float *frame, float x, float y, float z, int bits
     return sp_spread(c[0]) << 2 | sp_spread(c[1]) << 1 | sp_spread(c[2]);
 }
 
+/* sp_spread for the low 10 bits, in 32-bit arithmetic. */
+SP_FN uint32_t sp_spread10(uint32_t v)
+{
+    v &= 0x3ff;
+    v = (v | v << 16) & 0x030000ffu;
+    v = (v | v << 8) & 0x0300f00fu;
+    v = (v | v << 4) & 0x030c30c3u;
+    v = (v | v << 2) & 0x09249249u;
+    return v;
+}
+
+/* sp_morton's code for bits <= 10, in 32-bit arithmetic: on a GPU each
+ * 64-bit shift and float-to-64-bit conversion is several instructions. */
+SP_FN uint32_t sp_morton32(const float *frame, float x, float y, float z, int bits)
+{
+    const float top = (float)((1 << SP_BITS) - 1);
+    float u[3] = {(x - frame[0]) * frame[3], (y - frame[1]) * frame[3], (z - frame[2]) * frame[3]};
+    uint32_t c[3];
+    for (int d = 0; d < 3; d++)
+        c[d] = (uint32_t)(u[d] > 0.0f ? (u[d] < top ? u[d] : top) : 0.0f) >> (SP_BITS - bits);
+    return sp_spread10(c[0]) << 2 | sp_spread10(c[1]) << 1 | sp_spread10(c[2]);
+}
+
 #endif

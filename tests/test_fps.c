@@ -620,7 +620,33 @@ static void cuda_pruned(void)
     free(xyz);
 }
 
-TEST_MAIN(T(cpu_impls_agree), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
+/* The GPU's 32-bit Morton code equals the 64-bit one for every width it
+ * serves (<= 10 bits an axis), inside the frame and clamped outside it. */
+static void morton32_equals_morton(void)
+{
+    uint64_t state = 12345;
+    int differ = 0;
+    for (int k = 0; k < 200000; k++) {
+        float v[7];
+        for (int d = 0; d < 7; d++) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            v[d] = (float)((double)(state >> 11) / 9007199254740992.0);
+        }
+        /* a frame over [-1, 1] (scale to 2^21 - 1 over the width), points
+         * a little beyond it on both sides */
+        const float frame[4] = {-1.0f + 0.1f * v[0], -1.0f, -1.0f, 2097151.0f / (2.0f - v[1])};
+        const float x = 2.4f * v[2] - 1.2f, y = 2.4f * v[3] - 1.2f, z = 2.4f * v[4] - 1.2f;
+        const int bits = 1 + k % 10;
+        differ += sp_morton32(frame, x, y, z, bits) != (uint32_t)sp_morton(frame, x, y, z, bits);
+    }
+    const float frame[4] = {0.0f, 0.0f, 0.0f, 1.0f}; /* the corners */
+    differ += sp_morton32(frame, 3e6f, 3e6f, 3e6f, 10) != (uint32_t)sp_morton(frame, 3e6f, 3e6f, 3e6f, 10);
+    differ += sp_morton32(frame, -5.0f, NAN, 7.0f, 10) != (uint32_t)sp_morton(frame, -5.0f, NAN, 7.0f, 10);
+    CHECK(differ == 0);
+    CHECK(sp_morton32(frame, 3e6f, 3e6f, 3e6f, 10) == (1u << 30) - 1);
+}
+
+TEST_MAIN(T(cpu_impls_agree), T(morton32_equals_morton), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
           T(batch_equals_single), T(start_and_sizes),
           T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
           T(cuda_unrolled), T(cuda_pruned))

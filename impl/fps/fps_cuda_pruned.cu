@@ -130,11 +130,16 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
  * launches took 0.05 ms at 10,000 points). A thread holds points
  * t * SORT_ITEMS ..., so the block's order is index order and the stable
  * sort keeps equal codes in it; slots past n sort last (the largest key,
- * and after every point in index order). */
+ * and after every point in index order). The sort leaves rank k in thread
+ * k % CODE_THREADS, so the order is stored coalesced; a thread's points are
+ * read as float4 where aligned. It lets the sampler launch at once (the
+ * sampler waits for it before reading the order). */
 enum {
     SORT_ITEMS = (FPS_RUNS_SMALL_N + CODE_THREADS - 1) / CODE_THREADS,
     SMALL_CODE_BITS = 3 * FPS_RUNS_MORTON_SMALL
 };
+static_assert(3 * SORT_ITEMS % 4 == 0 && FPS_RUNS_MORTON_SMALL <= 10,
+              "a thread's points as float4, codes in 32 bits");
 typedef cub::BlockRadixSort<uint32_t, CODE_THREADS, SORT_ITEMS, uint32_t> block_sort;
 
 __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float *xyz, int n,
@@ -145,13 +150,29 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
     __shared__ float frame[4];
     const int64_t cloud = blockIdx.x;
     const float *p = xyz + cloud * n * 3;
+    cudaTriggerProgrammaticLaunchCompletion();
     const int first = threadIdx.x * SORT_ITEMS;
     float x[SORT_ITEMS], y[SORT_ITEMS], z[SORT_ITEMS];
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    if (first + SORT_ITEMS <= n && ((uintptr_t)(p + 3 * first) & 15) == 0) {
+        float f[3 * SORT_ITEMS];
+#pragma unroll
+        for (int q = 0; q < 3 * SORT_ITEMS / 4; q++) {
+            const float4 v = ((const float4 *)(p + 3 * first))[q];
+            f[4 * q] = v.x, f[4 * q + 1] = v.y, f[4 * q + 2] = v.z, f[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < SORT_ITEMS; i++)
+            x[i] = f[3 * i], y[i] = f[3 * i + 1], z[i] = f[3 * i + 2];
+    } else {
+#pragma unroll
+        for (int i = 0; i < SORT_ITEMS; i++) {
+            const int k = first + i < n ? first + i : n - 1;
+            x[i] = p[3 * k], y[i] = p[3 * k + 1], z[i] = p[3 * k + 2];
+        }
+    }
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++) {
-        const int k = first + i < n ? first + i : n - 1;
-        x[i] = p[3 * k], y[i] = p[3 * k + 1], z[i] = p[3 * k + 2];
         lo[0] = fminf(lo[0], x[i]), lo[1] = fminf(lo[1], y[i]), lo[2] = fminf(lo[2], z[i]);
         hi[0] = fmaxf(hi[0], x[i]), hi[1] = fmaxf(hi[1], y[i]), hi[2] = fmaxf(hi[2], z[i]);
     }
@@ -159,15 +180,18 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
     uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++) {
-        key[i] = first + i < n ? (uint32_t)sp_morton(frame, x[i], y[i], z[i], FPS_RUNS_MORTON_SMALL)
+        key[i] = first + i < n ? sp_morton32(frame, x[i], y[i], z[i], FPS_RUNS_MORTON_SMALL)
                                : (1u << SMALL_CODE_BITS) - 1;
         val[i] = (uint32_t)(first + i);
     }
-    block_sort(*(block_sort::TempStorage *)sort_smem).Sort(key, val, 0, SMALL_CODE_BITS);
+    block_sort(*(block_sort::TempStorage *)sort_smem)
+        .SortBlockedToStriped(key, val, 0, SMALL_CODE_BITS);
 #pragma unroll
-    for (int i = 0; i < SORT_ITEMS; i++)
-        if (first + i < n)
-            order[cloud * n + first + i] = val[i];
+    for (int i = 0; i < SORT_ITEMS; i++) {
+        const int k = i * CODE_THREADS + (int)threadIdx.x;
+        if (k < n)
+            order[cloud * n + k] = val[i];
+    }
 }
 
 /* ---- step 2: the sampler, a round at a time (fps_rounds.h) ----------------- */
@@ -670,6 +694,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     unsigned long long *post_key = (unsigned long long *)(post_xyz + warps * ctas);
     const float *xyz = a.xyz + cloud_id * a.n * 3;
     int32_t *out = a.out + cloud_id * a.m;
+    cudaGridDependencySynchronize(); /* launched early (programmatic): the order is done */
     if (t == 0)
         begin_rounds(&r, xyz, a.start, a.m, rank == 0 ? out : NULL);
 
@@ -1254,9 +1279,15 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
                                                      t->batch * t->n, 0, s->end_bit, stream));
     }
     if (s->runs) {
-        cudaLaunchAttribute cluster;
-        cudaLaunchConfig_t cfg = runs_launch(s, grid, &cluster);
+        cudaLaunchAttribute attrs[2];
+        cudaLaunchConfig_t cfg = runs_launch(s, grid, &attrs[0]);
         cfg.stream = stream;
+        /* it may launch while the codes and sort finish (it waits for them
+         * before reading the order): the launch's latency overlaps them */
+        attrs[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attrs;
+        cfg.numAttrs++;
         PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, runs_kernel(s), s->args));
     } else if (s->warps == 8)
         fps_sample<8><<<grid, 8 * 32, s->smem, stream>>>(s->args);
