@@ -115,11 +115,11 @@ __device__ __forceinline__ float warp_second(const pcb_ca_best &b)
     return m2;
 }
 
+/* The least of the warp's values, all >= +0 or infinite (v' of a slot):
+ * their bits order like them, so one reduction. */
 __device__ __forceinline__ float warp_min(float x)
 {
-    for (int o = 16; o > 0; o >>= 1)
-        x = fminf(x, __shfl_xor_sync(0xffffffffu, x, o));
-    return x;
+    return __uint_as_float(__reduce_min_sync(0xffffffffu, __float_as_uint(x)));
 }
 
 /* The least two of c_ij + p_j over j = start, start + stride, ... (the
@@ -321,7 +321,19 @@ __device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair
                                                      unsigned long long &checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    pcb_ca_slots sl = scan_slots(ai, s, n, threadIdx.x, THREADS);
+    pcb_ca_slots sl = pcb_ca_slots_empty();
+    if (n <= THREADS) { /* one object a thread: what offering it to empty slots keeps */
+        if ((int)threadIdx.x < n) {
+            const float4 o = s.bq[threadIdx.x];
+            const float v = sqrtf(pcb_ca_d2(ai[0], ai[1], ai[2], o.x, o.y, o.z)) + o.w;
+            if (v < INFINITY) {
+                sl.v[0] = v;
+                sl.j[0] = (uint16_t)threadIdx.x;
+            }
+        }
+    } else {
+        sl = scan_slots(ai, s, n, threadIdx.x, THREADS);
+    }
     const float last = sl.v[PCB_CA_SLOTS - 1];
     uint16_t row[4];
 #pragma unroll
