@@ -325,7 +325,7 @@ __device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair
     if (n <= THREADS) { /* one object a thread: what offering it to empty slots keeps */
         if ((int)threadIdx.x < n) {
             const float4 o = s.bq[threadIdx.x];
-            const float v = sqrtf(pcb_ca_d2(ai[0], ai[1], ai[2], o.x, o.y, o.z)) + o.w;
+            const float v = pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + o.w;
             if (v < INFINITY) {
                 sl.v[0] = v;
                 sl.j[0] = (uint16_t)threadIdx.x;
