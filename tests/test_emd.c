@@ -558,6 +558,21 @@ static void test_cuda_auction_cache_bound(void)
             CHECK(in_cache || exact[j] >= bound);
         }
         kept_total += kept;
+        /* four offers at a time leave the same slots as one by one (the
+         * GPU's scans; a last partial four padded with infinite prices) */
+        pcb_ca_slots four = pcb_ca_slots_empty();
+        for (int j0 = 0; j0 < count; j0 += 4) {
+            float d2x[4], pfx[4];
+            int32_t jx[4];
+            for (int u = 0; u < 4; u++) {
+                const int in = j0 + u < count;
+                d2x[u] = in ? d2[j0 + u] : 0.0f;
+                pfx[u] = in ? pf[j0 + u] : INFINITY;
+                jx[u] = j0 + u;
+            }
+            pcb_ca_slots_offer4(&four, d2x, pfx, jx);
+        }
+        CHECK(!memcmp(four.v, s.v, sizeof s.v) && !memcmp(four.j, s.j, sizeof s.j));
     }
     CHECK(kept_total > 0);
     /* a bound with no margin would be wrong here: a value just below the

@@ -181,10 +181,15 @@ __device__ __forceinline__ pcb_ca_slots scan_slots(const float *ai, const pair_s
         for (int u = 0; u < 4; u++)
             q[u] = j0 + u * stride < n ? s.bq[j0 + u * stride]
                                        : make_float4(0.0f, 0.0f, 0.0f, INFINITY);
+        float d2[4], pf[4];
+        int32_t j[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++)
-            pcb_ca_slots_offer(&sl, pcb_ca_d2(ax, ay, az, q[u].x, q[u].y, q[u].z), q[u].w,
-                               j0 + u * stride);
+        for (int u = 0; u < 4; u++) {
+            d2[u] = pcb_ca_d2(ax, ay, az, q[u].x, q[u].y, q[u].z);
+            pf[u] = q[u].w;
+            j[u] = j0 + u * stride;
+        }
+        pcb_ca_slots_offer4(&sl, d2, pf, j);
     }
     return sl;
 }

@@ -245,6 +245,33 @@ PCB_CA_FN void pcb_ca_slots_offer(pcb_ca_slots *s, float d2, float pf, int32_t j
     }
 }
 
+/* Four offers in a row (d2, pf, j: four objects), leaving exactly the slots
+ * that pcb_ca_slots_offer leaves offering them one by one in that order:
+ * the four square roots first, then each test and insertion as selects.
+ * On the GPU one by one, each offer's branches (its test, sqrtf's slow
+ * path) kept the next offer's independent work waiting. */
+PCB_CA_FN void pcb_ca_slots_offer4(pcb_ca_slots *s, const float *d2, const float *pf,
+                                   const int32_t *j)
+{
+    float v[4];
+    for (int u = 0; u < 4; u++)
+        v[u] = sqrtf(d2[u]) + pf[u];
+    for (int u = 0; u < 4; u++) {
+        const float last = s->v[PCB_CA_SLOTS - 1], t = fmaf(last, PCB_CA_MARGIN, -pf[u]);
+        float cv = t > 0.0f && d2[u] <= t * t && v[u] < last ? v[u] : INFINITY; /* or nothing */
+        uint16_t cj = (uint16_t)j[u];
+        for (int q = 0; q < PCB_CA_SLOTS; q++) { /* insertion: carry the larger on */
+            const int lower = cv < s->v[q];
+            const float fv = lower ? s->v[q] : cv;
+            const uint16_t fj = lower ? s->j[q] : cj;
+            s->v[q] = lower ? cv : s->v[q];
+            s->j[q] = lower ? cj : s->j[q];
+            cv = fv;
+            cj = fj;
+        }
+    }
+}
+
 /* The cache's bound from the least over lanes of their largest kept value
  * (INFINITY when every object is kept: then nothing is outside). */
 PCB_CA_FN double pcb_ca_cache_bound(float least_last)
