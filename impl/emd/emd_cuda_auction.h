@@ -222,19 +222,12 @@ PCB_CA_FN pcb_ca_slots pcb_ca_slots_empty(void)
     return s;
 }
 
-/* Offer object j (squared float distance d2, float price pf) to a lane's
- * slots: those that cannot come below the largest kept value are turned
- * away by a float test with a margin, the others are inserted in order. */
-PCB_CA_FN void pcb_ca_slots_offer(pcb_ca_slots *s, float d2, float pf, int32_t j)
+/* Insert value v of object j in order (an infinite v changes nothing):
+ * carry the larger on. */
+PCB_CA_FN void pcb_ca_slots_insert(pcb_ca_slots *s, float v, int32_t j)
 {
-    const float t = fmaf(s->v[PCB_CA_SLOTS - 1], PCB_CA_MARGIN, -pf);
-    if (!(t > 0.0f && d2 <= t * t))
-        return;
-    float v = sqrtf(d2) + pf;
-    if (!(v < s->v[PCB_CA_SLOTS - 1]))
-        return;
     uint16_t jj = (uint16_t)j;
-    for (int q = 0; q < PCB_CA_SLOTS; q++) { /* insertion: carry the larger on */
+    for (int q = 0; q < PCB_CA_SLOTS; q++) {
         const int lower = v < s->v[q];
         const float fv = lower ? s->v[q] : v;
         const uint16_t fj = lower ? s->j[q] : jj;
@@ -243,6 +236,20 @@ PCB_CA_FN void pcb_ca_slots_offer(pcb_ca_slots *s, float d2, float pf, int32_t j
         v = fv;
         jj = fj;
     }
+}
+
+/* Offer object j (squared float distance d2, float price pf) to a lane's
+ * slots: those that cannot come below the largest kept value are turned
+ * away by a float test with a margin, the others are inserted in order. */
+PCB_CA_FN void pcb_ca_slots_offer(pcb_ca_slots *s, float d2, float pf, int32_t j)
+{
+    const float t = fmaf(s->v[PCB_CA_SLOTS - 1], PCB_CA_MARGIN, -pf);
+    if (!(t > 0.0f && d2 <= t * t))
+        return;
+    const float v = sqrtf(d2) + pf;
+    if (!(v < s->v[PCB_CA_SLOTS - 1]))
+        return;
+    pcb_ca_slots_insert(s, v, j);
 }
 
 /* Four offers in a row (d2, pf, j: four objects), leaving exactly the slots
@@ -258,17 +265,7 @@ PCB_CA_FN void pcb_ca_slots_offer4(pcb_ca_slots *s, const float *d2, const float
         v[u] = sqrtf(d2[u]) + pf[u];
     for (int u = 0; u < 4; u++) {
         const float last = s->v[PCB_CA_SLOTS - 1], t = fmaf(last, PCB_CA_MARGIN, -pf[u]);
-        float cv = t > 0.0f && d2[u] <= t * t && v[u] < last ? v[u] : INFINITY; /* or nothing */
-        uint16_t cj = (uint16_t)j[u];
-        for (int q = 0; q < PCB_CA_SLOTS; q++) { /* insertion: carry the larger on */
-            const int lower = cv < s->v[q];
-            const float fv = lower ? s->v[q] : cv;
-            const uint16_t fj = lower ? s->j[q] : cj;
-            s->v[q] = lower ? cv : s->v[q];
-            s->j[q] = lower ? cj : s->j[q];
-            cv = fv;
-            cj = fj;
-        }
+        pcb_ca_slots_insert(s, t > 0.0f && d2[u] <= t * t && v[u] < last ? v[u] : INFINITY, j[u]);
     }
 }
 
