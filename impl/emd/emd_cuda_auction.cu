@@ -306,76 +306,148 @@ __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_st
     return exact_scan(ai, s, n, scans);
 }
 
-/* A block rebuild's rows and floors (two sets: see block_rebuild). */
+/* Bid on best.j1 (one thread): bidder i, k-th of the round's list. */
+__device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb_ca_best best,
+                                          double eps)
+{
+    s.chose[k] = best.j1;
+    atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
+}
+
+/* The rows and floors of a round's block rebuilds, one set a missed
+ * bidder. */
+#if PCB_CA_BLOCK_SCANS_MAX > 8
+#error "block_rebuilds: at most 8 groups of 4 warps"
+#endif
+#define PART_SETS (PCB_CA_BLOCK_SCANS_MAX > 0 ? PCB_CA_BLOCK_SCANS_MAX : 1)
 struct block_parts {
-    uint2 row[2][PCB_CA_WARPS];
-    float floor[2][PCB_CA_WARPS];
+    uint2 row[PART_SETS][PCB_CA_WARPS];
+    float floor[PART_SETS][PCB_CA_WARPS];
 };
 
-/* Rebuild bidder i's cache with the whole block (thread t sees j = t,
- * t + 1024, ...): row w holds the 4 least (v', j) of warp w's lanes' slots,
- * and warp w's floor is the least over its lanes of the next value a lane
- * would have given (its largest kept one once all are taken). Every thread
- * calls it; after its barrier warp 0 stores the cache, looks into it and
- * returns the least two, by an exact scan of its own when the cache does
- * not prove them (other warps: meaningless). Parts alternate between two
- * sets, so consecutive calls need one barrier each. */
-__device__ __forceinline__ pcb_ca_best block_rebuild(const float *ai, const pair_state &s, int n,
-                                                     int i, bidder_cache c, block_parts &parts,
-                                                     int set, unsigned long long &scans,
-                                                     unsigned long long &checks)
+/* Block-rebuild thread vt's slots for bidder ai: what thread vt of the
+ * block keeps seeing j = vt, vt + 1024, ... */
+__device__ __forceinline__ pcb_ca_slots rebuild_slots(const float *ai, const pair_state &s, int n,
+                                                      int vt)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     pcb_ca_slots sl = pcb_ca_slots_empty();
     if (n <= THREADS) { /* one object a thread: what offering it to empty slots keeps */
-        if ((int)threadIdx.x < n) {
-            const float4 o = s.bq[threadIdx.x];
+        if (vt < n) {
+            const float4 o = s.bq[vt];
             const float v = pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + o.w;
             if (v < INFINITY) {
                 sl.v[0] = v;
-                sl.j[0] = (uint16_t)threadIdx.x;
+                sl.j[0] = (uint16_t)vt;
             }
         }
     } else {
-        sl = scan_slots(ai, s, n, threadIdx.x, THREADS);
+        sl = scan_slots(ai, s, n, vt, THREADS);
     }
-    const float last = sl.v[PCB_CA_SLOTS - 1];
-    uint16_t row[4];
+    return sl;
+}
+
+/* Rows vw[0..R-1] of a block rebuild, computed by one warp standing in for
+ * block warps vw[]: row w holds the 4 least (v', j) of warp w's lanes'
+ * slots, and its floor is the least over those lanes of the next value a
+ * lane would have given (its largest kept one once all are taken). The R
+ * rows' reductions are independent chains, interleaved. */
+template <int R>
+__device__ __forceinline__ void rebuild_rows(const float *ai, const pair_state &s, int n,
+                                             const int *vw, block_parts &parts, int set)
+{
+    const int lane = threadIdx.x & 31;
+    pcb_ca_slots sl[R];
+    float last[R];
+    uint16_t row[R][4];
 #pragma unroll
-    for (int q = 0; q < 4; q++) { /* the warp's least (v', j) among the lanes' heads */
-        const unsigned bits = __float_as_uint(sl.v[0]), /* v' >= +0: bits order as values */
-            least = __reduce_min_sync(0xffffffffu, bits),
-            j = __reduce_min_sync(0xffffffffu, bits == least ? sl.j[0] : 0xffffffffu);
-        row[q] = (uint16_t)(least == __float_as_uint(INFINITY) ? PCB_CA_NO_SLOT : j);
-        if (bits == least && sl.j[0] == j) { /* the owner pops its head */
+    for (int r = 0; r < R; r++) {
+        sl[r] = rebuild_slots(ai, s, n, 32 * vw[r] + lane);
+        last[r] = sl[r].v[PCB_CA_SLOTS - 1];
+    }
 #pragma unroll
-            for (int r = 0; r < 3; r++) {
-                sl.v[r] = sl.v[r + 1];
-                sl.j[r] = sl.j[r + 1];
+    for (int q = 0; q < 4; q++) { /* each row's least (v', j) among the lanes' heads */
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const unsigned bits = __float_as_uint(sl[r].v[0]), /* v' >= +0: bits order as values */
+                least = __reduce_min_sync(0xffffffffu, bits),
+                j = __reduce_min_sync(0xffffffffu, bits == least ? sl[r].j[0] : 0xffffffffu);
+            row[r][q] = (uint16_t)(least == __float_as_uint(INFINITY) ? PCB_CA_NO_SLOT : j);
+            if (bits == least && sl[r].j[0] == j) { /* the owner pops its head */
+#pragma unroll
+                for (int t = 0; t < 3; t++) {
+                    sl[r].v[t] = sl[r].v[t + 1];
+                    sl[r].j[t] = sl[r].j[t + 1];
+                }
+                sl[r].v[3] = INFINITY;
+                sl[r].j[3] = (uint16_t)PCB_CA_NO_SLOT;
             }
-            sl.v[3] = INFINITY;
-            sl.j[3] = (uint16_t)PCB_CA_NO_SLOT;
         }
     }
-    const float floor = warp_min(fminf(sl.v[0], last));
-    if (lane == 0) {
-        parts.row[set][warp] = pack_slots(row);
-        parts.floor[set][warp] = floor;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const float floor = warp_min(fminf(sl[r].v[0], last[r]));
+        if (lane == 0) {
+            parts.row[set][vw[r]] = pack_slots(row[r]);
+            parts.floor[set][vw[r]] = floor;
+        }
+    }
+}
+
+/* Rebuild the caches of a round's missed bidders (mask: their places in
+ * the list, at most PCB_CA_BLOCK_SCANS_MAX) by the block, all at once: each
+ * gets a group of 32 / R warps (R: the misses rounded up to a power of
+ * two), and a warp of a group computes R of the 32 rows, two at a time, so
+ * every cache is exactly what the whole block rebuilding it alone would
+ * build (before, the block rebuilt them one by one, a barrier each). After
+ * the barrier a group's first warp stores its cache, looks into it and
+ * places its bidder's bid (by an exact scan of its own when the cache does
+ * not prove the least two). Every thread calls it; the caller's barrier
+ * ends it. */
+__device__ __forceinline__ void block_rebuilds(const float *a, const pair_state &s, int n,
+                                               const int *list, unsigned mask, double eps,
+                                               bidder_cache c, block_parts &parts,
+                                               unsigned long long &scans,
+                                               unsigned long long &checks)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, misses = __popc(mask);
+    const int shift = misses <= 1 ? 0 : 32 - __clz(misses - 1), /* R = 1 << shift */
+        group = warp >> (5 - shift), member = warp & ((PCB_CA_WARPS >> shift) - 1);
+    int k = -1; /* the group's bidder: the group-th missed place */
+    if (group < misses) {
+        unsigned rest = mask;
+        for (int g = 0; g < group; g++)
+            rest &= rest - 1;
+        k = __ffs(rest) - 1;
+        const float *ai = a + 3 * list[k];
+        if (shift == 0 || n > THREADS) {
+            for (int r = 0; r < 1 << shift; r++) {
+                const int vw = member + (r << (5 - shift));
+                rebuild_rows<1>(ai, s, n, &vw, parts, group);
+            }
+        } else {
+            for (int r = 0; r < 1 << shift; r += 2) {
+                const int vw[2] = {member + (r << (5 - shift)), member + ((r + 1) << (5 - shift))};
+                rebuild_rows<2>(ai, s, n, vw, parts, group);
+            }
+        }
     }
     __syncthreads();
-    pcb_ca_best b = pcb_ca_none();
-    if (warp == 0) {
-        const uint2 mine = parts.row[set][lane];
-        const double bound = pcb_ca_cache_bound(warp_min(parts.floor[set][lane]));
+    if (group < misses && member == 0) {
+        const int i = list[k];
+        const float *ai = a + 3 * i;
+        const uint2 mine = parts.row[group][lane];
+        const double bound = pcb_ca_cache_bound(warp_min(parts.floor[group][lane]));
         c.slot[(size_t)i * 32 + lane] = mine;
         if (lane == 0)
             c.bound[i] = bound;
         scans++;
         checks++;
+        pcb_ca_best b;
         if (!look(ai, s, mine, bound, false, &b))
             b = exact_scan(ai, s, n, scans);
+        if (lane == 0)
+            place_bid(s, k, i, b, eps);
     }
-    return b;
 }
 
 /* q_j = max_i (u_i - c_ij), u_i in s.top as double bits: a thread per
@@ -472,14 +544,6 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
         s.top[j] = 0;
     __syncthreads();
     return d;
-}
-
-/* Bid on best.j1 (one thread): bidder i, k-th of the round's list. */
-__device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb_ca_best best,
-                                          double eps)
-{
-    s.chose[k] = best.j1;
-    atomicMax(&s.top[best.j1], pcb_ca_key(pcb_ca_increment(best, eps), i));
 }
 
 template <bool SHARED, bool CACHE, bool SHARED_A>
@@ -635,13 +699,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 unsigned mask = missed_bits[rounds & 1];
                 if (mask) {
                     if (__popc(mask) <= PCB_CA_BLOCK_SCANS_MAX) {
-                        for (int set = 0; mask; set ^= 1, mask &= mask - 1) {
-                            const int k = __ffs(mask) - 1, i = list[k];
-                            best = block_rebuild(a + 3 * i, s, n, i, cache, parts, set, scans,
-                                                 checks);
-                            if (tid == 0)
-                                place_bid(s, k, i, best, eps);
-                        }
+                        block_rebuilds(a, s, n, list, mask, eps, cache, parts, scans, checks);
                     } else if (missed) {
                         const int i = list[warp];
                         if (!warp_rebuild(a + 3 * i, s, n, i, false, cache, scans, checks, &best))
