@@ -269,7 +269,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
             for (int m = 0; m < misses; m++) {
                 const int32_t k = missed[m];
                 pcb_ca_best best = replay_rebuild(a, b, price, n, list[k], 0, &cache,
-                                                  misses <= PCB_CA_BLOCK_SCANS_MAX
+                                                  misses <= pcb_ca_block_scans(n)
                                                       ? REPLAY_BLOCK_BUILD
                                                       : REPLAY_WARP_BUILD,
                                                   st);
