@@ -410,7 +410,8 @@ __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state 
                                                unsigned long long &checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, misses = __popc(mask);
-    const int shift = misses <= 1 ? 0 : 32 - __clz(misses - 1), /* R = 1 << shift */
+    /* R = 1 << shift; a group: 32 >> shift = 1 << (5 - shift) warps */
+    const int shift = misses <= 1 ? 0 : 32 - __clz(misses - 1),
         group = warp >> (5 - shift), member = warp & ((PCB_CA_WARPS >> shift) - 1);
     int k = -1; /* the group's bidder: the group-th missed place */
     if (group < misses) {

@@ -198,10 +198,10 @@ PCB_CA_FN pcb_ca_best pcb_ca_least_of4(const double v[4], const int32_t j[4])
  * the same either way, so the cache changes the work, never the answer. */
 #define PCB_CA_SLOTS 4
 /* A round of fewer bidders than warps looks into their caches first; when
- * at most this many miss, the block rebuilds their caches (row w of the
- * cache: the 4 least (v', j) of block warp w's lanes' slots, the misses side
- * by side on groups of warps), else a warp scans for each (row l: lane l's
- * slots). */
+ * at most pcb_ca_block_scans(n) miss (never more than this), the block
+ * rebuilds their caches (row w of the cache: the 4 least (v', j) of block
+ * warp w's lanes' slots, the misses side by side on groups of warps), else
+ * a warp scans for each (row l: lane l's slots). */
 #ifndef PCB_CA_BLOCK_SCANS_MAX /* tuning builds only */
 #define PCB_CA_BLOCK_SCANS_MAX 8
 #endif
