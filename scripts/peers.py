@@ -712,7 +712,8 @@ def run_peer(peer, cfg, folder, args, meta):
     timer = clock(peer)
     budget = args.budget if args.budget else float(meta.get("budget", 30))
     reps = args.reps or int(meta.get("reps", 5))
-    scratch = tempfile.mkdtemp(prefix="pcbench-peer-")
+    # inside the run's inputs, which the parent removes even when a peer kills this process
+    scratch = tempfile.mkdtemp(prefix=".scratch-", dir=folder)
     try:
         states, prep_ms = timer(lambda: peer.prepare(clouds, cfg))
         # One cloud first, twice (a warm-up, then a measure): the batch's predicted time.

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -208,6 +209,10 @@ def user_peer(tool, tmp):
                 with open(path, encoding="utf-8") as f:
                     got[name] = {x["peer"]: x for x in json.load(f)["results"]}
         return rc, got
+    # What a killed process leaves in the temporary folder: nothing.
+    scratch_home, saved_tmpdir = os.path.join(tmp, "tmpdir"), os.environ.get("TMPDIR")
+    os.mkdir(scratch_home)
+    os.environ["TMPDIR"], tempfile.tempdir = scratch_home, None
     rc, got = both_configs(os.path.join(tmp, "r5"), [],
                            "user_peer_example:crash_on_2000,user_peer_example:sample")
     c1 = got.get("fps-uniform-b1-n2000-m100", {}).get("user_peer_example:crash_on_2000", {})
@@ -224,6 +229,13 @@ def user_peer(tool, tmp):
     check(rc == 0 and h1.get("status") == "timed-out" and "--run-timeout" in h1.get("detail", ""),
           "a run past --run-timeout: stopped and stored as timed-out: %s" % h1)
     check(h2.get("status") == "ok", "its next run goes on: %s" % h2.get("status"))
+    left = os.listdir(scratch_home)
+    if saved_tmpdir is None:
+        del os.environ["TMPDIR"]
+    else:
+        os.environ["TMPDIR"] = saved_tmpdir
+    tempfile.tempdir = None
+    check(left == [], "crashed and stopped runs leave no temporary folders: %s" % left)
     try:
         peers.main(["--peer", "user_peer_example:sample", "--pcbench", tool])
         check(False, "a callable without --problem was accepted")
