@@ -65,8 +65,9 @@ struct pair_state {
     bool in_shared;          /* the state is in shared memory (n <= SMEM_MAX_N) */
 };
 
-/* Carve n points of state out of memory (16-byte aligned). */
-__device__ __forceinline__ pair_state carve(char *mem, int n)
+/* Carve n points of state out of memory (16-byte aligned; in_shared: mem
+ * is the block's shared memory). */
+__device__ __forceinline__ pair_state carve(char *mem, int n, bool in_shared)
 {
     pair_state s;
     s.bq = (float4 *)mem;
@@ -76,7 +77,7 @@ __device__ __forceinline__ pair_state carve(char *mem, int n)
     s.list[1] = s.list[0] + n; /* list[0..1] also serve as a double array */
     s.owner = s.list[1] + n;
     s.chose = s.owner + n;
-    s.in_shared = false;
+    s.in_shared = in_shared;
     return s;
 }
 
@@ -582,8 +583,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     float *a_copy = (float *)(smem + (size_t)n * STATE_BYTES); /* SHARED_A: A beside the state */
     const float *a = SHARED_A ? a_copy : xyz1 + pair * n * 3;
     int32_t *match = match_out + pair * n;
-    pair_state s = SHARED ? carve(smem, n) : carve(scratch + (size_t)pair * n * STATE_BYTES, n);
-    s.in_shared = SHARED;
+    pair_state s = SHARED ? carve(smem, n, true)
+                          : carve(scratch + (size_t)pair * n * STATE_BYTES, n, false);
     const double c = bound[pair], floor = floor_eps[pair];
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
