@@ -17,8 +17,8 @@ typedef struct {
     int64_t evals;  /* distances computed: bucket slots updated and candidate updates */
     int64_t rounds;
     int64_t taken_alone; /* rounds that took the farthest point alone */
-    int64_t looks;       /* looks at the candidates for the largest keys */
-    int64_t looked;      /* picks those looks took */
+    int64_t waves;       /* waves of picks (fps_wave_holds) */
+    int64_t picked;      /* samples those rounds took */
 } replay_counts;
 
 typedef struct {
@@ -43,6 +43,11 @@ static float replay_box_d2(const replay_box *b, const float *q)
     return sp_box_d2(b->lo, b->hi, q[0], q[1], q[2]);
 }
 
+static float replay_dist(const float *a, const float *b)
+{
+    return fps_dist(a[0], a[1], a[2], b[0], b[1], b[2]);
+}
+
 static void replay_grow(replay_box *b, const float *p)
 {
     for (int d = 0; d < 3; d++) {
@@ -54,11 +59,9 @@ static void replay_grow(replay_box *b, const float *p)
 /* One cloud: out[0 .. m) and the counts (added to *c), as the bucket kernel
  * with that many warps takes them or, with warps 0, the run kernel over a
  * cluster of ctas blocks (units of fps_run_length slots a thread, a warp's
- * 32 runs a group, no padding); the candidates' picks take_k at a time
- * (fps_take_keeps; 1: one at a time, as the kernel's taker). Only looks
- * and looked depend on take_k. Returns 0, or -1 out of memory. */
+ * 32 runs a group, no padding). Returns 0, or -1 out of memory. */
 static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int ctas,
-                         int take_k, int32_t *out, replay_counts *c)
+                         int32_t *out, replay_counts *c)
 {
     const int U = warps ? FPS_BUCKET : fps_run_length(n, ctas), padded = warps != 0;
     const int B = warps ? (n + U - 1) / U : fps_run_owners(n, ctas), slots = B * U;
@@ -173,57 +176,73 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
             while (j < m)
                 out[j++] = (int32_t)fps_key_index(top);
         } else if (cands > 0 && cands <= FPS_ROUND_CAP) {
-            count = 0;
-            while (j < m) {
-                /* the take_k largest keys above tau, largest first */
-                int top[FPS_ROUND_CAP], found = 0;
-                uint64_t below = UINT64_MAX;
-                for (; found < take_k; found++) {
-                    uint64_t best = 0;
-                    int at = -1;
-                    for (int k = 0; k < cands; k++) {
-                        const uint64_t key = fps_key(cand_v[k], id[cand[k]]);
-                        if (key > best && key < below)
-                            best = key, at = k;
-                    }
-                    if (at < 0 || !(fps_key_dist(best) > tau))
-                        break;
-                    top[found] = at;
-                    below = best;
-                }
-                if (found == 0)
-                    break;
-                /* the first, then each next one no pick before it lowers */
-                int took = 1;
-                while (took < found && j + took < m) {
-                    const float *x = p[cand[top[took]]];
-                    int keeps = 1;
-                    for (int i = 0; i < took && keeps; i++) {
-                        const float *y = p[cand[top[i]]];
-                        keeps = fps_take_keeps(cand_v[top[took]],
-                                               fps_dist(x[0], x[1], x[2], y[0], y[1], y[2]));
-                    }
-                    if (!keeps)
-                        break;
-                    took++;
-                }
-                c->looks++;
-                c->looked += took;
-                for (int i = 0; i < took; i++) {
-                    const int at = cand[top[i]];
-                    out[j++] = (int32_t)id[at];
-                    for (int d = 0; d < 3; d++)
-                        q[count][d] = p[at][d];
-                    count++;
-                }
-                for (int i = count - took; i < count; i++) /* the picks, together */
-                    for (int k = 0; k < cands; k++) {
-                        const float *x = p[cand[k]];
-                        const float d = fps_dist(x[0], x[1], x[2], q[i][0], q[i][1], q[i][2]);
-                        cand_v[k] = d < cand_v[k] ? d : cand_v[k];
-                    }
-                c->evals += (int64_t)cands * took;
+            /* The picks in waves (fps_wave_holds): state 0 undecided, -1
+             * dropped, w > 0 picked by wave w. */
+            int state[FPS_ROUND_CAP], wave = 1, left = 0;
+            uint64_t key[FPS_ROUND_CAP];
+            for (int k = 0; k < cands; k++)
+                key[k] = fps_key(cand_v[k], id[cand[k]]);
+            c->evals += (int64_t)cands * (cands - 1);
+            for (int a = 0; a < cands; a++) {
+                int held = 0;
+                for (int b = 0; b < cands; b++)
+                    held |= b != a && fps_wave_holds(key[b], cand_v[b], key[a],
+                                                     replay_dist(p[cand[a]], p[cand[b]]));
+                state[a] = held ? 0 : 1;
+                left |= held;
             }
+            c->waves++;
+            while (left) {
+                int picked = 0, undecided = 0, decided[FPS_ROUND_CAP];
+                for (int b = 0; b < cands; b++)
+                    picked += state[b] == wave;
+                for (int a = 0; a < cands; a++) {
+                    if (state[a] != 0)
+                        continue;
+                    for (int b = 0; b < cands; b++)
+                        if (state[b] == wave) {
+                            const float d = replay_dist(p[cand[a]], p[cand[b]]);
+                            cand_v[a] = d < cand_v[a] ? d : cand_v[a];
+                        }
+                    c->evals += picked;
+                    key[a] = fps_key(cand_v[a], id[cand[a]]);
+                    state[a] = cand_v[a] > tau ? 0 : -1;
+                    undecided += state[a] == 0;
+                }
+                left = 0;
+                for (int a = 0; a < cands; a++) {
+                    decided[a] = state[a];
+                    if (state[a] != 0)
+                        continue;
+                    int held = 0;
+                    for (int b = 0; b < cands; b++)
+                        held |= b != a && state[b] == 0 &&
+                                fps_wave_holds(key[b], cand_v[b], key[a],
+                                               replay_dist(p[cand[a]], p[cand[b]]));
+                    c->evals += undecided - 1;
+                    decided[a] = held ? 0 : wave + 1;
+                    left |= held;
+                }
+                for (int a = 0; a < cands; a++)
+                    state[a] = decided[a];
+                wave++;
+                c->waves++;
+            }
+            /* the picks by falling key, as many as are still wanted */
+            count = 0;
+            for (uint64_t below = UINT64_MAX; j < m; count++) {
+                int at = -1;
+                for (int k = 0; k < cands; k++)
+                    if (state[k] > 0 && key[k] < below && (at < 0 || key[k] > key[at]))
+                        at = k;
+                if (at < 0)
+                    break;
+                below = key[at];
+                out[j++] = (int32_t)id[cand[at]];
+                for (int d = 0; d < 3; d++)
+                    q[count][d] = p[cand[at]][d];
+            }
+            c->picked += count;
             bound = tau;
         } else {
             out[j++] = (int32_t)fps_key_index(top);

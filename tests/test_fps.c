@@ -234,33 +234,25 @@ static void rounds_replay_equals_dp(void)
         int32_t *ref = run(impl("dp"), &t, NULL), *got = malloc((size_t)m * sizeof *got);
         for (size_t w = 0; xyz && got && w < sizeof layouts / sizeof layouts[0]; w++) {
             const int warps = layouts[w].warps, ctas = layouts[w].ctas;
-            replay_counts one = {0};
-            for (int k = 1; k <= 2 * FPS_TAKE_K; k *= 2) { /* picks one, 2, 4, 8 at a time */
-                replay_counts c = {0};
-                CHECK(rounds_replay(xyz, (int)n, (int)m, (int)replay_sets[s].start, warps, ctas,
-                                    k, got, &c) == 0);
-                if (!same(got, ref, m))
-                    fprintf(stderr, "  the rounds (%d warps, %d blocks, %d picks a look) differ "
-                            "from dp on %s n=%lld\n", warps, ctas, k, replay_sets[s].kind,
-                            (long long)n);
-                CHECK(same(got, ref, m));
-                CHECK(c.rounds <= m);
-                one = k == 1 ? c : one;
-                /* the counts the kernel is held to do not depend on the picks a look */
-                CHECK(c.evals == one.evals && c.rounds == one.rounds && c.looked == one.looked);
-                CHECK(c.looks <= one.looks && (k > 1 || c.looks == c.looked));
-                if (!strcmp(replay_sets[s].kind, "uniform") && n == 20000) {
-                    CHECK(c.rounds * 20 < m); /* about 80 rounds for 2,000 samples */
-                    if (k == FPS_TAKE_K) /* far-apart farthest points: ~3.5 picks a look */
-                        CHECK(c.looked > 3 * c.looks);
-                }
-                if (getenv("PCBENCH_TEST_VERBOSE"))
-                    fprintf(stderr, "  %s n=%lld m=%lld warps %d blocks %d, %d a look: %lld "
-                            "rounds, %lld alone, %.2f picks a look\n", replay_sets[s].kind,
-                            (long long)n, (long long)m, warps, ctas, k, (long long)c.rounds,
-                            (long long)c.taken_alone,
-                            c.looks ? (double)c.looked / (double)c.looks : 0.0);
+            replay_counts c = {0};
+            CHECK(rounds_replay(xyz, (int)n, (int)m, (int)replay_sets[s].start, warps, ctas, got,
+                                &c) == 0);
+            if (!same(got, ref, m))
+                fprintf(stderr, "  the rounds (%d warps, %d blocks) differ from dp on %s n=%lld\n",
+                        warps, ctas, replay_sets[s].kind, (long long)n);
+            CHECK(same(got, ref, m));
+            CHECK(c.rounds <= m);
+            if (!strcmp(replay_sets[s].kind, "uniform") && n == 20000) {
+                CHECK(c.rounds * 20 < m); /* about 80 rounds for 2,000 samples */
+                CHECK(c.picked > 15 * c.waves); /* far-apart farthest points: ~30 picks a wave */
             }
+            if (getenv("PCBENCH_TEST_VERBOSE"))
+                fprintf(stderr, "  %s n=%lld m=%lld warps %d blocks %d: %lld rounds, %lld alone, "
+                        "%.2f picks a wave, %.2f waves a round\n", replay_sets[s].kind,
+                        (long long)n, (long long)m, warps, ctas, (long long)c.rounds,
+                        (long long)c.taken_alone, c.waves ? (double)c.picked / (double)c.waves : 0.0,
+                        c.rounds > c.taken_alone
+                            ? (double)c.waves / (double)(c.rounds - c.taken_alone) : 0.0);
         }
         free(got);
         free(ref);
@@ -569,7 +561,7 @@ static void cuda_pruned(void)
                 replay_counts here = {0};
                 for (int64_t b = 0; xyz && replayed && b < t.batch; b++)
                     CHECK(rounds_replay(xyz + b * t.n * 3, (int)t.n, (int)t.m, (int)t.start,
-                                        layouts[l][0], layouts[l][1], 1, replayed + b * t.m,
+                                        layouts[l][0], layouts[l][1], replayed + b * t.m,
                                         &here) == 0);
                 if (l == 0 || (here.evals == gpu.distance_evals && here.rounds == gpu.iterations))
                     c = here;

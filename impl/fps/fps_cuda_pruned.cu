@@ -282,7 +282,9 @@ struct cloud {
 struct round_state {
     float4 q[FPS_ROUND_CAP + 1]; /* the samples to apply: x, y, z, index bits */
     float4 cand[FPS_ROUND_CAP];  /* candidates: x, y, z, index bits */
-    float cand_v[FPS_ROUND_CAP]; /* their minima */
+    unsigned long long cand_key[FPS_ROUND_CAP]; /* their keys (the waves lower them) */
+    int held[FPS_ROUND_CAP];     /* the first wave: 1 where a candidate holds it */
+    int state[FPS_ROUND_CAP];    /* 0 undecided, -1 dropped, w > 0 picked by wave w */
     int q_count, cand_count, done;
     float tau;
 };
@@ -385,117 +387,194 @@ __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
         const int at = __shfl_sync(0xffffffffu, base, 0) + __popc(takers & ((1u << lane) - 1));
         if (take && at < FPS_ROUND_CAP) {
             r->cand[at] = c.pts[slot];
-            r->cand_v[at] = v;
+            r->cand_key[at] = fps_key(v, __float_as_uint(c.pts[slot].w));
         }
     }
 }
 
-/* FPS on the candidates (SL a lane, held in registers) while the farthest
- * is > tau: each pick goes to out[j...] and to the next round's samples.
- * Returns the number taken (at least one: the global farthest point is a
- * candidate). Invalid slots hold minimum 0 and index ~0, below every
- * candidate. */
-template <int SL>
-__device__ int take_candidates(round_state *r, round_state *to, int count, float tau, int j, int m,
-                               unsigned long long *evals)
+/* Every thread of the taking block: the round's picks from its count
+ * candidates, in waves (fps_rounds.h: fps_wave_holds), each pick at its
+ * place by key in every block's samples. The first wave tests every pair:
+ * a warp's lanes hold 32 candidates and go through a share of the others,
+ * four at a time (their loads in flight together), no reduction; later
+ * waves take a warp a candidate still undecided, its lanes over the last
+ * wave's picks, then over the others undecided. A barrier a step, none a
+ * pick: what a step costs is its chain of shared-memory loads. */
+enum { WAVE_SPAN = FPS_ROUND_CAP / 32 }; /* candidates a lane, at most */
+
+__device__ void take_waves(round_state *r, int ctas, int count, float tau,
+                           unsigned long long *evals)
 {
-    const int lane = threadIdx.x & 31;
-    float x[SL], y[SL], z[SL], v[SL];
-    uint32_t id[SL];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    const int blocks = (count + 31) >> 5, chunks = max(1, warps / blocks),
+              chunk = (count + chunks - 1) / chunks;
+    for (int task = warp; task < blocks * chunks; task += warps) {
+        const int q = task % blocks * 32 + lane, c0 = task / blocks * chunk,
+                  c1 = min(count, c0 + chunk);
+        const float4 pq = r->cand[q < count ? q : 0];
+        const unsigned long long kq = r->cand_key[q < count ? q : 0];
+        bool held = false;
+        for (int c = c0; c < c1; c += 4) {
+            float4 pc[4];
+            unsigned long long kc[4];
 #pragma unroll
-    for (int i = 0; i < SL; i++) {
-        const int e = lane + 32 * i;
-        const float4 p = e < count ? r->cand[e] : make_float4(0, 0, 0, __uint_as_float(~0u));
-        x[i] = p.x, y[i] = p.y, z[i] = p.z, id[i] = __float_as_uint(p.w);
-        v[i] = e < count ? r->cand_v[e] : 0.0f;
-    }
-    int taken = 0;
-    while (j + taken < m) {
-        /* The farthest candidate: the lane's own by value, then the lowest
-         * index; across lanes one reduction of the value, and a second one
-         * of the index only when lanes tie. */
-        unsigned long long key[SL]; /* one 64-bit compare a pair, a tree: no branch */
-        int slot[SL];
+            for (int u = 0; u < 4; u++) {
+                pc[u] = r->cand[min(c + u, c1 - 1)];
+                kc[u] = r->cand_key[min(c + u, c1 - 1)];
+            }
 #pragma unroll
-        for (int i = 0; i < SL; i++)
-            key[i] = fps_key(v[i], id[i]), slot[i] = i;
-#pragma unroll
-        for (int w = 1; w < SL; w *= 2)
-#pragma unroll
-            for (int i = 0; i + w < SL; i += 2 * w)
-                if (key[i + w] > key[i])
-                    key[i] = key[i + w], slot[i] = slot[i + w];
-        const unsigned long long best = key[0];
-        const int at = slot[0];
-        /* its coordinates, while the reduction is in flight */
-        float px = x[0], py = y[0], pz = z[0];
-#pragma unroll
-        for (int i = 1; i < SL; i++)
-            if (at == i)
-                px = x[i], py = y[i], pz = z[i];
-        const unsigned bits = (unsigned)(best >> 32);
-        const uint32_t bid = ~(uint32_t)best;
-        const unsigned top = __reduce_max_sync(0xffffffffu, bits);
-        const unsigned tied = __ballot_sync(0xffffffffu, bits == top);
-        int win = 31 - __clz(tied); /* the one lane, when it is one: no bit reversal */
-        if (tied & (tied - 1)) {
-            const uint32_t low = __reduce_min_sync(0xffffffffu, bits == top ? bid : 0xffffffffu);
-            win = 31 - __clz(__ballot_sync(0xffffffffu, bits == top && bid == low));
+            for (int u = 0; u < 4; u++)
+                held |= fps_wave_holds(kc[u], fps_key_dist(kc[u]), kq,
+                                       fps_dist(pq.x, pq.y, pq.z, pc[u].x, pc[u].y, pc[u].z));
         }
-        const float qx = __shfl_sync(0xffffffffu, px, win), qy = __shfl_sync(0xffffffffu, py, win),
-                    qz = __shfl_sync(0xffffffffu, pz, win);
-        const uint32_t index = __shfl_sync(0xffffffffu, bid, win);
-        if (!(__uint_as_float(top) > tau))
-            break;
-        if (to)
-            to->q[taken] = make_float4(qx, qy, qz, __int_as_float((int)index));
-        taken++;
-#pragma unroll
-        for (int i = 0; i < SL; i++) {
-            const float d = fps_dist(x[i], y[i], z[i], qx, qy, qz);
-            v[i] = d < v[i] ? d : v[i];
-        }
-        *evals += count;
+        if (q < count && held)
+            r->held[q] = 1;
     }
-    return taken;
+    if (t == 0)
+        *evals += (unsigned long long)count * (count - 1);
+    __syncthreads();
+    bool left = false;
+    for (int c = t; c < count; c += blockDim.x) {
+        const int held = r->held[c];
+        r->held[c] = 0; /* for the next round */
+        r->state[c] = held ? 0 : 1;
+        left |= held;
+    }
+    for (int wave = 1; __syncthreads_or(left); wave++) {
+        /* The undecided: lowered by the last wave's picks, dropped at tau. */
+        left = false;
+        for (int c = warp; c < count; c += warps) {
+            if (r->state[c] != 0)
+                continue;
+            const float4 pc = r->cand[c];
+            int sq[WAVE_SPAN];
+            float4 pq[WAVE_SPAN];
+#pragma unroll
+            for (int i = 0; i < WAVE_SPAN; i++) {
+                const int q = min(32 * i + lane, count - 1);
+                sq[i] = 32 * i + lane < count ? r->state[q] : -1;
+                pq[i] = r->cand[q];
+            }
+            float v = fps_key_dist(r->cand_key[c]);
+            unsigned picks = 0;
+#pragma unroll
+            for (int i = 0; i < WAVE_SPAN; i++) {
+                const bool pick = sq[i] == wave;
+                picks += __popc(__ballot_sync(0xffffffffu, pick));
+                const float d = fps_dist(pc.x, pc.y, pc.z, pq[i].x, pq[i].y, pq[i].z);
+                v = pick && d < v ? d : v;
+            }
+            v = __uint_as_float(__reduce_min_sync(0xffffffffu, __float_as_uint(v))); /* v >= +0 */
+            left |= v > tau;
+            if (lane == 0) {
+                r->cand_key[c] = fps_key(v, __float_as_uint(pc.w));
+                if (!(v > tau))
+                    r->state[c] = -1;
+                *evals += picks;
+            }
+        }
+        if (!__syncthreads_or(left))
+            break; /* all dropped */
+        /* Then picked unless one of the others undecided holds it (those
+         * this step picks read as undecided, 0 or wave + 1, to all). */
+        left = false;
+        for (int c = warp; c < count; c += warps) {
+            if (r->state[c] != 0)
+                continue;
+            const float4 pc = r->cand[c];
+            const unsigned long long kc = r->cand_key[c];
+            int sq[WAVE_SPAN];
+            float4 pq[WAVE_SPAN];
+            unsigned long long kq[WAVE_SPAN];
+#pragma unroll
+            for (int i = 0; i < WAVE_SPAN; i++) {
+                const int q = min(32 * i + lane, count - 1);
+                sq[i] = 32 * i + lane < count && q != c ? r->state[q] : -1;
+                pq[i] = r->cand[q];
+                kq[i] = r->cand_key[q];
+            }
+            unsigned others = 0;
+            bool held = false;
+#pragma unroll
+            for (int i = 0; i < WAVE_SPAN; i++) {
+                const bool other = sq[i] == 0 || sq[i] == wave + 1;
+                others += __popc(__ballot_sync(0xffffffffu, other));
+                held |= other && fps_wave_holds(kq[i], fps_key_dist(kq[i]), kc,
+                                                fps_dist(pc.x, pc.y, pc.z, pq[i].x, pq[i].y, pq[i].z));
+            }
+            held = __any_sync(0xffffffffu, held);
+            if (lane == 0) {
+                if (!held)
+                    r->state[c] = wave + 1;
+                *evals += others;
+            }
+            left |= held;
+        }
+    }
+    /* Each pick at its place: the picks of larger key before it. */
+    for (int c = warp; c < count; c += warps) {
+        if (r->state[c] <= 0)
+            continue;
+        const unsigned long long kc = r->cand_key[c];
+        int place = 0;
+#pragma unroll
+        for (int i = 0; i < WAVE_SPAN; i++) {
+            const int q = min(32 * i + lane, count - 1);
+            const bool before =
+                32 * i + lane < count && r->state[q] > 0 && r->cand_key[q] > kc;
+            place += __popc(__ballot_sync(0xffffffffu, before));
+        }
+        if (lane < ctas)
+            in_block(r, ctas, lane)->q[place] = r->cand[c];
+    }
 }
 
-/* The taking warp, between a round's barriers: the global farthest point
- * from the owner warps' posts, then the round's samples (fps_rounds.h), the
- * next tau, and whether the cloud is done. Returns the next output
- * position. */
+/* Every thread of the taking block, between a round's barriers: the round's
+ * samples (fps_rounds.h) from the candidates; the coordinating warp also
+ * takes the global farthest point from the owner warps' posts where the
+ * round has no list, and writes the next tau and whether the cloud is done.
+ * Returns the next output position (the coordinator's). */
 __device__ int take_round(round_state *r, int ctas, const unsigned long long *post_key,
                           const float4 *post_xyz, int posts, int j, int m, int *level, int32_t *out,
-                          unsigned long long *evals)
+                          unsigned long long *evals, bool coordinator)
 {
     const int lane = threadIdx.x & 31;
-    /* Lane b writes the round's samples, their count, tau and done into
-     * block b's round state (the candidates and posts are block 0's). */
-    round_state *to = lane < ctas ? in_block(r, ctas, lane) : NULL;
-    unsigned long long mine = 0;
-    int at = 0, win;
-    for (int k = lane; k < posts; k += 32)
-        if (post_key[k] > mine)
-            mine = post_key[k], at = k;
-    const unsigned long long top = warp_max_key(mine, &win);
-    const int far_post = __shfl_sync(0xffffffffu, at, win);
-    const float far = fps_key_dist(top);
     const int count = r->cand_count;
+    const float tau = r->tau;
+    const bool listed = count > 0 && count <= FPS_ROUND_CAP;
+    if (listed)
+        take_waves(r, ctas, count, tau, evals);
+    if (!coordinator)
+        return j;
+    /* Lane b writes the round's count, tau and done into block b's round
+     * state (the candidates and posts are block 0's). */
+    round_state *to = lane < ctas ? in_block(r, ctas, lane) : NULL;
     int taken = 1;
-    float bound = far;
-    if (far == 0.0f) { /* every minimum is 0: dp repeats the lowest index to the end */
-        for (int k = j + lane; k < m; k += 32)
-            out[k] = (int32_t)fps_key_index(top);
-        taken = m - j;
-    } else if (count > 0 && count <= FPS_ROUND_CAP) {
-        const float tau = r->tau;
-        taken = count <= 32   ? take_candidates<1>(r, to, count, tau, j, m, evals)
-                : count <= 64 ? take_candidates<2>(r, to, count, tau, j, m, evals)
-                              : take_candidates<4>(r, to, count, tau, j, m, evals);
-        bound = tau;
-    } else if (to) {
-        const float4 p = post_xyz[far_post];
-        to->q[0] = make_float4(p.x, p.y, p.z, __int_as_float((int)fps_key_index(top)));
+    float bound = tau, far = 1.0f;
+    if (listed) {
+        int picks = 0;
+        for (int q0 = 0; q0 < count; q0 += 32)
+            picks += __popc(
+                __ballot_sync(0xffffffffu, q0 + lane < count && r->state[q0 + lane] > 0));
+        taken = min(picks, m - j);
+    } else {
+        unsigned long long mine = 0;
+        int at = 0, win;
+        for (int k = lane; k < posts; k += 32)
+            if (post_key[k] > mine)
+                mine = post_key[k], at = k;
+        const unsigned long long top = warp_max_key(mine, &win);
+        const int far_post = __shfl_sync(0xffffffffu, at, win);
+        far = fps_key_dist(top);
+        bound = far;
+        if (far == 0.0f) { /* every minimum is 0: dp repeats the lowest index to the end */
+            for (int k = j + lane; k < m; k += 32)
+                out[k] = (int32_t)fps_key_index(top);
+            taken = m - j;
+        } else if (to) {
+            const float4 p = post_xyz[far_post];
+            to->q[0] = make_float4(p.x, p.y, p.z, __int_as_float((int)fps_key_index(top)));
+        }
     }
     const int samples = far == 0.0f ? 0 : taken; /* none to apply once all are 0 */
     *level = fps_round_level(*level, count);
@@ -520,7 +599,7 @@ __device__ void write_picks(const round_state *r, int32_t *out, int end)
 
 /* Thread 0, before the first round: the start is the first sample (written
  * to out unless NULL) and the one sample to apply; no candidates yet (tau
- * +inf: the first round takes the farthest point alone). */
+ * +inf: the first round takes the farthest point alone), none held. */
 __device__ void begin_rounds(round_state *r, const float *xyz, int start, int m, int32_t *out)
 {
     if (out)
@@ -531,6 +610,8 @@ __device__ void begin_rounds(round_state *r, const float *xyz, int start, int m,
     r->cand_count = 0;
     r->tau = INFINITY;
     r->done = m <= 1;
+    for (int c = 0; c < FPS_ROUND_CAP; c++)
+        r->held[c] = 0;
 }
 
 template <int WARPS>
@@ -640,20 +721,19 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
             post_xyz[warp] = best_g >= 0 ? c.gbest[best_g] : make_float4(0, 0, 0, 0);
         }
         __syncthreads();
-        if (warp == 0) {
-            j = take_round(&r, 1, post_key, post_xyz, WARPS, j, a.m, &level, out, &cand_evals);
-            rounds++;
-        }
+        j = take_round(&r, 1, post_key, post_xyz, WARPS, j, a.m, &level, out, &cand_evals,
+                       warp == 0);
+        rounds++;
         __syncthreads();
         if (warp == 0)
             write_picks(&r, out, j);
     }
     if (lane == 0 && evals)
         atomicAdd(a.evals, evals * FPS_BUCKET);
-    if (threadIdx.x == 0) {
+    if (cand_evals)
         atomicAdd(a.evals, cand_evals);
+    if (threadIdx.x == 0)
         atomicAdd(a.rounds, (unsigned long long)rounds);
-    }
 }
 
 /* ---- step 2 for clouds a cluster holds: a run of points a thread ----------- */
@@ -698,25 +778,25 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     if (t == 0)
         begin_rounds(&r, xyz, a.start, a.m, rank == 0 ? out : NULL);
 
-    if (warp == warps) { /* block 0's: the taker; the others' only keep the barriers */
-        unsigned long long cand_evals = 0;
+    unsigned long long cand_evals = 0; /* block 0's threads: the waves' distances */
+    if (warp == warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
         int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
             if (rank == 0) {
                 j = take_round(&r, ctas, post_key, post_xyz, warps * ctas, j, a.m, &level, out,
-                               &cand_evals);
+                               &cand_evals, true);
                 rounds++;
             }
             round_barrier(ctas);
             if (rank == 0)
                 write_picks(&r, out, j);
         }
-        if (lane == 0 && rank == 0) {
+        if (cand_evals)
             atomicAdd(a.evals, cand_evals);
+        if (lane == 0 && rank == 0)
             atomicAdd(a.rounds, (unsigned long long)rounds);
-        }
         return;
     }
 
@@ -855,7 +935,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                 const int e = i * T + t;
                 if (sm[e] > tau) {
                     lead->cand[c] = make_float4(sx[e], sy[e], sz[e], __uint_as_float(sid[e]));
-                    lead->cand_v[c] = sm[e];
+                    lead->cand_key[c] = fps_key(sm[e], sid[e]);
                     c++;
                 }
             }
@@ -867,11 +947,16 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                 make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
         }
         round_barrier(ctas);
-        round_barrier(ctas); /* the taker's round */
+        if (rank == 0) /* the round's picks, with the coordinating warp */
+            take_round(&r, ctas, post_key, post_xyz, warps * ctas, 0, a.m, NULL, NULL,
+                       &cand_evals, false);
+        round_barrier(ctas);
     }
     evals = __reduce_add_sync(0xffffffffu, evals);
     if (lane == 0 && evals)
         atomicAdd(a.evals, (unsigned long long)evals);
+    if (cand_evals)
+        atomicAdd(a.evals, cand_evals);
 }
 
 /* ---- small clouds: a block a cloud, its points in registers ---------------- */

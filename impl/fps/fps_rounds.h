@@ -53,29 +53,27 @@ SP_FN int fps_round_level(int level, long long count)
     return level;
 }
 
-/* Several picks from one look at the candidates. Take the k candidates of
- * largest key (value, then the lower index), all above tau: the first is
- * dp's next pick; each next one is too as long as no pick taken before it
- * lowers its minimum, i.e. its distance to each is not below its value.
- * Its key then stays what it was, the largest of the rest, since every
- * other candidate's minimum only falls from below it; and applying the
- * picks together gives every minimum dp's value (min is order-free). On
- * dp's sequence of uniform and sphere-surface clouds (10,000 x 1,000 and
- * 16,384 x 4,096) the 2 largest keys gave 1.9 picks a look, 4 gave
- * 3.4-3.8, 8 gave 4.8-6.9: the farthest points are far from each other.
- * The CPU replay takes its rounds' picks this way, k at a time (the tests:
- * dp's sequence for k = 1, 2, 4, 8 on every replay cloud, the counts the
- * kernel is held to unchanged). The kernel's taker picks one at a time:
- * taking k keys a look (k reductions, a lane a check, the picks applied
- * together) was exact on the GPU and slower for every k on the H100, since
- * the taker is a chain of instructions and a look held more of them than
- * the picks it saved (impl/fps/README.md). */
-enum { FPS_TAKE_K = 4 };
-
-/* Whether a candidate of minimum v keeps it against a pick at distance d. */
-SP_FN int fps_take_keeps(float v, float d)
+/* The round's picks in waves, by every thread of the taking block (and the
+ * CPU replay). FPS on the candidates one pick at a time is a chain of
+ * dependent reductions, a pick each. But a candidate c is sure to be picked,
+ * with its minimum as it stands, when no undecided candidate q of larger key
+ * (value, then the lower index) holds it: d(c, q) < v_q, within q's reach
+ * (fps_wave_holds). Every candidate picked before c has a larger key, so
+ * it is one of those q, too far to lower c (d >= v_q >= v_c), and c lowers
+ * none of them (d >= v_q); candidates of smaller key cannot pass c, whose
+ * key stays. So a wave picks every candidate nothing holds, all at once:
+ * the largest key always, with 20-50 picks from a round's 30-128
+ * candidates in one to three waves on uniform clouds. A wave first applies
+ * the last wave's picks to the undecided ones, which also lowers those
+ * they held, and drops those now <= tau (never picked). The picks go out in
+ * the order of their keys as picked (the sequence's keys fall), the first
+ * m - j of them. Distances computed: n (n - 1) for the first wave's test
+ * of every pair of the round's n candidates; then for each undecided
+ * candidate of a later wave, the last wave's picks, and, unless dropped,
+ * the other undecided ones. */
+SP_FN int fps_wave_holds(uint64_t key_q, float v_q, uint64_t key_c, float d)
 {
-    return !(d < v);
+    return key_q > key_c && d < v_q;
 }
 
 /* Buckets a group: about four groups a warp, so every warp has work in the
