@@ -13,13 +13,14 @@
  *   2. the sampler, a round at a time (fps_rounds.h: why each round's picks
  *      are dp's). A round: every warp applies the last round's samples to
  *      the points they can reach, gathers its points above the threshold
- *      (the candidates) and posts its farthest point; one barrier; one warp
- *      runs FPS on the candidates while the farthest stays above the
- *      threshold; one more barrier. Two samplers:
+ *      (the candidates) and posts its farthest point; one barrier; the
+ *      taking block picks among the candidates in waves (take_waves); one
+ *      more barrier. Two samplers:
  *        - the run kernel (fps_runs_take), a cloud spread over a cluster of
  *          up to 16 blocks: owner threads hold runs of sorted points in
- *          shared memory (no reduction across lanes in the update), and a
- *          warp of block 0 that owns nothing takes the samples;
+ *          shared memory (no reduction across lanes in the update); block
+ *          0 takes the samples, its last warp, which owns nothing,
+ *          coordinating the rounds;
  *        - the bucket kernel, any cloud, a block each: the CPU `pruned`'s
  *          layout (fps_bucket.h: buckets of 32 slots, groups of buckets,
  *          boxes and farthest keys), groups, buckets and points in shared
@@ -277,13 +278,14 @@ struct cloud {
     int n, buckets, groups, group_size;
 };
 
-/* What warp 0 hands every warp from one round to the next (written between
- * a round's two barriers, read after the second). */
+/* What the taking block hands every warp from one round to the next
+ * (written between a round's two barriers, read after the second), and its
+ * candidates. */
 struct round_state {
     float4 q[FPS_ROUND_CAP + 1]; /* the samples to apply: x, y, z, index bits */
     float4 cand[FPS_ROUND_CAP];  /* candidates: x, y, z, index bits */
     unsigned long long cand_key[FPS_ROUND_CAP]; /* their keys (the waves lower them) */
-    int held[FPS_ROUND_CAP];     /* the first wave: 1 where a candidate holds it */
+    int held[FPS_ROUND_CAP];     /* the first wave: 1 where another candidate holds it */
     int state[FPS_ROUND_CAP];    /* 0 undecided, -1 dropped, w > 0 picked by wave w */
     int q_count, cand_count, done;
     float tau;
@@ -399,7 +401,8 @@ __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
  * four at a time (their loads in flight together), no reduction; later
  * waves take a warp a candidate still undecided, its lanes over the last
  * wave's picks, then over the others undecided. A barrier a step, none a
- * pick: what a step costs is its chain of shared-memory loads. */
+ * pick. The keys live in shared memory beside the candidates, so a test is
+ * a distance and two compares. */
 enum { WAVE_SPAN = FPS_ROUND_CAP / 32 }; /* candidates a lane, at most */
 
 __device__ void take_waves(round_state *r, int ctas, int count, float tau,
@@ -587,7 +590,7 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     return j + taken;
 }
 
-/* The taking warp, after a round's second barrier: the round's samples' indexes
+/* The coordinating warp, after a round's second barrier: the round's samples' indexes
  * into out, which ends at end (written now, their stores are done long before
  * the next barrier waits for them). */
 __device__ void write_picks(const round_state *r, int32_t *out, int end)
@@ -753,12 +756,11 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * GPU holds at once for the batch): a thread's serial share of the update,
  * two thirds of a round on one SM, shrinks with its run. Shared memory: the
  * posts (block 0's are read), then the runs. Block 0's last warp owns
- * nothing and takes the rounds' samples: with none of the owners' state
- * live, its candidates stay in registers (warp 0 taking them besides its
- * runs picked 2.5 times slower). Owners post their farthest points and
- * candidates into block 0's shared memory, the taker writes each round's
- * samples into every block's; the same two barriers a round, across the
- * cluster. */
+ * nothing and coordinates the rounds; between the barriers all of block
+ * 0's threads take the round's samples from the candidates (take_waves),
+ * the other blocks wait. Owners post their farthest points and candidates
+ * into block 0's shared memory, block 0 writes each round's samples into
+ * every block's; the same two barriers a round, across the cluster. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
 template <bool GLOBAL_RUNS>
@@ -1067,7 +1069,7 @@ typedef struct {
     pcb_cuda_ctx ctx;
     fps_args args;
     int warps;   /* the bucket sampler's block: 16 warps (8 or 32 for tuning) */
-    int runs;    /* the run sampler's threads a block (owners and the taker), or 0: buckets */
+    int runs;    /* the run sampler's threads a block (owners and the coordinator), or 0: buckets */
     int global_runs; /* 1: its runs in global memory */
     int dense;   /* small clouds: slots a thread of the block-a-cloud kernel (1, 2, 4, 8), or 0 */
     size_t smem; /* dynamic shared memory of the sampler */
@@ -1146,7 +1148,7 @@ static int runs_size(pruned_state *s, int ctas, int shared, size_t optin)
     const int owner_warps = fps_run_owners(a->n, ctas) / 32, warps = (owner_warps + ctas - 1) / ctas;
     a->ctas = ctas;
     a->run = fps_run_length(a->n, ctas);
-    s->runs = 32 * warps + 32; /* and the taker */
+    s->runs = 32 * warps + 32; /* and the coordinator */
     s->global_runs = !shared;
     s->smem = (shared ? (size_t)a->run * 32 * warps * RUN_BYTES : 0) +
               (size_t)warps * ctas * POST_BYTES;
@@ -1431,7 +1433,7 @@ static int pruned_device(void *state, const pcb_task *t, pcb_result *out, cudaSt
     int rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, out->finite, stream);
     if (rc == PCB_OK)
         rc = enqueue(s, stream);
-    s->args = saved; /* the state's own output array again, for the next taker */
+    s->args = saved; /* the state's own output array again, for the next caller */
     return rc;
 }
 
