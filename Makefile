@@ -125,7 +125,7 @@ $(BUILD)/%.o: %.cu
 
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@.o -c $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIB) $(LDLIBS)
 
 # The harness's unit test links the harness (everything of the tool but main).
@@ -138,12 +138,12 @@ ASAN_HARNESS_OBJ := $(filter-out $(ASAN)/bench/pcbench.o,$(ASAN_TOOL_OBJ))
 
 $(BUILD)/tests/test_harness: tests/test_harness.c $(HARNESS_OBJ) $(LIB) $(BUILD)/tests/libfake_nvml.so
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -o $@.o -c $<
+	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(HARNESS_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
 
 $(ASAN)/tests/test_harness: tests/test_harness.c $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(ASAN)/tests/libfake_nvml.so
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CPPFLAGS) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
+	$(CC) $(ASAN_CPPFLAGS) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
 
 $(ASAN)/%.o: %.c
@@ -165,7 +165,7 @@ $(ASAN_LIB): $(ASAN_OBJ)
 
 $(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -o $@.o -c $<
+	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_LIB) $(LDLIBS_ASAN)
 
 # ---- the shared library of the Python package (impl/python) ---------------

@@ -177,25 +177,37 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
                 out[j++] = (int32_t)fps_key_index(top);
         } else if (cands > 0 && cands <= FPS_ROUND_CAP) {
             /* The picks in waves (fps_wave_holds): state 0 undecided, -1
-             * dropped, w > 0 picked by wave w. */
-            int state[FPS_ROUND_CAP], wave = 1, left = 0;
+             * dropped, w > 0 picked by wave w. A wave picks the undecided
+             * that no other undecided holds (the first: every candidate,
+             * every pair); the next applies its picks to the rest. */
+            int state[FPS_ROUND_CAP] = {0}, undecided = cands;
             uint64_t key[FPS_ROUND_CAP];
             for (int k = 0; k < cands; k++)
                 key[k] = fps_key(cand_v[k], id[cand[k]]);
-            c->evals += (int64_t)cands * (cands - 1);
-            for (int a = 0; a < cands; a++) {
-                int held = 0;
-                for (int b = 0; b < cands; b++)
-                    held |= b != a && fps_wave_holds(key[b], cand_v[b], key[a],
-                                                     replay_dist(p[cand[a]], p[cand[b]]));
-                state[a] = held ? 0 : 1;
-                left |= held;
-            }
-            c->waves++;
-            while (left) {
-                int picked = 0, undecided = 0, decided[FPS_ROUND_CAP];
+            for (int wave = 1;; wave++) {
+                int left = 0, decided[FPS_ROUND_CAP];
+                for (int a = 0; a < cands; a++) {
+                    decided[a] = state[a];
+                    if (state[a] != 0)
+                        continue;
+                    int held = 0;
+                    for (int b = 0; b < cands; b++)
+                        held |= b != a && state[b] == 0 &&
+                                fps_wave_holds(key[b], cand_v[b], key[a],
+                                               replay_dist(p[cand[a]], p[cand[b]]));
+                    c->evals += undecided - 1;
+                    decided[a] = held ? 0 : wave;
+                    left |= held;
+                }
+                for (int a = 0; a < cands; a++)
+                    state[a] = decided[a];
+                c->waves++;
+                if (!left)
+                    break;
+                int picked = 0;
                 for (int b = 0; b < cands; b++)
                     picked += state[b] == wave;
+                undecided = 0;
                 for (int a = 0; a < cands; a++) {
                     if (state[a] != 0)
                         continue;
@@ -209,24 +221,8 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
                     state[a] = cand_v[a] > tau ? 0 : -1;
                     undecided += state[a] == 0;
                 }
-                left = 0;
-                for (int a = 0; a < cands; a++) {
-                    decided[a] = state[a];
-                    if (state[a] != 0)
-                        continue;
-                    int held = 0;
-                    for (int b = 0; b < cands; b++)
-                        held |= b != a && state[b] == 0 &&
-                                fps_wave_holds(key[b], cand_v[b], key[a],
-                                               replay_dist(p[cand[a]], p[cand[b]]));
-                    c->evals += undecided - 1;
-                    decided[a] = held ? 0 : wave + 1;
-                    left |= held;
-                }
-                for (int a = 0; a < cands; a++)
-                    state[a] = decided[a];
-                wave++;
-                c->waves++;
+                if (!undecided)
+                    break;
             }
             /* the picks by falling key, as many as are still wanted */
             count = 0;

@@ -63,7 +63,7 @@ SP_FN int fps_round_level(int level, long long count)
  * none of them (d >= v_q); candidates of smaller key cannot pass c, whose
  * key stays. So a wave picks every candidate nothing holds, all at once:
  * the largest key always, with 20-50 picks from a round's 30-128
- * candidates in one to three waves on uniform clouds. A wave first applies
+ * candidates in one or two waves on uniform clouds. A wave first applies
  * the last wave's picks to the undecided ones, which also lowers those
  * they held, and drops those now <= tau (never picked). The picks go out in
  * the order of their keys as picked (the sequence's keys fall), the first
