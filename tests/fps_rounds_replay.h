@@ -3,7 +3,7 @@
  * the same Morton layout, groups and tests, the same candidates, thresholds
  * and levels. Without a GPU it proves the round logic returns dp's
  * sequence; with one, the kernel's counts of distances and rounds must equal
- * the replay's. */
+ * the replay's. The order of a round's candidates changes neither. */
 #ifndef PCB_FPS_ROUNDS_REPLAY_H
 #define PCB_FPS_ROUNDS_REPLAY_H
 
@@ -124,8 +124,10 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     out[0] = start;
     for (int d = 0; d < 3; d++)
         q[0][d] = xyz[3 * start + d];
-    int count = 1, j = 1, level = FPS_ROUND_LEVEL0;
-    float tau = INFINITY;
+    int count = 1, j = 1, base = FPS_ROUND_LEVEL0;
+    float taus[FPS_ROUND_CLASSES];
+    for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+        taus[k] = INFINITY;
     while (j < m) {
         /* Apply the samples, group by group, sample by sample; a group is
          * tested against its key at the start of the round, a bucket against
@@ -159,7 +161,15 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
                     gkey[g] = bkey[b] > gkey[g] ? bkey[b] : gkey[g];
             }
         }
-        /* The candidates, and the farthest point. */
+        /* The candidates at the lowest threshold the list holds them at,
+         * and the farthest point. */
+        int row_count[FPS_ROUND_CLASSES] = {0};
+        for (int s = 0; s < n; s++) {
+            const int row = fps_round_row(mind[s], taus);
+            row_count[row < FPS_ROUND_CLASSES ? row : 0] += row < FPS_ROUND_CLASSES;
+        }
+        const int rows = fps_round_rows(row_count);
+        const float tau = rows > 0 ? taus[FPS_ROUND_CLASSES - rows] : INFINITY;
         int cands = 0;
         for (int s = 0; s < n; s++)
             if (mind[s] > tau) {
@@ -175,7 +185,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
         if (far == 0.0f) {
             while (j < m)
                 out[j++] = (int32_t)fps_key_index(top);
-        } else if (cands > 0 && cands <= FPS_ROUND_CAP) {
+        } else if (cands > 0) {
             /* The picks in waves (fps_wave_holds): state 0 undecided, -1
              * dropped, w > 0 picked by wave w. A wave picks the undecided
              * that no other undecided holds (the first: every candidate,
@@ -250,8 +260,9 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
             count = 1;
             c->taken_alone++;
         }
-        level = fps_round_level(level, cands);
-        tau = fps_round_tau(level, bound);
+        base = fps_round_base(base, rows);
+        for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+            taus[k] = fps_round_tau(base, k, bound);
     }
     rc = 0;
 done:

@@ -280,15 +280,23 @@ struct cloud {
 
 /* What the taking block hands every warp from one round to the next
  * (written between a round's two barriers, read after the second), and its
- * candidates. */
+ * candidates: a list a row (fps_round_row), FPS_ROUND_CAP each, row 0
+ * first; the round's list is row 0 with the other rows it takes moved up
+ * behind it. The rows' counts alternate by the round's parity, so that the
+ * coordinator clears the next round's while this round's are still read. */
 struct round_state {
     float4 q[FPS_ROUND_CAP + 1]; /* the samples to apply: x, y, z, index bits */
-    float4 cand[FPS_ROUND_CAP];  /* candidates: x, y, z, index bits */
-    unsigned long long cand_key[FPS_ROUND_CAP]; /* their keys (the waves lower them) */
+    float4 cand[FPS_ROUND_CLASSES * FPS_ROUND_CAP]; /* candidates: x, y, z, index bits */
+    unsigned long long cand_key[FPS_ROUND_CLASSES * FPS_ROUND_CAP]; /* keys (waves lower them) */
     int held[FPS_ROUND_CAP];     /* the first wave: 1 where another candidate holds it */
     int state[FPS_ROUND_CAP];    /* 0 undecided, -1 dropped, w > 0 picked by wave w */
-    int q_count, cand_count, done;
-    float tau;
+    /* the waves' lists of candidates, their lengths by the wave's parity */
+    int undecided[FPS_ROUND_CAP], left[FPS_ROUND_CAP], picks[FPS_ROUND_CAP];
+    unsigned long long pick_key[FPS_ROUND_CAP];
+    int n_undecided[2], n_left[2], n_picks;
+    int row_count[2][FPS_ROUND_CLASSES];
+    float tau[FPS_ROUND_CLASSES]; /* the round's thresholds, loosest first */
+    int q_count, done;
 };
 
 __device__ __forceinline__ void round_barrier(int ctas)
@@ -366,30 +374,39 @@ __device__ unsigned long long update_group(const cloud &c, int g, const float4 *
     return top;
 }
 
-/* Appends group g's points whose minimum is > tau to the candidate list
- * (slot order within a bucket; buckets race for their places, which does not
- * matter: the round takes the candidates' maximum). Once the list has
- * overflowed, only that matters: the gathering stops. Padding slots are left
- * out: their originals are in. */
-__device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
+/* Appends group g's points above the loosest threshold to their rows'
+ * candidate lists (fps_round_row; slot order within a bucket, buckets race
+ * for their places, which does not matter: the waves are order-free), lane
+ * k counting row k's in with one atomic. Once row 0 has overflowed, the
+ * round takes the farthest point alone: the gathering stops. Padding slots
+ * are left out: their originals are in. */
+__device__ void gather_group(const cloud &c, int g, const float *tau, int *row_count,
+                             round_state *r)
 {
     const int lane = threadIdx.x & 31;
     const int first = g * c.group_size, nb = min(c.group_size, c.buckets - first);
     unsigned above =
-        __ballot_sync(0xffffffffu, lane < nb && fps_key_dist(c.bkey[first + lane]) > tau);
-    while (above && __shfl_sync(0xffffffffu, r->cand_count, 0) <= FPS_ROUND_CAP) {
+        __ballot_sync(0xffffffffu, lane < nb && fps_key_dist(c.bkey[first + lane]) > tau[0]);
+    while (above && __shfl_sync(0xffffffffu, row_count[0], 0) <= FPS_ROUND_CAP) {
         const int slot = (first + __ffs(above) - 1) * FPS_BUCKET + lane;
         above &= above - 1;
         const float v = c.mind[slot];
-        const bool take = slot < c.n && v > tau;
-        const unsigned takers = __ballot_sync(0xffffffffu, take);
+        const int row = slot < c.n ? fps_round_row(v, tau) : FPS_ROUND_CLASSES;
+        /* lane k counts row k's in */
+        unsigned ours = 0, mine = 0;
+#pragma unroll
+        for (int k = 0; k < FPS_ROUND_CLASSES; k++) {
+            const unsigned in_row = __ballot_sync(0xffffffffu, row == k);
+            ours = lane == k ? in_row : ours;
+            mine = row == k ? in_row : mine;
+        }
         int base = 0;
-        if (lane == 0 && takers)
-            base = atomicAdd(&r->cand_count, __popc(takers));
-        const int at = __shfl_sync(0xffffffffu, base, 0) + __popc(takers & ((1u << lane) - 1));
-        if (take && at < FPS_ROUND_CAP) {
-            r->cand[at] = c.pts[slot];
-            r->cand_key[at] = fps_key(v, __float_as_uint(c.pts[slot].w));
+        if (ours)
+            base = atomicAdd(&row_count[lane], __popc(ours));
+        const int at = __shfl_sync(0xffffffffu, base, row & 31) + __popc(mine & ((1u << lane) - 1));
+        if (row < FPS_ROUND_CLASSES && at < FPS_ROUND_CAP) {
+            r->cand[row * FPS_ROUND_CAP + at] = c.pts[slot];
+            r->cand_key[row * FPS_ROUND_CAP + at] = fps_key(v, __float_as_uint(c.pts[slot].w));
         }
     }
 }
@@ -398,17 +415,37 @@ __device__ void gather_group(const cloud &c, int g, float tau, round_state *r)
  * candidates, in waves (fps_rounds.h: fps_wave_holds), each pick at its
  * place by key in every block's samples. The first wave tests every pair:
  * a warp's lanes hold 32 candidates and go through a share of the others,
- * four at a time (their loads in flight together), no reduction; later
- * waves take a warp a candidate still undecided, its lanes over the last
- * wave's picks, then over the others undecided. A barrier a step, none a
- * pick. The keys live in shared memory beside the candidates, so a test is
- * a distance and two compares. */
-enum { WAVE_SPAN = FPS_ROUND_CAP / 32 }; /* candidates a lane, at most */
+ * four at a time (their loads in flight together), no reduction. The later
+ * steps work on short lists (the undecided, the last wave's picks): a
+ * candidate a group of WAVE_GROUP lanes, each lane a share of the list it
+ * is tested against, the group's answer by shuffles, so that no warp walks
+ * several candidates one after another. A barrier a step, none a pick. The
+ * keys live in shared memory beside the candidates, so a test is a
+ * distance and two compares. */
+enum { WAVE_GROUP = 8 };
+
+/* Every lane of a warp: appends c to list (its length *n) where want, the
+ * warp's appends with one atomic. Returns c's place, or -1. */
+__device__ __forceinline__ int list_append(int *list, int *n, bool want, int c)
+{
+    const int lane = threadIdx.x & 31;
+    const unsigned wants = __ballot_sync(0xffffffffu, want);
+    const int leader = (__ffs(wants) - 1) & 31;
+    int base = 0;
+    if (wants && lane == leader)
+        base = atomicAdd(n, __popc(wants));
+    const int at = __shfl_sync(0xffffffffu, base, leader) + __popc(wants & ((1u << lane) - 1));
+    if (want)
+        list[at] = c;
+    return want ? at : -1;
+}
 
 __device__ void take_waves(round_state *r, int ctas, int count, float tau,
                            unsigned long long *evals)
 {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+    if (t == 0) /* the last round's lists were read before its barriers */
+        r->n_undecided[1] = r->n_left[1] = r->n_picks = 0;
     const int blocks = (count + 31) >> 5, chunks = max(1, warps / blocks),
               chunk = (count + chunks - 1) / chunks;
     for (int task = warp; task < blocks * chunks; task += warps) {
@@ -436,120 +473,144 @@ __device__ void take_waves(round_state *r, int ctas, int count, float tau,
     if (t == 0)
         *evals += (unsigned long long)count * (count - 1);
     __syncthreads();
-    bool left = false;
-    for (int c = t; c < count; c += blockDim.x) {
-        const int held = r->held[c];
-        r->held[c] = 0; /* for the next round */
-        r->state[c] = held ? 0 : 1;
-        left |= held;
-    }
-    for (int wave = 1; __syncthreads_or(left); wave++) {
-        /* The undecided: lowered by the last wave's picks, dropped at tau. */
-        left = false;
-        for (int c = warp; c < count; c += warps) {
-            if (r->state[c] != 0)
-                continue;
-            const float4 pc = r->cand[c];
-            int sq[WAVE_SPAN];
-            float4 pq[WAVE_SPAN];
-#pragma unroll
-            for (int i = 0; i < WAVE_SPAN; i++) {
-                const int q = min(32 * i + lane, count - 1);
-                sq[i] = 32 * i + lane < count ? r->state[q] : -1;
-                pq[i] = r->cand[q];
-            }
-            float v = fps_key_dist(r->cand_key[c]);
-            unsigned picks = 0;
-#pragma unroll
-            for (int i = 0; i < WAVE_SPAN; i++) {
-                const bool pick = sq[i] == wave;
-                picks += __popc(__ballot_sync(0xffffffffu, pick));
-                const float d = fps_dist(pc.x, pc.y, pc.z, pq[i].x, pq[i].y, pq[i].z);
-                v = pick && d < v ? d : v;
-            }
-            v = __uint_as_float(__reduce_min_sync(0xffffffffu, __float_as_uint(v))); /* v >= +0 */
-            left |= v > tau;
-            if (lane == 0) {
-                r->cand_key[c] = fps_key(v, __float_as_uint(pc.w));
-                if (!(v > tau))
-                    r->state[c] = -1;
-                *evals += picks;
-            }
+    /* The first wave's decisions, into the lists. */
+    for (int c0 = 32 * warp; c0 < count; c0 += blockDim.x) {
+        const int c = c0 + lane;
+        const bool in = c < count, held = in && r->held[c];
+        if (in) {
+            r->held[c] = 0; /* for the next round */
+            r->state[c] = held ? 0 : 1;
         }
+        list_append(r->undecided, &r->n_undecided[1], held, c);
+        const int at = list_append(r->picks, &r->n_picks, in && !held, c);
+        if (at >= 0)
+            r->pick_key[at] = r->cand_key[c];
+    }
+    const int per_warp = 32 / WAVE_GROUP, part = lane % WAVE_GROUP;
+    for (int wave = 1, from = 0;; wave++) {
+        /* The undecided (n_undecided[wave & 1]) lowered by the last wave's
+         * picks (picks[from .. to)); dropped at tau, else left. */
+        __syncthreads();
+        const int undecided = r->n_undecided[wave & 1], to = r->n_picks;
+        if (!undecided)
+            break;
+        bool left = false;
+        for (int u0 = per_warp * warp; u0 < undecided; u0 += per_warp * warps) {
+            const int u = u0 + lane / WAVE_GROUP;
+            const bool in = u < undecided;
+            const int c = in ? r->undecided[u] : 0;
+            const float4 pc = r->cand[c];
+            float v = INFINITY;
+            for (int k = from + part; k < to; k += WAVE_GROUP) {
+                const float4 pq = r->cand[r->picks[k]];
+                const float d = fps_dist(pc.x, pc.y, pc.z, pq.x, pq.y, pq.z);
+                v = d < v ? d : v;
+            }
+#pragma unroll
+            for (int o = WAVE_GROUP / 2; o > 0; o >>= 1) {
+                const float w = __shfl_xor_sync(0xffffffffu, v, o);
+                v = w < v ? w : v;
+            }
+            const float before = fps_key_dist(r->cand_key[c]);
+            v = v < before ? v : before;
+            const bool decider = in && part == 0, keep = decider && v > tau;
+            if (decider) {
+                r->cand_key[c] = fps_key(v, __float_as_uint(pc.w));
+                if (!keep)
+                    r->state[c] = -1;
+            }
+            list_append(r->left, &r->n_left[wave & 1], keep, c);
+            left |= keep;
+        }
+        if (t == 0) {
+            *evals += (unsigned long long)undecided * (to - from);
+            r->n_undecided[(wave + 1) & 1] = 0; /* last read by the wave before */
+        }
+        from = to;
         if (!__syncthreads_or(left))
             break; /* all dropped */
-        /* Then picked unless one of the others undecided holds it (those
-         * this step picks read as undecided, 0 or wave + 1, to all). */
-        left = false;
-        for (int c = warp; c < count; c += warps) {
-            if (r->state[c] != 0)
-                continue;
+        /* Then each of those left picked unless another of them holds it. */
+        const int left_n = r->n_left[wave & 1];
+        if (t == 0) {
+            *evals += (unsigned long long)left_n * (left_n - 1);
+            r->n_left[(wave + 1) & 1] = 0;
+        }
+        for (int u0 = per_warp * warp; u0 < left_n; u0 += per_warp * warps) {
+            const int u = u0 + lane / WAVE_GROUP;
+            const bool in = u < left_n;
+            const int c = in ? r->left[u] : 0;
             const float4 pc = r->cand[c];
             const unsigned long long kc = r->cand_key[c];
-            int sq[WAVE_SPAN];
-            float4 pq[WAVE_SPAN];
-            unsigned long long kq[WAVE_SPAN];
-#pragma unroll
-            for (int i = 0; i < WAVE_SPAN; i++) {
-                const int q = min(32 * i + lane, count - 1);
-                sq[i] = 32 * i + lane < count && q != c ? r->state[q] : -1;
-                pq[i] = r->cand[q];
-                kq[i] = r->cand_key[q];
-            }
-            unsigned others = 0;
             bool held = false;
-#pragma unroll
-            for (int i = 0; i < WAVE_SPAN; i++) {
-                const bool other = sq[i] == 0 || sq[i] == wave + 1;
-                others += __popc(__ballot_sync(0xffffffffu, other));
-                held |= other && fps_wave_holds(kq[i], fps_key_dist(kq[i]), kc,
-                                                fps_dist(pc.x, pc.y, pc.z, pq[i].x, pq[i].y, pq[i].z));
+            for (int k = part; k < left_n; k += WAVE_GROUP) {
+                const int q = r->left[k];
+                const unsigned long long kq = r->cand_key[q];
+                const float4 pq = r->cand[q];
+                held |= fps_wave_holds(kq, fps_key_dist(kq), kc,
+                                       fps_dist(pc.x, pc.y, pc.z, pq.x, pq.y, pq.z));
             }
-            held = __any_sync(0xffffffffu, held);
-            if (lane == 0) {
-                if (!held)
-                    r->state[c] = wave + 1;
-                *evals += others;
-            }
-            left |= held;
+            const unsigned group = __ballot_sync(0xffffffffu, held) >> (lane & ~(WAVE_GROUP - 1));
+            held = group & ((1u << WAVE_GROUP) - 1);
+            const bool decider = in && part == 0;
+            if (decider && !held)
+                r->state[c] = wave + 1;
+            list_append(r->undecided, &r->n_undecided[(wave + 1) & 1], decider && held, c);
+            const int at = list_append(r->picks, &r->n_picks, decider && !held, c);
+            if (at >= 0)
+                r->pick_key[at] = kc;
         }
     }
-    /* Each pick at its place: the picks of larger key before it. */
-    for (int c = warp; c < count; c += warps) {
-        if (r->state[c] <= 0)
-            continue;
-        const unsigned long long kc = r->cand_key[c];
+    /* Each pick at its place, the picks of larger key before it, in every
+     * block's samples. */
+    const int picked = r->n_picks;
+    for (int i = t; i < picked; i += blockDim.x) {
+        const unsigned long long kc = r->pick_key[i];
         int place = 0;
-#pragma unroll
-        for (int i = 0; i < WAVE_SPAN; i++) {
-            const int q = min(32 * i + lane, count - 1);
-            const bool before =
-                32 * i + lane < count && r->state[q] > 0 && r->cand_key[q] > kc;
-            place += __popc(__ballot_sync(0xffffffffu, before));
-        }
-        if (lane < ctas)
-            in_block(r, ctas, lane)->q[place] = r->cand[c];
+        for (int k = 0; k < picked; k++)
+            place += r->pick_key[k] > kc;
+        const float4 p = r->cand[r->picks[i]];
+        for (int b = 0; b < ctas; b++)
+            in_block(r, ctas, b)->q[place] = p;
     }
 }
 
 /* Every thread of the taking block, between a round's barriers: the round's
- * samples (fps_rounds.h) from the candidates; the coordinating warp also
- * takes the global farthest point from the owner warps' posts where the
- * round has no list, and writes the next tau and whether the cloud is done.
- * Returns the next output position (the coordinator's). */
+ * samples (fps_rounds.h) from the candidates of the rows it takes (the
+ * parity's counts; rows past the first moved up behind it); the
+ * coordinating warp also takes the global farthest point from the owner
+ * warps' posts where the round has no list, and writes the next thresholds
+ * and whether the cloud is done. Returns the next output position (the
+ * coordinator's). */
 __device__ int take_round(round_state *r, int ctas, const unsigned long long *post_key,
-                          const float4 *post_xyz, int posts, int j, int m, int *level, int32_t *out,
-                          unsigned long long *evals, bool coordinator)
+                          const float4 *post_xyz, int posts, int j, int m, int *base, int parity,
+                          int32_t *out, unsigned long long *evals, bool coordinator)
 {
     const int lane = threadIdx.x & 31;
-    const int count = r->cand_count;
-    const float tau = r->tau;
-    const bool listed = count > 0 && count <= FPS_ROUND_CAP;
+    int row_count[FPS_ROUND_CLASSES], count = 0;
+#pragma unroll
+    for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+        row_count[k] = r->row_count[parity][k];
+    const int rows = fps_round_rows(row_count);
+#pragma unroll
+    for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+        count += k < rows ? row_count[k] : 0;
+    const float tau = rows > 0 ? r->tau[FPS_ROUND_CLASSES - rows] : INFINITY;
+    const bool listed = count > 0;
+    if (count > row_count[0]) { /* the other rows taken, up behind row 0 */
+        for (int i = row_count[0] + threadIdx.x; i < count; i += blockDim.x) {
+            int row = 1, at = i - row_count[0];
+            for (; at >= r->row_count[parity][row]; row++)
+                at -= r->row_count[parity][row];
+            r->cand[i] = r->cand[row * FPS_ROUND_CAP + at];
+            r->cand_key[i] = r->cand_key[row * FPS_ROUND_CAP + at];
+        }
+        __syncthreads();
+    }
     if (listed)
         take_waves(r, ctas, count, tau, evals);
     if (!coordinator)
         return j;
-    /* Lane b writes the round's count, tau and done into block b's round
+    /* Lane b writes the round's count, thresholds and done into block b's round
      * state (the candidates and posts are block 0's). */
     round_state *to = lane < ctas ? in_block(r, ctas, lane) : NULL;
     int taken = 1;
@@ -580,11 +641,14 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
         }
     }
     const int samples = far == 0.0f ? 0 : taken; /* none to apply once all are 0 */
-    *level = fps_round_level(*level, count);
+    *base = fps_round_base(*base, rows);
     if (to) {
         to->q_count = samples;
-        to->tau = fps_round_tau(*level, bound);
-        to->cand_count = 0;
+#pragma unroll
+        for (int k = 0; k < FPS_ROUND_CLASSES; k++) {
+            to->tau[k] = fps_round_tau(*base, k, bound);
+            to->row_count[parity ^ 1][k] = 0; /* read last round, counted next */
+        }
         to->done = j + taken >= m;
     }
     return j + taken;
@@ -601,8 +665,9 @@ __device__ void write_picks(const round_state *r, int32_t *out, int end)
 }
 
 /* Thread 0, before the first round: the start is the first sample (written
- * to out unless NULL) and the one sample to apply; no candidates yet (tau
- * +inf: the first round takes the farthest point alone), none held. */
+ * to out unless NULL) and the one sample to apply; no candidates yet
+ * (thresholds +inf: the first round takes the farthest point alone), none
+ * held. */
 __device__ void begin_rounds(round_state *r, const float *xyz, int start, int m, int32_t *out)
 {
     if (out)
@@ -610,8 +675,10 @@ __device__ void begin_rounds(round_state *r, const float *xyz, int start, int m,
     const int64_t s = 3 * (int64_t)start;
     r->q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
     r->q_count = 1;
-    r->cand_count = 0;
-    r->tau = INFINITY;
+    for (int k = 0; k < FPS_ROUND_CLASSES; k++) {
+        r->row_count[0][k] = r->row_count[1][k] = 0;
+        r->tau[k] = INFINITY;
+    }
     r->done = m <= 1;
     for (int c = 0; c < FPS_ROUND_CAP; c++)
         r->held[c] = 0;
@@ -702,20 +769,23 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
     if (threadIdx.x == 0)
         begin_rounds(&r, xyz, a.start, a.m, out);
     unsigned long long evals = 0, cand_evals = 0;
-    int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's */
+    int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's but rounds */
     __syncthreads();
 
     while (!r.done) {
         /* Every warp: apply the last round's samples to its groups, gather
          * their candidates, post its farthest group. */
         const int count = r.q_count;
-        const float tau = r.tau;
+        float tau[FPS_ROUND_CLASSES];
+#pragma unroll
+        for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+            tau[k] = r.tau[k];
         unsigned long long best = 0;
         int best_g = -1;
         for (int g = warp; g < G; g += WARPS) {
             const unsigned long long gk = update_group(c, g, r.q, count, &evals);
-            if (fps_key_dist(gk) > tau)
-                gather_group(c, g, tau, &r);
+            if (fps_key_dist(gk) > tau[0])
+                gather_group(c, g, tau, r.row_count[rounds & 1], &r);
             if (gk > best)
                 best = gk, best_g = g;
         }
@@ -724,8 +794,8 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
             post_xyz[warp] = best_g >= 0 ? c.gbest[best_g] : make_float4(0, 0, 0, 0);
         }
         __syncthreads();
-        j = take_round(&r, 1, post_key, post_xyz, WARPS, j, a.m, &level, out, &cand_evals,
-                       warp == 0);
+        j = take_round(&r, 1, post_key, post_xyz, WARPS, j, a.m, &base, rounds & 1, out,
+                       &cand_evals, warp == 0);
         rounds++;
         __syncthreads();
         if (warp == 0)
@@ -782,15 +852,14 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 
     unsigned long long cand_evals = 0; /* block 0's threads: the waves' distances */
     if (warp == warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
-        int j = 1, level = FPS_ROUND_LEVEL0, rounds = 0;
+        int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
-            if (rank == 0) {
-                j = take_round(&r, ctas, post_key, post_xyz, warps * ctas, j, a.m, &level, out,
-                               &cand_evals, true);
-                rounds++;
-            }
+            if (rank == 0)
+                j = take_round(&r, ctas, post_key, post_xyz, warps * ctas, j, a.m, &base,
+                               rounds & 1, out, &cand_evals, true);
+            rounds++;
             round_barrier(ctas);
             if (rank == 0)
                 write_picks(&r, out, j);
@@ -836,6 +905,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     int win;
     unsigned long long wkey = warp_max_key(key, &win);
     unsigned evals = 0;
+    int parity = 0; /* the round's */
     round_barrier(ctas);
 
     while (!r.done) {
@@ -844,7 +914,11 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
          * round); then each slot is lowered by all of those at once and the
          * run's farthest point found in the same pass. */
         const int count = r.q_count;
-        const float tau = r.tau, wval = fps_key_dist(wkey), kval = fps_key_dist(key);
+        const float wval = fps_key_dist(wkey), kval = fps_key_dist(key);
+        float tau[FPS_ROUND_CLASSES];
+#pragma unroll
+        for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+            tau[k] = r.tau[k];
         for (int s0 = 0; s0 < count; s0 += 32) {
             const int s = s0 + lane;
             const float4 p = r.q[s < count ? s : 0];
@@ -915,30 +989,41 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             at = low & slot_mask;
             evals += own * __popc(mine);
         }
-        /* Candidates: the warp counts its own, takes its places in block
-         * 0's list with one atomic, then writes them (past the list's end
-         * only the count matters). */
-        const bool above = own > 0 && fps_key_dist(key) > tau;
+        /* Candidates: the warp counts its own in each row, takes its
+         * places in block 0's lists with an atomic a row, then writes them
+         * (past a list's end only the count matters). Counts a thread, then
+         * prefixes over the lanes, 16 bits a row: a warp's runs hold at most
+         * 2,048 slots. */
+        const bool above = own > 0 && fps_key_dist(key) > tau[0];
         if (__any_sync(0xffffffffu, above)) {
-            int ours = 0;
-            for (int i = 0; i < own; i++)
-                ours += sm[i * T + t] > tau;
-            ours = above ? ours : 0;
-            int before = ours; /* inclusive prefix over the lanes */
-            for (int o = 1; o < 32; o <<= 1) {
-                const int v = __shfl_up_sync(0xffffffffu, before, o);
-                before += lane >= o ? v : 0;
+            unsigned long long ours = 0;
+            for (int i = 0; i < own && above; i++) {
+                const int row = fps_round_row(sm[i * T + t], tau);
+                ours += row < FPS_ROUND_CLASSES ? 1ull << (16 * row) : 0ull;
             }
-            int base = 0;
-            if (lane == 31 && before > 0)
-                base = atomicAdd(&lead->cand_count, before);
-            int c = __shfl_sync(0xffffffffu, base, 31) + before - ours;
-            for (int i = 0; i < own && ours > 0 && c < FPS_ROUND_CAP; i++) {
-                const int e = i * T + t;
-                if (sm[e] > tau) {
-                    lead->cand[c] = make_float4(sx[e], sy[e], sz[e], __uint_as_float(sid[e]));
-                    lead->cand_key[c] = fps_key(sm[e], sid[e]);
-                    c++;
+            unsigned long long before = ours; /* inclusive prefix over the lanes */
+            for (int o = 1; o < 32; o <<= 1) {
+                const unsigned long long v = __shfl_up_sync(0xffffffffu, before, o);
+                before += lane >= o ? v : 0ull;
+            }
+            const unsigned long long total = __shfl_sync(0xffffffffu, before, 31);
+            const int in_row = lane < FPS_ROUND_CLASSES ? (int)(total >> (16 * lane) & 0xffff) : 0;
+            int base = FPS_ROUND_CAP; /* lane k: row k's first place, at most the cap (8 bits) */
+            if (in_row > 0)
+                base = min(atomicAdd(&lead->row_count[parity][lane], in_row), (int)FPS_ROUND_CAP);
+            const unsigned first = __reduce_or_sync(
+                0xffffffffu, lane < FPS_ROUND_CLASSES ? (unsigned)base << (8 * lane) : 0u);
+            unsigned long long at = before - ours;
+            for (int i = 0; i < own && ours; i++) {
+                const int e = i * T + t, row = fps_round_row(sm[e], tau);
+                if (row < FPS_ROUND_CLASSES) {
+                    const int c = (int)(first >> (8 * row) & 0xff) + (int)(at >> (16 * row) & 0xffff);
+                    if (c < FPS_ROUND_CAP) {
+                        lead->cand[row * FPS_ROUND_CAP + c] =
+                            make_float4(sx[e], sy[e], sz[e], __uint_as_float(sid[e]));
+                        lead->cand_key[row * FPS_ROUND_CAP + c] = fps_key(sm[e], sid[e]);
+                    }
+                    at += 1ull << (16 * row);
                 }
             }
         }
@@ -950,9 +1035,10 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         }
         round_barrier(ctas);
         if (rank == 0) /* the round's picks, with the coordinating warp */
-            take_round(&r, ctas, post_key, post_xyz, warps * ctas, 0, a.m, NULL, NULL,
+            take_round(&r, ctas, post_key, post_xyz, warps * ctas, 0, a.m, NULL, parity, NULL,
                        &cand_evals, false);
         round_barrier(ctas);
+        parity ^= 1;
     }
     evals = __reduce_add_sync(0xffffffffu, evals);
     if (lane == 0 && evals)

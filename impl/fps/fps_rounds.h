@@ -14,43 +14,74 @@
  * candidates overflow the list or there are none, the round accepts the
  * global farthest point alone, which is always dp's next sample.
  *
- * tau is a fraction 1 - 2^-(level+1) of an upper bound of the next maximum
- * (the last round's tau, or the farthest point's minimum when the round took
- * it alone), and the level follows the count: more candidates than the list
- * holds raise it, fewer than a quarter lower it. Any tau is exact; the level
- * only decides how many samples a round takes (a few dozen on uniform
- * clouds, so m samples take m / 25 rounds). */
+ * tau is a fraction of an upper bound of the next maximum (the last round's
+ * tau, or the farthest point's minimum when the round took it alone). The
+ * owners gather their candidates at FPS_ROUND_CLASSES thresholds at once, a
+ * list a class (fps_round_class), and the round takes the lowest threshold
+ * whose candidates the list holds (fps_round_rows): a fixed tau either
+ * overflowed (a round for one sample) or took few, and early on, when each
+ * round's picks lower the maximum a lot, the right tau moves every round.
+ * The next round's thresholds sit around the one taken. Any tau is exact;
+ * the thresholds only decide how many samples a round takes (a few dozen on
+ * uniform clouds, so m samples take about m / 40 rounds). */
 #ifndef PCB_FPS_ROUNDS_H
 #define PCB_FPS_ROUNDS_H
 
 #include "fps_bucket.h"
 
 enum {
-    FPS_ROUND_CAP = 128,   /* candidates a round: 4 a lane of one warp */
-    FPS_ROUND_LEVEL0 = 2,  /* tau = 0.875 of the bound at first */
-    FPS_ROUND_LEVEL_MAX = 22,
-    FPS_GROUP_MAX = 32     /* buckets a group: a lane each */
+    FPS_ROUND_CAP = 128,    /* candidates a round: 4 a lane of one warp */
+    FPS_ROUND_CLASSES = 4,  /* thresholds a round gathers at */
+    FPS_ROUND_LEVEL0 = 8,   /* the first thresholds' level: 0.875 of the bound */
+    FPS_ROUND_LEVEL_MAX = 88 - FPS_ROUND_CLASSES + 1, /* the tightest: 1 - 2^-23 */
+    FPS_GROUP_MAX = 32      /* buckets a group: a lane each */
 };
 
-/* The fraction of the bound that tau takes at a level: exact in float. */
+/* The fraction of the bound that a threshold takes at a level, in quarter
+ * steps: 1 - 2^-(level / 4 + 1), the same float on the CPU and the GPU (a
+ * constant 2^-(level % 4 / 4), scaled exactly by a power of two). */
 SP_FN float fps_round_fraction(int level)
 {
-    return SP_SUB(1.0f, ldexpf(1.0f, -(level + 1)));
+    const int q = level & 3;
+    const float quarter = q == 0 ? 1.0f : q == 1 ? 0.840896416f : q == 2 ? 0.707106781f : 0.594603558f;
+    return SP_SUB(1.0f, SP_MUL(quarter, ldexpf(1.0f, -(level >> 2) - 1)));
 }
 
-SP_FN float fps_round_tau(int level, float bound)
+/* Threshold k (0, the loosest, to FPS_ROUND_CLASSES - 1) of a round whose
+ * thresholds start at level base. */
+SP_FN float fps_round_tau(int base, int k, float bound)
 {
-    return SP_MUL(fps_round_fraction(level), bound);
+    return SP_MUL(fps_round_fraction(base + k), bound);
 }
 
-/* The next round's level after a round that gathered count candidates. */
-SP_FN int fps_round_level(int level, long long count)
+/* A candidate's list: row 0 above the tightest threshold, row k between the
+ * thresholds k and k + 1 from the tightest; FPS_ROUND_CLASSES when it is not
+ * above the loosest. */
+SP_FN int fps_round_row(float v, const float *tau)
 {
-    if (count > FPS_ROUND_CAP)
-        return level < FPS_ROUND_LEVEL_MAX ? level + 1 : level;
-    if (count < FPS_ROUND_CAP / 4)
-        return level > 0 ? level - 1 : level;
-    return level;
+    int row = FPS_ROUND_CLASSES;
+    for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+        row -= v > tau[k];
+    return row;
+}
+
+/* The rows a round takes, 0 .. rows - 1: the most whose candidates the list
+ * holds together; 0 when row 0 alone overflows (the round takes the
+ * farthest point alone, as it does when the rows taken hold none). */
+SP_FN int fps_round_rows(const int *count)
+{
+    int rows = 0;
+    for (int total = 0; rows < FPS_ROUND_CLASSES && total + count[rows] <= FPS_ROUND_CAP; rows++)
+        total += count[rows];
+    return rows;
+}
+
+/* The next round's first level after a round at base that took rows rows:
+ * the threshold taken one level up, or down by one, or up by two. */
+SP_FN int fps_round_base(int base, int rows)
+{
+    const int taken = base + FPS_ROUND_CLASSES - (rows > 0 ? rows : 1);
+    return taken < 1 ? 0 : taken - 1 > FPS_ROUND_LEVEL_MAX ? FPS_ROUND_LEVEL_MAX : taken - 1;
 }
 
 /* The round's picks in waves, by every thread of the taking block (and the
