@@ -289,11 +289,10 @@ struct round_state {
     float4 cand[FPS_ROUND_CLASSES * FPS_ROUND_CAP]; /* candidates: x, y, z, index bits */
     unsigned long long cand_key[FPS_ROUND_CLASSES * FPS_ROUND_CAP]; /* keys (waves lower them) */
     int held[FPS_ROUND_CAP];     /* the first wave: 1 where another candidate holds it */
-    int state[FPS_ROUND_CAP];    /* 0 undecided, -1 dropped, w > 0 picked by wave w */
-    /* the waves' lists of candidates, their lengths by the wave's parity */
-    int undecided[FPS_ROUND_CAP], left[FPS_ROUND_CAP], picks[FPS_ROUND_CAP];
-    unsigned long long pick_key[FPS_ROUND_CAP];
-    int n_undecided[2], n_left[2], n_picks;
+    /* the waves' lists by index (take_waves), their lengths by the wave's
+     * parity: undecided in the low 16 bits of n_decided, picks above */
+    int undecided[FPS_ROUND_CAP], left[FPS_ROUND_CAP];
+    int n_decided[2], n_left[2];
     int row_count[2][FPS_ROUND_CLASSES];
     float tau[FPS_ROUND_CLASSES]; /* the round's thresholds, loosest first */
     int q_count, done;
@@ -413,39 +412,49 @@ __device__ void gather_group(const cloud &c, int g, const float *tau, int *row_c
 
 /* Every thread of the taking block: the round's picks from its count
  * candidates, in waves (fps_rounds.h: fps_wave_holds), each pick at its
- * place by key in every block's samples. The first wave tests every pair:
- * a warp's lanes hold 32 candidates and go through a share of the others,
- * four at a time (their loads in flight together), no reduction. The later
- * steps work on short lists (the undecided, the last wave's picks): a
- * candidate a group of WAVE_GROUP lanes, each lane a share of the list it
- * is tested against, the group's answer by shuffles, so that no warp walks
- * several candidates one after another. A barrier a step, none a pick. The
- * keys live in shared memory beside the candidates, so a test is a
- * distance and two compares. */
-enum { WAVE_GROUP = 8 };
+ * place by key in every block's samples; returns how many. The first wave
+ * tests every pair: a warp's lanes hold 32 candidates and go through a share
+ * of the others, four at a time (their loads in flight together), no
+ * reduction. The later steps work on short lists: a candidate a group of
+ * WAVE_GROUP lanes, each lane a share of the list it is tested against, the
+ * group's answer by shuffles, so that no warp walks several candidates one
+ * after another; the lists grow by one shared-memory atomic a warp. The
+ * rows past the first are free once moved up (take_round): the picks and
+ * those left after a wave's drops live there, coordinates and keys copied,
+ * so a test reads one list. A barrier a step, none a pick. */
+enum { WAVE_GROUP = 16 };
 
-/* Every lane of a warp: appends c to list (its length *n) where want, the
- * warp's appends with one atomic. Returns c's place, or -1. */
-__device__ __forceinline__ int list_append(int *list, int *n, bool want, int c)
+/* Every lane of a warp, deciding candidate c (key kc at p) where decider:
+ * into the undecided (by index) where held, else into the picks after the
+ * first `before`, one atomic a warp for both lists (16 bits each in *n). */
+__device__ __forceinline__ void decide_append(round_state *r, int *n, bool decider, bool held,
+                                              int c, float4 p, unsigned long long kc, int before)
 {
     const int lane = threadIdx.x & 31;
-    const unsigned wants = __ballot_sync(0xffffffffu, want);
-    const int leader = (__ffs(wants) - 1) & 31;
+    const unsigned below = (1u << lane) - 1, waits = __ballot_sync(0xffffffffu, decider && held),
+                   picks = __ballot_sync(0xffffffffu, decider && !held);
     int base = 0;
-    if (wants && lane == leader)
-        base = atomicAdd(n, __popc(wants));
-    const int at = __shfl_sync(0xffffffffu, base, leader) + __popc(wants & ((1u << lane) - 1));
-    if (want)
-        list[at] = c;
-    return want ? at : -1;
+    if ((waits | picks) && lane == 0)
+        base = atomicAdd(n, __popc(waits) | __popc(picks) << 16);
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (decider && held)
+        r->undecided[(base & 0xffff) + __popc(waits & below)] = c;
+    if (decider && !held) {
+        const int at = before + (base >> 16) + __popc(picks & below);
+        r->cand[2 * FPS_ROUND_CAP + at] = p;
+        r->cand_key[2 * FPS_ROUND_CAP + at] = kc;
+    }
 }
 
-__device__ void take_waves(round_state *r, int ctas, int count, float tau,
-                           unsigned long long *evals)
+__device__ int take_waves(round_state *r, int ctas, int count, float tau,
+                          unsigned long long *evals)
 {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
-    if (t == 0) /* the last round's lists were read before its barriers */
-        r->n_undecided[1] = r->n_left[1] = r->n_picks = 0;
+    float4 *const left_at = r->cand + FPS_ROUND_CAP, *const pick_at = r->cand + 2 * FPS_ROUND_CAP;
+    unsigned long long *const left_key = r->cand_key + FPS_ROUND_CAP,
+                              *const pick_key = r->cand_key + 2 * FPS_ROUND_CAP;
+    if (t == 0) /* the last round's were read before its barriers */
+        r->n_decided[1] = r->n_left[1] = 0;
     const int blocks = (count + 31) >> 5, chunks = max(1, warps / blocks),
               chunk = (count + chunks - 1) / chunks;
     for (int task = warp; task < blocks * chunks; task += warps) {
@@ -473,25 +482,24 @@ __device__ void take_waves(round_state *r, int ctas, int count, float tau,
     if (t == 0)
         *evals += (unsigned long long)count * (count - 1);
     __syncthreads();
-    /* The first wave's decisions, into the lists. */
+    /* The first wave's decisions. */
     for (int c0 = 32 * warp; c0 < count; c0 += blockDim.x) {
         const int c = c0 + lane;
         const bool in = c < count, held = in && r->held[c];
-        if (in) {
+        if (in)
             r->held[c] = 0; /* for the next round */
-            r->state[c] = held ? 0 : 1;
-        }
-        list_append(r->undecided, &r->n_undecided[1], held, c);
-        const int at = list_append(r->picks, &r->n_picks, in && !held, c);
-        if (at >= 0)
-            r->pick_key[at] = r->cand_key[c];
+        decide_append(r, &r->n_decided[1], in, held, c, r->cand[in ? c : 0],
+                      r->cand_key[in ? c : 0], 0);
     }
     const int per_warp = 32 / WAVE_GROUP, part = lane % WAVE_GROUP;
-    for (int wave = 1, from = 0;; wave++) {
-        /* The undecided (n_undecided[wave & 1]) lowered by the last wave's
-         * picks (picks[from .. to)); dropped at tau, else left. */
+    int picked = 0;
+    for (int wave = 1;; wave++) {
+        /* The undecided lowered by the last wave's picks (pick_at[from ..
+         * picked)); dropped at tau, else left. */
         __syncthreads();
-        const int undecided = r->n_undecided[wave & 1], to = r->n_picks;
+        const int decided = r->n_decided[wave & 1], undecided = decided & 0xffff,
+                  from = picked;
+        picked += decided >> 16;
         if (!undecided)
             break;
         bool left = false;
@@ -501,8 +509,8 @@ __device__ void take_waves(round_state *r, int ctas, int count, float tau,
             const int c = in ? r->undecided[u] : 0;
             const float4 pc = r->cand[c];
             float v = INFINITY;
-            for (int k = from + part; k < to; k += WAVE_GROUP) {
-                const float4 pq = r->cand[r->picks[k]];
+            for (int k = from + part; k < picked; k += WAVE_GROUP) {
+                const float4 pq = pick_at[k];
                 const float d = fps_dist(pc.x, pc.y, pc.z, pq.x, pq.y, pq.z);
                 v = d < v ? d : v;
             }
@@ -513,20 +521,25 @@ __device__ void take_waves(round_state *r, int ctas, int count, float tau,
             }
             const float before = fps_key_dist(r->cand_key[c]);
             v = v < before ? v : before;
-            const bool decider = in && part == 0, keep = decider && v > tau;
-            if (decider) {
-                r->cand_key[c] = fps_key(v, __float_as_uint(pc.w));
-                if (!keep)
-                    r->state[c] = -1;
+            const unsigned long long kc = fps_key(v, __float_as_uint(pc.w));
+            const bool keep = in && part == 0 && v > tau;
+            const unsigned keeps = __ballot_sync(0xffffffffu, keep);
+            int base = 0;
+            if (keeps && lane == 0)
+                base = atomicAdd(&r->n_left[wave & 1], __popc(keeps));
+            base = __shfl_sync(0xffffffffu, base, 0) + __popc(keeps & ((1u << lane) - 1));
+            if (keep) {
+                r->cand_key[c] = kc;
+                r->left[base] = c;
+                left_at[base] = pc;
+                left_key[base] = kc;
             }
-            list_append(r->left, &r->n_left[wave & 1], keep, c);
             left |= keep;
         }
         if (t == 0) {
-            *evals += (unsigned long long)undecided * (to - from);
-            r->n_undecided[(wave + 1) & 1] = 0; /* last read by the wave before */
+            *evals += (unsigned long long)undecided * (picked - from);
+            r->n_decided[(wave + 1) & 1] = 0; /* last read by the wave before */
         }
-        from = to;
         if (!__syncthreads_or(left))
             break; /* all dropped */
         /* Then each of those left picked unless another of them holds it. */
@@ -538,40 +551,37 @@ __device__ void take_waves(round_state *r, int ctas, int count, float tau,
         for (int u0 = per_warp * warp; u0 < left_n; u0 += per_warp * warps) {
             const int u = u0 + lane / WAVE_GROUP;
             const bool in = u < left_n;
-            const int c = in ? r->left[u] : 0;
-            const float4 pc = r->cand[c];
-            const unsigned long long kc = r->cand_key[c];
+            const float4 pc = left_at[in ? u : 0];
+            const unsigned long long kc = left_key[in ? u : 0];
             bool held = false;
             for (int k = part; k < left_n; k += WAVE_GROUP) {
-                const int q = r->left[k];
-                const unsigned long long kq = r->cand_key[q];
-                const float4 pq = r->cand[q];
+                const unsigned long long kq = left_key[k];
+                const float4 pq = left_at[k];
                 held |= fps_wave_holds(kq, fps_key_dist(kq), kc,
                                        fps_dist(pc.x, pc.y, pc.z, pq.x, pq.y, pq.z));
             }
             const unsigned group = __ballot_sync(0xffffffffu, held) >> (lane & ~(WAVE_GROUP - 1));
             held = group & ((1u << WAVE_GROUP) - 1);
-            const bool decider = in && part == 0;
-            if (decider && !held)
-                r->state[c] = wave + 1;
-            list_append(r->undecided, &r->n_undecided[(wave + 1) & 1], decider && held, c);
-            const int at = list_append(r->picks, &r->n_picks, decider && !held, c);
-            if (at >= 0)
-                r->pick_key[at] = kc;
+            decide_append(r, &r->n_decided[(wave + 1) & 1], in && part == 0, held,
+                          r->left[in ? u : 0], pc, kc, picked);
         }
     }
     /* Each pick at its place, the picks of larger key before it, in every
-     * block's samples. */
-    const int picked = r->n_picks;
-    for (int i = t; i < picked; i += blockDim.x) {
-        const unsigned long long kc = r->pick_key[i];
+     * block's samples: a group a pick, a lane a block. */
+    for (int i0 = per_warp * warp; i0 < picked; i0 += per_warp * warps) {
+        const int i = i0 + lane / WAVE_GROUP;
+        const unsigned long long kc = pick_key[i < picked ? i : 0];
         int place = 0;
-        for (int k = 0; k < picked; k++)
-            place += r->pick_key[k] > kc;
-        const float4 p = r->cand[r->picks[i]];
-        for (int b = 0; b < ctas; b++)
-            in_block(r, ctas, b)->q[place] = p;
+        for (int k = part; k < picked; k += WAVE_GROUP)
+            place += pick_key[k] > kc;
+#pragma unroll
+        for (int o = WAVE_GROUP / 2; o > 0; o >>= 1)
+            place += __shfl_xor_sync(0xffffffffu, place, o);
+        if (i < picked)
+            for (int b = part; b < ctas; b += WAVE_GROUP)
+                in_block(r, ctas, b)->q[place] = pick_at[i];
     }
+    return picked;
 }
 
 /* Every thread of the taking block, between a round's barriers: the round's
@@ -606,8 +616,7 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
         }
         __syncthreads();
     }
-    if (listed)
-        take_waves(r, ctas, count, tau, evals);
+    const int picks = listed ? take_waves(r, ctas, count, tau, evals) : 0;
     if (!coordinator)
         return j;
     /* Lane b writes the round's count, thresholds and done into block b's round
@@ -616,10 +625,6 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     int taken = 1;
     float bound = tau, far = 1.0f;
     if (listed) {
-        int picks = 0;
-        for (int q0 = 0; q0 < count; q0 += 32)
-            picks += __popc(
-                __ballot_sync(0xffffffffu, q0 + lane < count && r->state[q0 + lane] > 0));
         taken = min(picks, m - j);
     } else {
         unsigned long long mine = 0;
