@@ -129,9 +129,9 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     for (int k = 0; k < FPS_ROUND_CLASSES; k++)
         taus[k] = INFINITY;
     while (j < m) {
-        /* Apply the samples, group by group, sample by sample; a group is
-         * tested against its key at the start of the round, a bucket against
-         * its current key, a run against its key at the start. */
+        /* Apply the samples, group by group, sample by sample; a group, a
+         * bucket and a run are tested against their keys at the start of
+         * the round (the kernels' samples come in any order). */
         for (int g = 0; g < G; g++) {
             const float gval = fps_key_dist(gkey[g]);
             int touched = 0;
@@ -142,7 +142,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
                     continue;
                 touched = 1;
                 for (int b = g * S; b < (g + 1) * S && b < B; b++) {
-                    const uint64_t test = padded ? bkey[b] : start_key[b - g * S];
+                    const uint64_t test = start_key[b - g * S];
                     if (!(replay_box_d2(&bbox[b], q[s]) < fps_key_dist(test)))
                         continue;
                     bkey[b] = 0;

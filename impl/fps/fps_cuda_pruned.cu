@@ -293,6 +293,7 @@ struct round_state {
      * parity: undecided in the low 16 bits of n_decided, picks above */
     int undecided[FPS_ROUND_CAP], left[FPS_ROUND_CAP];
     int n_decided[2], n_left[2];
+    unsigned long long pick_key[FPS_ROUND_CAP]; /* the samples' keys, to order the output */
     int row_count[2][FPS_ROUND_CLASSES];
     float tau[FPS_ROUND_CLASSES]; /* the round's thresholds, loosest first */
     int q_count, done;
@@ -314,9 +315,11 @@ template <typename T> __device__ __forceinline__ T *in_block(T *p, int ctas, int
 
 /* Applies samples q[0 .. count) to group g: lanes test the samples against
  * the group's box; for each sample that reaches it, lanes test the group's
- * buckets (a lane each, against the bucket's current key) and reached
- * buckets update their 32 minima. Returns the group's key, recomputed when
- * a sample reached the group. */
+ * buckets (a lane each, against the bucket's key as the round began: the
+ * samples come in the order they were picked, and this way what is
+ * computed does not depend on it) and reached buckets update their 32
+ * minima. Returns the group's key, recomputed when a sample reached the
+ * group. */
 __device__ unsigned long long update_group(const cloud &c, int g, const float4 *q, int count,
                                            unsigned long long *evals)
 {
@@ -358,8 +361,6 @@ __device__ unsigned long long update_group(const cloud &c, int g, const float4 *
                 update_buckets(c.pts, c.mind, c.bbest, c.bkey, b4, qx, qy, qz);
             }
             __syncwarp();
-            if (reach) /* the next sample tests against the bucket's new key */
-                bval = fps_key_dist(c.bkey[b]);
         }
     }
     if (!touched)
@@ -426,9 +427,12 @@ enum { WAVE_GROUP = 16 };
 
 /* Every lane of a warp, deciding candidate c (key kc at p) where decider:
  * into the undecided (by index) where held, else into the picks after the
- * first `before`, one atomic a warp for both lists (16 bits each in *n). */
-__device__ __forceinline__ void decide_append(round_state *r, int *n, bool decider, bool held,
-                                              int c, float4 p, unsigned long long kc, int before)
+ * first `before`, one atomic a warp for both lists (16 bits each in *n). A
+ * pick goes straight to every block's samples, in the order picked: the
+ * update does not care, and the coordinator orders the output later. */
+__device__ __forceinline__ void decide_append(round_state *r, int ctas, int *n, bool decider,
+                                              bool held, int c, float4 p, unsigned long long kc,
+                                              int before)
 {
     const int lane = threadIdx.x & 31;
     const unsigned below = (1u << lane) - 1, waits = __ballot_sync(0xffffffffu, decider && held),
@@ -442,7 +446,9 @@ __device__ __forceinline__ void decide_append(round_state *r, int *n, bool decid
     if (decider && !held) {
         const int at = before + (base >> 16) + __popc(picks & below);
         r->cand[2 * FPS_ROUND_CAP + at] = p;
-        r->cand_key[2 * FPS_ROUND_CAP + at] = kc;
+        r->pick_key[at] = kc;
+        for (int b = 0; b < ctas; b++)
+            in_block(r, ctas, b)->q[at] = p;
     }
 }
 
@@ -451,8 +457,7 @@ __device__ int take_waves(round_state *r, int ctas, int count, float tau,
 {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
     float4 *const left_at = r->cand + FPS_ROUND_CAP, *const pick_at = r->cand + 2 * FPS_ROUND_CAP;
-    unsigned long long *const left_key = r->cand_key + FPS_ROUND_CAP,
-                              *const pick_key = r->cand_key + 2 * FPS_ROUND_CAP;
+    unsigned long long *const left_key = r->cand_key + FPS_ROUND_CAP;
     if (t == 0) /* the last round's were read before its barriers */
         r->n_decided[1] = r->n_left[1] = 0;
     const int blocks = (count + 31) >> 5, chunks = max(1, warps / blocks),
@@ -488,7 +493,7 @@ __device__ int take_waves(round_state *r, int ctas, int count, float tau,
         const bool in = c < count, held = in && r->held[c];
         if (in)
             r->held[c] = 0; /* for the next round */
-        decide_append(r, &r->n_decided[1], in, held, c, r->cand[in ? c : 0],
+        decide_append(r, ctas, &r->n_decided[1], in, held, c, r->cand[in ? c : 0],
                       r->cand_key[in ? c : 0], 0);
     }
     const int per_warp = 32 / WAVE_GROUP, part = lane % WAVE_GROUP;
@@ -562,24 +567,9 @@ __device__ int take_waves(round_state *r, int ctas, int count, float tau,
             }
             const unsigned group = __ballot_sync(0xffffffffu, held) >> (lane & ~(WAVE_GROUP - 1));
             held = group & ((1u << WAVE_GROUP) - 1);
-            decide_append(r, &r->n_decided[(wave + 1) & 1], in && part == 0, held,
+            decide_append(r, ctas, &r->n_decided[(wave + 1) & 1], in && part == 0, held,
                           r->left[in ? u : 0], pc, kc, picked);
         }
-    }
-    /* Each pick at its place, the picks of larger key before it, in every
-     * block's samples: a group a pick, a lane a block. */
-    for (int i0 = per_warp * warp; i0 < picked; i0 += per_warp * warps) {
-        const int i = i0 + lane / WAVE_GROUP;
-        const unsigned long long kc = pick_key[i < picked ? i : 0];
-        int place = 0;
-        for (int k = part; k < picked; k += WAVE_GROUP)
-            place += pick_key[k] > kc;
-#pragma unroll
-        for (int o = WAVE_GROUP / 2; o > 0; o >>= 1)
-            place += __shfl_xor_sync(0xffffffffu, place, o);
-        if (i < picked)
-            for (int b = part; b < ctas; b += WAVE_GROUP)
-                in_block(r, ctas, b)->q[place] = pick_at[i];
     }
     return picked;
 }
@@ -645,7 +635,8 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
             to->q[0] = make_float4(p.x, p.y, p.z, __int_as_float((int)fps_key_index(top)));
         }
     }
-    const int samples = far == 0.0f ? 0 : taken; /* none to apply once all are 0 */
+    /* all the picks to apply (past m only when the cloud is done), none once all are 0 */
+    const int samples = far == 0.0f ? 0 : listed ? picks : 1;
     *base = fps_round_base(*base, rows);
     if (to) {
         to->q_count = samples;
@@ -659,14 +650,22 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     return j + taken;
 }
 
-/* The coordinating warp, after a round's second barrier: the round's samples' indexes
- * into out, which ends at end (written now, their stores are done long before
- * the next barrier waits for them). */
-__device__ void write_picks(const round_state *r, int32_t *out, int end)
+/* The coordinating warp, after a round's second barrier, while the owners
+ * update: the round's samples' indexes into out[from .. to), each at its
+ * place by key (the picks of larger key before it; the first to - from of
+ * them). Written now, their stores are done long before the next barrier
+ * waits for them. */
+__device__ void write_picks(const round_state *r, int32_t *out, int from, int to)
 {
     const int lane = threadIdx.x & 31, count = r->q_count;
-    for (int k = lane; k < count; k += 32)
-        out[end - count + k] = __float_as_int(r->q[k].w);
+    for (int i = lane; i < count; i += 32) {
+        const unsigned long long key = r->pick_key[i];
+        int place = 0;
+        for (int k = 0; k < count; k++)
+            place += r->pick_key[k] > key;
+        if (place < to - from)
+            out[from + place] = __float_as_int(r->q[i].w);
+    }
 }
 
 /* Thread 0, before the first round: the start is the first sample (written
@@ -799,12 +798,13 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
             post_xyz[warp] = best_g >= 0 ? c.gbest[best_g] : make_float4(0, 0, 0, 0);
         }
         __syncthreads();
+        const int from = j;
         j = take_round(&r, 1, post_key, post_xyz, WARPS, j, a.m, &base, rounds & 1, out,
                        &cand_evals, warp == 0);
         rounds++;
         __syncthreads();
         if (warp == 0)
-            write_picks(&r, out, j);
+            write_picks(&r, out, from, j);
     }
     if (lane == 0 && evals)
         atomicAdd(a.evals, evals * FPS_BUCKET);
@@ -861,13 +861,14 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
+            const int from = j;
             if (rank == 0)
                 j = take_round(&r, ctas, post_key, post_xyz, warps * ctas, j, a.m, &base,
                                rounds & 1, out, &cand_evals, true);
             rounds++;
             round_barrier(ctas);
             if (rank == 0)
-                write_picks(&r, out, j);
+                write_picks(&r, out, from, j);
         }
         if (cand_evals)
             atomicAdd(a.evals, cand_evals);
