@@ -23,7 +23,7 @@
  * round's picks lower the maximum a lot, the right tau moves every round.
  * The next round's thresholds sit around the one taken. Any tau is exact;
  * the thresholds only decide how many samples a round takes (a few dozen on
- * uniform clouds, so m samples take about m / 40 rounds). */
+ * uniform clouds, so m samples take about m / 33 rounds). */
 #ifndef PCB_FPS_ROUNDS_H
 #define PCB_FPS_ROUNDS_H
 
