@@ -614,6 +614,32 @@ static void cuda_pruned(void)
 
 /* The GPU's 32-bit Morton code equals the 64-bit one for every width it
  * serves (<= 10 bits an axis), inside the frame and clamped outside it. */
+/* The rounds' thresholds (fps_rounds.h): fractions rising with the level
+ * (quarter steps until float runs out of bits near 1) and below 1 up to
+ * the tightest, 1 - 2^-23; a candidate's row; the rows a round
+ * takes (the most that fit the list together, none when row 0 alone
+ * overflows); the next first level, within its range. */
+static void round_rows_rules(void)
+{
+    for (int level = 1; level <= FPS_ROUND_LEVEL_MAX + FPS_ROUND_CLASSES - 1; level++) {
+        CHECK(level < 80 ? fps_round_fraction(level) > fps_round_fraction(level - 1)
+                         : fps_round_fraction(level) >= fps_round_fraction(level - 1));
+        CHECK(fps_round_fraction(level) < 1.0f);
+    }
+    CHECK(fps_round_fraction(0) == 0.5f && fps_round_fraction(4) == 0.75f);
+    CHECK(fps_round_fraction(FPS_ROUND_LEVEL_MAX + FPS_ROUND_CLASSES - 1) == 1.0f - 0x1p-23f);
+    const float tau[FPS_ROUND_CLASSES] = {1.0f, 2.0f, 3.0f, 4.0f};
+    CHECK(fps_round_row(5.0f, tau) == 0 && fps_round_row(4.0f, tau) == 1);
+    CHECK(fps_round_row(1.5f, tau) == 3 && fps_round_row(1.0f, tau) == FPS_ROUND_CLASSES);
+    const int fit[4] = {10, 20, 30, 40}, part[4] = {60, 60, 9, 0}, over[4] = {129, 0, 0, 0},
+              none[4] = {0, 0, 0, 0}, edge[4] = {128, 0, 1, 0};
+    CHECK(fps_round_rows(fit) == 4 && fps_round_rows(part) == 2);
+    CHECK(fps_round_rows(over) == 0 && fps_round_rows(none) == 4 && fps_round_rows(edge) == 2);
+    /* taken one level above the next first one: the same threshold is its row 1 */
+    CHECK(fps_round_base(8, 3) == 8 && fps_round_base(8, 4) == 7 && fps_round_base(8, 0) == 10);
+    CHECK(fps_round_base(0, 4) == 0 && fps_round_base(FPS_ROUND_LEVEL_MAX, 0) == FPS_ROUND_LEVEL_MAX);
+}
+
 static void morton32_equals_morton(void)
 {
     uint64_t state = 12345;
@@ -638,7 +664,7 @@ static void morton32_equals_morton(void)
     CHECK(sp_morton32(frame, 3e6f, 3e6f, 3e6f, 10) == (1u << 30) - 1);
 }
 
-TEST_MAIN(T(cpu_impls_agree), T(morton32_equals_morton), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
+TEST_MAIN(T(cpu_impls_agree), T(round_rows_rules), T(morton32_equals_morton), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
           T(batch_equals_single), T(start_and_sizes),
           T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
           T(cuda_unrolled), T(cuda_pruned))

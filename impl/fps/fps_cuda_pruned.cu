@@ -412,11 +412,10 @@ __device__ void gather_group(const cloud &c, int g, const float *tau, int *row_c
 }
 
 /* Every thread of the taking block: the round's picks from its count
- * candidates, in waves (fps_rounds.h: fps_wave_holds), each pick at its
- * place by key in every block's samples; returns how many. The first wave
- * tests every pair: a warp's lanes hold 32 candidates and go through a share
- * of the others, four at a time (their loads in flight together), no
- * reduction. The later steps work on short lists: a candidate a group of
+ * candidates, in waves (fps_rounds.h: fps_wave_holds), each pick into every
+ * block's samples as it is decided (decide_append); returns how many. The
+ * first wave tests every pair: a warp's lanes hold 32 candidates and go
+ * through a share of the others, four at a time, no reduction. The later steps work on short lists: a candidate a group of
  * WAVE_GROUP lanes, each lane a share of the list it is tested against, the
  * group's answer by shuffles, so that no warp walks several candidates one
  * after another; the lists grow by one shared-memory atomic a warp. The

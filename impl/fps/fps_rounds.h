@@ -33,7 +33,8 @@ enum {
     FPS_ROUND_CAP = 128,    /* candidates a round: 4 a lane of one warp */
     FPS_ROUND_CLASSES = 4,  /* thresholds a round gathers at */
     FPS_ROUND_LEVEL0 = 8,   /* the first thresholds' level: 0.875 of the bound */
-    FPS_ROUND_LEVEL_MAX = 88 - FPS_ROUND_CLASSES + 1, /* the tightest: 1 - 2^-23 */
+    /* the highest first level: its tightest, 88, is 1 - 2^-23 */
+    FPS_ROUND_LEVEL_MAX = 88 - FPS_ROUND_CLASSES + 1,
     FPS_GROUP_MAX = 32      /* buckets a group: a lane each */
 };
 
