@@ -166,7 +166,8 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
         int row_count[FPS_ROUND_CLASSES] = {0};
         for (int s = 0; s < n; s++) {
             const int row = fps_round_row(mind[s], taus);
-            row_count[row < FPS_ROUND_CLASSES ? row : 0] += row < FPS_ROUND_CLASSES;
+            if (row < FPS_ROUND_CLASSES)
+                row_count[row]++;
         }
         const int rows = fps_round_rows(row_count);
         const float tau = rows > 0 ? taus[FPS_ROUND_CLASSES - rows] : INFINITY;

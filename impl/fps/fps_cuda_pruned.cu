@@ -415,10 +415,11 @@ __device__ void gather_group(const cloud &c, int g, const float *tau, int *row_c
  * candidates, in waves (fps_rounds.h: fps_wave_holds), each pick into every
  * block's samples as it is decided (decide_append); returns how many. The
  * first wave tests every pair: a warp's lanes hold 32 candidates and go
- * through a share of the others, four at a time, no reduction. The later steps work on short lists: a candidate a group of
- * WAVE_GROUP lanes, each lane a share of the list it is tested against, the
- * group's answer by shuffles, so that no warp walks several candidates one
- * after another; the lists grow by one shared-memory atomic a warp. The
+ * through a share of the others, four at a time, no reduction. The later
+ * steps work on short lists: a candidate a group of WAVE_GROUP lanes, each
+ * lane a share of the list it is tested against, the group's answer by
+ * shuffles, so that no warp walks several candidates one after another;
+ * the lists grow by one shared-memory atomic a warp. The
  * rows past the first are free once moved up (take_round): the picks and
  * those left after a wave's drops live there, coordinates and keys copied,
  * so a test reads one list. A barrier a step, none a pick. */

@@ -17,7 +17,7 @@
  * tau is a fraction of an upper bound of the next maximum (the last round's
  * tau, or the farthest point's minimum when the round took it alone). The
  * owners gather their candidates at FPS_ROUND_CLASSES thresholds at once, a
- * list a class (fps_round_class), and the round takes the lowest threshold
+ * list a row (fps_round_row), and the round takes the lowest threshold
  * whose candidates the list holds (fps_round_rows): a fixed tau either
  * overflowed (a round for one sample) or took few, and early on, when each
  * round's picks lower the maximum a lot, the right tau moves every round.
