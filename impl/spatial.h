@@ -127,4 +127,40 @@ SP_FN uint32_t sp_morton32(const float *frame, float x, float y, float z, int bi
     return sp_spread10(c[0]) << 2 | sp_spread10(c[1]) << 1 | sp_spread10(c[2]);
 }
 
+/* The Hilbert index of cell (c0, c1, c2), bits <= 10 an axis: consecutive
+ * indexes are adjacent cells, so a run of consecutive points has a compact
+ * box (a Morton run that crosses a high bit of the code spans half the
+ * cloud). Skilling's transform (AIP Conf. Proc. 707, 2004) to the
+ * transposed index, whose bits interleave as Morton's do. */
+SP_FN uint32_t sp_hilbert_cells(uint32_t c0, uint32_t c1, uint32_t c2, int bits)
+{
+    for (uint32_t q = 1u << (bits - 1); q > 1; q >>= 1) {
+        const uint32_t p = q - 1;
+        c0 ^= c0 & q ? p : 0u;
+        uint32_t t = c1 & q ? 0u : (c0 ^ c1) & p;
+        c0 ^= c1 & q ? p : t;
+        c1 ^= t;
+        t = c2 & q ? 0u : (c0 ^ c2) & p;
+        c0 ^= c2 & q ? p : t;
+        c2 ^= t;
+    }
+    c1 ^= c0;
+    c2 ^= c1;
+    uint32_t t = 0;
+    for (uint32_t q = 1u << (bits - 1); q > 1; q >>= 1)
+        t ^= c2 & q ? q - 1 : 0u;
+    return sp_spread10(c0 ^ t) << 2 | sp_spread10(c1 ^ t) << 1 | sp_spread10(c2 ^ t);
+}
+
+/* sp_morton32's cells in Hilbert order. */
+SP_FN uint32_t sp_hilbert32(const float *frame, float x, float y, float z, int bits)
+{
+    const float top = (float)((1 << SP_BITS) - 1);
+    float u[3] = {(x - frame[0]) * frame[3], (y - frame[1]) * frame[3], (z - frame[2]) * frame[3]};
+    uint32_t c[3];
+    for (int d = 0; d < 3; d++)
+        c[d] = (uint32_t)(u[d] > 0.0f ? (u[d] < top ? u[d] : top) : 0.0f) >> (SP_BITS - bits);
+    return sp_hilbert_cells(c[0], c[1], c[2], bits);
+}
+
 #endif

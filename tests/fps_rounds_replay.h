@@ -1,6 +1,7 @@
 /* fps_rounds_replay.h - the GPU sampler's rounds (impl/fps/fps_rounds.h,
  * impl/fps/fps_cuda_pruned.cu) replayed on the CPU, one cloud at a time:
- * the same Morton layout, groups and tests, the same candidates, thresholds
+ * the same layout (Morton's order for buckets; Hilbert's or Morton's for
+ * runs: fps_runs_hilbert), groups and tests, the same candidates, thresholds
  * and levels. Without a GPU it proves the round logic returns dp's
  * sequence; with one, the kernel's counts of distances and rounds must equal
  * the replay's. The order of a round's candidates changes neither. */
@@ -58,7 +59,7 @@ static void replay_grow(replay_box *b, const float *p)
 
 /* One cloud: out[0 .. m) and the counts (added to *c), as the bucket kernel
  * with that many warps takes them or, with warps 0, the run kernel over a
- * cluster of ctas blocks (units of fps_run_length slots a thread, a warp's
+ * cluster of ctas owner blocks (units of fps_run_length slots a thread, a warp's
  * 32 runs a group, no padding). Returns 0, or -1 out of memory. */
 static int rounds_replay(const float *xyz, int n, int m, int start, int warps, int ctas,
                          int32_t *out, replay_counts *c)
@@ -80,7 +81,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
     if (!order || !p || !id || !mind || !bbox || !gbox || !bkey || !gkey || !cand || !cand_v || !q)
         goto done;
 
-    /* Layout: Morton order in the cloud's cube, ties by index; buckets pad
+    /* Layout: the order's cells in the cloud's cube, ties by index; buckets pad
      * the last with the last point, runs leave slots past n out. */
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, frame[4];
     for (int i = 0; i < n; i++)
@@ -89,10 +90,14 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
             hi[d] = fmaxf(hi[d], xyz[3 * i + d]);
         }
     fps_frame(lo, hi, frame);
-    for (int i = 0; i < n; i++)
-        order[i] = (replay_order){sp_morton(frame, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2],
-                                            warps ? FPS_MORTON_BITS : fps_run_morton_bits(n)),
+    const int hilbert = fps_runs_hilbert(lo, hi);
+    for (int i = 0; i < n; i++) {
+        const float x = xyz[3 * i], y = xyz[3 * i + 1], z = xyz[3 * i + 2];
+        order[i] = (replay_order){warps ? sp_morton(frame, x, y, z, FPS_MORTON_BITS)
+                                        : fps_run_code(frame, hilbert, x, y, z,
+                                                       fps_run_morton_bits(n)),
                                   (uint32_t)i};
+    }
     qsort(order, (size_t)n, sizeof *order, replay_by_code);
     for (int s = 0; s < slots; s++) {
         id[s] = order[s < n ? s : n - 1].idx;

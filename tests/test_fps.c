@@ -664,7 +664,46 @@ static void morton32_equals_morton(void)
     CHECK(sp_morton32(frame, 3e6f, 3e6f, 3e6f, 10) == (1u << 30) - 1);
 }
 
-TEST_MAIN(T(cpu_impls_agree), T(round_rows_rules), T(morton32_equals_morton), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
+/* Hilbert's order visits every cell of the cube once, each next cell beside
+ * the last (what keeps a run's box compact), and takes clouds no flatter
+ * than 1 : 4. */
+static void hilbert_order(void)
+{
+    static uint8_t seen[1 << 18];
+    for (int bits = 1; bits <= 6; bits++) {
+        const uint32_t side = 1u << bits, cells = side * side * side;
+        uint32_t *at = malloc(cells * sizeof *at);
+        int bad = at == NULL;
+        memset(seen, 0, cells);
+        for (uint32_t c = 0; at && c < cells; c++) {
+            const uint32_t x = c % side, y = c / side % side, z = c / side / side;
+            const uint32_t h = sp_hilbert_cells(x, y, z, bits);
+            bad += h >= cells || seen[h]++;
+            if (h < cells)
+                at[h] = c;
+        }
+        for (uint32_t h = 1; !bad && h < cells; h++) {
+            int step = 0;
+            for (uint32_t u = at[h], v = at[h - 1], d = 0; d < 3; d++, u /= side, v /= side)
+                step += abs((int)(u % side) - (int)(v % side));
+            bad += step != 1;
+        }
+        if (bad)
+            fprintf(stderr, "  the Hilbert order of %u cells an axis is not a walk of steps of one\n",
+                    side);
+        CHECK(bad == 0);
+        free(at);
+    }
+    const float frame[4] = {0.0f, 0.0f, 0.0f, 2097151.0f};
+    CHECK(sp_hilbert32(frame, 0.0f, 0.0f, 0.0f, 5) == 0); /* it starts at the corner */
+    CHECK(sp_hilbert32(frame, 1.0f, 1.0f, 1.0f, 5) < (1u << 15));
+    const float lo[3] = {0.0f, 0.0f, 0.0f}, cube[3] = {1.0f, 1.0f, 1.0f}, quarter[3] = {1.0f, 0.5f, 0.25f},
+                flat[3] = {1.0f, 1.0f, 0.24f};
+    CHECK(fps_runs_hilbert(lo, cube) && fps_runs_hilbert(lo, quarter));
+    CHECK(!fps_runs_hilbert(lo, flat));
+}
+
+TEST_MAIN(T(cpu_impls_agree), T(round_rows_rules), T(morton32_equals_morton), T(hilbert_order), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
           T(batch_equals_single), T(start_and_sizes),
           T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
           T(cuda_unrolled), T(cuda_pruned))

@@ -56,6 +56,7 @@ enum {
 typedef struct {
     int n, slots, buckets, groups, group_size, m, start;
     int run, ctas;                              /* the run kernel's slots a thread, blocks a cloud */
+    int taker;                                  /* 1: its block 0 owns no points, only takes */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
     const uint32_t *order;                      /* batch x n: sorted index within its cloud */
@@ -106,7 +107,8 @@ __device__ void cloud_frame(float *lo, float *hi, float *scratch, float *frame)
 }
 
 __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int n, int bits,
-                                                     unsigned long long *keys, uint32_t *vals)
+                                                     int runs, unsigned long long *keys,
+                                                     uint32_t *vals)
 {
     __shared__ float scratch[CODE_THREADS / 32];
     __shared__ float frame[4];
@@ -119,9 +121,12 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
             hi[d] = fmaxf(hi[d], p[3 * k + d]);
         }
     cloud_frame(lo, hi, scratch, frame);
+    const int hilbert = runs && fps_runs_hilbert(lo, hi);
     for (int64_t k = threadIdx.x; k < n; k += CODE_THREADS) {
-        keys[cloud * n + k] = (unsigned long long)cloud << CODE_BITS |
-                              sp_morton(frame, p[3 * k], p[3 * k + 1], p[3 * k + 2], bits);
+        keys[cloud * n + k] =
+            (unsigned long long)cloud << CODE_BITS |
+            (runs ? fps_run_code(frame, hilbert, p[3 * k], p[3 * k + 1], p[3 * k + 2], bits)
+                  : sp_morton(frame, p[3 * k], p[3 * k + 1], p[3 * k + 2], bits));
         vals[cloud * n + k] = (uint32_t)k;
     }
 }
@@ -178,11 +183,13 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
         hi[0] = fmaxf(hi[0], x[i]), hi[1] = fmaxf(hi[1], y[i]), hi[2] = fmaxf(hi[2], z[i]);
     }
     cloud_frame(lo, hi, scratch, frame);
+    const int hilbert = fps_runs_hilbert(lo, hi);
     uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++) {
-        key[i] = first + i < n ? sp_morton32(frame, x[i], y[i], z[i], FPS_RUNS_MORTON_SMALL)
-                               : (1u << SMALL_CODE_BITS) - 1;
+        key[i] = first + i < n
+                     ? fps_run_code(frame, hilbert, x[i], y[i], z[i], FPS_RUNS_MORTON_SMALL)
+                     : (1u << SMALL_CODE_BITS) - 1;
         val[i] = (uint32_t)(first + i);
     }
     block_sort(*(block_sort::TempStorage *)sort_smem)
@@ -816,7 +823,8 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
 
 /* ---- step 2 for clouds a cluster holds: a run of points a thread ----------- */
 /* The owners, up to 992 threads a block, each own run = fps_run_length
- * (ceil(n / (992 x blocks))) consecutive sorted slots, o*run .. o*run +
+ * (ceil(n / (992 x owner blocks))) consecutive sorted slots (the order is
+ * Hilbert's or Morton's: fps_runs_hilbert), o*run .. o*run +
  * own - 1 (owners past n own none): their coordinates, 32-bit indexes and
  * minima in shared memory (slot i of a block's owner t at i * owners + t,
  * so a warp's accesses hit 32 banks), their box and key in registers. The
@@ -827,15 +835,18 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * its own minima by all the samples that reach it in one pass: no
  * reduction across lanes.
  *
- * A cloud's owners spread over a cluster of 1 to 16 blocks (as many as the
+ * A cloud's owners spread over 1 to 16 blocks of a cluster (as many as the
  * GPU holds at once for the batch): a thread's serial share of the update,
  * two thirds of a round on one SM, shrinks with its run. Shared memory: the
  * posts (block 0's are read), then the runs. Block 0's last warp owns
  * nothing and coordinates the rounds; between the barriers all of block
  * 0's threads take the round's samples from the candidates (take_waves),
- * the other blocks wait. Owners post their farthest points and candidates
- * into block 0's shared memory, block 0 writes each round's samples into
- * every block's; the same two barriers a round, across the cluster. */
+ * the other blocks wait. Where the batch still fits, block 0 is a taking
+ * block that owns no points (a.taker): the take's code then has the
+ * registers the owners' state held, and no block's update waits behind
+ * it. Owners post their farthest points and candidates into block 0's
+ * shared memory, block 0 writes each round's samples into every block's;
+ * the same two barriers a round, across the cluster. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
 template <bool GLOBAL_RUNS>
@@ -856,28 +867,33 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         begin_rounds(&r, xyz, a.start, a.m, rank == 0 ? out : NULL);
 
     unsigned long long cand_evals = 0; /* block 0's threads: the waves' distances */
-    if (warp == warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
+    const int owner_blocks = ctas - a.taker, orank = rank - a.taker;
+    /* Block 0's last warp coordinates the rounds; a taking block's other
+     * warps take with it; the other blocks' last warps only keep the
+     * barriers. */
+    if (orank < 0 || warp == warps) {
+        const bool coordinator = warp == warps;
         int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
             const int from = j;
             if (rank == 0)
-                j = take_round(&r, ctas, post_key, post_xyz, warps * ctas, j, a.m, &base,
-                               rounds & 1, out, &cand_evals, true);
+                j = take_round(&r, ctas, post_key, post_xyz, warps * owner_blocks, j, a.m, &base,
+                               rounds & 1, out, &cand_evals, coordinator);
             rounds++;
             round_barrier(ctas);
-            if (rank == 0)
+            if (rank == 0 && coordinator)
                 write_picks(&r, out, from, j);
         }
         if (cand_evals)
             atomicAdd(a.evals, cand_evals);
-        if (lane == 0 && rank == 0)
+        if (lane == 0 && rank == 0 && coordinator)
             atomicAdd(a.rounds, (unsigned long long)rounds);
         return;
     }
 
-    const int run = a.run, owner = rank * T + t, first = owner * run,
+    const int run = a.run, owner = orank * T + t, first = owner * run,
               own = max(0, min(run, a.n - first));
     /* the runs: x, y, z, minimum, index, each run * T words; a template
      * parameter, so that shared ones are read as shared memory */
@@ -1035,14 +1051,14 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         }
         wkey = warp_max_key(key, &win);
         if (lane == win) {
-            lead_key[rank * warps + warp] = wkey;
-            lead_xyz[rank * warps + warp] =
+            lead_key[orank * warps + warp] = wkey;
+            lead_xyz[orank * warps + warp] =
                 make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
         }
         round_barrier(ctas);
         if (rank == 0) /* the round's picks, with the coordinating warp */
-            take_round(&r, ctas, post_key, post_xyz, warps * ctas, 0, a.m, NULL, parity, NULL,
-                       &cand_evals, false);
+            take_round(&r, ctas, post_key, post_xyz, warps * owner_blocks, 0, a.m, NULL, parity,
+                       NULL, &cand_evals, false);
         round_barrier(ctas);
         parity ^= 1;
     }
@@ -1220,10 +1236,11 @@ static void place(fps_args *a, size_t limit, size_t *used)
     *used = u;
 }
 
-/* The run kernel's blocks a cloud as PCBENCH_FPS_CTAS forces them (1, 2, 4,
- * 8, 16; for tuning and tests), or 0: the most (up to 8, or 16 where 8
- * cannot take the cloud) whose clusters the GPU holds at once for the whole
- * batch. */
+/* The run kernel's owner blocks a cloud as PCBENCH_FPS_CTAS forces them (1,
+ * 2, 4, 8, 16; for tuning and tests), or 0: the most (up to 8, or 16 where
+ * 8 cannot take the cloud) whose clusters the GPU holds at once for the
+ * whole batch. Below 16 a taking block joins them where the clusters with
+ * it still fit the batch at once. */
 static int ctas_forced(void)
 {
     const char *env = getenv("PCBENCH_FPS_CTAS");
@@ -1231,15 +1248,18 @@ static int ctas_forced(void)
     return c >= 1 && c <= FPS_RUNS_CTAS_MAX && !(c & (c - 1)) ? c : 0;
 }
 
-/* The run kernel over a cluster of ctas blocks a cloud, its runs in shared
- * memory or not: its runs, threads and shared memory, into s. Returns 1, or
- * 0 where a block's shared memory cannot hold them. */
-static int runs_size(pruned_state *s, int ctas, int shared, size_t optin)
+/* The run kernel over a cluster of ctas blocks a cloud, the first of them a
+ * taking block where taker is 1, its runs in shared memory or not: its
+ * runs, threads and shared memory, into s. Returns 1, or 0 where a block's
+ * shared memory cannot hold them. */
+static int runs_size(pruned_state *s, int ctas, int taker, int shared, size_t optin)
 {
     fps_args *a = &s->args;
-    const int owner_warps = fps_run_owners(a->n, ctas) / 32, warps = (owner_warps + ctas - 1) / ctas;
+    const int owner_blocks = ctas - taker, owner_warps = fps_run_owners(a->n, owner_blocks) / 32,
+              warps = (owner_warps + owner_blocks - 1) / owner_blocks;
     a->ctas = ctas;
-    a->run = fps_run_length(a->n, ctas);
+    a->taker = taker;
+    a->run = fps_run_length(a->n, owner_blocks);
     s->runs = 32 * warps + 32; /* and the coordinator */
     s->global_runs = !shared;
     s->smem = (shared ? (size_t)a->run * 32 * warps * RUN_BYTES : 0) +
@@ -1307,21 +1327,28 @@ static int setup(pruned_state *s)
             for (int c = forced ? forced : FPS_RUNS_CTAS_MAX; c >= 1 && !chosen; c >>= 1) {
                 if (!forced && c > 8 && fps_runs_take_in(t->n, 8, shared))
                     continue; /* 16 blocks only where 8 cannot take the cloud */
-                if (!fps_runs_take_in(t->n, c, shared) || !runs_size(s, c, shared, (size_t)optin))
+                if (!fps_runs_take_in(t->n, c, shared))
                     continue;
-                PCB_CUDA_TRY(cudaFuncSetAttribute(
-                    runs_kernel(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
-                int fit = 1 << 30;
-                if (c > 1) {
-                    cudaLaunchAttribute cluster;
-                    const cudaLaunchConfig_t cfg = runs_launch(s, 1, &cluster);
-                    if (cudaOccupancyMaxActiveClusters(&fit, runs_kernel(s), &cfg) != cudaSuccess) {
-                        (void)cudaGetLastError(); /* clusters this GPU cannot run */
-                        fit = 0;
+                /* c owner blocks, and a taking block beside them where the
+                 * GPU holds those clusters for the whole batch at once */
+                for (int taker = c < FPS_RUNS_CTAS_MAX; taker >= 0 && !chosen; taker--) {
+                    if (!runs_size(s, c + taker, taker, shared, (size_t)optin))
+                        continue;
+                    PCB_CUDA_TRY(cudaFuncSetAttribute(
+                        runs_kernel(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
+                    int fit = 1 << 30;
+                    if (c + taker > 1) {
+                        cudaLaunchAttribute cluster;
+                        const cudaLaunchConfig_t cfg = runs_launch(s, 1, &cluster);
+                        if (cudaOccupancyMaxActiveClusters(&fit, runs_kernel(s), &cfg) !=
+                            cudaSuccess) {
+                            (void)cudaGetLastError(); /* clusters this GPU cannot run */
+                            fit = 0;
+                        }
                     }
+                    if (fit >= t->batch || (forced && !taker && fit > 0))
+                        chosen = c;
                 }
-                if (fit >= t->batch || (forced && fit > 0))
-                    chosen = c;
             }
         if (chosen) /* the loop's last sizing was chosen's */
             kernel = (const void *)runs_kernel(s);
@@ -1450,7 +1477,8 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
         PCB_CUDA_LAUNCHED("fps_sorted_codes");
     } else {
         const int bits = s->runs ? fps_run_morton_bits((int)t->n) : FPS_MORTON_BITS;
-        fps_codes<<<grid, CODE_THREADS, 0, stream>>>(s->xyz, (int)t->n, bits, s->keys[0],
+        fps_codes<<<grid, CODE_THREADS, 0, stream>>>(s->xyz, (int)t->n, bits,
+                                                     s->runs != 0, s->keys[0],
                                                      s->vals[0]);
         PCB_CUDA_LAUNCHED("fps_codes");
         PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0],

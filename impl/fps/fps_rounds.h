@@ -169,11 +169,37 @@ SP_FN int fps_runs_take(int64_t n, int ctas)
     return fps_runs_take_in(n, ctas, 0);
 }
 
-/* Its Morton order: 32 cells an axis for small clouds (a sort of 15 bits
- * in one block), 128 beyond. */
+/* Its order's cells: 32 an axis for small clouds (a sort of 15 bits in one
+ * block), 128 beyond. */
 SP_FN int fps_run_morton_bits(int n)
 {
     return n <= FPS_RUNS_SMALL_N ? FPS_RUNS_MORTON_SMALL : FPS_RUNS_MORTON_LARGE;
+}
+
+/* Whether the runs follow Hilbert's order (sp_hilbert32) rather than
+ * Morton's: where the cloud's box (lo, hi) is no flatter than 1 : 4. A
+ * warp's box bounds its 32 runs, and every sample that reaches it costs the
+ * warp a test; the slowest warp sets the round. A Morton run that crosses a
+ * high bit of the code spans half the cloud: on 10,000 uniform points
+ * (the replay, 8 blocks) the warp reached by the most samples got 14.8 a
+ * round in Morton's order, 5.4 in Hilbert's. On flat clouds (lidar sweeps,
+ * a cube squashed to 1 : 20) Hilbert's curve crosses the empty space above
+ * and below and its worst warps are worse (lidar: 29 a round against 5). */
+SP_FN int fps_runs_hilbert(const float *lo, const float *hi)
+{
+    float most = 0.0f, least = INFINITY;
+    for (int d = 0; d < 3; d++) {
+        const float e = SP_SUB(hi[d], lo[d]);
+        most = e > most ? e : most;
+        least = e < least ? e : least;
+    }
+    return SP_MUL(least, 4.0f) >= most;
+}
+
+/* A point's code in the runs' order, in cells of bits an axis (<= 10). */
+SP_FN uint32_t fps_run_code(const float *frame, int hilbert, float x, float y, float z, int bits)
+{
+    return hilbert ? sp_hilbert32(frame, x, y, z, bits) : sp_morton32(frame, x, y, z, bits);
 }
 
 #endif
