@@ -152,7 +152,7 @@ SP_FN uint32_t sp_hilbert_cells(uint32_t c0, uint32_t c1, uint32_t c2, int bits)
     return sp_spread10(c0 ^ t) << 2 | sp_spread10(c1 ^ t) << 1 | sp_spread10(c2 ^ t);
 }
 
-/* sp_morton32's cells in Hilbert order. */
+/* sp_morton32's cells in Hilbert order (the cells written out as there, for the same reason). */
 SP_FN uint32_t sp_hilbert32(const float *frame, float x, float y, float z, int bits)
 {
     const float top = (float)((1 << SP_BITS) - 1);
