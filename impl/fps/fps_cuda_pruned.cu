@@ -57,6 +57,7 @@ typedef struct {
     int n, slots, buckets, groups, group_size, m, start;
     int run, ctas;                              /* the run kernel's slots a thread, blocks a cloud */
     int taker;                                  /* 1: its block 0 owns no points, only takes */
+    int owners;                                 /* the run kernel's owner threads a block */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
     const uint32_t *order;                      /* batch x n: sorted index within its cloud */
@@ -856,7 +857,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     __shared__ round_state r;
     const int ctas = a.ctas, rank = (int)(blockIdx.x % ctas);
     const int64_t cloud_id = blockIdx.x / ctas;
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = blockDim.x - 32, warps = T >> 5;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, T = a.owners, warps = T >> 5;
     /* A post an owner warp of the cluster. */
     float4 *post_xyz = smem;
     unsigned long long *post_key = (unsigned long long *)(post_xyz + warps * ctas);
@@ -891,7 +892,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             atomicAdd(a.rounds, (unsigned long long)rounds);
         return;
     }
-    if (warp == warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
+    if (warp >= warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
         int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
@@ -1279,7 +1280,8 @@ static int runs_size(pruned_state *s, int ctas, int taker, int shared, size_t op
     a->ctas = ctas;
     a->taker = taker;
     a->run = fps_run_length(a->n, owner_blocks);
-    s->runs = 32 * warps + 32; /* and the coordinator */
+    a->owners = 32 * warps;
+    s->runs = a->owners + 32; /* and the coordinator */
     s->global_runs = !shared;
     s->smem = (shared ? (size_t)a->run * 32 * warps * RUN_BYTES : 0) +
               (size_t)warps * ctas * POST_BYTES;
@@ -1405,7 +1407,7 @@ static int setup(pruned_state *s)
                             batch * (size_t)t->m * sizeof(int32_t),
                             2 * sizeof(unsigned long long),
                             s->runs && s->global_runs
-                                ? batch * a->ctas * (size_t)(s->runs - 32) * a->run * RUN_BYTES
+                                ? batch * a->ctas * (size_t)a->owners * a->run * RUN_BYTES
                                 : 0};
     enum { PARTS = sizeof sizes / sizeof sizes[0] };
     size_t offset[PARTS], total = 0;
