@@ -305,7 +305,7 @@ def headline_fps_ours(machines):
             row += [ratio_cell(d, "dp", None), ratio_cell(d, "pruned", "dp")]
         rows.append(row)
     return md_table(head, rows) + (
-        "\nms, compute (GPU: CUDA events, including the Morton sort); both pruned implementations return dp's "
+        "\nms, compute (GPU: CUDA events, including the spatial sort); both pruned implementations return dp's "
         "sequence bit for bit. fpsample (QuickFPS-style, one CPU thread) reports 25 ms for 4,096 of 50,000 "
         "points; `pruned` runs one thread a cloud.\n")
 
