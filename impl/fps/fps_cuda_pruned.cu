@@ -60,7 +60,9 @@ typedef struct {
     int n, slots, buckets, groups, group_size, m, start;
     int run, ctas;                              /* the run kernel's slots a thread, blocks a cloud */
     int taker;                                  /* 1: its block 0 owns no points, only takes */
-    int owners;                                 /* the run kernel's owner threads a block */
+    int owners;                                 /* the run kernel's owner threads a block: its
+                                                   blockDim less the coordinating warp, passed
+                                                   since the kernel measured faster so */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
     const uint32_t *order;                      /* batch x n: sorted index within its cloud */
