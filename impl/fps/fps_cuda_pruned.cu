@@ -310,7 +310,48 @@ struct round_state {
     int row_count[2][FPS_ROUND_CLASSES];
     float tau[FPS_ROUND_CLASSES]; /* the round's thresholds, loosest first */
     int q_count, done;
+    int picks_from, picks_to; /* a taking block's: the round's places in out */
+    /* The taking-block layout's handover (publish): the round's sequence
+     * number, whether it is final, and how many samples of q are out. */
+    unsigned pub;
 };
+
+/* The publication word: sequence (22 bits), final (1), samples (9). */
+static_assert(FPS_ROUND_CAP + 1 < 512, "a round's samples in 9 bits");
+__device__ __forceinline__ unsigned pub_word(unsigned seq, bool final, int count)
+{
+    return (seq & 0x3fffffu) << 10 | (final ? 1u << 9 : 0u) | (unsigned)count;
+}
+
+/* Every lane of the taking block's coordinating warp: what this block
+ * wrote before the last block barrier (q, and the round's state) is
+ * released to the cluster, then the word goes into owner blocks 1 .. ctas
+ * - 1 (a barrier and a fence make the release cover the other warps'
+ * stores). */
+__device__ __forceinline__ void publish(round_state *r, int ctas, unsigned word)
+{
+    const int lane = threadIdx.x & 31;
+    asm volatile("fence.acq_rel.cluster;" ::: "memory");
+    if (lane >= 1 && lane < ctas) {
+        unsigned *to = &cg::this_cluster().map_shared_rank(r, lane)->pub;
+        asm volatile("st.relaxed.cluster.b32 [%0], %1;" ::"l"(to), "r"(word) : "memory");
+    }
+}
+
+/* Every lane of an owner warp: waits for round seq's samples past the first
+ * `applied`, or its final word, and returns the word; what the taking block
+ * wrote before it is visible to the whole warp. */
+__device__ __forceinline__ unsigned wait_published(const unsigned *pub, unsigned seq, int applied)
+{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(pub);
+    unsigned w;
+    do /* plain shared-memory loads, then one that acquires */
+        asm volatile("ld.relaxed.cluster.shared::cta.b32 %0, [%1];" : "=r"(w) : "r"(at) : "memory");
+    while (w >> 10 != (seq & 0x3fffffu) || (!(w >> 9 & 1) && (int)(w & 511) <= applied));
+    asm volatile("ld.acquire.cluster.shared::cta.b32 %0, [%1];" : "=r"(w) : "r"(at) : "memory");
+    __syncwarp();
+    return w;
+}
 
 __device__ __forceinline__ void round_barrier(int ctas)
 {
@@ -465,8 +506,12 @@ __device__ __forceinline__ void decide_append(round_state *r, int ctas, int *n, 
     }
 }
 
+/* seq: where nonzero (the coordinating warp of a taking block), the first
+ * wave's picks are published as round seq's first samples when some
+ * candidates are left undecided and the picks are fewer than want (the
+ * samples the cloud still needs: a round that ends it is not applied). */
 __device__ int take_waves(round_state *r, int ctas, int count, float tau,
-                          unsigned long long *evals)
+                          unsigned long long *evals, unsigned seq, int want)
 {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
     float4 *const left_at = r->cand + FPS_ROUND_CAP, *const pick_at = r->cand + 2 * FPS_ROUND_CAP;
@@ -520,6 +565,8 @@ __device__ int take_waves(round_state *r, int ctas, int count, float tau,
         picked += decided >> 16;
         if (!undecided)
             break;
+        if (seq && wave == 1 && picked < want)
+            publish(r, ctas, pub_word(seq, false, picked));
         bool left = false;
         for (int u0 = per_warp * warp; u0 < undecided; u0 += per_warp * warps) {
             const int u = u0 + lane / WAVE_GROUP;
@@ -596,7 +643,8 @@ __device__ int take_waves(round_state *r, int ctas, int count, float tau,
  * coordinator's). */
 __device__ int take_round(round_state *r, int ctas, const unsigned long long *post_key,
                           const float4 *post_xyz, int posts, int j, int m, int *base, int parity,
-                          int32_t *out, unsigned long long *evals, bool coordinator)
+                          int32_t *out, unsigned long long *evals, bool coordinator,
+                          unsigned seq = 0)
 {
     const int lane = threadIdx.x & 31;
     int row_count[FPS_ROUND_CLASSES], count = 0;
@@ -619,7 +667,8 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
         }
         __syncthreads();
     }
-    const int picks = listed ? take_waves(r, ctas, count, tau, evals) : 0;
+    const int picks =
+        listed ? take_waves(r, ctas, count, tau, evals, coordinator ? seq : 0u, m - j) : 0;
     if (!coordinator)
         return j;
     /* Lane b writes the round's count, thresholds and done into block b's round
@@ -660,18 +709,22 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
         }
         to->done = j + taken >= m;
     }
+    if (seq)
+        publish(r, ctas, pub_word(seq, true, samples));
     return j + taken;
 }
 
-/* The coordinating warp, after a round's second barrier, while the owners
- * update: the round's samples' indexes into out[from .. to), each at its
- * place by key (the picks of larger key before it; the first to - from of
- * them). Written now, their stores are done long before the next barrier
- * waits for them. */
-__device__ void write_picks(const round_state *r, int32_t *out, int from, int to)
+/* The coordinating warp (a taking block: every thread, first the thread's
+ * index, step the block's size), after a round's second barrier, while the
+ * owners update: the round's samples' indexes into out[from .. to), each at
+ * its place by key (the picks of larger key before it; the first to - from
+ * of them). Written now, their stores are done long before the next
+ * barrier waits for them. */
+__device__ void write_picks(const round_state *r, int32_t *out, int from, int to, int first = -1,
+                            int step = 32)
 {
-    const int lane = threadIdx.x & 31, count = r->q_count;
-    for (int i = lane; i < count; i += 32) {
+    const int count = r->q_count;
+    for (int i = first < 0 ? threadIdx.x & 31 : first; i < count; i += step) {
         const unsigned long long key = r->pick_key[i];
         int place = 0;
         for (int k = 0; k < count; k++)
@@ -697,6 +750,7 @@ __device__ void begin_rounds(round_state *r, const float *xyz, int start, int m,
         r->tau[k] = INFINITY;
     }
     r->done = m <= 1;
+    r->pub = pub_word(0, true, 1);
     for (int c = 0; c < FPS_ROUND_CAP; c++)
         r->held[c] = 0;
 }
@@ -855,7 +909,7 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * the same two barriers a round, across the cluster. */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
-template <bool GLOBAL_RUNS>
+template <bool GLOBAL_RUNS, bool TAKER>
 __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
 {
     extern __shared__ float4 smem[];
@@ -877,7 +931,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     /* A taking block: every warp takes, the last coordinates. (Its own loop:
      * one loop for it and the coordinating warps below, with the role a
      * run-time flag, measured 2-18% slower on the H100.) */
-    if (orank < 0) {
+    if (TAKER && orank < 0) {
         const bool coordinator = warp == warps;
         int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
         round_barrier(ctas);
@@ -885,17 +939,33 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             round_barrier(ctas); /* the owners' posts and candidates are in */
             const int from = j;
             j = take_round(&r, ctas, post_key, post_xyz, warps * owner_blocks, j, a.m, &base,
-                           rounds & 1, out, &cand_evals, coordinator);
+                           rounds & 1, out, &cand_evals, coordinator, (unsigned)rounds + 1);
             rounds++;
-            round_barrier(ctas);
-            if (coordinator)
-                write_picks(&r, out, from, j);
+            if (coordinator && lane == 0)
+                r.picks_from = from, r.picks_to = j;
+            __syncthreads(); /* the owners go on at the published word */
+            write_picks(&r, out, r.picks_from, r.picks_to, t, blockDim.x);
         }
         if (cand_evals)
             atomicAdd(a.evals, cand_evals);
         if (coordinator && lane == 0)
             atomicAdd(a.rounds, (unsigned long long)rounds);
         return;
+    }
+    if (TAKER && warp >= warps) { /* an owner block's last warp: the first barrier, after
+                                     each round's final word */
+        round_barrier(ctas);
+        for (unsigned seq = 0;; seq++) {
+            for (int applied = 0;;) { /* the owners' waits */
+                const unsigned w = wait_published(&r.pub, seq, applied);
+                if (w >> 9 & 1)
+                    break;
+                applied = (int)(w & 511);
+            }
+            if (r.done)
+                return;
+            round_barrier(ctas);
+        }
     }
     if (warp >= warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
         int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
@@ -955,18 +1025,16 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     int parity = 0; /* the round's */
     round_barrier(ctas);
 
-    while (!r.done) {
-        /* The samples that reach the warp's box, then those of them that
-         * reach the run's (both against the keys at the start of the
-         * round); then each slot is lowered by all of those at once and the
-         * run's farthest point found in the same pass. */
-        const int count = r.q_count;
+    for (unsigned seq = 0;; seq++) {
+        /* Samples q[from .. count): those that reach the warp's box, then
+         * those of them that reach the run's (both against the keys at the
+         * start of the round, however the samples come); then each slot is
+         * lowered by all of those at once and the run's farthest point found
+         * in the same pass. */
         const float wval = fps_key_dist(wkey), kval = fps_key_dist(key);
-        float tau[FPS_ROUND_CLASSES];
-#pragma unroll
-        for (int k = 0; k < FPS_ROUND_CLASSES; k++)
-            tau[k] = r.tau[k];
-        for (int s0 = 0; s0 < count; s0 += 32) {
+        unsigned round_evals = 0; /* counted once the round is known not to end the cloud */
+        const auto apply = [&](int from, int count) {
+        for (int s0 = from; s0 < count; s0 += 32) {
             const int s = s0 + lane;
             const float4 p = r.q[s < count ? s : 0];
             const unsigned hits = __ballot_sync(
@@ -1034,8 +1102,35 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             }
             key = fps_key(far, low >> FPS_RUNS_SLOT_BITS);
             at = low & slot_mask;
-            evals += own * __popc(mine);
+            round_evals += own * __popc(mine);
         }
+        };
+        if (TAKER) { /* the samples as the taking block publishes them */
+            bool done = false;
+            for (int applied = 0;;) {
+                const unsigned w = wait_published(&r.pub, seq, applied);
+                const bool final = w >> 9 & 1;
+                if (final && r.done) {
+                    done = true;
+                    break;
+                }
+                apply(applied, (int)(w & 511));
+                applied = (int)(w & 511);
+                if (final)
+                    break;
+            }
+            if (done)
+                break;
+        } else {
+            if (r.done)
+                break;
+            apply(0, r.q_count);
+        }
+        evals += round_evals;
+        float tau[FPS_ROUND_CLASSES];
+#pragma unroll
+        for (int k = 0; k < FPS_ROUND_CLASSES; k++)
+            tau[k] = r.tau[k];
         /* Candidates: the warp counts its own in each row, takes its
          * places in block 0's lists with an atomic a row, then writes them
          * (past a list's end only the count matters). Counts a thread, then
@@ -1081,10 +1176,12 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                 make_float4(sx[at * T + t], sy[at * T + t], sz[at * T + t], 0.0f);
         }
         round_barrier(ctas);
-        if (rank == 0) /* the round's picks, with the coordinating warp */
-            take_round(&r, ctas, post_key, post_xyz, warps * owner_blocks, 0, a.m, NULL, parity,
-                       NULL, &cand_evals, false);
-        round_barrier(ctas);
+        if (!TAKER) {
+            if (rank == 0) /* the round's picks, with the coordinating warp */
+                take_round(&r, ctas, post_key, post_xyz, warps * owner_blocks, 0, a.m, NULL,
+                           parity, NULL, &cand_evals, false);
+            round_barrier(ctas);
+        }
         parity ^= 1;
     }
     evals = __reduce_add_sync(0xffffffffu, evals);
@@ -1296,14 +1393,16 @@ static int runs_size(pruned_state *s, int ctas, int taker, int shared, size_t op
 typedef void (*runs_kernel_fn)(fps_args);
 
 /* The run kernel with its runs in global memory or in shared memory. */
-static runs_kernel_fn runs_kernel_of(int global_runs)
+static runs_kernel_fn runs_kernel_of(int global_runs, int taker)
 {
-    return global_runs ? fps_sample_runs<true> : fps_sample_runs<false>;
+    return global_runs ? taker ? fps_sample_runs<true, true> : fps_sample_runs<true, false>
+           : taker     ? fps_sample_runs<false, true>
+                       : fps_sample_runs<false, false>;
 }
 
 static runs_kernel_fn runs_kernel(const pruned_state *s)
 {
-    return runs_kernel_of(s->global_runs);
+    return runs_kernel_of(s->global_runs, s->args.taker);
 }
 
 /* The run kernel's launch for clouds clouds, a cluster of args.ctas blocks
@@ -1344,8 +1443,8 @@ static int setup(pruned_state *s)
     if (s->runs) {
         const int forced = ctas_forced();
         int chosen = 0; /* blocks a cloud; 0: none holds the whole batch at once, buckets */
-        for (int global_runs = 0; global_runs < 2; global_runs++)
-            if (cudaFuncSetAttribute(runs_kernel_of(global_runs),
+        for (int kind = 0; kind < 4; kind++)
+            if (cudaFuncSetAttribute(runs_kernel_of(kind & 1, kind >> 1),
                                      cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
                 (void)cudaGetLastError(); /* no clusters of 16 here: their launch check says so */
         /* runs in shared memory first, then in global memory */
