@@ -17,7 +17,9 @@
  *      the points they can reach, gathers its points above the threshold
  *      (the candidates) and posts its farthest point; one barrier; the
  *      taking block picks among the candidates in waves (take_waves); one
- *      more barrier. Two samplers:
+ *      more barrier, or, where a block only takes, a word it publishes
+ *      (the first wave's picks as soon as they are decided, the owners
+ *      lowering their runs by them while the later waves run). Two samplers:
  *        - the run kernel (fps_runs_take), a cloud spread over a cluster of
  *          up to 16 blocks: owner threads hold runs of sorted points in
  *          shared memory (no reduction across lanes in the update); block
@@ -906,7 +908,9 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
  * owners' state live beside it (impl/fps/README.md: its first wave 10%
  * shorter, the whole 2-7% faster). Owners post their farthest points and candidates into block 0's
  * shared memory, block 0 writes each round's samples into every block's;
- * the same two barriers a round, across the cluster. */
+ * the same two barriers a round, across the cluster, except that a taking
+ * block replaces the second by the word it publishes (publish,
+ * wait_published; impl/fps/README.md: a published handover). */
 enum { RUN_BYTES = 4 * sizeof(float) + sizeof(uint32_t), POST_BYTES = 16 + 8 };
 
 template <bool GLOBAL_RUNS, bool TAKER>
