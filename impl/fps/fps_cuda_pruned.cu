@@ -82,33 +82,38 @@ typedef struct {
 } fps_args;
 
 /* ---- step 1: codes ---------------------------------------------------------- */
-__device__ float block_reduce(float v, int is_max, float *scratch)
+/* The box's six bounds across the warp's lanes, all six at once. */
+__device__ __forceinline__ void warp_bounds(float *v)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int o = 16; o > 0; o >>= 1) {
-        float u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = is_max ? fmaxf(v, u) : fminf(v, u);
-    }
-    __syncthreads(); /* scratch may still be read from the previous call */
-    if (lane == 0)
-        scratch[warp] = v;
-    __syncthreads();
-    v = scratch[lane];
-    for (int o = 16; o > 0; o >>= 1) {
-        float u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = is_max ? fmaxf(v, u) : fminf(v, u);
-    }
-    return v;
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int d = 0; d < 6; d++) {
+            const float u = __shfl_xor_sync(0xffffffffu, v[d], o);
+            v[d] = d < 3 ? fminf(v[d], u) : fmaxf(v[d], u);
+        }
 }
 
+enum { FRAME_SCRATCH = 6 * 32 }; /* floats: a warp's six bounds */
+
 /* The cloud's Morton frame (fps_frame of its bounding box), in every thread
- * of the block; lo and hi start as the thread's share of the box. */
+ * of the block; lo and hi start as the thread's share of the box. The six
+ * bounds go through one block reduction (two barriers), not six. */
 __device__ void cloud_frame(float *lo, float *hi, float *scratch, float *frame)
 {
-    for (int d = 0; d < 3; d++) {
-        lo[d] = block_reduce(lo[d], 0, scratch);
-        hi[d] = block_reduce(hi[d], 1, scratch);
-    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    float v[6] = {lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]};
+    warp_bounds(v);
+    if (lane == 0)
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            scratch[32 * d + warp] = v[d];
+    __syncthreads();
+#pragma unroll
+    for (int d = 0; d < 6; d++)
+        v[d] = lane < warps ? scratch[32 * d + lane] : d < 3 ? INFINITY : -INFINITY;
+    warp_bounds(v);
+    for (int d = 0; d < 3; d++)
+        lo[d] = v[d], hi[d] = v[3 + d];
     if (threadIdx.x == 0)
         fps_frame(lo, hi, frame);
     __syncthreads();
@@ -118,7 +123,7 @@ __global__ void __launch_bounds__(CODE_THREADS) fps_codes(const float *xyz, int 
                                                      int runs, unsigned long long *keys,
                                                      uint32_t *vals)
 {
-    __shared__ float scratch[CODE_THREADS / 32];
+    __shared__ float scratch[FRAME_SCRATCH];
     __shared__ float frame[4];
     const int64_t cloud = blockIdx.x;
     const float *p = xyz + cloud * n * 3;
@@ -160,7 +165,7 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
                                                                     uint32_t *order)
 {
     extern __shared__ float4 sort_smem[]; /* block_sort's */
-    __shared__ float scratch[CODE_THREADS / 32];
+    __shared__ float scratch[FRAME_SCRATCH];
     __shared__ float frame[4];
     const int64_t cloud = blockIdx.x;
     const float *p = xyz + cloud * n * 3;
@@ -661,9 +666,11 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     const bool listed = count > 0;
     if (count > row_count[0]) { /* the other rows taken, up behind row 0 */
         for (int i = row_count[0] + threadIdx.x; i < count; i += blockDim.x) {
-            int row = 1, at = i - row_count[0];
-            for (; at >= r->row_count[parity][row]; row++)
-                at -= r->row_count[parity][row];
+            int row = 1, at = i - row_count[0]; /* the counts in registers */
+#pragma unroll
+            for (int k = 1; k < FPS_ROUND_CLASSES - 1; k++)
+                if (row == k && at >= row_count[k])
+                    at -= row_count[k], row = k + 1;
             r->cand[i] = r->cand[row * FPS_ROUND_CAP + at];
             r->cand_key[i] = r->cand_key[row * FPS_ROUND_CAP + at];
         }
