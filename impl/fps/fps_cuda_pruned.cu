@@ -329,6 +329,14 @@ __device__ __forceinline__ unsigned pub_word(unsigned seq, bool final, int count
 {
     return (seq & 0x3fffffu) << 10 | (final ? 1u << 9 : 0u) | (unsigned)count;
 }
+__device__ __forceinline__ bool pub_final(unsigned w)
+{
+    return w >> 9 & 1;
+}
+__device__ __forceinline__ int pub_count(unsigned w)
+{
+    return (int)(w & 511);
+}
 
 /* Every lane of the taking block's coordinating warp: what this block
  * wrote before the last block barrier (q, and the round's state) is
@@ -346,15 +354,16 @@ __device__ __forceinline__ void publish(round_state *r, int ctas, unsigned word)
 }
 
 /* Every lane of an owner warp: waits for round seq's samples past the first
- * `applied`, or its final word, and returns the word; what the taking block
- * wrote before it is visible to the whole warp. */
+ * `applied` (FPS_ROUND_CAP + 1: none, only its final word), or its final
+ * word, and returns the word; what the taking block wrote before it is
+ * visible to the whole warp. */
 __device__ __forceinline__ unsigned wait_published(const unsigned *pub, unsigned seq, int applied)
 {
     const unsigned at = (unsigned)__cvta_generic_to_shared(pub);
     unsigned w;
     do /* plain shared-memory loads, then one that acquires */
         asm volatile("ld.relaxed.cluster.shared::cta.b32 %0, [%1];" : "=r"(w) : "r"(at) : "memory");
-    while (w >> 10 != (seq & 0x3fffffu) || (!(w >> 9 & 1) && (int)(w & 511) <= applied));
+    while (w >> 10 != (seq & 0x3fffffu) || (!pub_final(w) && pub_count(w) <= applied));
     asm volatile("ld.acquire.cluster.shared::cta.b32 %0, [%1];" : "=r"(w) : "r"(at) : "memory");
     __syncwarp();
     return w;
@@ -723,17 +732,17 @@ __device__ int take_round(round_state *r, int ctas, const unsigned long long *po
     return j + taken;
 }
 
-/* The coordinating warp (a taking block: every thread, first the thread's
- * index, step the block's size), after a round's second barrier, while the
- * owners update: the round's samples' indexes into out[from .. to), each at
- * its place by key (the picks of larger key before it; the first to - from
- * of them). Written now, their stores are done long before the next
- * barrier waits for them. */
-__device__ void write_picks(const round_state *r, int32_t *out, int from, int to, int first = -1,
-                            int step = 32)
+/* The coordinating warp (first: its lane, step 32), or a taking block's
+ * every thread (first: the thread, step: the block's size), after a round's
+ * second barrier or its published word, while the owners update: the
+ * round's samples' indexes into out[from .. to), each at its place by key
+ * (the picks of larger key before it; the first to - from of them). Written
+ * now, their stores are done long before the next barrier waits for them. */
+__device__ void write_picks(const round_state *r, int32_t *out, int from, int to, int first,
+                            int step)
 {
     const int count = r->q_count;
-    for (int i = first < 0 ? threadIdx.x & 31 : first; i < count; i += step) {
+    for (int i = first; i < count; i += step) {
         const unsigned long long key = r->pick_key[i];
         int place = 0;
         for (int k = 0; k < count; k++)
@@ -880,7 +889,7 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
         rounds++;
         __syncthreads();
         if (warp == 0)
-            write_picks(&r, out, from, j);
+            write_picks(&r, out, from, j, lane, 32);
     }
     if (lane == 0 && evals)
         atomicAdd(a.evals, evals * FPS_BUCKET);
@@ -967,12 +976,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
                                      each round's final word */
         round_barrier(ctas);
         for (unsigned seq = 0;; seq++) {
-            for (int applied = 0;;) { /* the owners' waits */
-                const unsigned w = wait_published(&r.pub, seq, applied);
-                if (w >> 9 & 1)
-                    break;
-                applied = (int)(w & 511);
-            }
+            wait_published(&r.pub, seq, FPS_ROUND_CAP + 1);
             if (r.done)
                 return;
             round_barrier(ctas);
@@ -990,7 +994,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             rounds++;
             round_barrier(ctas);
             if (rank == 0)
-                write_picks(&r, out, from, j);
+                write_picks(&r, out, from, j, lane, 32);
         }
         if (cand_evals)
             atomicAdd(a.evals, cand_evals);
@@ -1120,13 +1124,13 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
             bool done = false;
             for (int applied = 0;;) {
                 const unsigned w = wait_published(&r.pub, seq, applied);
-                const bool final = w >> 9 & 1;
+                const bool final = pub_final(w);
                 if (final && r.done) {
                     done = true;
                     break;
                 }
-                apply(applied, (int)(w & 511));
-                applied = (int)(w & 511);
+                apply(applied, pub_count(w));
+                applied = pub_count(w);
                 if (final)
                     break;
             }
