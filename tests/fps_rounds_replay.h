@@ -105,12 +105,31 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
             p[s][d] = xyz[3 * id[s] + d];
         mind[s] = INFINITY;
     }
+    /* The opening (fps_runs_opening): dp over the whole cloud, in index order
+     * (the lowest index among ties). */
+    const int opening = warps ? 1 : fps_runs_opening(n, m);
+    out[0] = start;
+    float opened = INFINITY; /* the last sample's minimum */
+    for (int k = 1; k < opening; k++) {
+        const float *s0 = xyz + 3 * out[k - 1];
+        uint64_t top = 0;
+        for (int s = 0; s < n; s++) {
+            const float d = fps_dist(p[s][0], p[s][1], p[s][2], s0[0], s0[1], s0[2]);
+            mind[s] = d < mind[s] ? d : mind[s];
+            const uint64_t key = fps_key(mind[s], id[s]);
+            top = key > top ? key : top;
+        }
+        c->evals += n;
+        out[k] = (int32_t)fps_key_index(top);
+        opened = fps_key_dist(top);
+    }
+    c->rounds += opening - 1;
     for (int b = 0; b < B; b++) {
         bbox[b] = (replay_box){{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
         bkey[b] = 0;
         for (int s = b * U; s < (b + 1) * U && (padded || s < n); s++) {
             replay_grow(&bbox[b], p[s]);
-            const uint64_t k = fps_key(INFINITY, id[s]);
+            const uint64_t k = fps_key(mind[s], id[s]);
             bkey[b] = k > bkey[b] ? k : bkey[b];
         }
     }
@@ -126,13 +145,15 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
         }
     }
 
-    out[0] = start;
+    /* The rounds apply the opening's last sample first; their thresholds
+     * start below its minimum (+inf without an opening: the first round
+     * takes the farthest point alone). */
     for (int d = 0; d < 3; d++)
-        q[0][d] = xyz[3 * start + d];
-    int count = 1, j = 1, base = FPS_ROUND_LEVEL0;
+        q[0][d] = xyz[3 * out[opening - 1] + d];
+    int count = 1, j = opening, base = opening > 1 ? FPS_OPENING_LEVEL : FPS_ROUND_LEVEL0;
     float taus[FPS_ROUND_CLASSES];
     for (int k = 0; k < FPS_ROUND_CLASSES; k++)
-        taus[k] = INFINITY;
+        taus[k] = fps_round_tau(base, k, opened);
     while (j < m) {
         /* Apply the samples, group by group, sample by sample; a group, a
          * bucket and a run are tested against their keys at the start of

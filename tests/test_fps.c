@@ -518,7 +518,9 @@ static void cuda_pruned(void)
                 {"uniform", 2, 12289, 700, 0},    {"clusters", 1, 5000, 800, 2},
                 {"clusters", 31, 13000, 200, 4}, /* 2 blocks a cloud: larger clusters
                                                     do not all fit at once */
-                {"uniform", 16, 60000, 200, 1}}; /* runs in global memory */
+                {"uniform", 16, 60000, 200, 1},  /* runs in global memory */
+                {"clusters", 80, 1500, 60, 3}};  /* the opening in the sort's block where
+                                                    the GPU has fewer than 160 SMs */
     static const struct {
         const char *env, *value;
     } tunings[] = {{NULL, NULL},

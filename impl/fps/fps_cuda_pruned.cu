@@ -67,7 +67,7 @@ typedef struct {
                                                    since the kernel measured faster so */
     int smem_groups, smem_buckets, smem_points; /* 1: that level in shared memory */
     const float *xyz;                           /* batch x n x 3 */
-    const uint32_t *order;                      /* batch x n: sorted index within its cloud */
+    uint32_t *order;                            /* batch x n: sorted index within its cloud */
     float4 *pts;                                /* batch x slots: x, y, z, index bits */
     float *mind;                                /* batch x slots */
     float4 *bbox, *bbest;                       /* batch x buckets x 2 (lo, hi); x 1 */
@@ -76,6 +76,12 @@ typedef struct {
     unsigned long long *gkey;
     float *runs;                                /* the run kernel's runs in global memory:
                                                    blocks x T x run x 5 words; NULL: shared */
+    int opening;                                /* the run kernel's first samples, taken
+                                                   where its codes are sorted
+                                                   (fps_runs_opening) */
+    int opening_apart;                          /* 1: in a block of its own beside the
+                                                   sort's, 0: in the sort's, before it */
+    float *opened;                              /* batch x n: the minima they leave, by index */
     int32_t *out;                               /* batch x m */
     unsigned long long *evals;                  /* distances computed, all clouds */
     unsigned long long *rounds;                 /* rounds, all clouds */
@@ -161,14 +167,78 @@ static_assert(3 * SORT_ITEMS % 4 == 0 && FPS_RUNS_MORTON_SMALL <= 10,
               "a thread's points as float4, codes in 32 bits");
 typedef cub::BlockRadixSort<uint32_t, CODE_THREADS, SORT_ITEMS, uint32_t> block_sort;
 
-__global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float *xyz, int n,
-                                                                    uint32_t *order)
+/* The opening (fps_runs_opening): samples 1 .. a.opening - 1 by dp over the
+ * cloud's points in the block's registers (SORT_ITEMS a thread, in index
+ * order), one barrier a step: a thread lowers its minima and keeps its
+ * farthest (a later slot only when strictly farther: the lowest index among
+ * ties; padding slots copy point n - 1 and lose its ties; warps of padding
+ * alone skip the update), a warp takes the
+ * largest distance bits and, among the lanes holding them, the lowest index
+ * (a redux each), and the warps' posts, double buffered, meet the same way
+ * in every warp. The minima left (samples 0 .. opening - 2 applied) go to
+ * a.opened by index. */
+__device__ __forceinline__ void open_cloud(const fps_args &a, int64_t cloud, const float *p,
+                                           const float *x, const float *y, const float *z)
+{
+    __shared__ unsigned post_bits[2][CODE_THREADS / 32], post_index[2][CODE_THREADS / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, first = threadIdx.x * SORT_ITEMS;
+    const int n = a.n;
+    int32_t *out = a.out + cloud * a.m;
+    float mind[SORT_ITEMS];
+#pragma unroll
+    for (int i = 0; i < SORT_ITEMS; i++)
+        mind[i] = INFINITY;
+    /* warps past the cloud's end hold only padding: they post (0, >= n) */
+    const bool holds = (threadIdx.x & ~31) * SORT_ITEMS < n;
+    int s = a.start;
+    for (int j = 1; j < a.opening; j++) {
+        const float qx = p[3 * s], qy = p[3 * s + 1], qz = p[3 * s + 2];
+        unsigned bits = 0;
+        int slot = 0;
+        if (holds)
+#pragma unroll
+            for (int i = 0; i < SORT_ITEMS; i++) {
+                const float d = fps_dist(x[i], y[i], z[i], qx, qy, qz);
+                mind[i] = fminf(d, mind[i]); /* no NaN here: dp's min */
+                const unsigned b = __float_as_uint(mind[i]); /* minima are >= 0: bits order them */
+                slot = b > bits ? i : slot;
+                bits = b > bits ? b : bits;
+            }
+        unsigned top = __reduce_max_sync(0xffffffffu, bits);
+        unsigned low = __reduce_min_sync(0xffffffffu, bits == top ? (unsigned)(first + slot) : ~0u);
+        if (lane == 0)
+            post_bits[j & 1][warp] = top, post_index[j & 1][warp] = low;
+        __syncthreads();
+        bits = post_bits[j & 1][lane], low = post_index[j & 1][lane];
+        top = __reduce_max_sync(0xffffffffu, bits);
+        s = (int)__reduce_min_sync(0xffffffffu, bits == top ? low : ~0u);
+        if (threadIdx.x == 0)
+            out[j] = s;
+    }
+    float *opened = a.opened + cloud * n;
+#pragma unroll
+    for (int i = 0; i < SORT_ITEMS; i++)
+        if (first + i < n)
+            opened[first + i] = mind[i];
+    if (threadIdx.x == 0) {
+        out[0] = a.start;
+        atomicAdd(a.evals, (unsigned long long)(a.opening - 1) * n);
+        atomicAdd(a.rounds, (unsigned long long)(a.opening - 1));
+    }
+}
+
+__global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(fps_args a)
 {
     extern __shared__ float4 sort_smem[]; /* block_sort's */
     __shared__ float scratch[FRAME_SCRATCH];
     __shared__ float frame[4];
-    const int64_t cloud = blockIdx.x;
-    const float *p = xyz + cloud * n * 3;
+    /* a block pair a cloud where the opening has a block of its own */
+    const int64_t cloud = a.opening_apart ? blockIdx.x >> 1 : blockIdx.x;
+    const bool opens = a.opening > 1 && (!a.opening_apart || (blockIdx.x & 1)),
+               sorts = !a.opening_apart || !(blockIdx.x & 1);
+    const int n = a.n;
+    const float *p = a.xyz + cloud * n * 3;
+    uint32_t *order = a.order;
     cudaTriggerProgrammaticLaunchCompletion();
     const int first = threadIdx.x * SORT_ITEMS;
     float x[SORT_ITEMS], y[SORT_ITEMS], z[SORT_ITEMS];
@@ -195,6 +265,10 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(const float 
         lo[0] = fminf(lo[0], x[i]), lo[1] = fminf(lo[1], y[i]), lo[2] = fminf(lo[2], z[i]);
         hi[0] = fmaxf(hi[0], x[i]), hi[1] = fmaxf(hi[1], y[i]), hi[2] = fmaxf(hi[2], z[i]);
     }
+    if (opens)
+        open_cloud(a, cloud, p, x, y, z);
+    if (!sorts)
+        return;
     cloud_frame(lo, hi, scratch, frame);
     const int hilbert = fps_runs_hilbert(lo, hi);
     uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
@@ -752,22 +826,32 @@ __device__ void write_picks(const round_state *r, int32_t *out, int from, int to
     }
 }
 
-/* Thread 0, before the first round: the start is the first sample (written
- * to out unless NULL) and the one sample to apply; no candidates yet
- * (thresholds +inf: the first round takes the farthest point alone), none
- * held. */
-__device__ void begin_rounds(round_state *r, const float *xyz, int start, int m, int32_t *out)
+/* The first round's thresholds' level. */
+__device__ __forceinline__ int first_level(const fps_args &a)
+{
+    return a.opening > 1 ? FPS_OPENING_LEVEL : FPS_ROUND_LEVEL0;
+}
+
+/* Thread 0, before the first round: the samples out so far (the start, or
+ * the opening's; the start written to out unless NULL), the last of them
+ * the one to apply. Without an opening there are no candidates yet
+ * (thresholds +inf: the first round takes the farthest point alone); after
+ * one, the thresholds start at FPS_OPENING_LEVEL of the last sample's
+ * minimum. None held. */
+__device__ void begin_rounds(round_state *r, const fps_args &a, int64_t cloud, int32_t *out)
 {
     if (out)
-        out[0] = start;
-    const int64_t s = 3 * (int64_t)start;
-    r->q[0] = make_float4(xyz[s], xyz[s + 1], xyz[s + 2], 0.0f);
+        out[0] = a.start;
+    const int last = a.opening > 1 ? a.out[cloud * a.m + a.opening - 1] : a.start;
+    const float bound = a.opening > 1 ? a.opened[cloud * a.n + last] : INFINITY;
+    const float *q = a.xyz + (cloud * a.n + last) * 3;
+    r->q[0] = make_float4(q[0], q[1], q[2], __int_as_float(last));
     r->q_count = 1;
     for (int k = 0; k < FPS_ROUND_CLASSES; k++) {
         r->row_count[0][k] = r->row_count[1][k] = 0;
-        r->tau[k] = INFINITY;
+        r->tau[k] = fps_round_tau(first_level(a), k, bound);
     }
-    r->done = m <= 1;
+    r->done = a.m <= a.opening;
     r->pub = pub_word(0, true, 1);
     for (int c = 0; c < FPS_ROUND_CAP; c++)
         r->held[c] = 0;
@@ -856,7 +940,7 @@ __global__ void __launch_bounds__(WARPS * 32, 1) fps_sample(fps_args a)
     }
     int32_t *out = a.out + cloud_id * a.m;
     if (threadIdx.x == 0)
-        begin_rounds(&r, xyz, a.start, a.m, out);
+        begin_rounds(&r, a, cloud_id, out);
     unsigned long long evals = 0, cand_evals = 0;
     int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0; /* warp 0's but rounds */
     __syncthreads();
@@ -944,7 +1028,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     int32_t *out = a.out + cloud_id * a.m;
     cudaGridDependencySynchronize(); /* launched early (programmatic): the order is done */
     if (t == 0)
-        begin_rounds(&r, xyz, a.start, a.m, rank == 0 ? out : NULL);
+        begin_rounds(&r, a, cloud_id, rank == 0 ? out : NULL);
 
     unsigned long long cand_evals = 0; /* block 0's threads: the waves' distances */
     const int owner_blocks = ctas - a.taker, orank = rank - a.taker;
@@ -953,7 +1037,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
      * run-time flag, measured 2-18% slower on the H100.) */
     if (TAKER && orank < 0) {
         const bool coordinator = warp == warps;
-        int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
+        int j = a.opening, base = first_level(a), rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
@@ -983,7 +1067,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         }
     }
     if (warp >= warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
-        int j = 1, base = FPS_ROUND_LEVEL0, rounds = 0;
+        int j = a.opening, base = first_level(a), rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
@@ -1017,19 +1101,24 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
     const uint32_t *order = a.order + cloud_id * a.n;
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     uint32_t low = 0xffffffffu;
+    const float *opened = a.opened + cloud_id * a.n;
+    float farthest = -1.0f;
     for (int i = 0; i < own; i++) {
         const uint32_t k = order[first + i];
         const float x = xyz[3 * k], y = xyz[3 * k + 1], z = xyz[3 * k + 2];
-        sx[i * T + t] = x, sy[i * T + t] = y, sz[i * T + t] = z, sm[i * T + t] = INFINITY;
+        const float v = a.opening > 1 ? opened[k] : INFINITY;
+        sx[i * T + t] = x, sy[i * T + t] = y, sz[i * T + t] = z, sm[i * T + t] = v;
         sid[i * T + t] = k;
         lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y), lo[2] = fminf(lo[2], z);
         hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y), hi[2] = fmaxf(hi[2], z);
-        low = min(low, k << FPS_RUNS_SLOT_BITS | i);
+        const uint32_t id = k << FPS_RUNS_SLOT_BITS | i;
+        if (v > farthest || (v == farthest && id < low))
+            farthest = v, low = id;
     }
     /* The run's key and the slot of its farthest point (the lowest index at
      * the largest minimum); a thread without points has key 0. */
     const uint32_t slot_mask = (1u << FPS_RUNS_SLOT_BITS) - 1;
-    unsigned long long key = own > 0 ? fps_key(INFINITY, low >> FPS_RUNS_SLOT_BITS) : 0ull;
+    unsigned long long key = own > 0 ? fps_key(farthest, low >> FPS_RUNS_SLOT_BITS) : 0ull;
     int at = own > 0 ? low & slot_mask : 0; /* a warp of a cluster's last block may own nothing */
     /* The warp's box (the union of its runs') and key. */
     float wlo[3] = {lo[0], lo[1], lo[2]}, whi[3] = {hi[0], hi[1], hi[2]};
@@ -1495,6 +1584,12 @@ static int setup(pruned_state *s)
         else
             s->runs = 0;
     }
+    a->opening = s->runs ? fps_runs_opening(t->n, t->m) : 1;
+    /* The opening beside the sort, not after it, where the GPU has an SM for
+     * each (the sampler waits for both). */
+    int sms = 0;
+    PCB_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    a->opening_apart = a->opening > 1 && 2 * t->batch <= sms;
     if (!s->runs)
         place(a, (size_t)optin > statics ? (size_t)optin - statics : 0, &s->smem);
     else if (t->n <= FPS_RUNS_SMALL_N)
@@ -1527,7 +1622,8 @@ static int setup(pruned_state *s)
                             2 * sizeof(unsigned long long),
                             s->runs && s->global_runs
                                 ? batch * a->ctas * (size_t)a->owners * a->run * RUN_BYTES
-                                : 0};
+                                : 0,
+                            a->opening > 1 ? batch * n * sizeof(float) : 0};
     enum { PARTS = sizeof sizes / sizeof sizes[0] };
     size_t offset[PARTS], total = 0;
     for (int i = 0; i < PARTS; i++) {
@@ -1554,6 +1650,7 @@ static int setup(pruned_state *s)
     a->evals = (unsigned long long *)(base + offset[11]);
     a->rounds = a->evals + 1;
     a->runs = s->runs && s->global_runs ? (float *)(base + offset[12]) : NULL;
+    a->opened = a->opening > 1 ? (float *)(base + offset[13]) : NULL;
     a->xyz = s->xyz;
     a->order = s->vals[1];
     if (t->memory == PCB_MEM_DEVICE)
@@ -1612,8 +1709,8 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
         return PCB_OK;
     }
     if (s->runs && t->n <= FPS_RUNS_SMALL_N) {
-        fps_sorted_codes<<<grid, CODE_THREADS, sizeof(block_sort::TempStorage), stream>>>(
-            s->xyz, (int)t->n, s->vals[1]);
+        fps_sorted_codes<<<grid * (s->args.opening_apart ? 2 : 1), CODE_THREADS,
+                           sizeof(block_sort::TempStorage), stream>>>(s->args);
         PCB_CUDA_LAUNCHED("fps_sorted_codes");
     } else {
         const int bits = s->runs ? fps_run_morton_bits((int)t->n) : FPS_MORTON_BITS;
