@@ -8,7 +8,10 @@
  *   1. a spatial order (Morton's; for the run kernel's clouds no flatter
  *      than 1 : 4 Hilbert's, fps_runs_hilbert): for small clouds the run
  *      kernel takes, one block a cloud computes the codes and sorts them (a
- *      stable block radix sort);
+ *      stable block radix sort), and another beside it (or the same one,
+ *      first, where the GPU lacks SMs for the pairs) takes the cloud's
+ *      first samples by dp over all its points (the opening:
+ *      fps_runs_opening, open_cloud);
  *      otherwise a block a cloud computes its bounding box and codes keyed
  *      by the cloud, and one CUB radix sort orders the batch (stable: equal
  *      codes keep index order);
