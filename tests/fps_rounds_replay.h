@@ -105,8 +105,8 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
             p[s][d] = xyz[3 * id[s] + d];
         mind[s] = INFINITY;
     }
-    /* The opening (fps_runs_opening): dp over the whole cloud, in index order
-     * (the lowest index among ties). */
+    /* The opening (fps_runs_opening): dp over the whole cloud (keys order
+     * ties by the lowest index). */
     const int opening = warps ? 1 : fps_runs_opening(n, m);
     out[0] = start;
     float opened = INFINITY; /* the last sample's minimum */
@@ -150,7 +150,7 @@ static int rounds_replay(const float *xyz, int n, int m, int start, int warps, i
      * takes the farthest point alone). */
     for (int d = 0; d < 3; d++)
         q[0][d] = xyz[3 * out[opening - 1] + d];
-    int count = 1, j = opening, base = opening > 1 ? FPS_OPENING_LEVEL : FPS_ROUND_LEVEL0;
+    int count = 1, j = opening, base = fps_round_first_level(opening);
     float taus[FPS_ROUND_CLASSES];
     for (int k = 0; k < FPS_ROUND_CLASSES; k++)
         taus[k] = fps_round_tau(base, k, opened);

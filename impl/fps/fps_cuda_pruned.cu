@@ -175,11 +175,12 @@ typedef cub::BlockRadixSort<uint32_t, CODE_THREADS, SORT_ITEMS, uint32_t> block_
  * order), one barrier a step: a thread lowers its minima and keeps its
  * farthest (a later slot only when strictly farther: the lowest index among
  * ties; padding slots copy point n - 1 and lose its ties; warps of padding
- * alone skip the update), a warp takes the
+ * alone skip the update, which pays beside the sort), a warp takes the
  * largest distance bits and, among the lanes holding them, the lowest index
  * (a redux each), and the warps' posts, double buffered, meet the same way
- * in every warp. The minima left (samples 0 .. opening - 2 applied) go to
- * a.opened by index. */
+ * in every warp. Samples 1 .. opening - 1 go to out (the sampler writes the
+ * start), the minima left (samples 0 .. opening - 2 applied) to a.opened by
+ * index. */
 __device__ __forceinline__ void open_cloud(const fps_args &a, int64_t cloud, const float *p,
                                            const float *x, const float *y, const float *z)
 {
@@ -224,7 +225,6 @@ __device__ __forceinline__ void open_cloud(const fps_args &a, int64_t cloud, con
         if (first + i < n)
             opened[first + i] = mind[i];
     if (threadIdx.x == 0) {
-        out[0] = a.start;
         atomicAdd(a.evals, (unsigned long long)(a.opening - 1) * n);
         atomicAdd(a.rounds, (unsigned long long)(a.opening - 1));
     }
@@ -245,7 +245,6 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(fps_args a)
     cudaTriggerProgrammaticLaunchCompletion();
     const int first = threadIdx.x * SORT_ITEMS;
     float x[SORT_ITEMS], y[SORT_ITEMS], z[SORT_ITEMS];
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     if (first + SORT_ITEMS <= n && ((uintptr_t)(p + 3 * first) & 15) == 0) {
         float f[3 * SORT_ITEMS];
 #pragma unroll
@@ -263,15 +262,16 @@ __global__ void __launch_bounds__(CODE_THREADS, 1) fps_sorted_codes(fps_args a)
             x[i] = p[3 * k], y[i] = p[3 * k + 1], z[i] = p[3 * k + 2];
         }
     }
+    if (opens)
+        open_cloud(a, cloud, p, x, y, z);
+    if (!sorts)
+        return;
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
     for (int i = 0; i < SORT_ITEMS; i++) {
         lo[0] = fminf(lo[0], x[i]), lo[1] = fminf(lo[1], y[i]), lo[2] = fminf(lo[2], z[i]);
         hi[0] = fmaxf(hi[0], x[i]), hi[1] = fmaxf(hi[1], y[i]), hi[2] = fmaxf(hi[2], z[i]);
     }
-    if (opens)
-        open_cloud(a, cloud, p, x, y, z);
-    if (!sorts)
-        return;
     cloud_frame(lo, hi, scratch, frame);
     const int hilbert = fps_runs_hilbert(lo, hi);
     uint32_t key[SORT_ITEMS], val[SORT_ITEMS];
@@ -829,12 +829,6 @@ __device__ void write_picks(const round_state *r, int32_t *out, int from, int to
     }
 }
 
-/* The first round's thresholds' level. */
-__device__ __forceinline__ int first_level(const fps_args &a)
-{
-    return a.opening > 1 ? FPS_OPENING_LEVEL : FPS_ROUND_LEVEL0;
-}
-
 /* Thread 0, before the first round: the samples out so far (the start, or
  * the opening's; the start written to out unless NULL), the last of them
  * the one to apply. Without an opening there are no candidates yet
@@ -852,7 +846,7 @@ __device__ void begin_rounds(round_state *r, const fps_args &a, int64_t cloud, i
     r->q_count = 1;
     for (int k = 0; k < FPS_ROUND_CLASSES; k++) {
         r->row_count[0][k] = r->row_count[1][k] = 0;
-        r->tau[k] = fps_round_tau(first_level(a), k, bound);
+        r->tau[k] = fps_round_tau(fps_round_first_level(a.opening), k, bound);
     }
     r->done = a.m <= a.opening;
     r->pub = pub_word(0, true, 1);
@@ -1040,7 +1034,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
      * run-time flag, measured 2-18% slower on the H100.) */
     if (TAKER && orank < 0) {
         const bool coordinator = warp == warps;
-        int j = a.opening, base = first_level(a), rounds = 0;
+        int j = a.opening, base = fps_round_first_level(a.opening), rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */
@@ -1070,7 +1064,7 @@ __global__ void __launch_bounds__(1024, 1) fps_sample_runs(fps_args a)
         }
     }
     if (warp >= warps) { /* block 0's coordinates the rounds; the others' only keep the barriers */
-        int j = a.opening, base = first_level(a), rounds = 0;
+        int j = a.opening, base = fps_round_first_level(a.opening), rounds = 0;
         round_barrier(ctas);
         while (!r.done) {
             round_barrier(ctas); /* the owners' posts and candidates are in */

@@ -185,6 +185,13 @@ SP_FN int fps_runs_take(int64_t n, int ctas)
 #endif
 enum { FPS_OPENING = FPS_OPENING_STEPS, FPS_OPENING_LEVEL = 4 };
 
+/* The first round's thresholds' level: after an opening (the opening's
+ * samples, 1: none), or not. */
+SP_FN int fps_round_first_level(int opening)
+{
+    return opening > 1 ? (int)FPS_OPENING_LEVEL : (int)FPS_ROUND_LEVEL0;
+}
+
 /* Samples a cloud of n points takes in its opening (1: none but the start). */
 SP_FN int fps_runs_opening(int64_t n, int64_t m)
 {
