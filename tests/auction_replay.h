@@ -20,6 +20,8 @@ typedef struct {
     int64_t cache_wrong;   /* cache hits whose least two a full scan disputes */
     int64_t ascents;       /* dual ascents tried (emd_cuda_auction.h) */
     int64_t ascent_stops;  /* ... and that proved the target */
+    int64_t finishes, finish_steps, finish_evals; /* augmenting paths, their
+                                                     buckets and costs */
     double p, d;           /* the last certificate's sums */
 } replay_stats;
 
@@ -216,6 +218,80 @@ static double replay_ascent(const float *a, const float *b, int32_t n, const dou
     return d;
 }
 
+/* The finish of emd_cuda_auction.h: free bidder r's shortest augmenting
+ * path, by buckets. Scratch: dist, pred, settled (n each), s_list. Costs are
+ * counted as the kernel counts them: n to start, then per settled object
+ * its owner's value and one offer to each object still unsettled. */
+static void replay_finish(const float *a, const float *b, int32_t n, double eps, int32_t r,
+                          double *price, int32_t *owner, double *dist, int32_t *pred,
+                          char *settled, int32_t *s_list, replay_stats *st)
+{
+    const double w = PCB_CA_FINISH_WIDTH * eps;
+    for (int32_t j = 0; j < n; j++) {
+        dist[j] = (double)pcb_ca_cost(a[3 * r], a[3 * r + 1], a[3 * r + 2], b[3 * j],
+                                      b[3 * j + 1], b[3 * j + 2]) + price[j];
+        pred[j] = -1;
+        settled[j] = 0;
+    }
+    st->finish_evals += n;
+    int32_t jf;
+    for (;;) {
+        double lo = HUGE_VAL, lof = HUGE_VAL;
+        jf = INT32_MAX;
+        for (int32_t j = 0; j < n; j++) {
+            if (settled[j])
+                continue;
+            lo = dist[j] < lo ? dist[j] : lo;
+            if (owner[j] < 0 && pcb_ca_before(dist[j], j, lof, jf)) {
+                lof = dist[j];
+                jf = j;
+            }
+        }
+        st->finish_steps++;
+        const double hi = lo + w;
+        if (lof <= hi)
+            break;
+        int32_t count = 0, open = 0;
+        for (int32_t j = 0; j < n; j++)
+            if (!settled[j] && dist[j] <= hi) {
+                settled[j] = 1;
+                s_list[count++] = j;
+            } else {
+                open += !settled[j];
+            }
+        st->finish_evals += (int64_t)count * (1 + open);
+        for (int32_t k = 0; k < count; k++) {
+            const int32_t sj = s_list[k], i = owner[sj];
+            const float *ai = a + 3 * i;
+            const double u = (double)pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * sj], b[3 * sj + 1],
+                                                 b[3 * sj + 2]) + price[sj];
+            for (int32_t j = 0; j < n; j++) {
+                if (settled[j])
+                    continue;
+                const double d = pcb_ca_finish_offer(
+                    dist[sj], pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]),
+                    price[j], u);
+                if (pcb_ca_finish_better(d, sj, dist[j], pred[j])) {
+                    dist[j] = d;
+                    pred[j] = sj;
+                }
+            }
+        }
+    }
+    const double top = dist[jf];
+    for (int32_t j = 0; j < n; j++)
+        if (settled[j] && dist[j] < top)
+            price[j] += top - dist[j];
+    for (int32_t j = jf;;) { /* flip the path */
+        const int32_t sj = pred[j];
+        owner[j] = sj < 0 ? r : owner[sj];
+        if (sj < 0)
+            break;
+        j = sj;
+    }
+    st->finishes++;
+}
+
 /* Solve one pair; returns 0, or -1 when out of memory. */
 static int replay_pair(const float *a, const float *b, int32_t n, const pcb_options *opt,
                        uint64_t shuffle, int32_t *match, double *price, replay_stats *st)
@@ -251,6 +327,20 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
     *st = (replay_stats){0};
     for (double eps = pcb_ca_eps_first(c, floor); c > 0;) {
         while (count > 0) { /* one round */
+            if (count <= pcb_ca_finish_at(n)) { /* the finish, bidders by index */
+                for (int32_t k = 1; k < count; k++)
+                    for (int32_t m = k; m > 0 && list[m - 1] > list[m]; m--) {
+                        const int32_t t = list[m];
+                        list[m] = list[m - 1];
+                        list[m - 1] = t;
+                    }
+                for (int32_t k = 0; k < count; k++)
+                    replay_finish(a, b, n, eps, list[k], price, owner, q, chose, (char *)top,
+                                  next, st);
+                memset(top, 0, (size_t)n * sizeof *top);
+                count = 0;
+                break;
+            }
             /* Bids, all against the round's prices. Few bidders: caches
              * first, then the misses, by the block when few. */
             int32_t missed[PCB_CA_WARPS], misses = 0;

@@ -510,6 +510,8 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
         sum.bids += st.bids, sum.rounds += st.rounds, sum.phases += st.phases;
         sum.scans += st.scans, sum.checks += st.checks, sum.cache_wrong += st.cache_wrong;
         sum.ascents += st.ascents, sum.ascent_stops += st.ascent_stops;
+        sum.finishes += st.finishes, sum.finish_steps += st.finish_steps;
+        sum.finish_evals += st.finish_evals;
         sum.p = st.p, sum.d = st.d;
     }
     for (int64_t p = 0; p < in->task.batch; p++)
@@ -721,8 +723,8 @@ static void test_cuda_auction_least_of4(void)
 /* The dual ascent alone, from the prices a coarse auction ends with: the
  * prices it returns certify a tighter bound (the validator's double
  * recomputation), its D' is what they prove, and D' stays below the
- * optimum. And in the auction: on these pairs it stops a phase early at 1%
- * (an answer the validator accepts), never with more rounds. */
+ * optimum. And in the auction it stops some pairs a phase early (answers
+ * the validator accepts). */
 static void test_cuda_auction_ascent(void)
 {
     static const char *const kinds[][2] = {
@@ -760,7 +762,9 @@ static void test_cuda_auction_ascent(void)
         instance_free(&in);
         instance_free(&ref);
     }
-    /* In the auction: stopped by it at 1% (uniform) and 0.1% (sphere) */
+    /* In the auction: tried where a phase's certificate misses narrowly, it
+     * stops some of these pairs a phase early (the finish's prices certify
+     * the others without it) */
     int64_t stops = 0;
     for (int k = 0; k < 4; k++) {
         instance in;
@@ -780,7 +784,7 @@ static void test_cuda_auction_ascent(void)
         stops += st.ascent_stops;
         instance_free(&in);
     }
-    CHECK(stops == 4);
+    CHECK(stops >= 1);
 }
 
 /* With --eps the phases run down to that eps: the total is within n eps of
@@ -852,7 +856,7 @@ static void test_cuda_auction(void)
         int same = memcmp(gpu.index, cpu.index, (size_t)all * sizeof *gpu.index) == 0 &&
                    memcmp(gpu.price, cpu.price, (size_t)all * sizeof *gpu.price) == 0;
         /* the same scans and cache looks: the kernel's caches are the replay's */
-        const int64_t evals = st.scans * n + st.checks * pcb_ca_cache_evals(n);
+        const int64_t evals = st.scans * n + st.checks * pcb_ca_cache_evals(n) + st.finish_evals;
         printf("cuda_auction %s/%s batch %lld n=%lld: %s; %s its CPU replay; "
                "%lld costs evaluated (replay %lld)\n",
                cases[k].a, cases[k].b, (long long)cases[k].batch, (long long)n, rep.detail,

@@ -27,6 +27,7 @@
  * n <= SMEM_A_MAX_N A's coordinates are copied beside it (a block rebuild's
  * every thread, and every look, reads its bidder's). The caches (264 bytes
  * a point) are in global memory. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ typedef struct {
     long long bids, rounds, phases, stuck;
     unsigned long long scans, checks; /* full scans of B; cache looks */
     double p, d; /* the last certificate's sums */
+    unsigned long long finish_evals; /* costs the finish evaluated */
 } pair_stats;
 
 /* One pair's working state, n of each. */
@@ -560,6 +562,147 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
     return d;
 }
 
+/* ---- the finish (emd_cuda_auction.h): shortest augmenting paths ---------- */
+/* Object j's distance is kept in top[j] (as a double; zero again after the
+ * finish), its pred + 1 and settled bit in chose[j], a bucket's objects in
+ * the round's list. Reductions are double buffered by step parity, so a
+ * step takes two barriers. */
+#define FINISH_SETTLED (1 << 30)
+struct finish_parts {
+    double lo[2][PCB_CA_WARPS], lof[2][PCB_CA_WARPS];
+    int jf[2][PCB_CA_WARPS];
+    int count[2];
+    int rows[PCB_CA_FINISH_AT];
+};
+union round_parts {
+    block_parts rebuild;
+    finish_parts finish;
+};
+
+/* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
+ * augmenting path, in increasing index order (whole block). */
+__device__ __forceinline__ void finish(const float *a, const pair_state &s, int n, int *list,
+                                    int bidders, double eps, finish_parts &f,
+                                    unsigned long long &evals)
+{
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    double *dist = (double *)s.top;
+    if (tid < bidders) { /* rank: the order does not depend on the list's */
+        const int r = list[tid];
+        int rank = 0;
+        for (int m = 0; m < bidders; m++)
+            rank += list[m] < r;
+        f.rows[rank] = r;
+    }
+    if (tid == 0)
+        f.count[0] = f.count[1] = 0;
+    __syncthreads();
+    const double w = PCB_CA_FINISH_WIDTH * eps;
+    int par = 0;
+    for (int k = 0; k < bidders; k++) {
+        const int r = f.rows[k];
+        const float rx = a[3 * r], ry = a[3 * r + 1], rz = a[3 * r + 2];
+        for (int j = tid; j < n; j += THREADS) {
+            const float4 q = s.bq[j];
+            dist[j] = (double)pcb_ca_cost(rx, ry, rz, q.x, q.y, q.z) + s.price[j];
+            s.chose[j] = 0;
+        }
+        if (tid == 0)
+            evals += n;
+        double top;
+        int jf;
+        for (;;) {
+            double lo = HUGE_VAL, lof = HUGE_VAL;
+            int jf_own = INT_MAX;
+            for (int j = tid; j < n; j += THREADS) {
+                if (s.chose[j] & FINISH_SETTLED)
+                    continue;
+                const double d = dist[j];
+                lo = d < lo ? d : lo;
+                if (s.owner[j] < 0 && pcb_ca_before(d, j, lof, jf_own)) {
+                    lof = d;
+                    jf_own = j;
+                }
+            }
+            lo = warp_min_value(lo);
+            const double lof_warp = warp_min_value(lof);
+            jf_own = (int)__reduce_min_sync(0xffffffffu, lof == lof_warp ? (unsigned)jf_own : INT_MAX);
+            if (lane == 0) {
+                f.lo[par][warp] = lo;
+                f.lof[par][warp] = lof_warp;
+                f.jf[par][warp] = jf_own;
+            }
+            __syncthreads();
+            if (tid == 0)
+                f.count[par ^ 1] = 0;
+            lo = warp_min_value(f.lo[par][lane]);
+            lof = warp_min_value(f.lof[par][lane]);
+            jf = (int)__reduce_min_sync(0xffffffffu,
+                                        f.lof[par][lane] == lof ? (unsigned)f.jf[par][lane] : INT_MAX);
+            const double hi = lo + w;
+            if (lof <= hi) {
+                top = lof;
+                break;
+            }
+            int open = 0;
+            for (int j = tid; j < n; j += THREADS) {
+                const int c = s.chose[j];
+                if (c & FINISH_SETTLED)
+                    continue;
+                if (dist[j] <= hi) {
+                    s.chose[j] = c | FINISH_SETTLED;
+                    list[atomicAdd(&f.count[par], 1)] = j;
+                } else {
+                    open++;
+                }
+            }
+            __syncthreads();
+            const int count = f.count[par];
+            evals += (unsigned long long)count * open + (tid == 0 ? count : 0);
+            for (int m = 0; m < count && open > 0; m++) {
+                const int sj = list[m], i = s.owner[sj];
+                const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
+                const float4 qs = s.bq[sj];
+                const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj],
+                             ds = dist[sj];
+                for (int j = tid; j < n; j += THREADS) {
+                    const int c = s.chose[j];
+                    if (c & FINISH_SETTLED)
+                        continue;
+                    const float4 q = s.bq[j];
+                    const double d = pcb_ca_finish_offer(ds, pcb_ca_cost(ax, ay, az, q.x, q.y, q.z),
+                                                         s.price[j], u);
+                    if (pcb_ca_finish_better(d, sj, dist[j], c - 1)) {
+                        dist[j] = d;
+                        s.chose[j] = sj + 1;
+                    }
+                }
+            }
+            par ^= 1;
+        }
+        par ^= 1;
+        for (int j = tid; j < n; j += THREADS)
+            if ((s.chose[j] & FINISH_SETTLED) && dist[j] < top) {
+                const double p = s.price[j] + (top - dist[j]);
+                s.price[j] = p;
+                s.bq[j].w = (float)p;
+            }
+        __syncthreads();
+        if (tid == 0)
+            for (int j = jf;;) { /* flip the path */
+                const int sj = (s.chose[j] & (FINISH_SETTLED - 1)) - 1;
+                s.owner[j] = sj < 0 ? r : s.owner[sj];
+                if (sj < 0)
+                    break;
+                j = sj;
+            }
+        __syncthreads();
+    }
+    for (int j = tid; j < n; j += THREADS)
+        s.top[j] = 0;
+    __syncthreads();
+}
+
 template <bool SHARED, bool CACHE, bool SHARED_A>
 __global__ void __launch_bounds__(THREADS, 1)
     auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
@@ -573,7 +716,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ int count[2];
     __shared__ unsigned missed_bits[2]; /* by round parity: bidders k whose cache missed */
     __shared__ int solo_steps, solo_missed; /* see the lone bidder's chain */
-    __shared__ block_parts parts;
+    __shared__ round_parts parts;
     __shared__ int stop, ascend;
     __shared__ double cert_p;
     int ascended = 0;
@@ -589,7 +732,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
-    unsigned long long scans = 0, checks = 0;
+    unsigned long long scans = 0, checks = 0, finish_evals = 0;
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
         for (int i = tid; i < n; i += THREADS) {
@@ -597,7 +740,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             price_out[pair * n + i] = 0;
         }
         if (tid == 0)
-            stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0};
+            stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0, 0};
         return;
     }
     if (SHARED_A)
@@ -618,7 +761,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         missed_bits[0] = missed_bits[1] = 0;
         solo_missed = 0;
         stats[pair].p = stats[pair].d = 0;
-        stats[pair].scans = stats[pair].checks = 0;
+        stats[pair].scans = stats[pair].checks = stats[pair].finish_evals = 0;
     }
     __syncthreads();
 
@@ -630,6 +773,13 @@ __global__ void __launch_bounds__(THREADS, 1)
             const int bidders = count[cur];
             if (bidders == 0)
                 break;
+            if (bidders <= pcb_ca_finish_at(n)) { /* the phase's last bidders */
+                finish(a, s, n, cur ? s.list[1] : s.list[0], bidders, eps, parts.finish,
+                       finish_evals);
+                if (tid == 0)
+                    solo_missed = 0; /* read next after the phase's barriers */
+                break;
+            }
             if (++phase_rounds > round_limit) {
                 stuck = 1;
                 break;
@@ -714,7 +864,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 unsigned mask = missed_bits[rounds & 1];
                 if (mask) {
                     if (__popc(mask) <= pcb_ca_block_scans(n)) {
-                        block_rebuilds(a, s, n, list, mask, eps, cache, parts, scans, checks);
+                        block_rebuilds(a, s, n, list, mask, eps, cache, parts.rebuild, scans, checks);
                     } else if (missed) {
                         const int i = list[warp];
                         if (!warp_rebuild(a + 3 * i, s, n, i, false, cache, scans, checks, &best))
@@ -819,6 +969,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (stuck)
         for (int i = tid; i < n; i += THREADS)
             match[i] = -1;
+    if (finish_evals)
+        atomicAdd(&stats[pair].finish_evals, finish_evals);
     if (lane == 0) {
         atomicAdd(&stats[pair].scans, scans);
         atomicAdd(&stats[pair].checks, checks);
@@ -1139,7 +1291,8 @@ static int auction_counters(void *state, pcb_counters *c)
         c->iterations += s->host_stats[p].phases;
         /* a scan looks at all of B, a cache look at 32 x 4 objects (all when fewer) */
         c->distance_evals += (int64_t)s->host_stats[p].scans * t->n +
-                             (int64_t)s->host_stats[p].checks * pcb_ca_cache_evals(t->n);
+                             (int64_t)s->host_stats[p].checks * pcb_ca_cache_evals(t->n) +
+                             (int64_t)s->host_stats[p].finish_evals;
     }
     return PCB_OK;
 }
