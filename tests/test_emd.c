@@ -611,9 +611,10 @@ static void test_cuda_auction_rules(void)
         pcb_report rep;
         CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
         printf("cuda_auction rules %s/%s n=%lld: %lld bids, %lld rounds, %lld phases, "
-               "%lld scans, %lld cache looks: %s\n",
+               "%lld scans, %lld cache looks, %lld finished paths in %lld buckets: %s\n",
                cases[k].a, cases[k].b, (long long)n, (long long)st.bids, (long long)st.rounds,
-               (long long)st.phases, (long long)st.scans, (long long)st.checks, rep.detail);
+               (long long)st.phases, (long long)st.scans, (long long)st.checks,
+               (long long)st.finishes, (long long)st.finish_steps, rep.detail);
         CHECK(rep.ok);
         /* every cache answer is a scan's, and caches save scans */
         CHECK(st.cache_wrong == 0);
