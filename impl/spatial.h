@@ -57,6 +57,29 @@ SP_FN float sp_bits_float(uint32_t u)
 #endif
 }
 
+/* A double's bits and back (ordered like the value for doubles >= 0). */
+SP_FN uint64_t sp_double_bits(double v)
+{
+#ifdef __CUDA_ARCH__
+    return (uint64_t)__double_as_longlong(v);
+#else
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+#endif
+}
+
+SP_FN double sp_bits_double(uint64_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)u);
+#else
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+#endif
+}
+
 SP_FN float sp_d2(float dx, float dy, float dz)
 {
     return SP_ADD(SP_ADD(SP_MUL(dx, dx), SP_MUL(dy, dy)), SP_MUL(dz, dz));

@@ -21,7 +21,10 @@ typedef struct {
     int64_t ascents;       /* dual ascents tried (emd_cuda_auction.h) */
     int64_t ascent_stops;  /* ... and that proved the target */
     int64_t finishes, finish_steps, finish_evals; /* augmenting paths, their
-                                                     buckets and costs */
+                                                     steps and costs */
+    int64_t finish_rebuilds, finish_expands; /* rests reached: caches rebuilt,
+                                                offers to all of B */
+    int64_t finish_wrong;   /* keys the search used that whole-B offers dispute */
     double p, d;           /* the last certificate's sums */
 } replay_stats;
 
@@ -218,72 +221,146 @@ static double replay_ascent(const float *a, const float *b, int32_t n, const dou
     return d;
 }
 
+/* Tests only: rests multiplied by this (> 1: later than the caches allow,
+ * which the check must catch). */
+static double replay_rest_scale = 1.0;
+
+/* The finish's scratch, n of each. */
+typedef struct {
+    unsigned long long *key;  /* dist and pred + 1 of each object */
+    unsigned long long *full; /* the same by offers to all of B at once (the check) */
+    float *rest;              /* settled objects' rests; NAN: unsettled */
+    int32_t *bucket;
+} replay_finish_space;
+
+/* Offer object j through settled s (owned by i, value u) into keys. */
+static void replay_finish_offer(const float *a, const float *b, const double *price, int32_t i,
+                                int32_t s, double u, int32_t j, unsigned long long *keys)
+{
+    const unsigned long long k = pcb_ca_finish_offer(
+        pcb_ca_finish_dist(keys[s]),
+        pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j], b[3 * j + 1], b[3 * j + 2]),
+        price[j], u, s);
+    keys[j] = k < keys[j] ? k : keys[j];
+}
+
+/* Offer every unsettled object of owner i's cache through s. */
+static void replay_finish_through(const float *a, const float *b, const double *price, int32_t n,
+                                  int32_t i, int32_t s, double u, const replay_cache *cache,
+                                  const float *rest, unsigned long long *key)
+{
+    const uint16_t *slot = cache->slot + (size_t)i * 32 * PCB_CA_SLOTS;
+    (void)n;
+    for (int q = 0; q < 32 * PCB_CA_SLOTS; q++)
+        if (slot[q] != PCB_CA_NO_SLOT && isnan(rest[slot[q]]))
+            replay_finish_offer(a, b, price, i, s, u, slot[q], key);
+}
+
 /* The finish of emd_cuda_auction.h: free bidder r's shortest augmenting
- * path, by buckets. Scratch: dist, pred, settled (n each), s_list. Costs are
- * counted as the kernel counts them: n to start, then per settled object
- * its owner's value and one offer to each object still unsettled. */
+ * path, by buckets, offers through the owners' caches and rests expanded
+ * when reached. Beside it, the keys that offers to all of B at settling
+ * would give: every object settled, and every one the search compares, must
+ * have the same key (else st->finish_wrong counts it). Costs are counted as
+ * the kernel counts them: n to start; per settled object its owner's value
+ * and its cache's offers; per expansion one offer to each unsettled object. */
 static void replay_finish(const float *a, const float *b, int32_t n, double eps, int32_t r,
-                          double *price, int32_t *owner, double *dist, int32_t *pred,
-                          char *settled, int32_t *s_list, replay_stats *st)
+                          double *price, int32_t *owner, const replay_cache *cache,
+                          replay_finish_space *f, replay_stats *st)
 {
     const double w = PCB_CA_FINISH_WIDTH * eps;
+    unsigned long long *key = f->key, *full = f->full;
+    float *rest = f->rest;
     for (int32_t j = 0; j < n; j++) {
-        dist[j] = (double)pcb_ca_cost(a[3 * r], a[3 * r + 1], a[3 * r + 2], b[3 * j],
-                                      b[3 * j + 1], b[3 * j + 2]) + price[j];
-        pred[j] = -1;
-        settled[j] = 0;
+        key[j] = full[j] = pcb_ca_finish_key(
+            (double)pcb_ca_cost(a[3 * r], a[3 * r + 1], a[3 * r + 2], b[3 * j], b[3 * j + 1],
+                                b[3 * j + 2]) + price[j], -1);
+        rest[j] = NAN;
     }
     st->finish_evals += n;
-    int32_t jf;
+    int32_t jf, unsettled = n;
     for (;;) {
-        double lo = HUGE_VAL, lof = HUGE_VAL;
+        double lo = HUGE_VAL, lof = HUGE_VAL, lo_full = HUGE_VAL;
+        float pending = INFINITY;
         jf = INT32_MAX;
         for (int32_t j = 0; j < n; j++) {
-            if (settled[j])
+            if (!isnan(rest[j])) {
+                pending = fabsf(rest[j]) < pending ? fabsf(rest[j]) : pending;
                 continue;
-            lo = dist[j] < lo ? dist[j] : lo;
-            if (owner[j] < 0 && pcb_ca_before(dist[j], j, lof, jf)) {
-                lof = dist[j];
+            }
+            const double d = pcb_ca_finish_dist(key[j]), df = pcb_ca_finish_dist(full[j]);
+            lo = d < lo ? d : lo;
+            lo_full = df < lo_full ? df : lo_full;
+            if (owner[j] < 0 && pcb_ca_before(d, j, lof, jf)) {
+                lof = d;
                 jf = j;
             }
         }
         st->finish_steps++;
         const double hi = lo + w;
+        if ((double)pending <= hi) { /* every rest reached: a fresh cache, else all of B */
+            for (int32_t s = 0; s < n; s++) {
+                if (isnan(rest[s]) || !((double)fabsf(rest[s]) <= hi))
+                    continue;
+                const int32_t i = owner[s];
+                const double u = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2],
+                                                     b[3 * s], b[3 * s + 1], b[3 * s + 2]) + price[s];
+                if (cache->slot && PCB_CA_FINISH_REBUILD && !signbit(rest[s])) { /* rebuilt: rest negated */
+                    replay_build(a, b, price, n, i, (replay_cache *)cache, REPLAY_WARP_BUILD);
+                    st->scans++;
+                    replay_finish_through(a, b, price, n, i, s, u, cache, rest, key);
+                    st->finish_evals += 1 + pcb_ca_cache_evals(n);
+                    rest[s] = -pcb_ca_finish_rest(pcb_ca_finish_dist(key[s]), cache->bound[i], u);
+                    st->finish_rebuilds++;
+                    if (!((double)-rest[s] <= hi))
+                        continue;
+                }
+                rest[s] = INFINITY;
+                for (int32_t j = 0; j < n; j++)
+                    if (isnan(rest[j]))
+                        replay_finish_offer(a, b, price, i, s, u, j, key);
+                st->finish_evals += unsettled;
+                st->finish_expands++;
+            }
+            continue;
+        }
+        st->finish_wrong += lo != lo_full; /* what the search compares */
+        for (int32_t j = 0; j < n; j++)
+            if (isnan(rest[j]) && pcb_ca_finish_dist(full[j]) <= hi)
+                st->finish_wrong += full[j] != key[j];
         if (lof <= hi)
             break;
-        int32_t count = 0, open = 0;
+        int32_t count = 0;
         for (int32_t j = 0; j < n; j++)
-            if (!settled[j] && dist[j] <= hi) {
-                settled[j] = 1;
-                s_list[count++] = j;
-            } else {
-                open += !settled[j];
+            if (isnan(rest[j]) && pcb_ca_finish_dist(key[j]) <= hi) {
+                rest[j] = INFINITY;
+                f->bucket[count++] = j;
             }
-        st->finish_evals += (int64_t)count * (1 + open);
+        unsettled -= count;
         for (int32_t k = 0; k < count; k++) {
-            const int32_t sj = s_list[k], i = owner[sj];
-            const float *ai = a + 3 * i;
-            const double u = (double)pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * sj], b[3 * sj + 1],
-                                                 b[3 * sj + 2]) + price[sj];
-            for (int32_t j = 0; j < n; j++) {
-                if (settled[j])
-                    continue;
-                const double d = pcb_ca_finish_offer(
-                    dist[sj], pcb_ca_cost(ai[0], ai[1], ai[2], b[3 * j], b[3 * j + 1], b[3 * j + 2]),
-                    price[j], u);
-                if (pcb_ca_finish_better(d, sj, dist[j], pred[j])) {
-                    dist[j] = d;
-                    pred[j] = sj;
-                }
-            }
+            const int32_t s = f->bucket[k], i = owner[s];
+            const double u = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * s],
+                                                 b[3 * s + 1], b[3 * s + 2]) + price[s];
+            for (int32_t j = 0; j < n; j++) /* the check's offers */
+                if (isnan(rest[j]))
+                    replay_finish_offer(a, b, price, i, s, u, j, full);
+            const double bound = cache->slot && cache->bound[i] >= 0 ? cache->bound[i] : -1;
+            if (bound >= 0)
+                replay_finish_through(a, b, price, n, i, s, u, cache, rest, key);
+            rest[s] = (float)(replay_rest_scale *
+                              pcb_ca_finish_rest(pcb_ca_finish_dist(key[s]), bound, u));
+            st->finish_evals += 1 + (bound >= 0 ? pcb_ca_cache_evals(n) : 0);
         }
     }
-    const double top = dist[jf];
+    const double top = pcb_ca_finish_dist(key[jf]);
     for (int32_t j = 0; j < n; j++)
-        if (settled[j] && dist[j] < top)
-            price[j] += top - dist[j];
+        if (!isnan(rest[j])) {
+            st->finish_wrong += full[j] != key[j];
+            const double d = pcb_ca_finish_dist(key[j]);
+            if (d < top)
+                price[j] += top - d;
+        }
     for (int32_t j = jf;;) { /* flip the path */
-        const int32_t sj = pred[j];
+        const int32_t sj = pcb_ca_finish_pred(key[j]);
         owner[j] = sj < 0 ? r : owner[sj];
         if (sj < 0)
             break;
@@ -306,11 +383,17 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
         cache.slot = malloc((size_t)n * 32 * PCB_CA_SLOTS * sizeof *cache.slot);
         cache.bound = malloc((size_t)n * sizeof *cache.bound);
     }
+    replay_finish_space fin = {malloc((size_t)n * sizeof *fin.key),
+                               malloc((size_t)n * sizeof *fin.full),
+                               malloc((size_t)n * sizeof *fin.rest),
+                               malloc((size_t)n * sizeof *fin.bucket)};
     if (!owner || !list || !next || !chose || !top || !least || !q || !gap || !u ||
-        (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound))) {
+        (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound)) || !fin.key || !fin.full ||
+        !fin.rest || !fin.bucket) {
         free(owner), free(list), free(next), free(chose), free(top), free(least);
         free(q), free(gap), free(u);
         free(cache.slot), free(cache.bound);
+        free(fin.key), free(fin.full), free(fin.rest), free(fin.bucket);
         return -1;
     }
     const double c = pcb_emd_cost_bound(a, b, n);
@@ -335,9 +418,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
                         list[m - 1] = t;
                     }
                 for (int32_t k = 0; k < count; k++)
-                    replay_finish(a, b, n, eps, list[k], price, owner, q, chose, (char *)top,
-                                  next, st);
-                memset(top, 0, (size_t)n * sizeof *top);
+                    replay_finish(a, b, n, eps, list[k], price, owner, &cache, &fin, st);
                 count = 0;
                 break;
             }
@@ -434,6 +515,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
             match[i] = i;
     free(owner), free(list), free(next), free(chose), free(top), free(least);
     free(q), free(gap), free(u), free(cache.slot), free(cache.bound);
+    free(fin.key), free(fin.full), free(fin.rest), free(fin.bucket);
     return 0;
 }
 

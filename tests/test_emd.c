@@ -511,7 +511,8 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
         sum.scans += st.scans, sum.checks += st.checks, sum.cache_wrong += st.cache_wrong;
         sum.ascents += st.ascents, sum.ascent_stops += st.ascent_stops;
         sum.finishes += st.finishes, sum.finish_steps += st.finish_steps;
-        sum.finish_evals += st.finish_evals;
+        sum.finish_evals += st.finish_evals, sum.finish_expands += st.finish_expands;
+        sum.finish_wrong += st.finish_wrong, sum.finish_rebuilds += st.finish_rebuilds;
         sum.p = st.p, sum.d = st.d;
     }
     for (int64_t p = 0; p < in->task.batch; p++)
@@ -611,13 +612,15 @@ static void test_cuda_auction_rules(void)
         pcb_report rep;
         CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
         printf("cuda_auction rules %s/%s n=%lld: %lld bids, %lld rounds, %lld phases, "
-               "%lld scans, %lld cache looks, %lld finished paths in %lld buckets: %s\n",
+               "%lld scans, %lld cache looks, %lld finished paths in %lld steps "
+               "(%lld rests expanded): %s\n",
                cases[k].a, cases[k].b, (long long)n, (long long)st.bids, (long long)st.rounds,
                (long long)st.phases, (long long)st.scans, (long long)st.checks,
-               (long long)st.finishes, (long long)st.finish_steps, rep.detail);
+               (long long)st.finishes, (long long)st.finish_steps, (long long)st.finish_expands,
+               rep.detail);
         CHECK(rep.ok);
         /* every cache answer is a scan's, and caches save scans */
-        CHECK(st.cache_wrong == 0);
+        CHECK(st.cache_wrong == 0 && st.finish_wrong == 0);
         CHECK(n < 200 || (st.checks > 0 && st.scans < st.bids + st.phases * n));
         CHECK(rep.unmatched == 0 && rep.bound >= 0 && rep.bound <= PCB_CA_MAX_GAP);
         /* it stopped on its own float-cost certificate (not at the eps
@@ -790,6 +793,25 @@ static void test_cuda_auction_ascent(void)
 
 /* With --eps the phases run down to that eps: the total is within n eps of
  * the optimum and the certificate proves as much. */
+/* The finish's check catches a wrong rest: rests set later than the
+ * caches allow leave offers unmade that whole-B offers would make, and the
+ * replay must notice (with the true rests it never does, see the rules). */
+static void test_cuda_auction_finish_check(void)
+{
+    instance in;
+    pcb_result r;
+    CHECK_RC(instance_make(&in, "sphere", "sphere", 1, 600, 41), PCB_OK);
+    replay_stats st = replay_instance(&in, 0, &r);
+    CHECK(st.finishes > 0 && st.finish_wrong == 0);
+    replay_rest_scale = 8.0;
+    st = replay_instance(&in, 0, &r);
+    replay_rest_scale = 1.0;
+    printf("finish check: rests x8 disputed %lld times in %lld paths\n",
+           (long long)st.finish_wrong, (long long)st.finishes);
+    CHECK(st.finish_wrong > 0);
+    instance_free(&in);
+}
+
 static void test_cuda_auction_rules_eps(void)
 {
     for (int k = 0; k < 3; k++) {
@@ -866,7 +888,7 @@ static void test_cuda_auction(void)
         CHECK(rep.ok);
         CHECK(same);
         CHECK(counters.distance_evals == evals && counters.bids == st.bids);
-        CHECK(st.cache_wrong == 0);
+        CHECK(st.cache_wrong == 0 && st.finish_wrong == 0);
         instance_free(&gpu);
         instance_free(&cpu);
     }
@@ -877,5 +899,6 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
+          T(test_cuda_auction_finish_check),
           T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
           T(test_cuda_auction_cache_bound), T(test_cuda_auction))

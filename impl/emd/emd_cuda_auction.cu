@@ -564,15 +564,18 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
 }
 
 /* ---- the finish (emd_cuda_auction.h): shortest augmenting paths ---------- */
-/* Object j's distance is kept in top[j] (as a double; zero again after the
- * finish), its pred + 1 and settled bit in chose[j], a bucket's objects in
- * the round's list. Reductions are double buffered by step parity, so a
- * step takes two barriers. */
-#define FINISH_SETTLED (1 << 30)
-struct finish_parts {
+/* Object j's key (dist, pred + 1) is kept in top[j] (zero again after the
+ * finish), whether it is settled and its rest in chose[j] (UNSETTLED, else
+ * the rest's float bits, negated once its owner's cache was rebuilt), a
+ * step's settled or reached objects in the round's list. A step: the
+ * reductions, a barrier, the objects marked, a barrier, a warp per marked
+ * object (its offers, by atomic minimum), a barrier. */
+#define UNSETTLED (-1)
+struct finish_parts { /* reductions and counts by step parity */
     double lo[2][PCB_CA_WARPS], lof[2][PCB_CA_WARPS];
+    unsigned pending[2][PCB_CA_WARPS];
     int jf[2][PCB_CA_WARPS];
-    int count[2];
+    int count[2], wide[2]; /* marked objects; reached ones offered to all of B */
     int rows[PCB_CA_FINISH_AT];
 };
 union round_parts {
@@ -580,14 +583,44 @@ union round_parts {
     finish_parts finish;
 };
 
+/* A key read after other threads' atomics (not from a stale L1 line). */
+__device__ __forceinline__ unsigned long long finish_key(const pair_state &s, int j)
+{
+    return *(volatile unsigned long long *)&s.top[j];
+}
+
+/* Offer object j (its coordinates and price in q) through settled sj: owner
+ * at (ax, ay, az), value u, dist ds. */
+__device__ __forceinline__ void finish_offer(const pair_state &s, int j, float4 q, float ax,
+                                             float ay, float az, double ds, double u, int sj)
+{
+    const unsigned long long k = pcb_ca_finish_offer(
+        ds, pcb_ca_cost(ax, ay, az, q.x, q.y, q.z), s.price[j], u, sj);
+    if (k < finish_key(s, j))
+        atomicMin(&s.top[j], k);
+}
+
+/* Offer the unsettled objects of a cache row (this lane's 4 slots). */
+__device__ __forceinline__ void finish_through(const pair_state &s, uint2 row, float ax, float ay,
+                                               float az, double ds, double u, int sj)
+{
+    const unsigned js[4] = {row.x & 0xffffu, row.x >> 16, row.y & 0xffffu, row.y >> 16};
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        if (js[q] != PCB_CA_NO_SLOT && s.chose[js[q]] == UNSETTLED)
+            finish_offer(s, js[q], s.bq[js[q]], ax, ay, az, ds, u, sj);
+}
+
 /* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
- * augmenting path, in increasing index order (whole block). */
+ * augmenting path, in increasing index order (whole block); `other` is the
+ * other round list. */
+template <bool CACHE>
 __device__ __forceinline__ void finish(const float *a, const pair_state &s, int n, int *list,
-                                    int bidders, double eps, finish_parts &f,
-                                    unsigned long long &evals)
+                                       int *other, int bidders, double eps, bidder_cache cache,
+                                       finish_parts &f, unsigned long long &scans,
+                                       unsigned long long &evals)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    double *dist = (double *)s.top;
     if (tid < bidders) { /* rank: the order does not depend on the list's */
         const int r = list[tid];
         int rank = 0;
@@ -596,29 +629,34 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
         f.rows[rank] = r;
     }
     if (tid == 0)
-        f.count[0] = f.count[1] = 0;
+        f.count[0] = f.count[1] = f.wide[0] = f.wide[1] = 0;
     __syncthreads();
     const double w = PCB_CA_FINISH_WIDTH * eps;
-    int par = 0;
+    int par = 1;
     for (int k = 0; k < bidders; k++) {
         const int r = f.rows[k];
         const float rx = a[3 * r], ry = a[3 * r + 1], rz = a[3 * r + 2];
         for (int j = tid; j < n; j += THREADS) {
             const float4 q = s.bq[j];
-            dist[j] = (double)pcb_ca_cost(rx, ry, rz, q.x, q.y, q.z) + s.price[j];
-            s.chose[j] = 0;
+            s.top[j] = pcb_ca_finish_key((double)pcb_ca_cost(rx, ry, rz, q.x, q.y, q.z) + s.price[j], -1);
+            s.chose[j] = UNSETTLED;
         }
         if (tid == 0)
             evals += n;
         double top;
         int jf;
         for (;;) {
+            par ^= 1;
             double lo = HUGE_VAL, lof = HUGE_VAL;
+            unsigned pending = 0x7f800000u; /* rests' bits, sign cleared */
             int jf_own = INT_MAX;
             for (int j = tid; j < n; j += THREADS) {
-                if (s.chose[j] & FINISH_SETTLED)
+                const int c = s.chose[j];
+                if (c != UNSETTLED) {
+                    pending = min(pending, (unsigned)c & 0x7fffffffu);
                     continue;
-                const double d = dist[j];
+                }
+                const double d = pcb_ca_finish_dist(finish_key(s, j));
                 lo = d < lo ? d : lo;
                 if (s.owner[j] < 0 && pcb_ca_before(d, j, lof, jf_own)) {
                     lof = d;
@@ -626,72 +664,132 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             }
             lo = warp_min_value(lo);
+            pending = __reduce_min_sync(0xffffffffu, pending);
             const double lof_warp = warp_min_value(lof);
             jf_own = (int)__reduce_min_sync(0xffffffffu, lof == lof_warp ? (unsigned)jf_own : INT_MAX);
             if (lane == 0) {
                 f.lo[par][warp] = lo;
                 f.lof[par][warp] = lof_warp;
                 f.jf[par][warp] = jf_own;
+                f.pending[par][warp] = pending;
             }
             __syncthreads();
             if (tid == 0)
-                f.count[par ^ 1] = 0;
+                f.count[par ^ 1] = f.wide[par ^ 1] = 0;
             lo = warp_min_value(f.lo[par][lane]);
             lof = warp_min_value(f.lof[par][lane]);
             jf = (int)__reduce_min_sync(0xffffffffu,
                                         f.lof[par][lane] == lof ? (unsigned)f.jf[par][lane] : INT_MAX);
+            pending = __reduce_min_sync(0xffffffffu, f.pending[par][lane]);
             const double hi = lo + w;
+            if ((double)__uint_as_float(pending) <= hi) {
+                /* rests reached: the owner's cache rebuilt and offered
+                 * through, and when even its new rest is reached (or there
+                 * is no cache), offers to every unsettled object */
+                for (int j = tid; j < n; j += THREADS) {
+                    const int c = s.chose[j];
+                    if (c != UNSETTLED && (double)fabsf(__int_as_float(c)) <= hi)
+                        other[atomicAdd(&f.count[par], 1)] = j;
+                }
+                __syncthreads();
+                const int count = f.count[par];
+                for (int m = warp; m < count; m += PCB_CA_WARPS) {
+                    const int sj = other[m], i = s.owner[sj];
+                    const float rest = __int_as_float(s.chose[sj]);
+                    __syncwarp();
+                    if (CACHE && PCB_CA_FINISH_REBUILD && !signbit(rest)) {
+                        const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
+                        const float4 qs = s.bq[sj];
+                        const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj],
+                                     ds = pcb_ca_finish_dist(finish_key(s, sj));
+                        const pcb_ca_slots sl = scan_slots(a + 3 * i, s, n, lane, 32);
+                        const uint2 row = pack_slots(sl.j);
+                        const double bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
+                        cache.slot[(size_t)i * 32 + lane] = row;
+                        if (lane == 0)
+                            cache.bound[i] = bound;
+                        scans++;
+                        finish_through(s, row, ax, ay, az, ds, u, sj);
+                        const float again = pcb_ca_finish_rest(ds, bound, u);
+                        if (lane == 0)
+                            evals += 1 + pcb_ca_cache_evals(n);
+                        if (!((double)again <= hi)) {
+                            if (lane == 0)
+                                s.chose[sj] = __float_as_int(-again);
+                            continue;
+                        }
+                    }
+                    if (lane == 0) {
+                        s.chose[sj] = __float_as_int(INFINITY);
+                        list[atomicAdd(&f.wide[par], 1)] = sj;
+                    }
+                }
+                __syncthreads();
+                const int wide = f.wide[par];
+                if (wide > 0) { /* thread by object: no atomics */
+                    for (int j = tid; j < n; j += THREADS) {
+                        if (s.chose[j] != UNSETTLED)
+                            continue;
+                        const float4 q = s.bq[j];
+                        const double pj = s.price[j];
+                        unsigned long long best = finish_key(s, j);
+                        for (int m = 0; m < wide; m++) {
+                            const int sj = list[m], i = s.owner[sj];
+                            const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
+                            const float4 qs = s.bq[sj];
+                            const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj];
+                            const unsigned long long k = pcb_ca_finish_offer(
+                                pcb_ca_finish_dist(finish_key(s, sj)), pcb_ca_cost(ax, ay, az, q.x, q.y, q.z),
+                                pj, u, sj);
+                            best = k < best ? k : best;
+                        }
+                        s.top[j] = best;
+                        evals += wide;
+                    }
+                    __syncthreads();
+                }
+                continue;
+            }
             if (lof <= hi) {
                 top = lof;
                 break;
             }
-            int open = 0;
-            for (int j = tid; j < n; j += THREADS) {
-                const int c = s.chose[j];
-                if (c & FINISH_SETTLED)
-                    continue;
-                if (dist[j] <= hi) {
-                    s.chose[j] = c | FINISH_SETTLED;
+            for (int j = tid; j < n; j += THREADS) /* the bucket */
+                if (s.chose[j] == UNSETTLED && pcb_ca_finish_dist(finish_key(s, j)) <= hi) {
+                    s.chose[j] = __float_as_int(INFINITY);
                     list[atomicAdd(&f.count[par], 1)] = j;
-                } else {
-                    open++;
                 }
-            }
             __syncthreads();
             const int count = f.count[par];
-            evals += (unsigned long long)count * open + (tid == 0 ? count : 0);
-            for (int m = 0; m < count && open > 0; m++) {
+            for (int m = warp; m < count; m += PCB_CA_WARPS) {
                 const int sj = list[m], i = s.owner[sj];
                 const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
                 const float4 qs = s.bq[sj];
                 const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj],
-                             ds = dist[sj];
-                for (int j = tid; j < n; j += THREADS) {
-                    const int c = s.chose[j];
-                    if (c & FINISH_SETTLED)
-                        continue;
-                    const float4 q = s.bq[j];
-                    const double d = pcb_ca_finish_offer(ds, pcb_ca_cost(ax, ay, az, q.x, q.y, q.z),
-                                                         s.price[j], u);
-                    if (pcb_ca_finish_better(d, sj, dist[j], c - 1)) {
-                        dist[j] = d;
-                        s.chose[j] = sj + 1;
-                    }
+                             ds = pcb_ca_finish_dist(finish_key(s, sj));
+                const double bound = CACHE ? cache.bound[i] : -1.0;
+                if (bound >= 0)
+                    finish_through(s, cache.slot[(size_t)i * 32 + lane], ax, ay, az, ds, u, sj);
+                if (lane == 0) {
+                    s.chose[sj] = __float_as_int(pcb_ca_finish_rest(ds, bound, u));
+                    evals += 1 + (bound >= 0 ? pcb_ca_cache_evals(n) : 0);
                 }
             }
-            par ^= 1;
+            __syncthreads();
         }
-        par ^= 1;
         for (int j = tid; j < n; j += THREADS)
-            if ((s.chose[j] & FINISH_SETTLED) && dist[j] < top) {
-                const double p = s.price[j] + (top - dist[j]);
-                s.price[j] = p;
-                s.bq[j].w = (float)p;
+            if (s.chose[j] != UNSETTLED) {
+                const double d = pcb_ca_finish_dist(finish_key(s, j));
+                if (d < top) {
+                    const double p = s.price[j] + (top - d);
+                    s.price[j] = p;
+                    s.bq[j].w = (float)p;
+                }
             }
         __syncthreads();
         if (tid == 0)
             for (int j = jf;;) { /* flip the path */
-                const int sj = (s.chose[j] & (FINISH_SETTLED - 1)) - 1;
+                const int sj = pcb_ca_finish_pred(finish_key(s, j));
                 s.owner[j] = sj < 0 ? r : s.owner[sj];
                 if (sj < 0)
                     break;
@@ -775,8 +873,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (bidders == 0)
                 break;
             if (bidders <= pcb_ca_finish_at(n)) { /* the phase's last bidders */
-                finish(a, s, n, cur ? s.list[1] : s.list[0], bidders, eps, parts.finish,
-                       finish_evals);
+                finish<CACHE>(a, s, n, cur ? s.list[1] : s.list[0], cur ? s.list[0] : s.list[1],
+                              bidders, eps, cache, parts.finish, scans, finish_evals);
                 if (tid == 0)
                     solo_missed = 0; /* read next after the phase's barriers */
                 break;

@@ -354,39 +354,61 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 /* The finish. A phase's last bidders cost the auction most: one to a few
  * bid a round while the prices inch up by eps (a chain of evictions walks
  * to a free object), and every phase ends that way. So once a round would
- * have at most PCB_CA_FINISH_AT bidders, the phase is finished by shortest
- * augmenting paths instead (the Hungarian step), one bidder at a time in
- * increasing index order. For free bidder r, with u_i = c_i,sigma(i) +
- * p_sigma(i) the value an owner has:
+ * have at most pcb_ca_finish_at(n) bidders, the phase is finished by
+ * shortest augmenting paths instead (the Hungarian step), one bidder at a
+ * time in increasing index order. For free bidder r, with u_i =
+ * c_i,sigma(i) + p_sigma(i) the value an owner has:
  *   dist_j = c_rj + p_j, pred_j = -1 (reached from r itself);
- *   repeat: lo = least dist of the unsettled objects; when a free object
- *   has dist <= lo + w (w = PCB_CA_FINISH_WIDTH x eps), the least such
- *   (dist, j) ends the search at D = its dist; otherwise every unsettled
- *   object with dist <= lo + w is settled at once (a bucket, not one object
- *   a step: far fewer steps), and from each settled s, owned by i, every
- *   unsettled j is offered dist_s + max(0, c_ij + p_j - u_i) through s;
- *   an offer replaces (dist_j, pred_j) when it is less, or equal with a
- *   lower s, so the result does not depend on the order of the offers;
+ *   repeat: lo = least dist of the unsettled objects, hi = lo + w (w =
+ *   PCB_CA_FINISH_WIDTH x eps);
+ *     when a settled object's rest (below) is <= hi, it is expanded:
+ *     offered to every unsettled object, and the search repeats;
+ *     else when a free object has dist <= hi, the least such (dist, j)
+ *     ends the search at D = its dist;
+ *     else every unsettled object with dist <= hi is settled at once (a
+ *     bucket, not one object a step), and each settled s, owned by i,
+ *     offers dist_s + max(0, c_ij + p_j - u_i) to the unsettled objects
+ *     of i's candidate cache only; its rest, the least such offer any
+ *     object outside the cache could get (the cache bound t_i for c_ij +
+ *     p_j), waits;
  *   then every settled j with dist_j < D is raised by D - dist_j (prices
  *   only rise: the caches stay valid) and the path is flipped: the free
  *   object goes to its pred's owner (r when -1), that owner's object to
  *   its pred's owner, and so on back to r.
+ * dist and pred are one 64-bit key, the least offer kept: the double dist
+ * with its low 16 bits cleared (rounded toward 0; dists are >= 0, so the
+ * bits order like the values), pred + 1 in them; ties in dist go to the
+ * lower pred, and no order of the offers changes the result. Offers kept
+ * waiting are all above hi until their rest is reached, so the search
+ * settles exactly what offers to all of B would (the CPU replay checks
+ * it), at 128 offers an object instead of n.
  * Reduced costs c_ij + p_j - u_i below 0 (within eps after the rounds) are
  * taken as 0 and a bucket settles objects up to w apart, so the new prices
  * keep every owner within a few eps of its best; the certificate, computed
- * from the prices whatever they are, is what the stop relies on. A step
- * offers every settled object's owner to all of B, so the finish pays off
- * for the last few bidders only (4 measured best at n = 1024, 16 or 64
- * slower: their paths settle hundreds of objects each) and up to n = 2048
- * (above, a path's objects cost n offers each). */
+ * from the prices whatever they are, is what the stop relies on.
+ * Measured (H100, batch 32, 1%): a path costs tens of block-wide steps, and
+ * about a third of its settled objects reach their rest (the caches are
+ * stale by then: their bound is near the owner's value), each a scan of B.
+ * So finishing more than the last few bidders is slower than the rounds it
+ * saves: 4 bidders 5.0 ms at n = 1024 and 61 ms at 4096 (uniform), 8
+ * bidders 5.3 and 63, 32 bidders 7.9 and 83. */
 #ifndef PCB_CA_FINISH_AT /* tuning builds only */
 #define PCB_CA_FINISH_AT 4
 #endif
 #ifndef PCB_CA_FINISH_MAX_N
-#define PCB_CA_FINISH_MAX_N 2048
+#define PCB_CA_FINISH_MAX_N 4096
 #endif
 #ifndef PCB_CA_FINISH_WIDTH
 #define PCB_CA_FINISH_WIDTH 0.5
+#endif
+/* A rest reached first rebuilds its owner's cache (at today's prices, so
+ * its bound is far again) and offers through it; only when even the new
+ * rest is reached does it offer to all of B. 0: straight to all of B. */
+#ifndef PCB_CA_FINISH_REBUILD
+#define PCB_CA_FINISH_REBUILD 1
+#endif
+#if PCB_CA_FINISH_MAX_N > PCB_CA_CACHE_MAX_N
+#error "the finish keys hold pred + 1 in 16 bits and offers through the caches"
 #endif
 
 /* The most bidders a round may have for the finish to take them instead,
@@ -396,18 +418,43 @@ PCB_CA_FN int pcb_ca_finish_at(int32_t n)
     return n <= PCB_CA_FINISH_MAX_N ? PCB_CA_FINISH_AT : 0;
 }
 
-/* An offer to object j through settled s: dist_s plus the reduced cost
- * (c the float cost from s's owner, u that owner's value), below 0 as 0. */
-PCB_CA_FN double pcb_ca_finish_offer(double dist_s, float c, double price_j, double u)
+/* A dist and its pred as a key, and back. */
+PCB_CA_FN unsigned long long pcb_ca_finish_key(double dist, int32_t pred)
 {
-    const double reduced = (double)c + price_j - u;
-    return dist_s + (reduced > 0 ? reduced : 0.0);
+    const unsigned long long bits = (unsigned long long)sp_double_bits(dist);
+    return (bits & ~0xffffull) | (uint16_t)(pred + 1);
 }
 
-/* Whether offer (d, s) replaces (dist, pred). */
-PCB_CA_FN int pcb_ca_finish_better(double d, int32_t s, double dist, int32_t pred)
+PCB_CA_FN double pcb_ca_finish_dist(unsigned long long key)
 {
-    return d < dist || (d == dist && s < pred);
+    return sp_bits_double(key & ~0xffffull);
+}
+
+PCB_CA_FN int32_t pcb_ca_finish_pred(unsigned long long key)
+{
+    return (int32_t)(key & 0xffffu) - 1;
+}
+
+/* The key of an offer to object j through settled s: dist_s plus the
+ * reduced cost (c the float cost from s's owner, u that owner's value),
+ * below 0 as 0. */
+PCB_CA_FN unsigned long long pcb_ca_finish_offer(double dist_s, float c, double price_j, double u,
+                                                 int32_t s)
+{
+    const double reduced = (double)c + price_j - u;
+    return pcb_ca_finish_key(dist_s + (reduced > 0 ? reduced : 0.0), s);
+}
+
+/* A settled object's rest, in float rounded down: at most any offer it can
+ * make outside its owner's cache (bound: the cache's bound, every object
+ * outside has c_ij + p_j >= it; below 0: no cache, so at once, dist_s;
+ * INFINITY: nothing outside). */
+PCB_CA_FN float pcb_ca_finish_rest(double dist_s, double bound, double u)
+{
+    if (bound < 0)
+        return pcb_ca_float_down(dist_s);
+    const double reduced = bound - u;
+    return pcb_ca_float_down(dist_s + (reduced > 0 ? reduced : 0.0));
 }
 
 #endif
