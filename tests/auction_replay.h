@@ -343,6 +343,13 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
             for (int32_t j = 0; j < n; j++) /* the check's offers */
                 if (isnan(rest[j]))
                     replay_finish_offer(a, b, price, i, s, u, j, full);
+            if (!pcb_ca_finish_through(n)) { /* to all of B at once */
+                for (int32_t j = 0; j < n; j++)
+                    if (isnan(rest[j]))
+                        replay_finish_offer(a, b, price, i, s, u, j, key);
+                st->finish_evals += 1 + unsettled;
+                continue;
+            }
             const double bound = cache->slot && cache->bound[i] >= 0 ? cache->bound[i] : -1;
             if (bound >= 0)
                 replay_finish_through(a, b, price, n, i, s, u, cache, rest, key);

@@ -793,16 +793,25 @@ static void test_cuda_auction_ascent(void)
 
 /* With --eps the phases run down to that eps: the total is within n eps of
  * the optimum and the certificate proves as much. */
-/* The finish's check catches a wrong rest: rests set later than the
- * caches allow leave offers unmade that whole-B offers would make, and the
- * replay must notice (with the true rests it never does, see the rules). */
+/* The finish through the caches (n above PCB_CA_FINISH_WHOLE_MAX_N): its
+ * keys are those of offers to all of B, the answer certified; and the
+ * check catches a wrong rest: rests set later than the caches allow leave
+ * offers unmade that whole-B offers would make, and the replay must notice. */
 static void test_cuda_auction_finish_check(void)
 {
+    const int64_t n = PCB_CA_FINISH_WHOLE_MAX_N + 176;
     instance in;
     pcb_result r;
-    CHECK_RC(instance_make(&in, "sphere", "sphere", 1, 600, 41), PCB_OK);
+    pcb_report rep;
+    CHECK_RC(instance_make(&in, "sphere", "sphere", 1, n, 41), PCB_OK);
     replay_stats st = replay_instance(&in, 0, &r);
-    CHECK(st.finishes > 0 && st.finish_wrong == 0);
+    CHECK_RC(pcb_emd_validate(&in.task, &r, 0, PCB_CA_MAX_GAP, &rep), PCB_OK);
+    printf("finish through the caches, n=%lld: %lld paths in %lld steps, %lld caches rebuilt, "
+           "%lld rests offered to all of B: %s\n",
+           (long long)n, (long long)st.finishes, (long long)st.finish_steps,
+           (long long)st.finish_rebuilds, (long long)st.finish_expands, rep.detail);
+    CHECK(rep.ok && st.finishes > 0 && st.finish_rebuilds > 0 && st.finish_wrong == 0);
+    CHECK(st.cache_wrong == 0);
     replay_rest_scale = 8.0;
     st = replay_instance(&in, 0, &r);
     replay_rest_scale = 1.0;

@@ -611,6 +611,33 @@ __device__ __forceinline__ void finish_through(const pair_state &s, uint2 row, f
             finish_offer(s, js[q], s.bq[js[q]], ax, ay, az, ds, u, sj);
 }
 
+/* Offers from the settled objects sj of list[0..count-1] to every
+ * unsettled object: a thread per object, so no atomics (whole block). */
+__device__ __forceinline__ void finish_whole(const float *a, const pair_state &s, int n,
+                                             const int *list, int count,
+                                             unsigned long long &evals)
+{
+    for (int j = threadIdx.x; j < n; j += THREADS) {
+        if (s.chose[j] != UNSETTLED)
+            continue;
+        const float4 q = s.bq[j];
+        const double pj = s.price[j];
+        unsigned long long best = finish_key(s, j);
+        for (int m = 0; m < count; m++) {
+            const int sj = list[m], i = s.owner[sj];
+            const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
+            const float4 qs = s.bq[sj];
+            const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj];
+            const unsigned long long k = pcb_ca_finish_offer(
+                pcb_ca_finish_dist(finish_key(s, sj)), pcb_ca_cost(ax, ay, az, q.x, q.y, q.z), pj,
+                u, sj);
+            best = k < best ? k : best;
+        }
+        s.top[j] = best;
+        evals += count;
+    }
+}
+
 /* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
  * augmenting path, in increasing index order (whole block); `other` is the
  * other round list. */
@@ -726,28 +753,8 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
                 __syncthreads();
                 const int wide = f.wide[par];
-                if (wide > 0) { /* thread by object: no atomics */
-                    for (int j = tid; j < n; j += THREADS) {
-                        if (s.chose[j] != UNSETTLED)
-                            continue;
-                        const float4 q = s.bq[j];
-                        const double pj = s.price[j];
-                        unsigned long long best = finish_key(s, j);
-                        for (int m = 0; m < wide; m++) {
-                            const int sj = list[m], i = s.owner[sj];
-                            const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-                            const float4 qs = s.bq[sj];
-                            const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj];
-                            const unsigned long long k = pcb_ca_finish_offer(
-                                pcb_ca_finish_dist(finish_key(s, sj)), pcb_ca_cost(ax, ay, az, q.x, q.y, q.z),
-                                pj, u, sj);
-                            best = k < best ? k : best;
-                        }
-                        s.top[j] = best;
-                        evals += wide;
-                    }
-                    __syncthreads();
-                }
+                if (wide > 0) /* the next step's barrier ends it */
+                    finish_whole(a, s, n, list, wide, evals);
                 continue;
             }
             if (lof <= hi) {
@@ -761,6 +768,12 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             __syncthreads();
             const int count = f.count[par];
+            if (!pcb_ca_finish_through(n)) { /* small B: to all of it at once */
+                finish_whole(a, s, n, list, count, evals);
+                if (tid == 0)
+                    evals += count;
+                continue; /* the next step's barrier ends it */
+            }
             for (int m = warp; m < count; m += PCB_CA_WARPS) {
                 const int sj = list[m], i = s.owner[sj];
                 const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
