@@ -659,6 +659,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
         f.count[0] = f.count[1] = f.wide[0] = f.wide[1] = 0;
     __syncthreads();
     const double w = PCB_CA_FINISH_WIDTH * eps;
+    const bool through = pcb_ca_finish_through(n);
     int par = 1;
     for (int k = 0; k < bidders; k++) {
         const int r = f.rows[k];
@@ -691,7 +692,8 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             }
             lo = warp_min_value(lo);
-            pending = __reduce_min_sync(0xffffffffu, pending);
+            if (through) /* else nothing has a rest */
+                pending = __reduce_min_sync(0xffffffffu, pending);
             const double lof_warp = warp_min_value(lof);
             jf_own = (int)__reduce_min_sync(0xffffffffu, lof == lof_warp ? (unsigned)jf_own : INT_MAX);
             if (lane == 0) {
@@ -707,9 +709,8 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             lof = warp_min_value(f.lof[par][lane]);
             jf = (int)__reduce_min_sync(0xffffffffu,
                                         f.lof[par][lane] == lof ? (unsigned)f.jf[par][lane] : INT_MAX);
-            pending = __reduce_min_sync(0xffffffffu, f.pending[par][lane]);
             const double hi = lo + w;
-            if ((double)__uint_as_float(pending) <= hi) {
+            if (through && (double)__uint_as_float(__reduce_min_sync(0xffffffffu, f.pending[par][lane])) <= hi) {
                 /* rests reached: the owner's cache rebuilt and offered
                  * through, and when even its new rest is reached (or there
                  * is no cache), offers to every unsettled object */
@@ -768,7 +769,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             __syncthreads();
             const int count = f.count[par];
-            if (!pcb_ca_finish_through(n)) { /* small B: to all of it at once */
+            if (!through) { /* small B: to all of it at once */
                 finish_whole(a, s, n, list, count, evals);
                 if (tid == 0)
                     evals += count;

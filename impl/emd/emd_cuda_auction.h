@@ -413,10 +413,11 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 #endif
 
 /* Up to this n a settled object offers to all of B at once, with no rest:
- * one offer per GPU thread, cheaper than a look into its owner's cache
- * (measured at n = 1024, 0.1%: 7.6 ms against 8.0 on uniform clouds, 9.5
- * against 10.6 on sphere surfaces; at 2048 the caches win, 23.5 against
- * 27.9). */
+ * one offer per GPU thread, mostly cheaper than a look into its owner's
+ * cache. Measured (H100, 32 x 1024; uniform 1%, sphere surfaces 1%,
+ * uniform 0.1%, sphere surfaces 0.1%): all of B 5.52, 7.97, 7.79, 9.88 ms;
+ * through the caches 5.20, 8.24, 8.05, 10.68 (an earlier run). At 32 x
+ * 2048 (uniform, 0.1%) the caches win: 23.3 against 27.9. */
 #ifndef PCB_CA_FINISH_WHOLE_MAX_N
 #define PCB_CA_FINISH_WHOLE_MAX_N 1024
 #endif
