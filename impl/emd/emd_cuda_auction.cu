@@ -9,7 +9,7 @@
  * bidder reads the key of its object, the winner raises the price, evicts
  * the owner and clears the key; the losers and the evicted form the next
  * list. A lone bidder always wins, so warp 0 runs chains of one-bidder
- * rounds by itself. Up to n = 2048 a phase's last few bidders are placed by
+ * rounds by itself. Up to n = 4096 a phase's last few bidders are placed by
  * shortest augmenting paths instead (the finish, emd_cuda_auction.h).
  *
  * A bidder first looks into its candidate cache (128 objects and a bound,
