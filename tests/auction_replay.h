@@ -229,7 +229,8 @@ static double replay_rest_scale = 1.0;
 typedef struct {
     unsigned long long *key;  /* dist and pred + 1 of each object */
     unsigned long long *full; /* the same by offers to all of B at once (the check) */
-    float *rest;              /* settled objects' rests; NAN: unsettled */
+    float *rest; /* settled objects' rests (negated once the owner's cache was
+                    rebuilt, INFINITY: none); NAN: unsettled */
     int32_t *bucket;
 } replay_finish_space;
 
@@ -245,24 +246,25 @@ static void replay_finish_offer(const float *a, const float *b, const double *pr
 }
 
 /* Offer every unsettled object of owner i's cache through s. */
-static void replay_finish_through(const float *a, const float *b, const double *price, int32_t n,
+static void replay_finish_through(const float *a, const float *b, const double *price,
                                   int32_t i, int32_t s, double u, const replay_cache *cache,
                                   const float *rest, unsigned long long *key)
 {
     const uint16_t *slot = cache->slot + (size_t)i * 32 * PCB_CA_SLOTS;
-    (void)n;
     for (int q = 0; q < 32 * PCB_CA_SLOTS; q++)
         if (slot[q] != PCB_CA_NO_SLOT && isnan(rest[slot[q]]))
             replay_finish_offer(a, b, price, i, s, u, slot[q], key);
 }
 
 /* The finish of emd_cuda_auction.h: free bidder r's shortest augmenting
- * path, by buckets, offers through the owners' caches and rests expanded
- * when reached. Beside it, the keys that offers to all of B at settling
- * would give: every object settled, and every one the search compares, must
- * have the same key (else st->finish_wrong counts it). Costs are counted as
- * the kernel counts them: n to start; per settled object its owner's value
- * and its cache's offers; per expansion one offer to each unsettled object. */
+ * path, by buckets; above PCB_CA_FINISH_WHOLE_MAX_N offers go through the
+ * owners' caches and rests are expanded when reached. Beside it, the keys
+ * that offers to all of B at settling would give: every object settled,
+ * and every one the search compares, must have the same key (else
+ * st->finish_wrong counts it). Costs are counted as the kernel counts
+ * them: n to start; per settled object its owner's value and its offers
+ * (its cache's, or one to each unsettled object); per rebuilt cache a scan
+ * and its offers; per expansion one offer to each unsettled object. */
 static void replay_finish(const float *a, const float *b, int32_t n, double eps, int32_t r,
                           double *price, int32_t *owner, const replay_cache *cache,
                           replay_finish_space *f, replay_stats *st)
@@ -307,7 +309,7 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
                 if (cache->slot && PCB_CA_FINISH_REBUILD && !signbit(rest[s])) { /* rebuilt: rest negated */
                     replay_build(a, b, price, n, i, (replay_cache *)cache, REPLAY_WARP_BUILD);
                     st->scans++;
-                    replay_finish_through(a, b, price, n, i, s, u, cache, rest, key);
+                    replay_finish_through(a, b, price, i, s, u, cache, rest, key);
                     st->finish_evals += 1 + pcb_ca_cache_evals(n);
                     rest[s] = -pcb_ca_finish_rest(pcb_ca_finish_dist(key[s]), cache->bound[i], u);
                     st->finish_rebuilds++;
@@ -352,7 +354,7 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
             }
             const double bound = cache->slot && cache->bound[i] >= 0 ? cache->bound[i] : -1;
             if (bound >= 0)
-                replay_finish_through(a, b, price, n, i, s, u, cache, rest, key);
+                replay_finish_through(a, b, price, i, s, u, cache, rest, key);
             rest[s] = (float)(replay_rest_scale *
                               pcb_ca_finish_rest(pcb_ca_finish_dist(key[s]), bound, u));
             st->finish_evals += 1 + (bound >= 0 ? pcb_ca_cache_evals(n) : 0);

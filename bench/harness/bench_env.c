@@ -109,10 +109,15 @@ int bench_env_collect(bench_env *e, const char *machine_override)
         slug(e->cpu, s, sizeof s);
         snprintf(e->machine, sizeof e->machine, "cpu-%s-%dc", s, e->cores);
     }
-    char dirty[256];
-    command_line("git rev-parse --short=12 HEAD 2>/dev/null", NULL, e->git, sizeof e->git);
-    command_line("git status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null",
-                 NULL, dirty, sizeof dirty);
+    char dirty[256] = "";
+    const char *stated = getenv("PCBENCH_GIT"); /* a copied tree: its history may be stale */
+    if (stated && stated[0]) {
+        snprintf(e->git, sizeof e->git, "%s", stated);
+    } else {
+        command_line("git rev-parse --short=12 HEAD 2>/dev/null", NULL, e->git, sizeof e->git);
+        command_line("git status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null",
+                     NULL, dirty, sizeof dirty);
+    }
     if (!e->git[0])
         snprintf(e->git, sizeof e->git, "unknown");
     else if (dirty[0])

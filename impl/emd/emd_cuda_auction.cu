@@ -567,9 +567,11 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
 /* Object j's key (dist, pred + 1) is kept in top[j] (zero again after the
  * finish), whether it is settled and its rest in chose[j] (UNSETTLED, else
  * the rest's float bits, negated once its owner's cache was rebuilt), a
- * step's settled or reached objects in the round's list. A step: the
+ * step's settled or reached objects in the round's lists. A step: the
  * reductions, a barrier, the objects marked, a barrier, a warp per marked
- * object (its offers, by atomic minimum), a barrier. */
+ * object (its offers, by atomic minimum), a barrier; where the offers go to
+ * all of B, a thread per object takes them from every marked one instead,
+ * and the next step's barrier ends them. */
 #define UNSETTLED (-1)
 struct finish_parts { /* reductions and counts by step parity */
     double lo[2][PCB_CA_WARPS], lof[2][PCB_CA_WARPS];
