@@ -234,6 +234,14 @@ typedef struct {
     int32_t *bucket;
 } replay_finish_space;
 
+/* u: the value settled object s has for its owner i. */
+static double replay_owner_value(const float *a, const float *b, const double *price, int32_t i,
+                                 int32_t s)
+{
+    return (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * s], b[3 * s + 1],
+                               b[3 * s + 2]) + price[s];
+}
+
 /* Offer object j through settled s (owned by i, value u) into keys. */
 static void replay_finish_offer(const float *a, const float *b, const double *price, int32_t i,
                                 int32_t s, double u, int32_t j, unsigned long long *keys)
@@ -304,8 +312,7 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
                 if (isnan(rest[s]) || !((double)fabsf(rest[s]) <= hi))
                     continue;
                 const int32_t i = owner[s];
-                const double u = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2],
-                                                     b[3 * s], b[3 * s + 1], b[3 * s + 2]) + price[s];
+                const double u = replay_owner_value(a, b, price, i, s);
                 if (cache->slot && PCB_CA_FINISH_REBUILD && !signbit(rest[s])) { /* rebuilt: rest negated */
                     replay_build(a, b, price, n, i, (replay_cache *)cache, REPLAY_WARP_BUILD);
                     st->scans++;
@@ -340,8 +347,7 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
         unsettled -= count;
         for (int32_t k = 0; k < count; k++) {
             const int32_t s = f->bucket[k], i = owner[s];
-            const double u = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * s],
-                                                 b[3 * s + 1], b[3 * s + 2]) + price[s];
+            const double u = replay_owner_value(a, b, price, i, s);
             for (int32_t j = 0; j < n; j++) /* the check's offers */
                 if (isnan(rest[j]))
                     replay_finish_offer(a, b, price, i, s, u, j, full);

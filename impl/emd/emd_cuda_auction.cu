@@ -279,21 +279,31 @@ __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
                        least_only, checks, b);
 }
 
-/* Rebuild bidder i's cache with one warp (row l: lane l's slots) and look
- * into it. */
+/* Rebuild bidder i's cache with one warp (row l: lane l's slots) and store
+ * it; returns this lane's row, the bound in *bound. */
+__device__ __forceinline__ uint2 warp_build(const float *ai, const pair_state &s, int n, int i,
+                                            bidder_cache c, unsigned long long &scans,
+                                            double *bound)
+{
+    const int lane = threadIdx.x & 31;
+    const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
+    const uint2 row = pack_slots(sl.j);
+    *bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
+    c.slot[(size_t)i * 32 + lane] = row;
+    if (lane == 0)
+        c.bound[i] = *bound;
+    scans++;
+    return row;
+}
+
+/* The same, then a look into it. */
 __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &s, int n, int i,
                                              bool least_only, bidder_cache c,
                                              unsigned long long &scans,
                                              unsigned long long &checks, pcb_ca_best *b)
 {
-    const int lane = threadIdx.x & 31;
-    const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
-    const uint2 row = pack_slots(sl.j);
-    const double bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
-    c.slot[(size_t)i * 32 + lane] = row;
-    if (lane == 0)
-        c.bound[i] = bound;
-    scans++;
+    double bound;
+    const uint2 row = warp_build(ai, s, n, i, c, scans, &bound);
     checks++;
     return look(ai, s, row, bound, least_only, b);
 }
@@ -591,6 +601,14 @@ __device__ __forceinline__ unsigned long long finish_key(const pair_state &s, in
     return *(volatile unsigned long long *)&s.top[j];
 }
 
+/* u: the value settled object sj has for its owner, at (ax, ay, az). */
+__device__ __forceinline__ double owner_value(const pair_state &s, int sj, float ax, float ay,
+                                              float az)
+{
+    const float4 q = s.bq[sj];
+    return (double)pcb_ca_cost(ax, ay, az, q.x, q.y, q.z) + s.price[sj];
+}
+
 /* Offer object j (its coordinates and price in q) through settled sj: owner
  * at (ax, ay, az), value u, dist ds. */
 __device__ __forceinline__ void finish_offer(const pair_state &s, int j, float4 q, float ax,
@@ -628,8 +646,7 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
         for (int m = 0; m < count; m++) {
             const int sj = list[m], i = s.owner[sj];
             const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-            const float4 qs = s.bq[sj];
-            const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj];
+            const double u = owner_value(s, sj, ax, ay, az);
             const unsigned long long k = pcb_ca_finish_offer(
                 pcb_ca_finish_dist(finish_key(s, sj)), pcb_ca_cost(ax, ay, az, q.x, q.y, q.z), pj,
                 u, sj);
@@ -729,16 +746,10 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     __syncwarp();
                     if (CACHE && PCB_CA_FINISH_REBUILD && !signbit(rest)) {
                         const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-                        const float4 qs = s.bq[sj];
-                        const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj],
+                        const double u = owner_value(s, sj, ax, ay, az),
                                      ds = pcb_ca_finish_dist(finish_key(s, sj));
-                        const pcb_ca_slots sl = scan_slots(a + 3 * i, s, n, lane, 32);
-                        const uint2 row = pack_slots(sl.j);
-                        const double bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
-                        cache.slot[(size_t)i * 32 + lane] = row;
-                        if (lane == 0)
-                            cache.bound[i] = bound;
-                        scans++;
+                        double bound;
+                        const uint2 row = warp_build(a + 3 * i, s, n, i, cache, scans, &bound);
                         finish_through(s, row, ax, ay, az, ds, u, sj);
                         const float again = pcb_ca_finish_rest(ds, bound, u);
                         if (lane == 0)
@@ -780,8 +791,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             for (int m = warp; m < count; m += PCB_CA_WARPS) {
                 const int sj = list[m], i = s.owner[sj];
                 const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-                const float4 qs = s.bq[sj];
-                const double u = (double)pcb_ca_cost(ax, ay, az, qs.x, qs.y, qs.z) + s.price[sj],
+                const double u = owner_value(s, sj, ax, ay, az),
                              ds = pcb_ca_finish_dist(finish_key(s, sj));
                 const double bound = CACHE ? cache.bound[i] : -1.0;
                 if (bound >= 0)
