@@ -46,6 +46,10 @@
  * instead of L2. */
 #define A_BYTES 12
 #define SMEM_A_MAX_N ((SMEM_LIMIT - 4096 - 16) / (STATE_BYTES + A_BYTES))
+/* Where the finish's settled objects are staged beside A (n <=
+ * PCB_CA_FINISH_WHOLE_MAX_N): 32 bytes a point (see settled_offer). */
+#define STAGE_BYTES 32
+#define A_AREA(n) (((size_t)(n) * A_BYTES + 15) / 16 * 16)
 #define MAX_ROUNDS_PER_N 256           /* a phase that needs more is a bug */
 
 /* What the kernel reports per pair. */
@@ -55,6 +59,18 @@ typedef struct {
     double p, d; /* the last certificate's sums */
     unsigned long long finish_evals; /* costs the finish evaluated */
 } pair_stats;
+
+/* A settled object of the finish as every thread's offers read it, staged
+ * once by the thread that settled it: its owner's coordinates, value u and
+ * dist (see finish_staged). */
+struct __align__(16) settled_offer {
+    float ax, ay, az;
+    int sj;
+    double ds, u;
+};
+static_assert(sizeof(settled_offer) == STAGE_BYTES, "STAGE_BYTES is a settled_offer");
+static_assert((size_t)PCB_CA_FINISH_WHOLE_MAX_N * (STATE_BYTES + A_BYTES + STAGE_BYTES) + 32 <=
+                  SMEM_LIMIT - 4096, "the staging fits in shared memory beside the state and A");
 
 /* One pair's working state, n of each. */
 struct pair_state {
@@ -66,6 +82,8 @@ struct pair_state {
                                 they hold the certificate's least values */
     int *chose;              /* the object each listed bidder bid on */
     bool in_shared;          /* the state is in shared memory (n <= SMEM_MAX_N) */
+    settled_offer *stage;    /* the finish's settled objects, in shared memory
+                                beside A (n <= PCB_CA_FINISH_WHOLE_MAX_N), else NULL */
 };
 
 /* Carve n points of state out of memory (16-byte aligned; in_shared: mem
@@ -81,6 +99,7 @@ __device__ __forceinline__ pair_state carve(char *mem, int n, bool in_shared)
     s.owner = s.list[1] + n;
     s.chose = s.owner + n;
     s.in_shared = in_shared;
+    s.stage = NULL;
     return s;
 }
 
@@ -657,6 +676,59 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
     }
 }
 
+/* Stage settled object sj at place m of the step's list (its owner's
+ * coordinates, value and dist), for finish_staged. */
+__device__ __forceinline__ void stage_settled(const float *a, const pair_state &s, int sj, int m)
+{
+    const int i = s.owner[sj];
+    settled_offer o;
+    o.ax = a[3 * i];
+    o.ay = a[3 * i + 1];
+    o.az = a[3 * i + 2];
+    o.sj = sj;
+    o.ds = pcb_ca_finish_dist(finish_key(s, sj));
+    o.u = owner_value(s, sj, o.ax, o.ay, o.az);
+    s.stage[m] = o;
+}
+
+/* finish_whole for small B (n <= PCB_CA_FINISH_WHOLE_MAX_N: no rests),
+ * from the staged settled objects: every thread reads the same one at once
+ * (a broadcast), so an offer is one cost and a few double operations
+ * instead of four dependent loads and the owner's value again (at 32 x
+ * 1024 the finish was a third of the time, mostly these offers). Each
+ * thread also returns its part of the next step's reductions over the
+ * unsettled objects, whose keys it alone wrote: the least dist (lo) and the
+ * least (dist, j) of a free one (lof, jf). The same keys and counts as
+ * finish_whole. */
+__device__ __forceinline__ void finish_staged(const pair_state &s, int n, int count,
+                                              unsigned long long &evals, double &lo,
+                                              double &lof, int &jf)
+{
+    lo = lof = HUGE_VAL;
+    jf = INT_MAX;
+    for (int j = threadIdx.x; j < n; j += THREADS) {
+        if (s.chose[j] != UNSETTLED)
+            continue;
+        const float4 q = s.bq[j];
+        const double pj = s.price[j];
+        unsigned long long best = s.top[j];
+        for (int m = 0; m < count; m++) {
+            const settled_offer o = s.stage[m];
+            const unsigned long long k = pcb_ca_finish_offer(
+                o.ds, pcb_ca_cost(o.ax, o.ay, o.az, q.x, q.y, q.z), pj, o.u, o.sj);
+            best = k < best ? k : best;
+        }
+        s.top[j] = best;
+        evals += count;
+        const double d = pcb_ca_finish_dist(best);
+        lo = d < lo ? d : lo;
+        if (s.owner[j] < 0 && pcb_ca_before(d, j, lof, jf)) {
+            lof = d;
+            jf = j;
+        }
+    }
+}
+
 /* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
  * augmenting path, in increasing index order (whole block); `other` is the
  * other round list. */
@@ -692,12 +764,17 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             evals += n;
         double top;
         int jf;
+        double lo, lof; /* this thread's part of a step's reductions */
+        int jf_own;
+        bool reduced = false; /* ... already made by finish_staged */
         for (;;) {
             par ^= 1;
-            double lo = HUGE_VAL, lof = HUGE_VAL;
             unsigned pending = 0x7f800000u; /* rests' bits, sign cleared */
-            int jf_own = INT_MAX;
-            for (int j = tid; j < n; j += THREADS) {
+            if (!reduced) {
+                lo = lof = HUGE_VAL;
+                jf_own = INT_MAX;
+            }
+            for (int j = tid; j < n && !reduced; j += THREADS) {
                 const int c = s.chose[j];
                 if (c != UNSETTLED) {
                     pending = min(pending, (unsigned)c & 0x7fffffffu);
@@ -778,12 +855,17 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             for (int j = tid; j < n; j += THREADS) /* the bucket */
                 if (s.chose[j] == UNSETTLED && pcb_ca_finish_dist(finish_key(s, j)) <= hi) {
                     s.chose[j] = __float_as_int(INFINITY);
-                    list[atomicAdd(&f.count[par], 1)] = j;
+                    const int m = atomicAdd(&f.count[par], 1);
+                    if (through)
+                        list[m] = j;
+                    else
+                        stage_settled(a, s, j, m);
                 }
             __syncthreads();
             const int count = f.count[par];
             if (!through) { /* small B: to all of it at once */
-                finish_whole(a, s, n, list, count, evals);
+                finish_staged(s, n, count, evals, lo, lof, jf_own);
+                reduced = true;
                 if (tid == 0)
                     evals += count;
                 continue; /* the next step's barrier ends it */
@@ -853,6 +935,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     int32_t *match = match_out + pair * n;
     pair_state s = SHARED ? carve(smem, n, true)
                           : carve(scratch + (size_t)pair * n * STATE_BYTES, n, false);
+    if (SHARED_A && !pcb_ca_finish_through(n))
+        s.stage = (settled_offer *)(smem + (size_t)n * STATE_BYTES + A_AREA(n));
     const double c = bound[pair], floor = floor_eps[pair];
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
@@ -1316,7 +1400,9 @@ static int auction_prepare(const pcb_task *t, void **state)
     s->task = *t;
     s->smem = t->n > SMEM_MAX_N    ? 0
               : t->n > SMEM_A_MAX_N ? (size_t)t->n * STATE_BYTES
-                                    : (size_t)t->n * STATE_BYTES + ((size_t)t->n * A_BYTES + 15) / 16 * 16;
+                                    : (size_t)t->n * STATE_BYTES + A_AREA(t->n);
+    if (s->smem && !pcb_ca_finish_through(t->n)) /* then n <= SMEM_A_MAX_N */
+        s->smem += (size_t)t->n * STAGE_BYTES;
     rc = setup(s);
     if (rc != PCB_OK) {
         auction_release(s);
