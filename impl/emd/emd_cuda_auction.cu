@@ -351,6 +351,19 @@ __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_st
     return exact_scan(ai, s, n, scans);
 }
 
+/* The next item of a loop over items by warps (whole warp): warp w takes
+ * item w first, then the next one left as soon as it is free (*taken: the
+ * items taken past the first PCB_CA_WARPS, 0 at the start). A cache miss
+ * costs its warp a scan of B, so fixed shares would leave the block
+ * waiting on the warp with most misses. */
+__device__ __forceinline__ int take_next(int *taken)
+{
+    int k = 0;
+    if ((threadIdx.x & 31) == 0)
+        k = PCB_CA_WARPS + atomicAdd(taken, 1);
+    return __shfl_sync(0xffffffffu, k, 0);
+}
+
 /* Bid on best.j1 (one thread): bidder i, k-th of the round's list. */
 __device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb_ca_best best,
                                           double eps)
@@ -537,12 +550,15 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
                               unsigned long long &checks)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    __shared__ int taken[2]; /* steps 1 and 2: see take_next */
     for (int j = tid; j < n; j += THREADS) {
         s.chose[j] = 0;
         s.top[j] = ~0ull; /* the least gap's bits (gaps >= +0 order like them) */
     }
+    if (tid == 0)
+        taken[0] = taken[1] = 0;
     __syncthreads();
-    for (int i = warp; i < n; i += PCB_CA_WARPS) { /* 1: demanders and their least gap */
+    for (int i = warp; i < n; i = take_next(&taken[0])) { /* 1: demanders and their least gap */
         const pcb_ca_best b = bidder_best<CACHE>(a, s, n, i, false, c, scans, checks);
         if (lane == 0) {
             atomicAdd(&s.chose[b.j1], 1);
@@ -553,7 +569,7 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
     for (int j = tid; j < n; j += THREADS)
         q[j] = pcb_ca_raised(s.price[j], s.chose[j], __longlong_as_double((long long)s.top[j]));
     __syncthreads();
-    for (int i = warp; i < n; i += PCB_CA_WARPS) { /* 2: row minima at q (caches: q >= p) */
+    for (int i = warp; i < n; i = take_next(&taken[1])) { /* 2: row minima at q (caches: q >= p) */
         const float *ai = a + 3 * i;
         pcb_ca_best b;
         if (!(CACHE && cache_look(ai, s, q, i, true, c, checks, &b))) {
@@ -922,6 +938,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
     __shared__ int count[2];
     __shared__ unsigned missed_bits[2]; /* by round parity: bidders k whose cache missed */
+    __shared__ int taken[2]; /* by round parity: see take_next */
+    __shared__ int cert_taken;
     __shared__ int solo_steps, solo_missed; /* see the lone bidder's chain */
     __shared__ round_parts parts;
     __shared__ int stop, ascend;
@@ -968,6 +986,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         count[0] = n;
         count[1] = 0;
         missed_bits[0] = missed_bits[1] = 0;
+        taken[0] = taken[1] = 0;
         solo_missed = 0;
         stats[pair].p = stats[pair].d = 0;
         stats[pair].scans = stats[pair].checks = stats[pair].finish_evals = 0;
@@ -1034,6 +1053,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                             list[0] = i;
                         solo_missed = !hit;
                         missed_bits[0] = missed_bits[1] = 0;
+                        taken[0] = taken[1] = 0;
                     }
                 }
                 __syncthreads();
@@ -1046,9 +1066,11 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (tid == 0) { /* last read a round ago */
                 count[cur ^ 1] = 0;
                 missed_bits[(rounds + 1) & 1] = 0;
+                taken[(rounds + 1) & 1] = 0;
             }
-            if (!CACHE || bidders >= PCB_CA_WARPS) { /* a warp per bidder */
-                for (int k = warp; k < bidders; k += PCB_CA_WARPS) {
+            if (!CACHE || bidders >= PCB_CA_WARPS) {
+                /* a warp per bidder */
+                for (int k = warp; k < bidders; k = take_next(&taken[rounds & 1])) {
                     const int i = list[k];
                     const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
                     if (lane == 0)
@@ -1109,21 +1131,26 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (stuck)
             break;
 
-        /* The certificate: least values, P and D summed warp by warp. */
+        /* The certificate: least values, then P and D summed warp by warp
+         * (warp w: i = w, w + 32, ... in order, as the replay sums). */
         for (int j = tid; j < n; j += THREADS)
             match[s.owner[j]] = j;
+        if (tid == 0)
+            cert_taken = 0;
         __syncthreads();
         double *least = (double *)s.list[0];
-        double my_p = 0, my_d = 0;
-        for (int i = warp; i < n; i += PCB_CA_WARPS) {
+        for (int i = warp; i < n; i = take_next(&cert_taken)) {
             const double m = bidder_best<CACHE>(a, s, n, i, true, cache, scans, checks).w1;
-            if (lane == 0) {
-                const int j = match[i];
+            if (lane == 0)
                 least[i] = m;
-                my_p += (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], s.bq[j].x,
-                                            s.bq[j].y, s.bq[j].z);
-                my_d += m - s.price[i];
-            }
+        }
+        __syncthreads();
+        double my_p = 0, my_d = 0;
+        for (int i = warp; i < n && lane == 0; i += PCB_CA_WARPS) {
+            const int j = match[i];
+            my_p += (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], s.bq[j].x,
+                                        s.bq[j].y, s.bq[j].z);
+            my_d += least[i] - s.price[i];
         }
         if (lane == 0) {
             sum_p[warp] = my_p;
