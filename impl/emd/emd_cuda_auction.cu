@@ -40,12 +40,15 @@
 #define THREADS (PCB_CA_WARPS * 32)
 #define STATE_BYTES 48                 /* per point: see pair_state */
 #define SMEM_LIMIT (227 * 1024)        /* opt-in shared memory of an sm_90 block */
-#define SMEM_MAX_N ((SMEM_LIMIT - 4096) / STATE_BYTES) /* room for the static arrays */
+/* Room for the static arrays (the block rebuilds' rows are twice as large
+ * with 8 slots a lane). */
+#define STATIC_SMEM (PCB_CA_SLOTS == 4 ? 4096 : 8192)
+#define SMEM_MAX_N ((SMEM_LIMIT - STATIC_SMEM) / STATE_BYTES)
 /* Where A's coordinates fit beside the state too (12 bytes a point, rounded
  * to 16 for the block): every look and scan reads its bidder's from there
  * instead of L2. */
 #define A_BYTES 12
-#define SMEM_A_MAX_N ((SMEM_LIMIT - 4096 - 16) / (STATE_BYTES + A_BYTES))
+#define SMEM_A_MAX_N ((SMEM_LIMIT - STATIC_SMEM - 16) / (STATE_BYTES + A_BYTES))
 /* Where the finish's settled objects are staged beside A (n <=
  * PCB_CA_FINISH_WHOLE_MAX_N): 32 bytes a point (see settled_offer). */
 #define STAGE_BYTES 32
@@ -70,7 +73,7 @@ struct __align__(16) settled_offer {
 };
 static_assert(sizeof(settled_offer) == STAGE_BYTES, "STAGE_BYTES is a settled_offer");
 static_assert((size_t)PCB_CA_FINISH_WHOLE_MAX_N * (STATE_BYTES + A_BYTES + STAGE_BYTES) + 32 <=
-                  SMEM_LIMIT - 4096, "the staging fits in shared memory beside the state and A");
+                  SMEM_LIMIT - STATIC_SMEM, "the staging fits in shared memory beside the state and A");
 
 /* One pair's working state, n of each. */
 struct pair_state {
@@ -187,10 +190,17 @@ __device__ __forceinline__ pcb_ca_best scan(const float *ai, const pair_state &s
     return b;
 }
 
-/* A bidder's caches: 32 lanes of 4 16-bit slots, and the bound (-1: none
+/* A cache row: a lane's PCB_CA_SLOTS 16-bit slots. */
+#if PCB_CA_SLOTS == 4
+typedef uint2 cache_row;
+#else
+typedef uint4 cache_row;
+#endif
+
+/* A bidder's caches: 32 lanes of PCB_CA_SLOTS 16-bit slots, and the bound (-1: none
  * yet). */
 struct bidder_cache {
-    uint2 *slot;
+    cache_row *slot;
     double *bound;
 };
 
@@ -229,46 +239,61 @@ __device__ __forceinline__ pcb_ca_slots scan_slots(const float *ai, const pair_s
     return sl;
 }
 
-__device__ __forceinline__ uint2 pack_slots(const uint16_t j[4])
+__device__ __forceinline__ cache_row pack_slots(const uint16_t j[PCB_CA_SLOTS])
 {
+#if PCB_CA_SLOTS == 4
     return make_uint2(j[0] | (unsigned)j[1] << 16, j[2] | (unsigned)j[3] << 16);
+#else
+    return make_uint4(j[0] | (unsigned)j[1] << 16, j[2] | (unsigned)j[3] << 16,
+                      j[4] | (unsigned)j[5] << 16, j[6] | (unsigned)j[7] << 16);
+#endif
+}
+
+/* A row's slots, unpacked. */
+__device__ __forceinline__ void unpack_slots(cache_row row, unsigned js[PCB_CA_SLOTS])
+{
+    js[0] = row.x & 0xffffu, js[1] = row.x >> 16, js[2] = row.y & 0xffffu, js[3] = row.y >> 16;
+#if PCB_CA_SLOTS == 8
+    js[4] = row.z & 0xffffu, js[5] = row.z >> 16, js[6] = row.w & 0xffffu, js[7] = row.w >> 16;
+#endif
 }
 
 /* The exact least two of c_ij + price_j over a cache (whole warp; `row`:
- * this lane's 4 slots) and whether they are B's (with `least_only`, the
+ * this lane's slots) and whether they are B's (with `least_only`, the
  * least: the certificate). */
 __device__ __forceinline__ bool look_at(const float *ai, const pair_state &s, const double *price,
-                                        uint2 row, double bound, bool least_only, pcb_ca_best *b)
+                                        cache_row row, double bound, bool least_only, pcb_ca_best *b)
 {
-    const unsigned js[4] = {row.x & 0xffffu, row.x >> 16, row.y & 0xffffu, row.y >> 16};
+    unsigned js[PCB_CA_SLOTS];
+    unpack_slots(row, js);
     const float ax = ai[0], ay = ai[1], az = ai[2];
     /* No branch but sqrtf's rare slow path, and every load first: the four
      * slots' loads and costs overlap. */
-    float4 o[4];
-    double p[4], v[4];
-    int32_t j[4];
+    float4 o[PCB_CA_SLOTS];
+    double p[PCB_CA_SLOTS], v[PCB_CA_SLOTS];
+    int32_t j[PCB_CA_SLOTS];
 #pragma unroll
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < PCB_CA_SLOTS; q++) {
         const unsigned k = js[q] != PCB_CA_NO_SLOT ? js[q] : 0u;
         o[q] = s.bq[k];
         p[q] = price[k];
     }
-    float c[4];
+    float c[PCB_CA_SLOTS];
 #pragma unroll
-    for (int q = 0; q < 4; q++)
+    for (int q = 0; q < PCB_CA_SLOTS; q++)
         c[q] = pcb_ca_cost(ax, ay, az, o[q].x, o[q].y, o[q].z);
 #pragma unroll
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < PCB_CA_SLOTS; q++) {
         const bool has = js[q] != PCB_CA_NO_SLOT;
         v[q] = has ? (double)c[q] + p[q] : HUGE_VAL;
         j[q] = has ? (int32_t)js[q] : INT32_MAX;
     }
-    *b = warp_merge(pcb_ca_least_of4(v, j));
+    *b = warp_merge(pcb_ca_least_of_slots(v, j));
     return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
 }
 
 /* The same at the auction's prices. */
-__device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2 row,
+__device__ __forceinline__ bool look(const float *ai, const pair_state &s, cache_row row,
                                      double bound, bool least_only, pcb_ca_best *b)
 {
     return look_at(ai, s, s.price, row, bound, least_only, b);
@@ -278,7 +303,7 @@ __device__ __forceinline__ bool look(const float *ai, const pair_state &s, uint2
  * warp), at prices `price` (the auction's, or any at or above those the
  * cache was built with); a bound below 0: never built. */
 __device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s,
-                                            const double *price, double bound, uint2 row,
+                                            const double *price, double bound, cache_row row,
                                             bool least_only, unsigned long long &checks,
                                             pcb_ca_best *b)
 {
@@ -300,13 +325,13 @@ __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
 
 /* Rebuild bidder i's cache with one warp (row l: lane l's slots) and store
  * it; returns this lane's row, the bound in *bound. */
-__device__ __forceinline__ uint2 warp_build(const float *ai, const pair_state &s, int n, int i,
+__device__ __forceinline__ cache_row warp_build(const float *ai, const pair_state &s, int n, int i,
                                             bidder_cache c, unsigned long long &scans,
                                             double *bound)
 {
     const int lane = threadIdx.x & 31;
     const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
-    const uint2 row = pack_slots(sl.j);
+    const cache_row row = pack_slots(sl.j);
     *bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
     c.slot[(size_t)i * 32 + lane] = row;
     if (lane == 0)
@@ -322,7 +347,7 @@ __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &
                                              unsigned long long &checks, pcb_ca_best *b)
 {
     double bound;
-    const uint2 row = warp_build(ai, s, n, i, c, scans, &bound);
+    const cache_row row = warp_build(ai, s, n, i, c, scans, &bound);
     checks++;
     return look(ai, s, row, bound, least_only, b);
 }
@@ -379,7 +404,7 @@ __device__ __forceinline__ void place_bid(const pair_state &s, int k, int i, pcb
 #endif
 #define PART_SETS (PCB_CA_BLOCK_SCANS_MAX > 0 ? PCB_CA_BLOCK_SCANS_MAX : 1)
 struct block_parts {
-    uint2 row[PART_SETS][PCB_CA_WARPS];
+    cache_row row[PART_SETS][PCB_CA_WARPS];
     float floor[PART_SETS][PCB_CA_WARPS];
 };
 
@@ -405,7 +430,7 @@ __device__ __forceinline__ pcb_ca_slots rebuild_slots(const float *ai, const pai
 }
 
 /* Rows vw[0..R-1] of a block rebuild, computed by one warp standing in for
- * block warps vw[]: row w holds the 4 least (v', j) of warp w's lanes'
+ * block warps vw[]: row w holds the PCB_CA_SLOTS least (v', j) of warp w's lanes'
  * slots, and its floor is the least over those lanes of the next value a
  * lane would have given (its largest kept one once all are taken). The R
  * rows' reductions are independent chains, interleaved. */
@@ -416,14 +441,14 @@ __device__ __forceinline__ void rebuild_rows(const float *ai, const pair_state &
     const int lane = threadIdx.x & 31;
     pcb_ca_slots sl[R];
     float last[R];
-    uint16_t row[R][4];
+    uint16_t row[R][PCB_CA_SLOTS];
 #pragma unroll
     for (int r = 0; r < R; r++) {
         sl[r] = rebuild_slots(ai, s, n, 32 * vw[r] + lane);
         last[r] = sl[r].v[PCB_CA_SLOTS - 1];
     }
 #pragma unroll
-    for (int q = 0; q < 4; q++) { /* each row's least (v', j) among the lanes' heads */
+    for (int q = 0; q < PCB_CA_SLOTS; q++) { /* each row's least (v', j) among the lanes' heads */
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const unsigned bits = __float_as_uint(sl[r].v[0]), /* v' >= +0: bits order as values */
@@ -432,12 +457,12 @@ __device__ __forceinline__ void rebuild_rows(const float *ai, const pair_state &
             row[r][q] = (uint16_t)(least == __float_as_uint(INFINITY) ? PCB_CA_NO_SLOT : j);
             if (bits == least && sl[r].j[0] == j) { /* the owner pops its head */
 #pragma unroll
-                for (int t = 0; t < 3; t++) {
+                for (int t = 0; t < PCB_CA_SLOTS - 1; t++) {
                     sl[r].v[t] = sl[r].v[t + 1];
                     sl[r].j[t] = sl[r].j[t + 1];
                 }
-                sl[r].v[3] = INFINITY;
-                sl[r].j[3] = (uint16_t)PCB_CA_NO_SLOT;
+                sl[r].v[PCB_CA_SLOTS - 1] = INFINITY;
+                sl[r].j[PCB_CA_SLOTS - 1] = (uint16_t)PCB_CA_NO_SLOT;
             }
         }
     }
@@ -494,7 +519,7 @@ __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state 
     if (group < misses && member == 0) {
         const int i = list[k];
         const float *ai = a + 3 * i;
-        const uint2 mine = parts.row[group][lane];
+        const cache_row mine = parts.row[group][lane];
         const double bound = pcb_ca_cache_bound(warp_min(parts.floor[group][lane]));
         c.slot[(size_t)i * 32 + lane] = mine;
         if (lane == 0)
@@ -655,13 +680,14 @@ __device__ __forceinline__ void finish_offer(const pair_state &s, int j, float4 
         atomicMin(&s.top[j], k);
 }
 
-/* Offer the unsettled objects of a cache row (this lane's 4 slots). */
-__device__ __forceinline__ void finish_through(const pair_state &s, uint2 row, float ax, float ay,
+/* Offer the unsettled objects of a cache row (this lane's slots). */
+__device__ __forceinline__ void finish_through(const pair_state &s, cache_row row, float ax, float ay,
                                                float az, double ds, double u, int sj)
 {
-    const unsigned js[4] = {row.x & 0xffffu, row.x >> 16, row.y & 0xffffu, row.y >> 16};
+    unsigned js[PCB_CA_SLOTS];
+    unpack_slots(row, js);
 #pragma unroll
-    for (int q = 0; q < 4; q++)
+    for (int q = 0; q < PCB_CA_SLOTS; q++)
         if (js[q] != PCB_CA_NO_SLOT && s.chose[js[q]] == UNSETTLED)
             finish_offer(s, js[q], s.bq[js[q]], ax, ay, az, ds, u, sj);
 }
@@ -842,7 +868,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                         const double u = owner_value(s, sj, ax, ay, az),
                                      ds = pcb_ca_finish_dist(finish_key(s, sj));
                         double bound;
-                        const uint2 row = warp_build(a + 3 * i, s, n, i, cache, scans, &bound);
+                        const cache_row row = warp_build(a + 3 * i, s, n, i, cache, scans, &bound);
                         finish_through(s, row, ax, ay, az, ds, u, sj);
                         const float again = pcb_ca_finish_rest(ds, bound, u);
                         if (lane == 0)
@@ -930,7 +956,7 @@ template <bool SHARED, bool CACHE, bool SHARED_A>
 __global__ void __launch_bounds__(THREADS, 1)
     auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
                    const double *__restrict__ bound, const double *__restrict__ floor_eps,
-                   double target, char *__restrict__ scratch, uint2 *__restrict__ cache_slot,
+                   double target, char *__restrict__ scratch, cache_row *__restrict__ cache_slot,
                    double *__restrict__ cache_bound, int32_t *__restrict__ match_out,
                    double *__restrict__ price_out, pair_stats *__restrict__ stats)
 {
@@ -1022,7 +1048,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     int i = list[0], steps = 0;
                     bool hit = true;
                     double bound = cache.bound[i];
-                    uint2 row = cache.slot[(size_t)i * 32 + lane];
+                    cache_row row = cache.slot[(size_t)i * 32 + lane];
                     while (phase_rounds + steps < round_limit) {
                         pcb_ca_best best;
                         if (!(hit = stored_look(a + 3 * i, s, s.price, bound, row, false, checks, &best)))
@@ -1320,7 +1346,7 @@ typedef struct {
     float *a, *b;
     double *bound, *floor_eps, *price;
     char *scratch; /* NULL when the state fits in shared memory */
-    uint2 *cache_slot; /* NULL when n is too large for 16-bit slots */
+    cache_row *cache_slot; /* NULL when n is too large for 16-bit slots */
     double *cache_bound;
     int32_t *match;
     pair_stats *stats, *host_stats;
@@ -1358,7 +1384,7 @@ static void pair_constants(const pcb_task *t, double *bound, double *floor_eps)
 }
 
 typedef void (*auction_kernel_fn)(int, const float *, const float *, const double *,
-                                  const double *, double, char *, uint2 *, double *, int32_t *,
+                                  const double *, double, char *, cache_row *, double *, int32_t *,
                                   double *, pair_stats *);
 
 static auction_kernel_fn kernel_for(const auction_state *s)
@@ -1396,7 +1422,7 @@ static int setup(auction_state *s)
         if (e == cudaSuccess && !s->smem)
             e = cudaMalloc((void **)&s->scratch, points * STATE_BYTES);
         if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
-            e = cudaMalloc((void **)&s->cache_slot, points * 32 * sizeof(uint2));
+            e = cudaMalloc((void **)&s->cache_slot, points * 32 * sizeof(cache_row));
         if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
             e = cudaMalloc((void **)&s->cache_bound, points * sizeof(double));
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->a, t->a, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
