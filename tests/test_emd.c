@@ -691,18 +691,18 @@ static void test_cuda_auction_rules_loss(void)
     }
 }
 
-/* The kernel's branch-free least two of four slots gives what pcb_ca_take
- * gives them one by one, in every order: ties of value (to the lower j),
- * equal least values (the second is the same value), empty slots and
- * infinite costs. */
+/* The kernel's branch-free least two of four slots (and of eight, four by
+ * four) gives what pcb_ca_take gives them one by one, in every order: ties
+ * of value (to the lower j), equal least values (the second is the same
+ * value), empty slots and infinite costs. */
 static void test_cuda_auction_least_of4(void)
 {
     uint64_t seed = 5;
     int64_t checked = 0;
     for (int trial = 0; trial < 20000; trial++) {
-        double v[4];
-        int32_t j[4];
-        for (int q = 0; q < 4; q++) {
+        double v[8];
+        int32_t j[8];
+        for (int q = 0; q < 8; q++) {
             const uint64_t r = replay_random(&seed);
             const int kind = (int)(r % 8);
             v[q] = kind == 0 ? HUGE_VAL : kind < 4 ? (double)(r >> 8 & 3) : (double)(r >> 8) * 1e-12;
@@ -720,8 +720,19 @@ static void test_cuda_auction_least_of4(void)
             CHECK(slow.w1 == fast.w1 && slow.j1 == fast.j1 && slow.w2 == fast.w2);
             checked++;
         }
+        const pcb_ca_best fast8 = pcb_ca_least_of(v, j, 8);
+        for (int o = 0; o < 2; o++) { /* forward and backward */
+            pcb_ca_best slow = pcb_ca_none();
+            for (int q = 0; q < 8; q++) {
+                const int at = o ? 7 - q : q;
+                if (j[at] != INT32_MAX)
+                    pcb_ca_take(&slow, v[at], j[at]);
+            }
+            CHECK(slow.w1 == fast8.w1 && slow.j1 == fast8.j1 && slow.w2 == fast8.w2);
+            checked++;
+        }
     }
-    printf("least of four: %lld orders checked against pcb_ca_take\n", (long long)checked);
+    printf("least of four and eight: %lld orders checked against pcb_ca_take\n", (long long)checked);
 }
 
 /* The dual ascent alone, from the prices a coarse auction ends with: the

@@ -26,8 +26,9 @@
  * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
  * (48 bytes a point); above, in a global scratch area that stays in L2. For
  * n <= SMEM_A_MAX_N A's coordinates are copied beside it (a block rebuild's
- * every thread, and every look, reads its bidder's). The caches (264 bytes
- * a point) are in global memory. */
+ * every thread, and every look, reads its bidder's), and for n <=
+ * PCB_CA_FINISH_WHOLE_MAX_N the finish's settled objects after them (32
+ * bytes a point). The caches (264 bytes a point) are in global memory. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -267,7 +268,7 @@ __device__ __forceinline__ bool look_at(const float *ai, const pair_state &s, co
     unsigned js[PCB_CA_SLOTS];
     unpack_slots(row, js);
     const float ax = ai[0], ay = ai[1], az = ai[2];
-    /* No branch but sqrtf's rare slow path, and every load first: the four
+    /* No branch but sqrtf's rare slow path, and every load first: the
      * slots' loads and costs overlap. */
     float4 o[PCB_CA_SLOTS];
     double p[PCB_CA_SLOTS], v[PCB_CA_SLOTS];
@@ -288,7 +289,7 @@ __device__ __forceinline__ bool look_at(const float *ai, const pair_state &s, co
         v[q] = has ? (double)c[q] + p[q] : HUGE_VAL;
         j[q] = has ? (int32_t)js[q] : INT32_MAX;
     }
-    *b = warp_merge(pcb_ca_least_of_slots(v, j));
+    *b = warp_merge(pcb_ca_least_of(v, j, PCB_CA_SLOTS));
     return least_only ? pcb_ca_cache_least(*b, bound) : pcb_ca_cache_hit(*b, bound);
 }
 

@@ -289,14 +289,14 @@ PCB_CA_FN void pcb_ca_slots_offer4(pcb_ca_slots *s, const float *d2, const float
     }
 }
 
-/* The least two of a lane's PCB_CA_SLOTS slots' (value, j), as
- * pcb_ca_least_of4 gives them: by fours, then the two merged (the least of
- * the two leasts; the second least is the other least or the winner's
- * second). */
-PCB_CA_FN pcb_ca_best pcb_ca_least_of_slots(const double *v, const int32_t *j)
+/* The least two of k (value, j) (k a multiple of 4: a lane's
+ * PCB_CA_SLOTS slots), as pcb_ca_take gives them: by fours
+ * (pcb_ca_least_of4), then merged (the least of the two leasts; the second
+ * least is the other least or the winner's second). */
+PCB_CA_FN pcb_ca_best pcb_ca_least_of(const double *v, const int32_t *j, int k)
 {
     pcb_ca_best r = pcb_ca_least_of4(v, j);
-    for (int h = 4; h < PCB_CA_SLOTS; h += 4) {
+    for (int h = 4; h < k; h += 4) {
         const pcb_ca_best o = pcb_ca_least_of4(v + h, j + h);
         const int o_first = pcb_ca_before(o.w1, o.j1, r.w1, r.j1);
         const double loser = o_first ? r.w1 : o.w1, second = o_first ? o.w2 : r.w2;
