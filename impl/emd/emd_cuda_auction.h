@@ -448,7 +448,9 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * cache. Measured (H100, 32 x 1024; uniform 1%, sphere surfaces 1%,
  * uniform 0.1%, sphere surfaces 0.1%): all of B 5.52, 7.97, 7.79, 9.88 ms;
  * through the caches 5.20, 8.24, 8.05, 10.68 (an earlier run). At 32 x
- * 2048 (uniform, 0.1%) the caches win: 23.3 against 27.9. */
+ * 2048 (uniform, 0.1%) the caches win: 23.3 against 27.9, and still 23.5
+ * against 24.3 once the whole-B offers read their settled objects staged
+ * in shared memory (which made n = 1024 14-16% faster). */
 #ifndef PCB_CA_FINISH_WHOLE_MAX_N
 #define PCB_CA_FINISH_WHOLE_MAX_N 1024
 #endif
