@@ -64,9 +64,9 @@ typedef struct {
     unsigned long long finish_evals; /* costs the finish evaluated */
 } pair_stats;
 
-/* A settled object of the finish as every thread's offers read it, staged
- * once by the thread that settled it: its owner's coordinates, value u and
- * dist (see finish_staged). */
+/* A settled object of the finish as its offers read it (settled_of): its
+ * owner's coordinates, value u and its dist; for finish_staged, staged
+ * once in shared memory by the thread that settled it. */
 struct __align__(16) settled_offer {
     float ax, ay, az;
     int sj;
@@ -670,27 +670,41 @@ __device__ __forceinline__ double owner_value(const pair_state &s, int sj, float
     return (double)pcb_ca_cost(ax, ay, az, q.x, q.y, q.z) + s.price[sj];
 }
 
-/* Offer object j (its coordinates and price in q) through settled sj: owner
- * at (ax, ay, az), value u, dist ds. */
-__device__ __forceinline__ void finish_offer(const pair_state &s, int j, float4 q, float ax,
-                                             float ay, float az, double ds, double u, int sj)
+/* What settled object sj offers with: its owner's (i's) coordinates,
+ * value and dist. */
+__device__ __forceinline__ settled_offer settled_of(const float *a, const pair_state &s, int sj,
+                                                   int i)
+{
+    settled_offer o;
+    o.ax = a[3 * i];
+    o.ay = a[3 * i + 1];
+    o.az = a[3 * i + 2];
+    o.sj = sj;
+    o.ds = pcb_ca_finish_dist(finish_key(s, sj));
+    o.u = owner_value(s, sj, o.ax, o.ay, o.az);
+    return o;
+}
+
+/* Offer object j (its coordinates and price in q) through settled object o. */
+__device__ __forceinline__ void finish_offer(const pair_state &s, int j, float4 q,
+                                             const settled_offer &o)
 {
     const unsigned long long k = pcb_ca_finish_offer(
-        ds, pcb_ca_cost(ax, ay, az, q.x, q.y, q.z), s.price[j], u, sj);
+        o.ds, pcb_ca_cost(o.ax, o.ay, o.az, q.x, q.y, q.z), s.price[j], o.u, o.sj);
     if (k < finish_key(s, j))
         atomicMin(&s.top[j], k);
 }
 
 /* Offer the unsettled objects of a cache row (this lane's slots). */
-__device__ __forceinline__ void finish_through(const pair_state &s, cache_row row, float ax, float ay,
-                                               float az, double ds, double u, int sj)
+__device__ __forceinline__ void finish_through(const pair_state &s, cache_row row,
+                                               const settled_offer &o)
 {
     unsigned js[PCB_CA_SLOTS];
     unpack_slots(row, js);
 #pragma unroll
     for (int q = 0; q < PCB_CA_SLOTS; q++)
         if (js[q] != PCB_CA_NO_SLOT && s.chose[js[q]] == UNSETTLED)
-            finish_offer(s, js[q], s.bq[js[q]], ax, ay, az, ds, u, sj);
+            finish_offer(s, js[q], s.bq[js[q]], o);
 }
 
 /* Offers from the settled objects sj of list[0..count-1] to every
@@ -706,32 +720,14 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
         const double pj = s.price[j];
         unsigned long long best = finish_key(s, j);
         for (int m = 0; m < count; m++) {
-            const int sj = list[m], i = s.owner[sj];
-            const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-            const double u = owner_value(s, sj, ax, ay, az);
+            const settled_offer o = settled_of(a, s, list[m], s.owner[list[m]]);
             const unsigned long long k = pcb_ca_finish_offer(
-                pcb_ca_finish_dist(finish_key(s, sj)), pcb_ca_cost(ax, ay, az, q.x, q.y, q.z), pj,
-                u, sj);
+                o.ds, pcb_ca_cost(o.ax, o.ay, o.az, q.x, q.y, q.z), pj, o.u, o.sj);
             best = k < best ? k : best;
         }
         s.top[j] = best;
         evals += count;
     }
-}
-
-/* Stage settled object sj at place m of the step's list (its owner's
- * coordinates, value and dist), for finish_staged. */
-__device__ __forceinline__ void stage_settled(const float *a, const pair_state &s, int sj, int m)
-{
-    const int i = s.owner[sj];
-    settled_offer o;
-    o.ax = a[3 * i];
-    o.ay = a[3 * i + 1];
-    o.az = a[3 * i + 2];
-    o.sj = sj;
-    o.ds = pcb_ca_finish_dist(finish_key(s, sj));
-    o.u = owner_value(s, sj, o.ax, o.ay, o.az);
-    s.stage[m] = o;
 }
 
 /* finish_whole for small B (n <= PCB_CA_FINISH_WHOLE_MAX_N: no rests),
@@ -865,13 +861,11 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     const float rest = __int_as_float(s.chose[sj]);
                     __syncwarp();
                     if (CACHE && PCB_CA_FINISH_REBUILD && !signbit(rest)) {
-                        const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-                        const double u = owner_value(s, sj, ax, ay, az),
-                                     ds = pcb_ca_finish_dist(finish_key(s, sj));
+                        const settled_offer o = settled_of(a, s, sj, i);
                         double bound;
                         const cache_row row = warp_build(a + 3 * i, s, n, i, cache, scans, &bound);
-                        finish_through(s, row, ax, ay, az, ds, u, sj);
-                        const float again = pcb_ca_finish_rest(ds, bound, u);
+                        finish_through(s, row, o);
+                        const float again = pcb_ca_finish_rest(o.ds, bound, o.u);
                         if (lane == 0)
                             evals += 1 + pcb_ca_cache_evals(n);
                         if (!((double)again <= hi)) {
@@ -901,8 +895,8 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     const int m = atomicAdd(&f.count[par], 1);
                     if (through)
                         list[m] = j;
-                    else
-                        stage_settled(a, s, j, m);
+                    else /* staged for finish_staged */
+                        s.stage[m] = settled_of(a, s, j, s.owner[j]);
                 }
             __syncthreads();
             const int count = f.count[par];
@@ -915,14 +909,12 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             }
             for (int m = warp; m < count; m += PCB_CA_WARPS) {
                 const int sj = list[m], i = s.owner[sj];
-                const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
-                const double u = owner_value(s, sj, ax, ay, az),
-                             ds = pcb_ca_finish_dist(finish_key(s, sj));
+                const settled_offer o = settled_of(a, s, sj, i);
                 const double bound = CACHE ? cache.bound[i] : -1.0;
                 if (bound >= 0)
-                    finish_through(s, cache.slot[(size_t)i * 32 + lane], ax, ay, az, ds, u, sj);
+                    finish_through(s, cache.slot[(size_t)i * 32 + lane], o);
                 if (lane == 0) {
-                    s.chose[sj] = __float_as_int(pcb_ca_finish_rest(ds, bound, u));
+                    s.chose[sj] = __float_as_int(pcb_ca_finish_rest(o.ds, bound, o.u));
                     evals += 1 + (bound >= 0 ? pcb_ca_cache_evals(n) : 0);
                 }
             }
@@ -1095,8 +1087,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 missed_bits[(rounds + 1) & 1] = 0;
                 taken[(rounds + 1) & 1] = 0;
             }
-            if (!CACHE || bidders >= PCB_CA_WARPS) {
-                /* a warp per bidder */
+            if (!CACHE || bidders >= PCB_CA_WARPS) { /* a warp per bidder */
                 for (int k = warp; k < bidders; k = take_next(&taken[rounds & 1])) {
                     const int i = list[k];
                     const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
