@@ -265,8 +265,8 @@ static void replay_finish_through(const float *a, const float *b, const double *
 }
 
 /* The finish of emd_cuda_auction.h: free bidder r's shortest augmenting
- * path, by buckets; above PCB_CA_FINISH_WHOLE_MAX_N offers go through the
- * owners' caches and rests are expanded when reached. Beside it, the keys
+ * path, by buckets; where pcb_ca_finish_through(n), offers go through
+ * the owners' caches and rests are expanded when reached. Beside it, the keys
  * that offers to all of B at settling would give: every object settled,
  * and every one the search compares, must have the same key (else
  * st->finish_wrong counts it). Costs are counted as the kernel counts

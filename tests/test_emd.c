@@ -735,6 +735,53 @@ static void test_cuda_auction_least_of4(void)
     printf("least of four and eight: %lld orders checked against pcb_ca_take\n", (long long)checked);
 }
 
+/* The finish's float offer test (pcb_ca_finish_beyond) turns away only
+ * offers that cannot take an object's key: offers built at the threshold
+ * (costs a few ulps either side), at scales from 1e-6 to 1e3, with prices
+ * and values up to a thousand times the dists, and dists of 0. */
+static double unit_random(uint64_t *seed)
+{
+    return (double)(replay_random(seed) >> 11) * 0x1p-53;
+}
+
+static void test_cuda_auction_finish_beyond(void)
+{
+    uint64_t seed = 11;
+    int64_t turned = 0, kept = 0, near = 0;
+    for (int trial = 0; trial < 400000; trial++) {
+        const uint64_t r = replay_random(&seed);
+        const double scale = pow(10.0, (double)(r % 10) - 6.0), wide = r >> 8 & 1 ? 1.0 : 1000.0;
+        const double ds = unit_random(&seed) * scale, pj = unit_random(&seed) * scale * wide,
+                     u = unit_random(&seed) * scale * (wide + 1.0);
+        const double dist = r >> 9 & 15 ? ds + unit_random(&seed) * scale : 0.0;
+        const unsigned long long best = pcb_ca_finish_key(dist, (int32_t)(r >> 16 & 1023) - 1);
+        const double db = pcb_ca_finish_dist(best);
+        const float thr = pcb_ca_finish_reach(db, pj) +
+                          pcb_ca_finish_above(u - ds, fabs(u) + fabs(ds));
+        /* a cost at the exact threshold, then moved a few ulps or far */
+        const double at = db - pj + u - ds;
+        float c = at > 0 ? (float)at : 0.0f;
+        const int ulps = (int)(r >> 20 & 63) - 32;
+        for (int k = 0; k < (ulps < 0 ? -ulps : ulps); k++)
+            c = nextafterf(c, ulps < 0 ? 0.0f : INFINITY);
+        if ((r >> 27 & 7) == 0)
+            c *= (float)(1.0 + 4.0 * unit_random(&seed));
+        float d2 = c * c;
+        d2 = (r >> 30 & 1) ? nextafterf(d2, INFINITY) : nextafterf(d2, 0.0f);
+        const unsigned long long k = pcb_ca_finish_offer(ds, sqrtf(d2), pj, u, (int32_t)(r >> 32 & 1023));
+        if (pcb_ca_finish_beyond(d2, thr)) {
+            CHECK(k > best);
+            turned++;
+            near += ulps != 0 && (r >> 27 & 7) != 0 && fabs(sqrtf(d2) - at) < 1e-5 * (fabs(at) + 1e-30);
+        } else {
+            kept++;
+        }
+    }
+    printf("finish offer test: %lld offers turned away (%lld within 1e-5 of the threshold), "
+           "%lld kept\n", (long long)turned, (long long)near, (long long)kept);
+    CHECK(turned > 10000 && kept > 10000 && near > 1000);
+}
+
 /* The dual ascent alone, from the prices a coarse auction ends with: the
  * prices it returns certify a tighter bound (the validator's double
  * recomputation), its D' is what they prove, and D' stays below the
@@ -921,4 +968,5 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
           T(test_cuda_auction_finish_check),
           T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
+          T(test_cuda_auction_finish_beyond),
           T(test_cuda_auction_cache_bound), T(test_cuda_auction))

@@ -26,9 +26,11 @@
  * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
  * (48 bytes a point); above, in a global scratch area that stays in L2. For
  * n <= SMEM_A_MAX_N A's coordinates are copied beside it (a block rebuild's
- * every thread, and every look, reads its bidder's), and for n <=
- * PCB_CA_FINISH_WHOLE_MAX_N the finish's settled objects after them (32
- * bytes a point). The caches (264 bytes a point) are in global memory. */
+ * every thread, and every look, reads its bidder's), and where the finish
+ * offers to all of B its settled objects are staged after them (32 bytes a
+ * point; with the state in global memory, GLOBAL_STAGE at a time in shared
+ * memory; see stage_capacity). The caches (264 bytes a point) are in global
+ * memory. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -50,10 +52,19 @@
  * instead of L2. */
 #define A_BYTES 12
 #define SMEM_A_MAX_N ((SMEM_LIMIT - STATIC_SMEM - 16) / (STATE_BYTES + A_BYTES))
-/* Where the finish's settled objects are staged beside A (n <=
- * PCB_CA_FINISH_WHOLE_MAX_N): 32 bytes a point (see settled_offer). */
-#define STAGE_BYTES 32
+/* Where the finish's settled objects are staged (stage_capacity): 48 bytes
+ * a point (see settled_offer). */
+#define STAGE_BYTES 48
 #define A_AREA(n) (((size_t)(n) * A_BYTES + 15) / 16 * 16)
+/* With the state in global memory the finish stages this many settled
+ * objects at a time in shared memory (a larger bucket in chunks); the rest
+ * of the 227 KB stays L1 cache for the state and the caches (4096 at a
+ * time measured no faster: lidar pairs at 32 x 16,384 3.43 s against 3.40,
+ * the cube at 32 x 8192 378 ms against 355). */
+#ifndef GLOBAL_STAGE /* tuning builds only */
+#define GLOBAL_STAGE 1024
+#endif
+static_assert(GLOBAL_STAGE * STAGE_BYTES <= SMEM_LIMIT - STATIC_SMEM, "the staging fits in shared memory");
 #define MAX_ROUNDS_PER_N 256           /* a phase that needs more is a bug */
 
 /* What the kernel reports per pair. */
@@ -65,12 +76,13 @@ typedef struct {
 } pair_stats;
 
 /* A settled object of the finish as its offers read it (settled_of): its
- * owner's coordinates, value u and its dist; for finish_staged, staged
- * once in shared memory by the thread that settled it. */
+ * owner's coordinates, value u and its dist, and its reach for the float
+ * test (pcb_ca_finish_above); for finish_staged, staged once in shared
+ * memory by the thread that settled it, the test's part first. */
 struct __align__(16) settled_offer {
-    float ax, ay, az;
-    int sj;
+    float ax, ay, az, reach;
     double ds, u;
+    int sj;
 };
 static_assert(sizeof(settled_offer) == STAGE_BYTES, "STAGE_BYTES is a settled_offer");
 static_assert((size_t)PCB_CA_FINISH_WHOLE_MAX_N * (STATE_BYTES + A_BYTES + STAGE_BYTES) + 32 <=
@@ -86,9 +98,24 @@ struct pair_state {
                                 they hold the certificate's least values */
     int *chose;              /* the object each listed bidder bid on */
     bool in_shared;          /* the state is in shared memory (n <= SMEM_MAX_N) */
-    settled_offer *stage;    /* the finish's settled objects, in shared memory
-                                beside A (n <= PCB_CA_FINISH_WHOLE_MAX_N), else NULL */
+    settled_offer *stage;    /* the finish's settled objects staged in shared
+                                memory (stage_capacity), else NULL */
+    int stage_cap;           /* how many stage holds */
 };
+
+/* How many settled objects the finish stages in shared memory at n points:
+ * where it offers to all of B, all of them beside A when they fit there,
+ * GLOBAL_STAGE at a time when the state is in global memory, else none
+ * (then each offer reads its settled object itself, finish_whole). */
+__host__ __device__ inline int stage_capacity(int n)
+{
+    if (pcb_ca_finish_at(n) == 0 || pcb_ca_finish_through(n))
+        return 0;
+    if (n > SMEM_MAX_N)
+        return GLOBAL_STAGE;
+    const size_t room = SMEM_LIMIT - STATIC_SMEM;
+    return n <= SMEM_A_MAX_N && (size_t)n * (STATE_BYTES + STAGE_BYTES) + A_AREA(n) <= room ? n : 0;
+}
 
 /* Carve n points of state out of memory (16-byte aligned; in_shared: mem
  * is the block's shared memory). */
@@ -104,6 +131,7 @@ __device__ __forceinline__ pair_state carve(char *mem, int n, bool in_shared)
     s.chose = s.owner + n;
     s.in_shared = in_shared;
     s.stage = NULL;
+    s.stage_cap = 0;
     return s;
 }
 
@@ -682,6 +710,7 @@ __device__ __forceinline__ settled_offer settled_of(const float *a, const pair_s
     o.sj = sj;
     o.ds = pcb_ca_finish_dist(finish_key(s, sj));
     o.u = owner_value(s, sj, o.ax, o.ay, o.az);
+    o.reach = pcb_ca_finish_above(o.u - o.ds, fabs(o.u) + fabs(o.ds));
     return o;
 }
 
@@ -730,15 +759,16 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
     }
 }
 
-/* finish_whole for small B (n <= PCB_CA_FINISH_WHOLE_MAX_N: no rests),
- * from the staged settled objects: every thread reads the same one at once
- * (a broadcast), so an offer is one cost and a few double operations
- * instead of four dependent loads and the owner's value again (at 32 x
- * 1024 the finish was a third of the time, mostly these offers). Each
- * thread also returns its part of the next step's reductions over the
- * unsettled objects, whose keys it alone wrote: the least dist (lo) and the
- * least (dist, j) of a free one (lof, jf). The same keys and counts as
- * finish_whole. */
+/* finish_whole from the settled objects staged in shared memory (up to
+ * stage_cap of them; more go by chunks): every thread reads the same one
+ * at once (a broadcast), so an offer is a squared distance and a float test
+ * (pcb_ca_finish_beyond), and only the few that may take the key get the
+ * cost and double sums; not four dependent loads and the owner's value
+ * again (at 32 x 1024 the finish was a third of the time, mostly these
+ * offers). Each thread also returns its part of the next step's reductions
+ * over the unsettled objects, whose keys it alone wrote: the least dist
+ * (lo) and the least (dist, j) of a free one (lof, jf). The same keys and
+ * counts as finish_whole. */
 __device__ __forceinline__ void finish_staged(const pair_state &s, int n, int count,
                                               unsigned long long &evals, double &lo,
                                               double &lof, int &jf)
@@ -751,11 +781,17 @@ __device__ __forceinline__ void finish_staged(const pair_state &s, int n, int co
         const float4 q = s.bq[j];
         const double pj = s.price[j];
         unsigned long long best = s.top[j];
+        float reach = pcb_ca_finish_reach(pcb_ca_finish_dist(best), pj);
         for (int m = 0; m < count; m++) {
-            const settled_offer o = s.stage[m];
-            const unsigned long long k = pcb_ca_finish_offer(
-                o.ds, pcb_ca_cost(o.ax, o.ay, o.az, q.x, q.y, q.z), pj, o.u, o.sj);
-            best = k < best ? k : best;
+            const settled_offer &o = s.stage[m];
+            const float d2 = pcb_ca_d2(o.ax, o.ay, o.az, q.x, q.y, q.z);
+            if (pcb_ca_finish_beyond(d2, reach + o.reach))
+                continue;
+            const unsigned long long k = pcb_ca_finish_offer(o.ds, sqrtf(d2), pj, o.u, o.sj);
+            if (k < best) {
+                best = k;
+                reach = pcb_ca_finish_reach(pcb_ca_finish_dist(best), pj);
+            }
         }
         s.top[j] = best;
         evals += count;
@@ -893,16 +929,27 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 if (s.chose[j] == UNSETTLED && pcb_ca_finish_dist(finish_key(s, j)) <= hi) {
                     s.chose[j] = __float_as_int(INFINITY);
                     const int m = atomicAdd(&f.count[par], 1);
-                    if (through)
-                        list[m] = j;
-                    else /* staged for finish_staged */
+                    if (m < s.stage_cap) /* staged for finish_staged */
                         s.stage[m] = settled_of(a, s, j, s.owner[j]);
+                    else
+                        list[m] = j;
                 }
             __syncthreads();
             const int count = f.count[par];
-            if (!through) { /* small B: to all of it at once */
-                finish_staged(s, n, count, evals, lo, lof, jf_own);
-                reduced = true;
+            if (!through) { /* to all of B at once */
+                if (s.stage) {
+                    finish_staged(s, n, min(count, s.stage_cap), evals, lo, lof, jf_own);
+                    for (int c0 = s.stage_cap; c0 < count; c0 += s.stage_cap) { /* by chunks */
+                        const int k = min(count - c0, s.stage_cap);
+                        __syncthreads(); /* the last chunk is read */
+                        for (int m = tid; m < k; m += THREADS)
+                            s.stage[m] = settled_of(a, s, list[c0 + m], s.owner[list[c0 + m]]);
+                        __syncthreads();
+                        finish_staged(s, n, k, evals, lo, lof, jf_own);
+                    }
+                    reduced = true;
+                } else
+                    finish_whole(a, s, n, list, count, evals);
                 if (tid == 0)
                     evals += count;
                 continue; /* the next step's barrier ends it */
@@ -972,8 +1019,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     int32_t *match = match_out + pair * n;
     pair_state s = SHARED ? carve(smem, n, true)
                           : carve(scratch + (size_t)pair * n * STATE_BYTES, n, false);
-    if (SHARED_A && !pcb_ca_finish_through(n))
-        s.stage = (settled_offer *)(smem + (size_t)n * STATE_BYTES + A_AREA(n));
+    s.stage_cap = stage_capacity(n); /* beside A, or alone when the state is global */
+    if (s.stage_cap)
+        s.stage = (settled_offer *)(SHARED ? smem + (size_t)n * STATE_BYTES + A_AREA(n) : smem);
     const double c = bound[pair], floor = floor_eps[pair];
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
@@ -1381,7 +1429,7 @@ typedef void (*auction_kernel_fn)(int, const float *, const float *, const doubl
 
 static auction_kernel_fn kernel_for(const auction_state *s)
 {
-    if (s->smem) /* n <= SMEM_MAX_N < PCB_CA_CACHE_MAX_N: caches */
+    if (s->task.n <= SMEM_MAX_N) /* < PCB_CA_CACHE_MAX_N: caches */
         return s->task.n <= SMEM_A_MAX_N ? auction_kernel<true, true, true>
                                          : auction_kernel<true, true, false>;
     return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true, false>
@@ -1411,7 +1459,7 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->price, points * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->match, points * sizeof(int32_t));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
-        if (e == cudaSuccess && !s->smem)
+        if (e == cudaSuccess && t->n > SMEM_MAX_N)
             e = cudaMalloc((void **)&s->scratch, points * STATE_BYTES);
         if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
             e = cudaMalloc((void **)&s->cache_slot, points * 32 * sizeof(cache_row));
@@ -1446,8 +1494,7 @@ static int auction_prepare(const pcb_task *t, void **state)
     s->smem = t->n > SMEM_MAX_N    ? 0
               : t->n > SMEM_A_MAX_N ? (size_t)t->n * STATE_BYTES
                                     : (size_t)t->n * STATE_BYTES + A_AREA(t->n);
-    if (s->smem && !pcb_ca_finish_through(t->n)) /* then n <= SMEM_A_MAX_N */
-        s->smem += (size_t)t->n * STAGE_BYTES;
+    s->smem += (size_t)stage_capacity(t->n) * STAGE_BYTES;
     rc = setup(s);
     if (rc != PCB_OK) {
         auction_release(s);

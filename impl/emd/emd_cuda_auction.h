@@ -400,8 +400,8 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  *     offers dist_s + max(0, c_ij + p_j - u_i) to the unsettled objects
  *     of i's candidate cache only; its rest, the least such offer any
  *     object outside the cache could get (the cache bound t_i for c_ij +
- *     p_j), waits (for n <= PCB_CA_FINISH_WHOLE_MAX_N, s offers to every
- *     unsettled object at once instead, and has no rest);
+ *     p_j), waits (where pcb_ca_finish_through(n) is false, s offers to
+ *     every unsettled object at once instead, and has no rest);
  *   then every settled j with dist_j < D is raised by D - dist_j (prices
  *   only rise: the caches stay valid) and the path is flipped: the free
  *   object goes to its pred's owner (r when -1), that owner's object to
@@ -423,12 +423,22 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * So finishing more than the last few bidders is slower than the rounds it
  * saves (offers through the caches at both sizes, uniform): 4 bidders 5.0
  * ms at n = 1024 and 61 ms at 4096, 8 bidders 5.3 and 63, 32 bidders 7.9
- * and 83; and at n = 8192 finishing 4 took 339 ms against 268 without. */
+ * and 83.
+ * Large B (n above 4,757, offers to all of B, 32 pairs, 0.1%): the finish
+ * makes consecutive lidar sweeps at n = 16,384 4.3 times faster (13.8 s ->
+ * 3.2 s; their phases end in bidding wars of up to 29,000 rounds, by the
+ * replay) and noisy copies 11% (786 -> 696 ms), and costs the cube 29% at
+ * n = 8192 (253 -> 326 ms) and 38% at 16,384 (0.815 -> 1.12 s), sphere
+ * surfaces 6% at 8192 (480 -> 510): a path settles 3,000-7,000 objects
+ * there. Also measured: offers through the caches (lidar 5.7 s, cube 1.17
+ * s), at most 1 or 2 bidders (lidar 5.1 / 4.5 s), buckets of 2 or 8 eps
+ * (slower everywhere: more bidders restart in the next phase), and waiting
+ * 0.25-1 n rounds before finishing (lidar 3.9-5.3 s, cube 1.08-1.23 s). */
 #ifndef PCB_CA_FINISH_AT /* tuning builds only */
 #define PCB_CA_FINISH_AT 4
 #endif
 #ifndef PCB_CA_FINISH_MAX_N
-#define PCB_CA_FINISH_MAX_N 4096
+#define PCB_CA_FINISH_MAX_N 65535
 #endif
 #ifndef PCB_CA_FINISH_WIDTH
 #define PCB_CA_FINISH_WIDTH 0.5
@@ -439,8 +449,8 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 #ifndef PCB_CA_FINISH_REBUILD
 #define PCB_CA_FINISH_REBUILD 1
 #endif
-#if PCB_CA_FINISH_MAX_N > PCB_CA_CACHE_MAX_N
-#error "the finish keys hold pred + 1 in 16 bits and offers through the caches"
+#if PCB_CA_FINISH_MAX_N > 65535
+#error "the finish keys hold pred + 1 in 16 bits"
 #endif
 
 /* Up to this n a settled object offers to all of B at once, with no rest:
@@ -454,6 +464,15 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 #ifndef PCB_CA_FINISH_WHOLE_MAX_N
 #define PCB_CA_FINISH_WHOLE_MAX_N 1024
 #endif
+/* Above this n settled objects offer to all of B again: the kernel keeps
+ * the pair's state in global memory there (above 4,757 points), so its
+ * shared memory is free to stage them. */
+#ifndef PCB_CA_FINISH_THROUGH_MAX_N
+#define PCB_CA_FINISH_THROUGH_MAX_N 4757
+#endif
+#if PCB_CA_FINISH_THROUGH_MAX_N > PCB_CA_CACHE_MAX_N
+#error "offers through the caches need the caches"
+#endif
 
 /* The most bidders a round may have for the finish to take them instead,
  * at n points (0: never). */
@@ -466,7 +485,7 @@ PCB_CA_FN int pcb_ca_finish_at(int32_t n)
  * (else to all of B at once). */
 PCB_CA_FN int pcb_ca_finish_through(int32_t n)
 {
-    return n > PCB_CA_FINISH_WHOLE_MAX_N;
+    return n > PCB_CA_FINISH_WHOLE_MAX_N && n <= PCB_CA_FINISH_THROUGH_MAX_N;
 }
 
 /* A dist and its pred as a key, and back. */
@@ -494,6 +513,33 @@ PCB_CA_FN unsigned long long pcb_ca_finish_offer(double dist_s, float c, double 
 {
     const double reduced = (double)c + price_j - u;
     return pcb_ca_finish_key(dist_s + (reduced > 0 ? reduced : 0.0), s);
+}
+
+/* The offer test in float, where a settled object offers to all of B (its
+ * outcome changes no key, only the work). An offer through s, owned with
+ * value u, to object j is at least c + p_j - (u - dist_s) (below 0 taken as
+ * 0 only raises it), so it cannot take j's key (dist_j) when c > (dist_j -
+ * p_j) + (u - dist_s) by more than the keys' and the double sums'
+ * roundings. pcb_ca_finish_above(x, mag) is a float at least x + 2^-21 mag
+ * for any |x| <= mag, whatever its roundings; the sum of two such, j's
+ * reach and s's, is at least the exact threshold + 2^-22 of the magnitudes
+ * involved (2^-36 of a key's dist is the most its low bits drop).
+ * pcb_ca_finish_beyond(d2, thr): the float cost sqrtf(d2) is at least thr,
+ * without the square root. */
+PCB_CA_FN float pcb_ca_finish_above(double x, double mag)
+{
+    return (float)x + (float)mag * 0x1p-20f;
+}
+
+/* Object j's reach (infinite when its dist is 0: no offer is turned away). */
+PCB_CA_FN float pcb_ca_finish_reach(double dist, double price)
+{
+    return dist > 0 ? pcb_ca_finish_above(dist - price, dist + fabs(price)) : INFINITY;
+}
+
+PCB_CA_FN int pcb_ca_finish_beyond(float d2, float thr)
+{
+    return thr < 0.0f || (thr > 0.0f && d2 > thr * thr * 1.000001f);
 }
 
 /* A settled object's rest, in float rounded down: at most any offer it can
