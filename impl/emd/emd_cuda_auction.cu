@@ -27,7 +27,7 @@
  * (48 bytes a point); above, in a global scratch area that stays in L2. For
  * n <= SMEM_A_MAX_N A's coordinates are copied beside it (a block rebuild's
  * every thread, and every look, reads its bidder's), and where the finish
- * offers to all of B its settled objects are staged after them (32 bytes a
+ * offers to all of B its settled objects are staged after them (48 bytes a
  * point; with the state in global memory, GLOBAL_STAGE at a time in shared
  * memory; see stage_capacity). The caches (264 bytes a point) are in global
  * memory. */
