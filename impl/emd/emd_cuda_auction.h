@@ -433,7 +433,9 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * there. Also measured: offers through the caches (lidar 5.7 s, cube 1.17
  * s), at most 1 or 2 bidders (lidar 5.1 / 4.5 s), buckets of 2 or 8 eps
  * (slower everywhere: more bidders restart in the next phase), and waiting
- * 0.25-1 n rounds before finishing (lidar 3.9-5.3 s, cube 1.08-1.23 s). */
+ * 0.25-1 n rounds before finishing (lidar 3.9-5.3 s, cube 1.08-1.23 s) or
+ * until the last bidders missed their caches 0.125-0.5 n times (0.5: lidar
+ * 3.9 s, cube 0.85 s, but not monotone; impl/emd/README.md). */
 #ifndef PCB_CA_FINISH_AT /* tuning builds only */
 #define PCB_CA_FINISH_AT 4
 #endif
