@@ -524,6 +524,12 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
     return sum;
 }
 
+/* A uniform double in [0, 1) from the replay's generator. */
+static double unit_random(uint64_t *seed)
+{
+    return (double)(replay_random(seed) >> 11) * 0x1p-53;
+}
+
 /* The cache rule alone: whatever a lane is offered (near-equal values,
  * prices far above the costs, duplicates), it keeps the least float values,
  * and every object it does not keep is, exactly, at or above the bound. */
@@ -538,9 +544,9 @@ static void test_cuda_auction_cache_bound(void)
         double exact[200];
         pcb_ca_slots s = pcb_ca_slots_empty();
         for (int j = 0; j < count; j++) {
-            const double u = (double)(replay_random(&seed) >> 11) * 0x1p-53;
+            const double u = unit_random(&seed);
             const float c = trial % 5 == 0 ? 0.5f : (float)(0.3 + 0.01 * u); /* ties, near-ties */
-            const double price = price_scale * (double)(replay_random(&seed) >> 11) * 0x1p-53;
+            const double price = price_scale * unit_random(&seed);
             d2[j] = c * c;
             pf[j] = (float)price;
             exact[j] = (double)sqrtf(d2[j]) + price;
@@ -739,11 +745,6 @@ static void test_cuda_auction_least_of4(void)
  * offers that cannot take an object's key: offers built at the threshold
  * (costs a few ulps either side), at scales from 1e-6 to 1e3, with prices
  * and values up to a thousand times the dists, and dists of 0. */
-static double unit_random(uint64_t *seed)
-{
-    return (double)(replay_random(seed) >> 11) * 0x1p-53;
-}
-
 static void test_cuda_auction_finish_beyond(void)
 {
     uint64_t seed = 11;

@@ -371,9 +371,6 @@ static int parse_samples(char *list, double *v)
     return n;
 }
 
-/* The Mann-Whitney test against scipy.stats.mannwhitneyu's values
- * (tests/stats/mwu_fixtures.tsv, made by make_mwu_fixtures.py): U, the
- * two-sided p (exact or normal as scipy chose), within 1e-9 relative. */
 /* A copied tree states its commit: PCBENCH_GIT is recorded as it is. */
 static void test_env_stated_commit(void)
 {
@@ -386,6 +383,9 @@ static void test_env_stated_commit(void)
     bench_env_free(&e);
 }
 
+/* The Mann-Whitney test against scipy.stats.mannwhitneyu's values
+ * (tests/stats/mwu_fixtures.tsv, made by make_mwu_fixtures.py): U, the
+ * two-sided p (exact or normal as scipy chose), within 1e-9 relative. */
 static void test_mann_whitney(void)
 {
     FILE *f = fopen("tests/stats/mwu_fixtures.tsv", "r");
@@ -435,6 +435,7 @@ static void test_mann_whitney(void)
     CHECK_RC(bench_mwu_test(a, 2, b, 2, 1.5, &m), PCB_EINVAL);
 }
 
-TEST_MAIN(T(test_mann_whitney), T(test_env_stated_commit), T(test_json_values), T(test_json_rejects), T(test_figure_stats),
+TEST_MAIN(T(test_mann_whitney), T(test_env_stated_commit), T(test_json_values),
+          T(test_json_rejects), T(test_figure_stats),
           T(test_noise_and_dropped), T(test_more_samples), T(test_nvml), T(test_status_names),
           T(test_store_round_trip))
