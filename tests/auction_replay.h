@@ -20,6 +20,7 @@ typedef struct {
     int64_t cache_wrong;   /* cache hits whose least two a full scan disputes */
     int64_t ascents;       /* dual ascents tried (emd_cuda_auction.h) */
     int64_t ascent_stops;  /* ... and that proved the target */
+    int64_t long_steps;    /* eps steps longer than PCB_CA_DIVISOR (pcb_ca_eps_next) */
     int64_t finishes, finish_steps, finish_evals; /* augmenting paths, their
                                                      steps and costs */
     int64_t finish_rebuilds, finish_expands; /* rests reached: caches rebuilt,
@@ -514,7 +515,9 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
                 break;
             }
         }
-        eps = pcb_ca_eps_next(eps, floor);
+        const double next = pcb_ca_eps_next(eps, floor, st->p, st->d, target);
+        st->long_steps += next < eps / PCB_CA_DIVISOR;
+        eps = next;
         for (int32_t i = 0; i < n; i++) {
             int32_t j = match[i];
             float ci = pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j], b[3 * j + 1],

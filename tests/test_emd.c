@@ -510,6 +510,7 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
         sum.bids += st.bids, sum.rounds += st.rounds, sum.phases += st.phases;
         sum.scans += st.scans, sum.checks += st.checks, sum.cache_wrong += st.cache_wrong;
         sum.ascents += st.ascents, sum.ascent_stops += st.ascent_stops;
+        sum.long_steps += st.long_steps;
         sum.finishes += st.finishes, sum.finish_steps += st.finish_steps;
         sum.finish_evals += st.finish_evals, sum.finish_expands += st.finish_expands;
         sum.finish_wrong += st.finish_wrong, sum.finish_rebuilds += st.finish_rebuilds;
@@ -695,6 +696,50 @@ static void test_cuda_auction_rules_loss(void)
         }
         instance_free(&tight);
     }
+}
+
+/* The eps step (pcb_ca_eps_next): 4 as a rule; longer, up to
+ * PCB_CA_DIVISOR_MAX, only where a phase at eps / 4 is predicted to miss the
+ * target and the longer one to reach it; never below the floor, and always
+ * 4 with --eps (target 0) or a certificate that proves nothing (d <= 0). On
+ * the replay, sphere surfaces at 1% take such a step and end certified. */
+static void test_cuda_auction_eps_step(void)
+{
+    const double target = 0.009, d = 100, quarter = 1.0 / PCB_CA_DIVISOR;
+    CHECK(pcb_ca_eps_next(1, 1e-9, d * 1.5, d, target) == quarter);  /* far: 50% */
+    CHECK(pcb_ca_eps_next(1, 1e-9, d * 1.03, d, target) == quarter); /* /4 reaches it */
+    CHECK(pcb_ca_eps_next(1, 1e-9, d * 1.1, d, 0) == quarter);       /* --eps */
+    CHECK(pcb_ca_eps_next(1, 1e-9, 5, -1, target) == quarter);       /* D <= 0 */
+    CHECK(pcb_ca_eps_next(1, 0.2, d * 1.1, d, target) == 0.2);       /* the floor */
+    double last = quarter;
+    int longer = 0;
+    for (double bound = 0.001; bound < 1; bound *= 1.01) {
+        const double e = pcb_ca_eps_next(1, 1e-9, d * (1 + bound), d, target);
+        CHECK(e <= quarter && e >= 1 / PCB_CA_DIVISOR_MAX);
+        if (PCB_CA_REACH > 0 && e < quarter) { /* the least step predicted to reach it */
+            CHECK(fabs(e * bound / 2 - PCB_CA_REACH / 2 * target) <= 1e-12);
+            CHECK(e <= last);
+            longer++;
+        }
+        last = e < quarter ? e : last;
+    }
+    CHECK(PCB_CA_REACH <= 0 || longer > 0);
+    int64_t steps = 0;
+    for (int k = 0; k < 2; k++) {
+        instance in;
+        pcb_result r;
+        pcb_report rep;
+        CHECK_RC(instance_make(&in, "sphere", "sphere", 1, 1024, 150 + k), PCB_OK);
+        in.task.opt.max_gap = 0.01;
+        replay_stats st = replay_instance(&in, 0, &r);
+        CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0.01, &rep), PCB_OK);
+        printf("cuda_auction rules, 1%%, sphere n=1024: %lld phases, %lld long eps steps: %s\n",
+               (long long)st.phases, (long long)st.long_steps, rep.detail);
+        CHECK(rep.ok && rep.bound <= 0.01);
+        steps += st.long_steps;
+        instance_free(&in);
+    }
+    CHECK(PCB_CA_REACH <= 0 || steps >= 1);
 }
 
 /* The kernel's branch-free least two of four slots (and of eight, four by
@@ -949,10 +994,10 @@ static void test_cuda_auction(void)
         /* the same scans and cache looks: the kernel's caches are the replay's */
         const int64_t evals = st.scans * n + st.checks * pcb_ca_cache_evals(n) + st.finish_evals;
         printf("cuda_auction %s/%s batch %lld n=%lld: %s; %s its CPU replay; "
-               "%lld costs evaluated (replay %lld)\n",
+               "%lld costs evaluated (replay %lld), %lld long eps steps\n",
                cases[k].a, cases[k].b, (long long)cases[k].batch, (long long)n, rep.detail,
                same ? "same as" : "DIFFERS from", (long long)counters.distance_evals,
-               (long long)evals);
+               (long long)evals, (long long)st.long_steps);
         CHECK(rep.ok);
         CHECK(same);
         CHECK(counters.distance_evals == evals && counters.bids == st.bids);
@@ -967,6 +1012,7 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
+          T(test_cuda_auction_eps_step),
           T(test_cuda_auction_finish_check),
           T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
           T(test_cuda_auction_finish_beyond),

@@ -1009,7 +1009,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ int solo_steps, solo_missed; /* see the lone bidder's chain */
     __shared__ round_parts parts;
     __shared__ int stop, ascend;
-    __shared__ double cert_p;
+    __shared__ double cert_p, cert_d;
     int ascended = 0;
     const int64_t pair = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1230,7 +1230,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 d += sum_d[w];
             }
             stats[pair].p = cert_p = p;
-            stats[pair].d = d;
+            stats[pair].d = cert_d = d;
             stop = eps <= floor || pcb_ca_proven(p, d, target);
             ascend = !stop && pcb_ca_ascent_worth(p, d, target);
         }
@@ -1247,7 +1247,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (stop)
             break;
         /* The next phase keeps the bidders still within its eps. */
-        eps = pcb_ca_eps_next(eps, floor);
+        eps = pcb_ca_eps_next(eps, floor, cert_p, cert_d, target);
         for (int i = tid; i < n; i += THREADS) {
             const int j = match[i];
             const float ci = pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], s.bq[j].x,

@@ -19,7 +19,8 @@
  * only on the round's prices and the winner only on the set of bids, so the
  * answer does not depend on thread timing.
  *
- * eps-scaling: phases from eps = C / 32 down, / PCB_CA_DIVISOR (4) each. After a
+ * eps-scaling: phases from eps = C / 32 down, / PCB_CA_DIVISOR (4) each, more
+ * where that reaches the target a phase earlier (pcb_ca_eps_next). After a
  * phase every bidder is assigned; a pass over all pairs computes
  * m_i = min_j (c_ij + p_j), the cost P and the certified lower bound
  * D = sum_i m_i - sum_j p_j (and 0: costs are >= 0). It stops when
@@ -152,9 +153,32 @@ PCB_CA_FN double pcb_ca_eps_first(double cost_bound, double floor)
     return e > floor ? e : floor;
 }
 
-PCB_CA_FN double pcb_ca_eps_next(double eps, double floor)
+/* The eps of the phase after one whose certificate (p, d) missed target:
+ * eps / PCB_CA_DIVISOR, unless that phase is predicted to miss too while a
+ * step of up to PCB_CA_DIVISOR_MAX would not. A phase's bound scales with
+ * its eps (about 4x per phase), and the dual ascent halves it, so the next
+ * phase with eps x f should end near (p - d) / d x f / 2: the step taken is
+ * the least f predicted to reach the target, with a margin (PCB_CA_REACH =
+ * 1.8 where the halving alone gives 2). A pair that would otherwise miss by
+ * a little and run one more phase (sphere surfaces at 1 %: the third phase
+ * ends at 1.0 %-1.2 % after the ascent, so a fourth ran) ends a phase
+ * earlier; far from the target the step stays 4, a larger one costing more
+ * rounds than it saves. Measured in impl/emd/README.md. */
+#ifndef PCB_CA_REACH /* tuning builds only: 0 keeps the step at PCB_CA_DIVISOR */
+#define PCB_CA_REACH 1.8
+#endif
+#ifndef PCB_CA_DIVISOR_MAX
+#define PCB_CA_DIVISOR_MAX 12.0
+#endif
+PCB_CA_FN double pcb_ca_eps_next(double eps, double floor, double p, double d, double target)
 {
-    double e = eps / PCB_CA_DIVISOR;
+    double f = 1.0 / PCB_CA_DIVISOR;
+    if (PCB_CA_REACH > 0 && target > 0 && d > 0 && p > d) {
+        const double g = PCB_CA_REACH * target * d / (p - d);
+        if (g < f && g >= 1.0 / PCB_CA_DIVISOR_MAX)
+            f = g;
+    }
+    const double e = eps * f;
     return e > floor ? e : floor;
 }
 
