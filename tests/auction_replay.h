@@ -515,7 +515,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
                 break;
             }
         }
-        const double next = pcb_ca_eps_next(eps, floor, st->p, st->d, target);
+        const double next = pcb_ca_eps_next(eps, floor, st->p, st->d, target, n);
         st->long_steps += next < eps / PCB_CA_DIVISOR;
         eps = next;
         for (int32_t i = 0; i < n; i++) {

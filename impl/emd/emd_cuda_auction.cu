@@ -1247,7 +1247,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (stop)
             break;
         /* The next phase keeps the bidders still within its eps. */
-        eps = pcb_ca_eps_next(eps, floor, cert_p, cert_d, target);
+        eps = pcb_ca_eps_next(eps, floor, cert_p, cert_d, target, n);
         for (int i = tid; i < n; i += THREADS) {
             const int j = match[i];
             const float ci = pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], s.bq[j].x,
