@@ -702,7 +702,7 @@ static void test_cuda_auction_rules_loss(void)
  * PCB_CA_DIVISOR_MAX, only where a phase at eps / 4 is predicted to miss the
  * target and the longer one to reach it; never below the floor, and always
  * 4 with --eps (target 0), a certificate that proves nothing (d <= 0) or
- * above PCB_CA_LONG_STEP_MAX_N points. On
+ * above PCB_CA_SHARED_MAX_N points. On
  * the replay, sphere surfaces at 1% take such a step and end certified. */
 static void test_cuda_auction_eps_step(void)
 {
@@ -716,9 +716,9 @@ static void test_cuda_auction_eps_step(void)
     int longer = 0;
     for (double bound = 0.001; bound < 1; bound *= 1.01) {
         const double e = pcb_ca_eps_next(1, 1e-9, d * (1 + bound), d, target, 1024);
-        /* above PCB_CA_LONG_STEP_MAX_N (state in global memory): always 4 */
+        /* above PCB_CA_SHARED_MAX_N (state in global memory): always 4 */
         CHECK(pcb_ca_eps_next(1, 1e-9, d * (1 + bound), d, target,
-                              PCB_CA_LONG_STEP_MAX_N + 1) == quarter);
+                              PCB_CA_SHARED_MAX_N + 1) == quarter);
         CHECK(e <= quarter && e >= 1 / PCB_CA_DIVISOR_MAX);
         if (PCB_CA_REACH > 0 && e < quarter) { /* the least step predicted to reach it */
             CHECK(fabs(e * bound / 2 - PCB_CA_REACH / 2 * target) <= 1e-12);

@@ -47,6 +47,8 @@
  * with 8 slots a lane). */
 #define STATIC_SMEM (PCB_CA_SLOTS == 4 ? 4096 : 8192)
 #define SMEM_MAX_N ((SMEM_LIMIT - STATIC_SMEM) / STATE_BYTES)
+static_assert(PCB_CA_SLOTS != 4 || SMEM_MAX_N == PCB_CA_SHARED_MAX_N,
+              "the rules' PCB_CA_SHARED_MAX_N is where the state leaves shared memory");
 /* Where A's coordinates fit beside the state too (12 bytes a point, rounded
  * to 16 for the block): every look and scan reads its bidder's from there
  * instead of L2. */

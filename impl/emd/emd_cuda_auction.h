@@ -170,16 +170,19 @@ PCB_CA_FN double pcb_ca_eps_first(double cost_bound, double floor)
 #ifndef PCB_CA_DIVISOR_MAX
 #define PCB_CA_DIVISOR_MAX 12.0
 #endif
-/* Only where the pair's state is in shared memory: above, a longer step
+/* The most points for which the kernel keeps a pair's state in shared
+ * memory (its SMEM_MAX_N, checked there); above, in global memory. The
+ * rules that differ by where the state is ask here. */
+#define PCB_CA_SHARED_MAX_N 4757
+/* A longer step only where the state is in shared memory: above, it
  * measured slower (lidar pairs at 32 x 16,384 3.26 -> 3.60 s, sphere
  * surfaces at 8 x 8192 443 -> 480 ms): there a phase's rounds grow faster
  * than its step, and the phase it saves costs no more than the long one. */
-#define PCB_CA_LONG_STEP_MAX_N 4757
 PCB_CA_FN double pcb_ca_eps_next(double eps, double floor, double p, double d, double target,
                                  int32_t n)
 {
     double f = 1.0 / PCB_CA_DIVISOR;
-    if (PCB_CA_REACH > 0 && n <= PCB_CA_LONG_STEP_MAX_N && target > 0 && d > 0 && p > d) {
+    if (PCB_CA_REACH > 0 && n <= PCB_CA_SHARED_MAX_N && target > 0 && d > 0 && p > d) {
         const double g = PCB_CA_REACH * target * d / (p - d);
         if (g < f && g >= 1.0 / PCB_CA_DIVISOR_MAX)
             f = g;
@@ -497,10 +500,10 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 #define PCB_CA_FINISH_WHOLE_MAX_N 1024
 #endif
 /* Above this n settled objects offer to all of B again: the kernel keeps
- * the pair's state in global memory there (above 4,757 points), so its
- * shared memory is free to stage them. */
+ * the pair's state in global memory there, so its shared memory is free to
+ * stage them. */
 #ifndef PCB_CA_FINISH_THROUGH_MAX_N
-#define PCB_CA_FINISH_THROUGH_MAX_N 4757
+#define PCB_CA_FINISH_THROUGH_MAX_N PCB_CA_SHARED_MAX_N
 #endif
 #if PCB_CA_FINISH_THROUGH_MAX_N > PCB_CA_CACHE_MAX_N
 #error "offers through the caches need the caches"
