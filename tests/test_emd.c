@@ -948,9 +948,19 @@ static void test_cuda_auction_rules_eps(void)
     }
 }
 
+/* Sets (value) or clears (NULL) an environment variable. */
+static void set_env(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
 /* Where it is built: the limits hold without a device; with one, the kernel
  * gives its replay's matching and prices bit for bit, in shared memory and
- * (n above what fits there) in global memory, batch 1 and 3. */
+ * (n above what fits there) in global memory, batch 1 to 4, a block or a
+ * team of blocks a pair. */
 static void test_cuda_auction(void)
 {
     const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
@@ -976,37 +986,51 @@ static void test_cuda_auction(void)
                  {"duplicates", "lattice", 1, 512, 0, 0}, {"equal", "uniform", 2, 100, 0, 0},
                  {"sphere", "clusters", 1, 300, 1e-4, 0}, {"uniform", "uniform", 1, 4096, 0, 0},
                  {"uniform", "sphere", 1, 4900, 0, 0},    {"sphere", "sphere", 2, 1024, 0, 0.01},
-                 {"uniform", "uniform", 3, 2048, 0, 0.05}, {"uniform", "uniform", 4, 1000, 0, 0.01}};
+                 {"uniform", "uniform", 3, 2048, 0, 0.05}, {"uniform", "uniform", 4, 1000, 0, 0.01},
+                 {"sphere", "uniform", 32, 1024, 0, 0.01}};
+    /* Blocks a pair (the team): as the batch gives them (up to 8 here), 3,
+     * and one. */
+    static const char *teams[] = {NULL, "3", "1"};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        instance gpu, cpu;
-        pcb_result rg, rc;
+        instance cpu;
+        pcb_result rc;
         const int64_t n = cases[k].n, all = cases[k].batch * n;
-        CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
         CHECK_RC(instance_make(&cpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
-        gpu.task.opt.eps = cpu.task.opt.eps = cases[k].eps;
-        gpu.task.opt.max_gap = cpu.task.opt.max_gap = cases[k].max_gap;
-        pcb_counters counters;
-        rg = (pcb_result){.index = gpu.index, .value = gpu.value, .price = gpu.price};
-        CHECK_RC(pcb_run(cuda, &gpu.task, &rg, &counters), PCB_OK);
+        cpu.task.opt.eps = cases[k].eps;
+        cpu.task.opt.max_gap = cases[k].max_gap;
         replay_stats st = replay_instance(&cpu, 0, &rc);
-        pcb_report rep;
-        CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0,
-                                  cases[k].max_gap > 0 ? cases[k].max_gap : PCB_CA_MAX_GAP, &rep),
-                 PCB_OK);
-        int same = memcmp(gpu.index, cpu.index, (size_t)all * sizeof *gpu.index) == 0 &&
-                   memcmp(gpu.price, cpu.price, (size_t)all * sizeof *gpu.price) == 0;
         /* the same scans and cache looks: the kernel's caches are the replay's */
         const int64_t evals = st.scans * n + st.checks * pcb_ca_cache_evals(n) + st.finish_evals;
-        printf("cuda_auction %s/%s batch %lld n=%lld: %s; %s its CPU replay; "
-               "%lld costs evaluated (replay %lld), %lld long eps steps\n",
-               cases[k].a, cases[k].b, (long long)cases[k].batch, (long long)n, rep.detail,
-               same ? "same as" : "DIFFERS from", (long long)counters.distance_evals,
-               (long long)evals, (long long)st.long_steps);
-        CHECK(rep.ok);
-        CHECK(same);
-        CHECK(counters.distance_evals == evals && counters.bids == st.bids);
+        for (size_t t = 0; t < sizeof teams / sizeof teams[0]; t++) {
+            instance gpu;
+            CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
+            gpu.task.opt.eps = cases[k].eps;
+            gpu.task.opt.max_gap = cases[k].max_gap;
+            pcb_counters counters;
+            pcb_result rg = {.index = gpu.index, .value = gpu.value, .price = gpu.price};
+            set_env("PCBENCH_EMD_CTAS", teams[t]);
+            CHECK_RC(pcb_run(cuda, &gpu.task, &rg, &counters), PCB_OK);
+            set_env("PCBENCH_EMD_CTAS", NULL);
+            pcb_report rep;
+            CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0,
+                                      cases[k].max_gap > 0 ? cases[k].max_gap : PCB_CA_MAX_GAP,
+                                      &rep),
+                     PCB_OK);
+            const int same =
+                memcmp(gpu.index, cpu.index, (size_t)all * sizeof *gpu.index) == 0 &&
+                memcmp(gpu.price, cpu.price, (size_t)all * sizeof *gpu.price) == 0;
+            printf("cuda_auction %s/%s batch %lld n=%lld, blocks a pair %s: %s; %s its CPU "
+                   "replay; %lld costs evaluated (replay %lld), %lld long eps steps\n",
+                   cases[k].a, cases[k].b, (long long)cases[k].batch, (long long)n,
+                   teams[t] ? teams[t] : "as the batch gives", rep.detail,
+                   same ? "same as" : "DIFFERS from", (long long)counters.distance_evals,
+                   (long long)evals, (long long)st.long_steps);
+            CHECK(rep.ok);
+            CHECK(same);
+            CHECK(counters.distance_evals == evals && counters.bids == st.bids);
+            instance_free(&gpu);
+        }
         CHECK(st.cache_wrong == 0 && st.finish_wrong == 0);
-        instance_free(&gpu);
         instance_free(&cpu);
     }
 }

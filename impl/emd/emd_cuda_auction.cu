@@ -36,9 +36,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <cooperative_groups.h>
+
 #include "cuda_util.h"
 #include "emd.h"
 #include "emd_cuda_auction.h"
+
+namespace cg = cooperative_groups;
 
 #define THREADS (PCB_CA_WARPS * 32)
 #define STATE_BYTES 48                 /* per point: see pair_state */
@@ -994,13 +998,123 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
     __syncthreads();
 }
 
+/* ---- the team: a cluster of blocks a pair --------------------------------- */
+/* Where the batch leaves SMs idle (32 pairs on a 132-SM GPU), a pair gets a
+ * cluster of up to 8 blocks (setup picks how many). Block 0, the lead, runs
+ * the auction as a lone block would; the others, its helpers, hold B's
+ * coordinates (and A's where they fit) and wait. For the work that is a
+ * look per bidder, the rounds of 32 bidders or more (a warp each) and the
+ * certificate's least values, the lead posts an order: each helper copies
+ * the lead's prices, and block r of the team takes items r, r + ctas, ...
+ * (its warps as take_next has them). A helper's bids go into its own keys
+ * (atomic max in its shared memory) and the lead pulls them into its keys
+ * before the awards: no atomic crosses blocks. A bid is the same whoever
+ * makes it, and a cache the same whoever builds it, so the answer and the
+ * counts are the lone block's. An order costs two cluster barriers (each a
+ * release and an acquire across the cluster, about a thousand cycles), so
+ * rounds of fewer bidders (a cache look each, then block rebuilds) stay the
+ * lead's. */
+enum { TEAM_END, TEAM_BIDS, TEAM_LEAST };
+struct team_order {
+    int op;      /* TEAM_... */
+    int bidders; /* TEAM_BIDS: the round's list (list[which]) */
+    int which;
+    double eps;
+};
+
+/* The next item of block `rank` in a loop over items split among ctas
+ * blocks (whole warp; warp w takes the block's item w first). */
+__device__ __forceinline__ int team_next(int *taken, int rank, int ctas)
+{
+    return rank + ctas * take_next(taken);
+}
+
+/* A helper's life: orders until the end (every thread of the block). s: its
+ * own state (B and the prices copied in, its own keys); taken: a counter of
+ * its own. */
+template <bool CACHE>
+__device__ void team_help(const float *a, pair_state s, int n, bidder_cache cache,
+                          team_order *order, int *taken, int rank, int ctas,
+                          unsigned long long &scans, unsigned long long &checks)
+{
+    cg::cluster_group cluster = cg::this_cluster();
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const team_order *lead_order = cluster.map_shared_rank(order, 0);
+    const double *lead_price = cluster.map_shared_rank(s.price, 0);
+    pair_state bids = s; /* keys here, the chosen objects in the lead's */
+    bids.chose = cluster.map_shared_rank(s.chose, 0);
+    const int *lead_list[2] = {cluster.map_shared_rank(s.list[0], 0),
+                               cluster.map_shared_rank(s.list[1], 0)};
+    double *lead_least = (double *)cluster.map_shared_rank(s.list[0], 0);
+    for (int j = tid; j < n; j += THREADS)
+        s.top[j] = 0;
+    for (;;) {
+        cluster.sync(); /* the order is out (and the lead pulled the keys) */
+        const team_order o = *lead_order;
+        if (o.op == TEAM_END)
+            break;
+        for (int j = tid; j < n; j += THREADS) {
+            const double p = lead_price[j];
+            s.price[j] = p;
+            s.bq[j].w = (float)p;
+        }
+        if (tid == 0)
+            *taken = 0;
+        __syncthreads();
+        if (o.op == TEAM_BIDS) {
+            const int *list = lead_list[o.which];
+            for (int k = rank + ctas * warp; k < o.bidders; k = team_next(taken, rank, ctas)) {
+                const int i = list[k];
+                const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
+                if (lane == 0)
+                    place_bid(bids, k, i, best, o.eps);
+            }
+        } else {
+            for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
+                const double m = bidder_best<CACHE>(a, s, n, i, true, cache, scans, checks).w1;
+                if (lane == 0)
+                    lead_least[i] = m;
+            }
+        }
+        cluster.sync(); /* the work is in */
+    }
+    cluster.sync(); /* the lead's shared memory stays until every helper read the end */
+}
+
+/* The lead: post an order (tid 0 writes it; every thread calls). */
+__device__ __forceinline__ void team_post(team_order *order, team_order o)
+{
+    if (threadIdx.x == 0)
+        *order = o;
+    cg::this_cluster().sync();
+}
+
+/* The lead, after a round's team barrier: the helpers' keys of the round's
+ * objects into its own (each taken once, then cleared there). */
+__device__ __forceinline__ void team_pull_keys(const pair_state &s, int bidders, int ctas)
+{
+    cg::cluster_group cluster = cg::this_cluster();
+    for (int k = threadIdx.x; k < bidders; k += THREADS) {
+        const int j = s.chose[k];
+        for (int h = 1; h < ctas; h++) {
+            volatile unsigned long long *t = cluster.map_shared_rank(&s.top[j], h);
+            const unsigned long long key = *t;
+            if (key) {
+                atomicMax(&s.top[j], key);
+                *t = 0;
+            }
+        }
+    }
+    __syncthreads();
+}
+
 template <bool SHARED, bool CACHE, bool SHARED_A>
 __global__ void __launch_bounds__(THREADS, 1)
     auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
                    const double *__restrict__ bound, const double *__restrict__ floor_eps,
                    double target, char *__restrict__ scratch, cache_row *__restrict__ cache_slot,
                    double *__restrict__ cache_bound, int32_t *__restrict__ match_out,
-                   double *__restrict__ price_out, pair_stats *__restrict__ stats)
+                   double *__restrict__ price_out, pair_stats *__restrict__ stats, int ctas)
 {
     extern __shared__ __align__(16) char smem[];
     __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
@@ -1012,8 +1126,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ round_parts parts;
     __shared__ int stop, ascend;
     __shared__ double cert_p, cert_d;
+    __shared__ team_order order; /* the lead's to its helpers */
     int ascended = 0;
-    const int64_t pair = blockIdx.x;
+    const bool team = SHARED && CACHE && ctas > 1; /* the host asks only then */
+    const int64_t pair = team ? blockIdx.x / ctas : blockIdx.x;
+    const bool helper = team && blockIdx.x % ctas != 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const float *b = xyz2 + pair * n * 3;
     float *a_copy = (float *)(smem + (size_t)n * STATE_BYTES); /* SHARED_A: A beside the state */
@@ -1031,6 +1148,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     unsigned long long scans = 0, checks = 0, finish_evals = 0;
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
+        if (helper)
+            return; /* nothing to help with: no order comes */
         for (int i = tid; i < n; i += THREADS) {
             match[i] = i;
             price_out[pair * n + i] = 0;
@@ -1042,6 +1161,18 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (SHARED_A)
         for (int k = tid; k < 3 * n; k += THREADS)
             a_copy[k] = xyz1[pair * n * 3 + k];
+    if (helper) {
+        for (int j = tid; j < n; j += THREADS)
+            s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
+        __syncthreads();
+        team_help<CACHE>(a, s, n, cache, &order, &taken[0], (int)(blockIdx.x % ctas), ctas,
+                         scans, checks);
+        if (lane == 0) {
+            atomicAdd(&stats[pair].scans, scans);
+            atomicAdd(&stats[pair].checks, checks);
+        }
+        return;
+    }
     for (int j = tid; j < n; j += THREADS) {
         s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         s.price[j] = 0;
@@ -1138,13 +1269,21 @@ __global__ void __launch_bounds__(THREADS, 1)
                 taken[(rounds + 1) & 1] = 0;
             }
             if (!CACHE || bidders >= PCB_CA_WARPS) { /* a warp per bidder */
-                for (int k = warp; k < bidders; k = take_next(&taken[rounds & 1])) {
+                const int split = team ? ctas : 1; /* the helpers take their share */
+                if (team)
+                    team_post(&order, team_order{TEAM_BIDS, bidders, cur, eps});
+                for (int k = split * warp; k < bidders; k = team_next(&taken[rounds & 1], 0, split)) {
                     const int i = list[k];
                     const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
                     if (lane == 0)
                         place_bid(s, k, i, best, eps);
                 }
-                __syncthreads();
+                if (team) {
+                    cg::this_cluster().sync(); /* the helpers' bids are in */
+                    team_pull_keys(s, bidders, ctas);
+                } else {
+                    __syncthreads();
+                }
             } else { /* few: caches first, then the misses */
                 bool missed = false;
                 pcb_ca_best best;
@@ -1205,14 +1344,21 @@ __global__ void __launch_bounds__(THREADS, 1)
             match[s.owner[j]] = j;
         if (tid == 0)
             cert_taken = 0;
-        __syncthreads();
+        if (team)
+            team_post(&order, team_order{TEAM_LEAST, 0, 0, 0.0});
+        else
+            __syncthreads();
         double *least = (double *)s.list[0];
-        for (int i = warp; i < n; i = take_next(&cert_taken)) {
+        const int split = team ? ctas : 1;
+        for (int i = split * warp; i < n; i = team_next(&cert_taken, 0, split)) {
             const double m = bidder_best<CACHE>(a, s, n, i, true, cache, scans, checks).w1;
             if (lane == 0)
                 least[i] = m;
         }
-        __syncthreads();
+        if (team)
+            cg::this_cluster().sync(); /* the helpers' least values are in */
+        else
+            __syncthreads();
         double my_p = 0, my_d = 0;
         for (int i = warp; i < n && lane == 0; i += PCB_CA_WARPS) {
             const int j = match[i];
@@ -1267,6 +1413,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                 s.list[0][atomicAdd(&count[0], 1)] = i;
             }
         __syncthreads();
+    }
+    if (team) { /* the helpers go */
+        team_post(&order, team_order{TEAM_END, 0, 0, 0.0});
+        cg::this_cluster().sync();
     }
     for (int j = tid; j < n && !ascended; j += THREADS) /* else the ascent's are there */
         price_out[pair * n + j] = s.price[j];
@@ -1393,6 +1543,7 @@ typedef struct {
     int32_t *match;
     pair_stats *stats, *host_stats;
     size_t smem;
+    int ctas; /* blocks a pair (the team) */
     int fetched_stats;
 } auction_state;
 
@@ -1427,7 +1578,7 @@ static void pair_constants(const pcb_task *t, double *bound, double *floor_eps)
 
 typedef void (*auction_kernel_fn)(int, const float *, const float *, const double *,
                                   const double *, double, char *, cache_row *, double *, int32_t *,
-                                  double *, pair_stats *);
+                                  double *, pair_stats *, int);
 
 static auction_kernel_fn kernel_for(const auction_state *s)
 {
@@ -1436,6 +1587,60 @@ static auction_kernel_fn kernel_for(const auction_state *s)
                                          : auction_kernel<true, true, false>;
     return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true, false>
                                            : auction_kernel<false, false, false>;
+}
+
+/* A variable's value from the environment when it holds an integer in [lo,
+ * hi], else fallback (tuning and tests). */
+static int env_int(const char *name, int lo, int hi, int fallback)
+{
+    const char *v = getenv(name);
+    char *end;
+    const long x = v ? strtol(v, &end, 10) : 0;
+    return v && *v && !*end && x >= lo && x <= hi ? (int)x : fallback;
+}
+
+/* The launch of the auction over `pairs` pairs, ctas blocks each (cluster:
+ * the attribute that says so, which cfg points to). */
+static cudaLaunchConfig_t auction_launch(const auction_state *s, unsigned pairs, int ctas,
+                                         cudaStream_t stream, cudaLaunchAttribute *cluster)
+{
+    cluster->id = cudaLaunchAttributeClusterDimension;
+    cluster->val.clusterDim.x = (unsigned)ctas;
+    cluster->val.clusterDim.y = cluster->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(pairs * (unsigned)ctas);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = s->smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = ctas > 1;
+    return cfg;
+}
+
+/* Blocks a pair (the team, team_help): where the pair's state is in shared
+ * memory, the most, up to 8, whose clusters the GPU holds at once for the
+ * whole batch; 1 elsewhere. PCBENCH_EMD_CTAS (1 to 8; tuning and tests)
+ * forces it where the GPU can run such clusters at all. */
+static int choose_ctas(const auction_state *s)
+{
+    const pcb_task *t = &s->task;
+    if (t->n > SMEM_MAX_N)
+        return 1;
+    const int forced = env_int("PCBENCH_EMD_CTAS", 1, 8, 0);
+    for (int c = forced ? forced : 8; c > 1; c--) {
+        cudaLaunchAttribute cluster;
+        const cudaLaunchConfig_t cfg = auction_launch(s, 1, c, s->ctx.stream, &cluster);
+        int fit = 0;
+        if (cudaOccupancyMaxActiveClusters(&fit, kernel_for(s), &cfg) != cudaSuccess) {
+            (void)cudaGetLastError(); /* clusters this GPU cannot run */
+            fit = 0;
+        }
+        if (fit >= t->batch || (forced && fit > 0))
+            return c;
+        if (forced)
+            break;
+    }
+    return 1;
 }
 
 static int setup(auction_state *s)
@@ -1475,6 +1680,7 @@ static int setup(auction_state *s)
             e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
         rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
                               : pcb_cuda_fail(e, "emd cuda_auction: setup", __FILE__, __LINE__);
+        s->ctas = rc == PCB_OK ? choose_ctas(s) : 1;
     }
     free(host); /* the copies were synchronized (or failed) */
     return rc;
@@ -1516,9 +1722,13 @@ static double stop_target(const pcb_task *t)
 static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double *price)
 {
     const pcb_task *t = &s->task;
-    kernel_for(s)<<<(unsigned)t->batch, THREADS, s->smem, stream>>>(
-        (int)t->n, s->a, s->b, s->bound, s->floor_eps, stop_target(t), s->scratch,
-        s->cache_slot, s->cache_bound, match, price, s->stats);
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t cfg = auction_launch(s, (unsigned)t->batch, s->ctas, stream, &cluster);
+    PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_for(s), (int)t->n, (const float *)s->a,
+                                    (const float *)s->b, (const double *)s->bound,
+                                    (const double *)s->floor_eps, stop_target(t), s->scratch,
+                                    s->cache_slot, s->cache_bound, match, price, s->stats,
+                                    s->ctas));
     PCB_CUDA_LAUNCHED("auction_kernel");
     return PCB_OK;
 }
