@@ -569,11 +569,72 @@ __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state 
     }
 }
 
-/* q_j = max_i (u_i - c_ij), u_i in s.top as double bits: a thread per
- * object, K at once, every thread on the same row i at a time (its
- * coordinates and u_i are broadcast reads). */
+/* ---- the team: a cluster of blocks a pair --------------------------------- */
+/* Where the batch leaves SMs idle (32 pairs on a 132-SM GPU), a pair gets a
+ * cluster of up to 8 blocks (setup picks how many). Block 0, the lead, runs
+ * the auction as a lone block would; the others, its helpers, hold B's
+ * coordinates (and A's where they fit) and wait. For the work that is a
+ * look per bidder (the rounds of 32 bidders or more, a warp each; the
+ * certificate's least values; the dual ascent's two passes) and for the
+ * ascent's c-transform, the lead posts an order: each helper copies
+ * the lead's prices, and block r of the team takes items r, r + ctas, ...
+ * (its warps as take_next has them; the c-transform's rows in n / ctas
+ * ranges). A helper's bids go into its own keys (atomic max in its shared
+ * memory) and the lead pulls them into its keys before the awards, and so
+ * the ascent's demands and gaps and the transform's maxima: no atomic
+ * crosses blocks, and each result is exact whatever the split (sums of
+ * integers, minima, maxima). A bid is the same whoever
+ * makes it, and a cache the same whoever builds it, so the answer and the
+ * counts are the lone block's. An order costs two cluster barriers (each a
+ * release and an acquire across the cluster, about a thousand cycles), so
+ * rounds of fewer bidders (a cache look each, then block rebuilds) stay the
+ * lead's. */
+enum { TEAM_END, TEAM_BIDS, TEAM_LEAST, TEAM_GAPS, TEAM_ROWS, TEAM_TRANSFORM };
+struct team_order {
+    int op;      /* TEAM_... */
+    int bidders; /* TEAM_BIDS: the round's list (list[which]) */
+    int which;
+    double eps;
+    double *q; /* the dual ascent's prices (TEAM_ROWS, TEAM_TRANSFORM) */
+};
+
+/* The next item of block `rank` in a loop over items split among ctas
+ * blocks (whole warp; warp w takes the block's item w first). */
+__device__ __forceinline__ int team_next(int *taken, int rank, int ctas)
+{
+    return rank + ctas * take_next(taken);
+}
+
+/* The lead: post an order (tid 0 writes it; every thread calls). */
+__device__ __forceinline__ void team_post(team_order *order, team_order o)
+{
+    if (threadIdx.x == 0)
+        *order = o;
+    cg::this_cluster().sync();
+}
+
+/* The lead, after a round's team barrier: the helpers' keys of the round's
+ * objects into its own (a helper clears its keys at the next order). */
+__device__ __forceinline__ void team_pull_keys(const pair_state &s, int bidders, int ctas)
+{
+    cg::cluster_group cluster = cg::this_cluster();
+    for (int k = threadIdx.x; k < bidders; k += THREADS) {
+        const int j = s.chose[k];
+        for (int h = 1; h < ctas; h++) {
+            const unsigned long long key = *cluster.map_shared_rank(&s.top[j], h);
+            if (key)
+                atomicMax(&s.top[j], key);
+        }
+    }
+    __syncthreads();
+}
+
+/* q_j = max_i (u_i - c_ij) over rows i0 <= i < i1, u_i in s.top as double
+ * bits, into out: a thread per object, K at once, every thread on the same
+ * row i at a time (its coordinates and u_i are broadcast reads). */
 template <int K>
-__device__ __forceinline__ void c_transform(const float *a, const pair_state &s, int n, double *q)
+__device__ __forceinline__ void c_transform(const float *a, const pair_state &s, int n, int i0,
+                                            int i1, double *out)
 {
     const int tid = threadIdx.x;
     for (int j0 = 0; j0 < n; j0 += K * THREADS) {
@@ -585,7 +646,7 @@ __device__ __forceinline__ void c_transform(const float *a, const pair_state &s,
             bx[k] = s.bq[j].x, by[k] = s.bq[j].y, bz[k] = s.bq[j].z;
             m[k] = -HUGE_VAL;
         }
-        for (int i = 0; i < n; i++) {
+        for (int i = i0; i < i1; i++) {
             const float ax = a[3 * i], ay = a[3 * i + 1], az = a[3 * i + 2];
             const double u = __longlong_as_double((long long)s.top[i]);
 #pragma unroll
@@ -595,41 +656,56 @@ __device__ __forceinline__ void c_transform(const float *a, const pair_state &s,
 #pragma unroll
         for (int k = 0; k < K; k++)
             if (j0 + k * THREADS + tid < n)
-                q[j0 + k * THREADS + tid] = m[k];
+                out[j0 + k * THREADS + tid] = m[k];
     }
 }
 
-/* The dual ascent of emd_cuda_auction.h (every thread calls it, after a
- * certificate that did not prove the target): improved prices into q (the
- * pair's price output), its D' returned to every thread. The auction's
- * state is left as it was: s.top and s.chose serve as scratch (the gaps and
- * demanders of step 1, then the row minima u) and top is cleared again. */
-template <bool CACHE>
-__device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder_cache c,
-                              double *q, double *sum_d, unsigned long long &scans,
-                              unsigned long long &checks)
+/* The rows block `rank` of ctas transforms (a range each). */
+__device__ __forceinline__ void team_rows(int n, int rank, int ctas, int *i0, int *i1)
 {
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    __shared__ int taken[2]; /* steps 1 and 2: see take_next */
-    for (int j = tid; j < n; j += THREADS) {
-        s.chose[j] = 0;
-        s.top[j] = ~0ull; /* the least gap's bits (gaps >= +0 order like them) */
-    }
-    if (tid == 0)
-        taken[0] = taken[1] = 0;
-    __syncthreads();
-    for (int i = warp; i < n; i = take_next(&taken[0])) { /* 1: demanders and their least gap */
+    *i0 = (int)((int64_t)n * rank / ctas);
+    *i1 = (int)((int64_t)n * (rank + 1) / ctas);
+}
+
+__device__ __forceinline__ void c_transform_rows(const float *a, const pair_state &s, int n,
+                                                 int rank, int ctas, double *out)
+{
+    int i0, i1;
+    team_rows(n, rank, ctas, &i0, &i1);
+    if (n <= THREADS)
+        c_transform<1>(a, s, n, i0, i1, out);
+    else
+        c_transform<4>(a, s, n, i0, i1, out);
+}
+
+/* The dual ascent's step 1 over block rank's share of the bidders: how
+ * many demand each object (as its least) and their least gap (second least
+ * - least), into this block's s.chose and s.top (0 and ~0 before). */
+template <bool CACHE>
+__device__ __forceinline__ void ascent_gaps(const float *a, const pair_state &s, int n,
+                                            bidder_cache c, int *taken, int rank, int ctas,
+                                            unsigned long long &scans, unsigned long long &checks)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
         const pcb_ca_best b = bidder_best<CACHE>(a, s, n, i, false, c, scans, checks);
         if (lane == 0) {
             atomicAdd(&s.chose[b.j1], 1);
             atomicMin(&s.top[b.j1], (unsigned long long)__double_as_longlong(b.w2 - b.w1));
         }
     }
-    __syncthreads();
-    for (int j = tid; j < n; j += THREADS)
-        q[j] = pcb_ca_raised(s.price[j], s.chose[j], __longlong_as_double((long long)s.top[j]));
-    __syncthreads();
-    for (int i = warp; i < n; i = take_next(&taken[1])) { /* 2: row minima at q (caches: q >= p) */
+}
+
+/* Step 2 over block rank's share: row minima at q (caches: q >= p), as
+ * double bits into u (the lead's s.top). */
+template <bool CACHE>
+__device__ __forceinline__ void ascent_rows(const float *a, const pair_state &s, int n,
+                                            bidder_cache c, const double *q,
+                                            unsigned long long *u, int *taken, int rank, int ctas,
+                                            unsigned long long &scans, unsigned long long &checks)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
         const float *ai = a + 3 * i;
         pcb_ca_best b;
         if (!(CACHE && cache_look(ai, s, q, i, true, c, checks, &b))) {
@@ -642,13 +718,71 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
             scans++;
         }
         if (lane == 0)
-            s.top[i] = (unsigned long long)__double_as_longlong(b.w1);
+            u[i] = (unsigned long long)__double_as_longlong(b.w1);
     }
-    __syncthreads();
-    if (n <= THREADS) /* 3: the c-transform */
-        c_transform<1>(a, s, n, q);
+}
+
+/* The dual ascent of emd_cuda_auction.h (every thread calls it, after a
+ * certificate that did not prove the target): improved prices into q (the
+ * pair's price output), its D' returned to every thread. The auction's
+ * state is left as it was: s.top and s.chose serve as scratch (the gaps and
+ * demanders of step 1, then the row minima u) and top is cleared again.
+ * With a team (ctas > 1, the lead calls it) the helpers take their share of
+ * each step. */
+template <bool CACHE>
+__device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder_cache c,
+                              double *q, double *sum_d, team_order *order, int ctas,
+                              unsigned long long &scans, unsigned long long &checks)
+{
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const bool team = ctas > 1;
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ int taken[2]; /* steps 1 and 2: see take_next */
+    for (int j = tid; j < n; j += THREADS) {
+        s.chose[j] = 0;
+        s.top[j] = ~0ull; /* the least gap's bits (gaps >= +0 order like them) */
+    }
+    if (tid == 0)
+        taken[0] = taken[1] = 0;
+    if (team)
+        team_post(order, team_order{TEAM_GAPS, 0, 0, 0.0, q});
     else
-        c_transform<4>(a, s, n, q);
+        __syncthreads();
+    ascent_gaps<CACHE>(a, s, n, c, &taken[0], 0, ctas, scans, checks); /* 1 */
+    if (team)
+        cluster.sync(); /* the helpers' demands and gaps are in */
+    else
+        __syncthreads();
+    for (int j = tid; j < n; j += THREADS) {
+        int demanders = s.chose[j];
+        unsigned long long gap = s.top[j];
+        for (int h = 1; h < ctas; h++) {
+            demanders += *cluster.map_shared_rank(&s.chose[j], h);
+            gap = min(gap, *cluster.map_shared_rank(&s.top[j], h));
+        }
+        q[j] = pcb_ca_raised(s.price[j], demanders, __longlong_as_double((long long)gap));
+    }
+    if (team)
+        team_post(order, team_order{TEAM_ROWS, 0, 0, 0.0, q});
+    else
+        __syncthreads();
+    ascent_rows<CACHE>(a, s, n, c, q, s.top, &taken[1], 0, ctas, scans, checks); /* 2 */
+    if (team) {
+        cluster.sync(); /* the helpers' row minima are in */
+        team_post(order, team_order{TEAM_TRANSFORM, 0, 0, 0.0, q});
+    } else {
+        __syncthreads();
+    }
+    c_transform_rows(a, s, n, 0, ctas, q); /* 3: this block's rows, the helpers' beside */
+    if (team) {
+        cluster.sync(); /* the helpers' maxima are in */
+        for (int j = tid; j < n; j += THREADS) {
+            double m = q[j];
+            for (int h = 1; h < ctas; h++)
+                m = fmax(m, ((const double *)cluster.map_shared_rank(s.list[0], h))[j]);
+            q[j] = m;
+        }
+    }
     if (tid == 0)
         scans += n; /* its n x n costs, counted as n scans */
     __syncthreads();
@@ -998,40 +1132,9 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
     __syncthreads();
 }
 
-/* ---- the team: a cluster of blocks a pair --------------------------------- */
-/* Where the batch leaves SMs idle (32 pairs on a 132-SM GPU), a pair gets a
- * cluster of up to 8 blocks (setup picks how many). Block 0, the lead, runs
- * the auction as a lone block would; the others, its helpers, hold B's
- * coordinates (and A's where they fit) and wait. For the work that is a
- * look per bidder, the rounds of 32 bidders or more (a warp each) and the
- * certificate's least values, the lead posts an order: each helper copies
- * the lead's prices, and block r of the team takes items r, r + ctas, ...
- * (its warps as take_next has them). A helper's bids go into its own keys
- * (atomic max in its shared memory) and the lead pulls them into its keys
- * before the awards: no atomic crosses blocks. A bid is the same whoever
- * makes it, and a cache the same whoever builds it, so the answer and the
- * counts are the lone block's. An order costs two cluster barriers (each a
- * release and an acquire across the cluster, about a thousand cycles), so
- * rounds of fewer bidders (a cache look each, then block rebuilds) stay the
- * lead's. */
-enum { TEAM_END, TEAM_BIDS, TEAM_LEAST };
-struct team_order {
-    int op;      /* TEAM_... */
-    int bidders; /* TEAM_BIDS: the round's list (list[which]) */
-    int which;
-    double eps;
-};
-
-/* The next item of block `rank` in a loop over items split among ctas
- * blocks (whole warp; warp w takes the block's item w first). */
-__device__ __forceinline__ int team_next(int *taken, int rank, int ctas)
-{
-    return rank + ctas * take_next(taken);
-}
-
 /* A helper's life: orders until the end (every thread of the block). s: its
- * own state (B and the prices copied in, its own keys); taken: a counter of
- * its own. */
+ * own state (B and the prices copied in; its keys, the ascent's demands and
+ * gaps, row minima and maxima); taken: a counter of its own. */
 template <bool CACHE>
 __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cache,
                           team_order *order, int *taken, int rank, int ctas,
@@ -1046,22 +1149,35 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
     const int *lead_list[2] = {cluster.map_shared_rank(s.list[0], 0),
                                cluster.map_shared_rank(s.list[1], 0)};
     double *lead_least = (double *)cluster.map_shared_rank(s.list[0], 0);
-    for (int j = tid; j < n; j += THREADS)
-        s.top[j] = 0;
+    unsigned long long *lead_top = cluster.map_shared_rank(s.top, 0);
     for (;;) {
-        cluster.sync(); /* the order is out (and the lead pulled the keys) */
+        cluster.sync(); /* the order is out (and the lead took what it needed) */
         const team_order o = *lead_order;
         if (o.op == TEAM_END)
             break;
+        int i0, i1; /* TEAM_TRANSFORM: this block's rows */
+        team_rows(n, rank, ctas, &i0, &i1);
         for (int j = tid; j < n; j += THREADS) {
             const double p = lead_price[j];
             s.price[j] = p;
             s.bq[j].w = (float)p;
+            if (o.op == TEAM_BIDS || o.op == TEAM_GAPS) /* keys from 0; gaps from ~0 */
+                s.top[j] = o.op == TEAM_BIDS ? 0ull : ~0ull;
+            if (o.op == TEAM_GAPS)
+                s.chose[j] = 0;
+            if (o.op == TEAM_TRANSFORM && j >= i0 && j < i1) /* the row minima u */
+                s.top[j] = lead_top[j];
         }
         if (tid == 0)
             *taken = 0;
         __syncthreads();
-        if (o.op == TEAM_BIDS) {
+        if (o.op == TEAM_GAPS) {
+            ascent_gaps<CACHE>(a, s, n, cache, taken, rank, ctas, scans, checks);
+        } else if (o.op == TEAM_ROWS) {
+            ascent_rows<CACHE>(a, s, n, cache, o.q, lead_top, taken, rank, ctas, scans, checks);
+        } else if (o.op == TEAM_TRANSFORM) {
+            c_transform_rows(a, s, n, rank, ctas, (double *)s.list[0]);
+        } else if (o.op == TEAM_BIDS) {
             const int *list = lead_list[o.which];
             for (int k = rank + ctas * warp; k < o.bidders; k = team_next(taken, rank, ctas)) {
                 const int i = list[k];
@@ -1079,33 +1195,6 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
         cluster.sync(); /* the work is in */
     }
     cluster.sync(); /* the lead's shared memory stays until every helper read the end */
-}
-
-/* The lead: post an order (tid 0 writes it; every thread calls). */
-__device__ __forceinline__ void team_post(team_order *order, team_order o)
-{
-    if (threadIdx.x == 0)
-        *order = o;
-    cg::this_cluster().sync();
-}
-
-/* The lead, after a round's team barrier: the helpers' keys of the round's
- * objects into its own (each taken once, then cleared there). */
-__device__ __forceinline__ void team_pull_keys(const pair_state &s, int bidders, int ctas)
-{
-    cg::cluster_group cluster = cg::this_cluster();
-    for (int k = threadIdx.x; k < bidders; k += THREADS) {
-        const int j = s.chose[k];
-        for (int h = 1; h < ctas; h++) {
-            volatile unsigned long long *t = cluster.map_shared_rank(&s.top[j], h);
-            const unsigned long long key = *t;
-            if (key) {
-                atomicMax(&s.top[j], key);
-                *t = 0;
-            }
-        }
-    }
-    __syncthreads();
 }
 
 template <bool SHARED, bool CACHE, bool SHARED_A>
@@ -1385,7 +1474,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         __syncthreads();
         if (ascend) {
             double *q = price_out + pair * n;
-            const double d = dual_ascent<CACHE>(a, s, n, cache, q, sum_d, scans, checks);
+            const double d = dual_ascent<CACHE>(a, s, n, cache, q, sum_d, &order, team ? ctas : 1,
+                                                scans, checks);
             if (pcb_ca_proven(cert_p, d, target)) { /* every thread: the same d */
                 ascended = stop = 1;
                 if (tid == 0)
