@@ -1,6 +1,8 @@
 /* emd_cuda_auction.cu - certified EMD on the GPU: an eps-scaling Jacobi
- * auction, one block of 32 warps per pair (pairs of a batch in parallel),
- * costs recomputed from the coordinates at every look (no n x n buffer). The
+ * auction, one block of 32 warps per pair (pairs of a batch in parallel;
+ * where the batch leaves SMs idle, a cluster of up to 8 blocks a pair, the
+ * team below), costs recomputed from the coordinates at every look (no
+ * n x n buffer). The
  * rules (bids, keys, phases, the certificate that stops it) are in
  * emd_cuda_auction.h; tests/auction_replay.h replays them on the CPU.
  *
@@ -1952,7 +1954,8 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .max_gap = PCB_CA_MAX_GAP,
     .gap_option = 1,
     .known_defect = NULL,
-    .summary = "eps-scaling Jacobi auction, a block per pair, costs on the fly, any n; stops "
+    .summary = "eps-scaling Jacobi auction, a block per pair (a cluster of blocks where SMs "
+               "are idle), costs on the fly, any n; stops "
                "when its prices certify 0.1% (or the task's max_gap; or at --eps); returns "
                "prices",
     .available = pcb_cuda_available,
