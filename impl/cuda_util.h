@@ -86,5 +86,39 @@ int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limi
 
 #ifdef __cplusplus
 }
+
+/* The launch of groups x ctas blocks of `threads`, as clusters of ctas
+ * blocks when ctas > 1 (cluster: the attribute that says so, which the
+ * config points to; the caller may add attributes after it). */
+static inline cudaLaunchConfig_t pcb_cuda_cluster_launch(unsigned groups, int ctas,
+                                                         unsigned threads, size_t smem,
+                                                         cudaStream_t stream,
+                                                         cudaLaunchAttribute *cluster)
+{
+    cluster->id = cudaLaunchAttributeClusterDimension;
+    cluster->val.clusterDim.x = (unsigned)ctas;
+    cluster->val.clusterDim.y = cluster->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(groups * (unsigned)ctas);
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = ctas > 1;
+    return cfg;
+}
+
+/* How many of cfg's clusters the GPU holds at once for kernel; 0 where it
+ * cannot run them at all (the error is cleared). */
+template <typename K>
+static inline int pcb_cuda_clusters_fit(K *kernel, const cudaLaunchConfig_t *cfg)
+{
+    int fit = 0;
+    if (cudaOccupancyMaxActiveClusters(&fit, kernel, cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        fit = 0;
+    }
+    return fit;
+}
 #endif
 #endif

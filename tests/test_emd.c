@@ -948,15 +948,6 @@ static void test_cuda_auction_rules_eps(void)
     }
 }
 
-/* Sets (value) or clears (NULL) an environment variable. */
-static void set_env(const char *name, const char *value)
-{
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
 /* Where it is built: the limits hold without a device; with one, the kernel
  * gives its replay's matching and prices bit for bit, in shared memory and
  * (n above what fits there) in global memory, batch 1 to 4, a block or a
@@ -1008,9 +999,10 @@ static void test_cuda_auction(void)
             gpu.task.opt.max_gap = cases[k].max_gap;
             pcb_counters counters;
             pcb_result rg = {.index = gpu.index, .value = gpu.value, .price = gpu.price};
-            set_env("PCBENCH_EMD_CTAS", teams[t]);
+            if (teams[t])
+                setenv("PCBENCH_EMD_CTAS", teams[t], 1);
             CHECK_RC(pcb_run(cuda, &gpu.task, &rg, &counters), PCB_OK);
-            set_env("PCBENCH_EMD_CTAS", NULL);
+            unsetenv("PCBENCH_EMD_CTAS");
             pcb_report rep;
             CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0,
                                       cases[k].max_gap > 0 ? cases[k].max_gap : PCB_CA_MAX_GAP,

@@ -1134,6 +1134,41 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
     __syncthreads();
 }
 
+/* A round's bids over block rank's share of its list (whole block): looks at
+ * s's prices, bids into `to` (the lead's chosen objects; this block's
+ * keys). */
+template <bool CACHE>
+__device__ __forceinline__ void team_bids(const float *a, const pair_state &s,
+                                          const pair_state &to, int n, const int *list,
+                                          int bidders, double eps, bidder_cache c, int *taken,
+                                          int rank, int ctas, unsigned long long &scans,
+                                          unsigned long long &checks)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int k = rank + ctas * warp; k < bidders; k = team_next(taken, rank, ctas)) {
+        const int i = list[k];
+        const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, c, scans, checks);
+        if (lane == 0)
+            place_bid(to, k, i, best, eps);
+    }
+}
+
+/* The certificate's least values m_i over block rank's share, into least
+ * (the lead's). */
+template <bool CACHE>
+__device__ __forceinline__ void team_least(const float *a, const pair_state &s, int n,
+                                           double *least, bidder_cache c, int *taken, int rank,
+                                           int ctas, unsigned long long &scans,
+                                           unsigned long long &checks)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
+        const double m = bidder_best<CACHE>(a, s, n, i, true, c, scans, checks).w1;
+        if (lane == 0)
+            least[i] = m;
+    }
+}
+
 /* A helper's life: orders until the end (every thread of the block). s: its
  * own state (B and the prices copied in; its keys, the ascent's demands and
  * gaps, row minima and maxima); taken: a counter of its own. */
@@ -1143,7 +1178,7 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
                           unsigned long long &scans, unsigned long long &checks)
 {
     cg::cluster_group cluster = cg::this_cluster();
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = threadIdx.x;
     const team_order *lead_order = cluster.map_shared_rank(order, 0);
     const double *lead_price = cluster.map_shared_rank(s.price, 0);
     pair_state bids = s; /* keys here, the chosen objects in the lead's */
@@ -1180,19 +1215,10 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
         } else if (o.op == TEAM_TRANSFORM) {
             c_transform_rows(a, s, n, rank, ctas, (double *)s.list[0]);
         } else if (o.op == TEAM_BIDS) {
-            const int *list = lead_list[o.which];
-            for (int k = rank + ctas * warp; k < o.bidders; k = team_next(taken, rank, ctas)) {
-                const int i = list[k];
-                const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
-                if (lane == 0)
-                    place_bid(bids, k, i, best, o.eps);
-            }
+            team_bids<CACHE>(a, s, bids, n, lead_list[o.which], o.bidders, o.eps, cache, taken,
+                             rank, ctas, scans, checks);
         } else {
-            for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
-                const double m = bidder_best<CACHE>(a, s, n, i, true, cache, scans, checks).w1;
-                if (lane == 0)
-                    lead_least[i] = m;
-            }
+            team_least<CACHE>(a, s, n, lead_least, cache, taken, rank, ctas, scans, checks);
         }
         cluster.sync(); /* the work is in */
     }
@@ -1363,12 +1389,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                 const int split = team ? ctas : 1; /* the helpers take their share */
                 if (team)
                     team_post(&order, team_order{TEAM_BIDS, bidders, cur, eps});
-                for (int k = split * warp; k < bidders; k = team_next(&taken[rounds & 1], 0, split)) {
-                    const int i = list[k];
-                    const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, cache, scans, checks);
-                    if (lane == 0)
-                        place_bid(s, k, i, best, eps);
-                }
+                team_bids<CACHE>(a, s, s, n, list, bidders, eps, cache, &taken[rounds & 1], 0, split,
+                                 scans, checks);
                 if (team) {
                     cg::this_cluster().sync(); /* the helpers' bids are in */
                     team_pull_keys(s, bidders, ctas);
@@ -1440,12 +1462,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         else
             __syncthreads();
         double *least = (double *)s.list[0];
-        const int split = team ? ctas : 1;
-        for (int i = split * warp; i < n; i = team_next(&cert_taken, 0, split)) {
-            const double m = bidder_best<CACHE>(a, s, n, i, true, cache, scans, checks).w1;
-            if (lane == 0)
-                least[i] = m;
-        }
+        team_least<CACHE>(a, s, n, least, cache, &cert_taken, 0, team ? ctas : 1, scans, checks);
         if (team)
             cg::this_cluster().sync(); /* the helpers' least values are in */
         else
@@ -1681,34 +1698,6 @@ static auction_kernel_fn kernel_for(const auction_state *s)
                                            : auction_kernel<false, false, false>;
 }
 
-/* A variable's value from the environment when it holds an integer in [lo,
- * hi], else fallback (tuning and tests). */
-static int env_int(const char *name, int lo, int hi, int fallback)
-{
-    const char *v = getenv(name);
-    char *end;
-    const long x = v ? strtol(v, &end, 10) : 0;
-    return v && *v && !*end && x >= lo && x <= hi ? (int)x : fallback;
-}
-
-/* The launch of the auction over `pairs` pairs, ctas blocks each (cluster:
- * the attribute that says so, which cfg points to). */
-static cudaLaunchConfig_t auction_launch(const auction_state *s, unsigned pairs, int ctas,
-                                         cudaStream_t stream, cudaLaunchAttribute *cluster)
-{
-    cluster->id = cudaLaunchAttributeClusterDimension;
-    cluster->val.clusterDim.x = (unsigned)ctas;
-    cluster->val.clusterDim.y = cluster->val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(pairs * (unsigned)ctas);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = s->smem;
-    cfg.stream = stream;
-    cfg.attrs = cluster;
-    cfg.numAttrs = ctas > 1;
-    return cfg;
-}
-
 /* Blocks a pair (the team, team_help): where the pair's state is in shared
  * memory, the most, up to 8, whose clusters the GPU holds at once for the
  * whole batch; 1 elsewhere. PCBENCH_EMD_CTAS (1 to 8; tuning and tests)
@@ -1718,15 +1707,13 @@ static int choose_ctas(const auction_state *s)
     const pcb_task *t = &s->task;
     if (t->n > SMEM_MAX_N)
         return 1;
-    const int forced = env_int("PCBENCH_EMD_CTAS", 1, 8, 0);
+    const char *env = getenv("PCBENCH_EMD_CTAS");
+    const int asked = env ? atoi(env) : 0, forced = asked >= 1 && asked <= 8 ? asked : 0;
     for (int c = forced ? forced : 8; c > 1; c--) {
         cudaLaunchAttribute cluster;
-        const cudaLaunchConfig_t cfg = auction_launch(s, 1, c, s->ctx.stream, &cluster);
-        int fit = 0;
-        if (cudaOccupancyMaxActiveClusters(&fit, kernel_for(s), &cfg) != cudaSuccess) {
-            (void)cudaGetLastError(); /* clusters this GPU cannot run */
-            fit = 0;
-        }
+        const cudaLaunchConfig_t cfg =
+            pcb_cuda_cluster_launch(1, c, THREADS, s->smem, s->ctx.stream, &cluster);
+        const int fit = pcb_cuda_clusters_fit(kernel_for(s), &cfg);
         if (fit >= t->batch || (forced && fit > 0))
             return c;
         if (forced)
@@ -1815,7 +1802,8 @@ static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double
 {
     const pcb_task *t = &s->task;
     cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t cfg = auction_launch(s, (unsigned)t->batch, s->ctas, stream, &cluster);
+    const cudaLaunchConfig_t cfg =
+        pcb_cuda_cluster_launch((unsigned)t->batch, s->ctas, THREADS, s->smem, stream, &cluster);
     PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_for(s), (int)t->n, (const float *)s->a,
                                     (const float *)s->b, (const double *)s->bound,
                                     (const double *)s->floor_eps, stop_target(t), s->scratch,

@@ -1511,17 +1511,8 @@ static runs_kernel_fn runs_kernel(const pruned_state *s)
 static cudaLaunchConfig_t runs_launch(const pruned_state *s, unsigned clouds,
                                       cudaLaunchAttribute *cluster)
 {
-    cluster->id = cudaLaunchAttributeClusterDimension;
-    cluster->val.clusterDim.x = (unsigned)s->args.ctas;
-    cluster->val.clusterDim.y = cluster->val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(clouds * (unsigned)s->args.ctas);
-    cfg.blockDim = dim3((unsigned)s->runs);
-    cfg.dynamicSmemBytes = s->smem;
-    cfg.stream = s->ctx.stream;
-    cfg.attrs = cluster;
-    cfg.numAttrs = s->args.ctas > 1;
-    return cfg;
+    return pcb_cuda_cluster_launch(clouds, s->args.ctas, (unsigned)s->runs, s->smem,
+                                   s->ctx.stream, cluster);
 }
 
 static int setup(pruned_state *s)
@@ -1566,11 +1557,7 @@ static int setup(pruned_state *s)
                     if (c + taker > 1) {
                         cudaLaunchAttribute cluster;
                         const cudaLaunchConfig_t cfg = runs_launch(s, 1, &cluster);
-                        if (cudaOccupancyMaxActiveClusters(&fit, runs_kernel(s), &cfg) !=
-                            cudaSuccess) {
-                            (void)cudaGetLastError(); /* clusters this GPU cannot run */
-                            fit = 0;
-                        }
+                        fit = pcb_cuda_clusters_fit(runs_kernel(s), &cfg);
                     }
                     if (fit >= t->batch || (forced && !taker && fit > 0))
                         chosen = c;
