@@ -978,7 +978,7 @@ static void test_cuda_auction(void)
                  {"sphere", "clusters", 1, 300, 1e-4, 0}, {"uniform", "uniform", 1, 4096, 0, 0},
                  {"uniform", "sphere", 1, 4900, 0, 0},    {"sphere", "sphere", 2, 1024, 0, 0.01},
                  {"uniform", "uniform", 3, 2048, 0, 0.05}, {"uniform", "uniform", 4, 1000, 0, 0.01},
-                 {"sphere", "uniform", 32, 1024, 0, 0.01}};
+                 {"sphere", "uniform", 32, 1024, 0, 0.01}, {"uniform", "uniform", 2, 4800, 0, 0.01}};
     /* Blocks a pair (the team): as the batch gives them (up to 8 here), 3,
      * and one. */
     static const char *teams[] = {NULL, "3", "1"};

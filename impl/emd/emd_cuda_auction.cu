@@ -513,6 +513,29 @@ __device__ __forceinline__ void rebuild_rows(const float *ai, const pair_state &
     }
 }
 
+/* The k-th bidder of list, its cache rebuilt (row: this lane's, floor: its
+ * floor): the cache stored, looked into, and its bid placed, by an exact
+ * scan when the cache does not prove the least two (whole warp). */
+__device__ __forceinline__ void rebuilt_bid(const float *a, const pair_state &s, int n,
+                                            const int *list, int k, cache_row row, float floor,
+                                            double eps, bidder_cache c, unsigned long long &scans,
+                                            unsigned long long &checks)
+{
+    const int i = list[k];
+    const float *ai = a + 3 * i;
+    const double bound = pcb_ca_cache_bound(warp_min(floor));
+    c.slot[(size_t)i * 32 + threadIdx.x % 32] = row;
+    if (threadIdx.x % 32 == 0)
+        c.bound[i] = bound;
+    scans++;
+    checks++;
+    pcb_ca_best b;
+    if (!look(ai, s, row, bound, false, &b))
+        b = exact_scan(ai, s, n, scans);
+    if (threadIdx.x % 32 == 0)
+        place_bid(s, k, i, b, eps);
+}
+
 /* Rebuild the caches of a round's missed bidders (mask: their places in
  * the list, at most PCB_CA_BLOCK_SCANS_MAX) by the block, all at once: each
  * gets a group of 32 / R warps (R: the misses rounded up to a power of
@@ -553,52 +576,57 @@ __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state 
         }
     }
     __syncthreads();
-    if (group < misses && member == 0) {
-        const int i = list[k];
-        const float *ai = a + 3 * i;
-        const cache_row mine = parts.row[group][lane];
-        const double bound = pcb_ca_cache_bound(warp_min(parts.floor[group][lane]));
-        c.slot[(size_t)i * 32 + lane] = mine;
-        if (lane == 0)
-            c.bound[i] = bound;
-        scans++;
-        checks++;
-        pcb_ca_best b;
-        if (!look(ai, s, mine, bound, false, &b))
-            b = exact_scan(ai, s, n, scans);
-        if (lane == 0)
-            place_bid(s, k, i, b, eps);
-    }
+    if (group < misses && member == 0)
+        rebuilt_bid(a, s, n, list, k, parts.row[group][lane], parts.floor[group][lane], eps, c,
+                    scans, checks);
 }
 
 /* ---- the team: a cluster of blocks a pair --------------------------------- */
 /* Where the batch leaves SMs idle (32 pairs on a 132-SM GPU), a pair gets a
  * cluster of up to 8 blocks (setup picks how many). Block 0, the lead, runs
- * the auction as a lone block would; the others, its helpers, hold B's
- * coordinates (and A's where they fit) and wait. For the work that is a
- * look per bidder (the rounds of 32 bidders or more, a warp each; the
- * certificate's least values; the dual ascent's two passes) and for the
- * ascent's c-transform, the lead posts an order: each helper copies
- * the lead's prices, and block r of the team takes items r, r + ctas, ...
- * (its warps as take_next has them; the c-transform's rows in n / ctas
- * ranges). A helper's bids go into its own keys (atomic max in its shared
- * memory) and the lead pulls them into its keys before the awards, and so
- * the ascent's demands and gaps and the transform's maxima: no atomic
- * crosses blocks, and each result is exact whatever the split (sums of
- * integers, minima, maxima). A bid is the same whoever
- * makes it, and a cache the same whoever builds it, so the answer and the
- * counts are the lone block's. An order costs two cluster barriers (each a
- * release and an acquire across the cluster, about a thousand cycles), so
- * rounds of fewer bidders (a cache look each, then block rebuilds) stay the
- * lead's. */
-enum { TEAM_END, TEAM_BIDS, TEAM_LEAST, TEAM_GAPS, TEAM_ROWS, TEAM_TRANSFORM };
+ * the auction as a lone block would; the others, its helpers, wait. For
+ * the work that is a look per bidder (the rounds of 32 bidders or more, a
+ * warp each; the certificate's least values; the dual ascent's two passes)
+ * and for the ascent's c-transform, the lead posts an order, and block r of
+ * the team takes items r, r + ctas, ... (its warps as take_next has them;
+ * the c-transform in n / ctas ranges).
+ *
+ * With the state in shared memory (SHARED) a helper holds B's coordinates
+ * (and A's where they fit), copies the lead's prices at each order, and
+ * bids into keys of its own (an atomic max in its shared memory); the lead
+ * pulls them into its keys before the awards, and so the ascent's demands
+ * and gaps and the transform's maxima (its rows split). No atomic crosses
+ * blocks there: an atomic on the lead's shared memory from another block
+ * is not atomic with the lead's own (on the H100 such a team gave other
+ * answers). With the state in global memory the team shares it: helpers
+ * read the prices where they are and bid by atomics on the pair's keys, all
+ * of them L2 atomics, and the transform is split by objects; the finish is
+ * the whole team's too (finish: objects split, its reductions merged).
+ *
+ * Each result is exact whatever the split (maxima, minima, sums of
+ * integers), a bid is the same whoever makes it, and a cache the same
+ * whoever builds it, so the answer and the counts are the lone block's. An
+ * order costs two cluster barriers (each a release and an acquire across
+ * the cluster, about a thousand cycles), so rounds of fewer bidders (a
+ * cache look each, then block rebuilds) stay the lead's. */
+enum { TEAM_END, TEAM_BIDS, TEAM_LEAST, TEAM_GAPS, TEAM_ROWS, TEAM_TRANSFORM, TEAM_FINISH,
+       TEAM_REBUILDS };
 struct team_order {
     int op;      /* TEAM_... */
-    int bidders; /* TEAM_BIDS: the round's list (list[which]) */
+    int bidders; /* TEAM_BIDS, TEAM_FINISH: the round's list (list[which]) */
     int which;
     double eps;
     double *q; /* the dual ascent's prices (TEAM_ROWS, TEAM_TRANSFORM) */
+    unsigned missed; /* TEAM_REBUILDS: the places in list[which] of the missed bidders */
 };
+
+/* With the state in global memory a round's block rebuilds of this many
+ * misses or more are the team's (team_rebuild_rows): a cache row's scan
+ * there is n / 1024 objects a lane, and a warp that computes two rows or
+ * more (two misses or more) takes that many times as long. */
+#ifndef TEAM_REBUILDS_FROM /* tuning builds only */
+#define TEAM_REBUILDS_FROM 2
+#endif
 
 /* The next item of block `rank` in a loop over items split among ctas
  * blocks (whole warp; warp w takes the block's item w first). */
@@ -631,20 +659,41 @@ __device__ __forceinline__ void team_pull_keys(const pair_state &s, int bidders,
     __syncthreads();
 }
 
-/* q_j = max_i (u_i - c_ij) over rows i0 <= i < i1, u_i in s.top as double
- * bits, into out: a thread per object, K at once, every thread on the same
- * row i at a time (its coordinates and u_i are broadcast reads). */
+/* Block rank's share of a round's block rebuilds (missed: the places in
+ * list of the missed bidders): of each missed bidder's 32 cache rows, the
+ * rows vw with vw % ctas == rank, a warp a row, into parts as block_rebuilds
+ * has them (the same rows: a row is what block warp vw's lanes keep). The
+ * lead then takes row vw from block vw % ctas (rebuilt_bid). */
+__device__ __forceinline__ void team_rebuild_rows(const float *a, const pair_state &s, int n,
+                                                  const int *list, unsigned missed,
+                                                  block_parts &parts, int rank, int ctas)
+{
+    const int warp = threadIdx.x >> 5, misses = __popc(missed);
+    const int rows = (PCB_CA_WARPS - 1 - rank) / ctas + 1; /* this block's rows a miss */
+    for (int t = warp; t < misses * rows; t += PCB_CA_WARPS) {
+        const int g = t / rows, vw = rank + ctas * (t % rows);
+        unsigned rest = missed;
+        for (int m = 0; m < g; m++)
+            rest &= rest - 1;
+        rebuild_rows<1>(a + 3 * list[__ffs(rest) - 1], s, n, &vw, parts, g);
+    }
+}
+
+/* q_j = max_i (u_i - c_ij) over rows i0 <= i < i1 and objects j0 <= j <
+ * j1, u_i in s.top as double bits, into out: a thread per object, K at
+ * once, every thread on the same row i at a time (its coordinates and u_i
+ * are broadcast reads). */
 template <int K>
-__device__ __forceinline__ void c_transform(const float *a, const pair_state &s, int n, int i0,
-                                            int i1, double *out)
+__device__ __forceinline__ void c_transform(const float *a, const pair_state &s, int i0, int i1,
+                                            int j0, int j1, double *out)
 {
     const int tid = threadIdx.x;
-    for (int j0 = 0; j0 < n; j0 += K * THREADS) {
+    for (int jk = j0; jk < j1; jk += K * THREADS) {
         float bx[K], by[K], bz[K];
         double m[K];
 #pragma unroll
         for (int k = 0; k < K; k++) {
-            const int j = min(j0 + k * THREADS + tid, n - 1);
+            const int j = min(jk + k * THREADS + tid, j1 - 1);
             bx[k] = s.bq[j].x, by[k] = s.bq[j].y, bz[k] = s.bq[j].z;
             m[k] = -HUGE_VAL;
         }
@@ -657,8 +706,8 @@ __device__ __forceinline__ void c_transform(const float *a, const pair_state &s,
         }
 #pragma unroll
         for (int k = 0; k < K; k++)
-            if (j0 + k * THREADS + tid < n)
-                out[j0 + k * THREADS + tid] = m[k];
+            if (jk + k * THREADS + tid < j1)
+                out[jk + k * THREADS + tid] = m[k];
     }
 }
 
@@ -669,15 +718,21 @@ __device__ __forceinline__ void team_rows(int n, int rank, int ctas, int *i0, in
     *i1 = (int)((int64_t)n * (rank + 1) / ctas);
 }
 
-__device__ __forceinline__ void c_transform_rows(const float *a, const pair_state &s, int n,
-                                                 int rank, int ctas, double *out)
+/* Block rank's share of the c-transform: with the state in shared memory
+ * its rows' maxima for every object (merged by the lead), else every row's
+ * for its objects (no merge: out is the pair's). */
+template <bool SHARED>
+__device__ __forceinline__ void c_transform_share(const float *a, const pair_state &s, int n,
+                                                  int rank, int ctas, double *out)
 {
-    int i0, i1;
-    team_rows(n, rank, ctas, &i0, &i1);
-    if (n <= THREADS)
-        c_transform<1>(a, s, n, i0, i1, out);
+    int r0, r1;
+    team_rows(n, rank, ctas, &r0, &r1);
+    const int i0 = SHARED ? r0 : 0, i1 = SHARED ? r1 : n;
+    const int j0 = SHARED ? 0 : r0, j1 = SHARED ? n : r1;
+    if (j1 - j0 <= THREADS)
+        c_transform<1>(a, s, i0, i1, j0, j1, out);
     else
-        c_transform<4>(a, s, n, i0, i1, out);
+        c_transform<4>(a, s, i0, i1, j0, j1, out);
 }
 
 /* The dual ascent's step 1 over block rank's share of the bidders: how
@@ -731,7 +786,7 @@ __device__ __forceinline__ void ascent_rows(const float *a, const pair_state &s,
  * demanders of step 1, then the row minima u) and top is cleared again.
  * With a team (ctas > 1, the lead calls it) the helpers take their share of
  * each step. */
-template <bool CACHE>
+template <bool SHARED, bool CACHE>
 __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder_cache c,
                               double *q, double *sum_d, team_order *order, int ctas,
                               unsigned long long &scans, unsigned long long &checks)
@@ -758,7 +813,7 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
     for (int j = tid; j < n; j += THREADS) {
         int demanders = s.chose[j];
         unsigned long long gap = s.top[j];
-        for (int h = 1; h < ctas; h++) {
+        for (int h = 1; SHARED && h < ctas; h++) { /* else they are in already */
             demanders += *cluster.map_shared_rank(&s.chose[j], h);
             gap = min(gap, *cluster.map_shared_rank(&s.top[j], h));
         }
@@ -775,9 +830,10 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
     } else {
         __syncthreads();
     }
-    c_transform_rows(a, s, n, 0, ctas, q); /* 3: this block's rows, the helpers' beside */
-    if (team) {
+    c_transform_share<SHARED>(a, s, n, 0, ctas, q); /* 3: this block's share */
+    if (team)
         cluster.sync(); /* the helpers' maxima are in */
+    if (team && SHARED) {
         for (int j = tid; j < n; j += THREADS) {
             double m = q[j];
             for (int h = 1; h < ctas; h++)
@@ -910,14 +966,15 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
  * offers). Each thread also returns its part of the next step's reductions
  * over the unsettled objects, whose keys it alone wrote: the least dist
  * (lo) and the least (dist, j) of a free one (lof, jf). The same keys and
- * counts as finish_whole. */
-__device__ __forceinline__ void finish_staged(const pair_state &s, int n, int count,
-                                              unsigned long long &evals, double &lo,
+ * counts as finish_whole. Objects first, first + stride, ... (a team's
+ * share; else all). */
+__device__ __forceinline__ void finish_staged(const pair_state &s, int n, int count, int first,
+                                              int stride, unsigned long long &evals, double &lo,
                                               double &lof, int &jf)
 {
     lo = lof = HUGE_VAL;
     jf = INT_MAX;
-    for (int j = threadIdx.x; j < n; j += THREADS) {
+    for (int j = first; j < n; j += stride) {
         if (s.chose[j] != UNSETTLED)
             continue;
         const float4 q = s.bq[j];
@@ -946,16 +1003,64 @@ __device__ __forceinline__ void finish_staged(const pair_state &s, int n, int co
     }
 }
 
+/* Where a team runs the finish (the state in global memory): each step's
+ * settled objects staged in global memory, n at most, and their count by
+ * step parity. */
+struct team_stage {
+    settled_offer *offers;
+    int *count;
+};
+static_assert(PCB_CA_FINISH_THROUGH_MAX_N <= SMEM_MAX_N,
+              "a team's finish (global state) offers to all of B, never through the caches");
+
+/* The least of this lane's (lo, lof, jf) of a step and the other blocks'
+ * of the team (their same lane's). */
+__device__ __forceinline__ void team_merge(finish_parts &f, int par, int rank, int ctas,
+                                           double &lo, double &lof, int &jf)
+{
+    const int lane = threadIdx.x & 31;
+    cg::cluster_group cluster = cg::this_cluster();
+    lo = f.lo[par][lane];
+    lof = f.lof[par][lane];
+    jf = f.jf[par][lane];
+    for (int h = 0; h < ctas; h++) {
+        if (h == rank)
+            continue;
+        const finish_parts *o = cluster.map_shared_rank(&f, h);
+        const double olo = o->lo[par][lane], olof = o->lof[par][lane];
+        const int ojf = o->jf[par][lane];
+        lo = olo < lo ? olo : lo;
+        if (olof < lof || (olof == lof && ojf < jf)) {
+            lof = olof;
+            jf = ojf;
+        }
+    }
+}
+
 /* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
  * augmenting path, in increasing index order (whole block); `other` is the
- * other round list. */
+ * other round list. With a team (ctas > 1, the state in global memory;
+ * every block of it calls this, rank its place) each block takes objects
+ * rank x THREADS + tid, then ctas x THREADS further on, settled objects
+ * are staged in ts, and a step's reductions are merged across the team
+ * (team_merge): every block takes the same steps. */
 template <bool CACHE>
 __device__ __forceinline__ void finish(const float *a, const pair_state &s, int n, int *list,
                                        int *other, int bidders, double eps, bidder_cache cache,
-                                       finish_parts &f, unsigned long long &scans,
-                                       unsigned long long &evals)
+                                       finish_parts &f, team_stage ts, int rank, int ctas,
+                                       unsigned long long &scans, unsigned long long &evals)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const bool team = ctas > 1;
+    const int first = rank * THREADS + tid, stride = ctas * THREADS; /* this block's objects */
+    const bool counts = rank == 0 && tid == 0; /* who counts the step's evaluations */
+    cg::cluster_group cluster = cg::this_cluster();
+    auto sync_team = [&]() {
+        if (team)
+            cluster.sync();
+        else
+            __syncthreads();
+    };
     if (tid < bidders) { /* rank: the order does not depend on the list's */
         const int r = list[tid];
         int rank = 0;
@@ -965,19 +1070,21 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
     }
     if (tid == 0)
         f.count[0] = f.count[1] = f.wide[0] = f.wide[1] = 0;
-    __syncthreads();
+    if (team && counts)
+        ts.count[0] = ts.count[1] = 0;
+    sync_team();
     const double w = PCB_CA_FINISH_WIDTH * eps;
     const bool through = pcb_ca_finish_through(n);
     int par = 1;
     for (int k = 0; k < bidders; k++) {
         const int r = f.rows[k];
         const float rx = a[3 * r], ry = a[3 * r + 1], rz = a[3 * r + 2];
-        for (int j = tid; j < n; j += THREADS) {
+        for (int j = first; j < n; j += stride) {
             const float4 q = s.bq[j];
             s.top[j] = pcb_ca_finish_key((double)pcb_ca_cost(rx, ry, rz, q.x, q.y, q.z) + s.price[j], -1);
             s.chose[j] = UNSETTLED;
         }
-        if (tid == 0)
+        if (counts)
             evals += n;
         double top;
         int jf;
@@ -991,7 +1098,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 lo = lof = HUGE_VAL;
                 jf_own = INT_MAX;
             }
-            for (int j = tid; j < n && !reduced; j += THREADS) {
+            for (int j = first; j < n && !reduced; j += stride) {
                 const int c = s.chose[j];
                 if (c != UNSETTLED) {
                     pending = min(pending, (unsigned)c & 0x7fffffffu);
@@ -1015,13 +1122,18 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 f.jf[par][warp] = jf_own;
                 f.pending[par][warp] = pending;
             }
-            __syncthreads();
+            sync_team();
             if (tid == 0)
                 f.count[par ^ 1] = f.wide[par ^ 1] = 0;
-            lo = warp_min_value(f.lo[par][lane]);
-            lof = warp_min_value(f.lof[par][lane]);
-            jf = (int)__reduce_min_sync(0xffffffffu,
-                                        f.lof[par][lane] == lof ? (unsigned)f.jf[par][lane] : INT_MAX);
+            if (team && counts)
+                ts.count[par ^ 1] = 0; /* read before this barrier (last step's) */
+            double lo_lane = f.lo[par][lane], lof_lane = f.lof[par][lane];
+            int jf_lane = f.jf[par][lane];
+            if (team)
+                team_merge(f, par, rank, ctas, lo_lane, lof_lane, jf_lane);
+            lo = warp_min_value(lo_lane);
+            lof = warp_min_value(lof_lane);
+            jf = (int)__reduce_min_sync(0xffffffffu, lof_lane == lof ? (unsigned)jf_lane : INT_MAX);
             const double hi = lo + w;
             if (through && (double)__uint_as_float(__reduce_min_sync(0xffffffffu, f.pending[par][lane])) <= hi) {
                 /* rests reached: the owner's cache rebuilt and offered
@@ -1067,27 +1179,48 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 top = lof;
                 break;
             }
-            for (int j = tid; j < n; j += THREADS) /* the bucket */
+            for (int j = first; j < n; j += stride) /* the bucket */
                 if (s.chose[j] == UNSETTLED && pcb_ca_finish_dist(finish_key(s, j)) <= hi) {
                     s.chose[j] = __float_as_int(INFINITY);
+                    if (team) {
+                        ts.offers[atomicAdd(&ts.count[par], 1)] = settled_of(a, s, j, s.owner[j]);
+                        continue;
+                    }
                     const int m = atomicAdd(&f.count[par], 1);
                     if (m < s.stage_cap) /* staged for finish_staged */
                         s.stage[m] = settled_of(a, s, j, s.owner[j]);
                     else
                         list[m] = j;
                 }
-            __syncthreads();
-            const int count = f.count[par];
+            sync_team();
+            const int count = team ? *(volatile int *)&ts.count[par] : f.count[par];
+            if (team) { /* every block: all of them, by chunks, to its objects */
+                for (int c0 = 0; c0 == 0 || c0 < count; c0 += s.stage_cap) {
+                    const int k = min(count - c0, s.stage_cap);
+                    const float4 *from = (const float4 *)(ts.offers + c0);
+                    const int words = k * (int)(sizeof(settled_offer) / sizeof(float4));
+                    __syncthreads(); /* the last chunk is read */
+                    for (int m = tid; m < words; m += THREADS)
+                        ((float4 *)s.stage)[m] = __ldcg(from + m); /* L2: other SMs wrote it */
+                    __syncthreads();
+                    finish_staged(s, n, k, first, stride, evals, lo, lof, jf_own);
+                }
+                reduced = true;
+                if (counts)
+                    evals += count;
+                continue; /* the next step's barrier ends it */
+            }
             if (!through) { /* to all of B at once */
                 if (s.stage) {
-                    finish_staged(s, n, min(count, s.stage_cap), evals, lo, lof, jf_own);
+                    finish_staged(s, n, min(count, s.stage_cap), tid, THREADS, evals, lo, lof,
+                                  jf_own);
                     for (int c0 = s.stage_cap; c0 < count; c0 += s.stage_cap) { /* by chunks */
                         const int k = min(count - c0, s.stage_cap);
                         __syncthreads(); /* the last chunk is read */
                         for (int m = tid; m < k; m += THREADS)
                             s.stage[m] = settled_of(a, s, list[c0 + m], s.owner[list[c0 + m]]);
                         __syncthreads();
-                        finish_staged(s, n, k, evals, lo, lof, jf_own);
+                        finish_staged(s, n, k, tid, THREADS, evals, lo, lof, jf_own);
                     }
                     reduced = true;
                 } else
@@ -1109,7 +1242,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             }
             __syncthreads();
         }
-        for (int j = tid; j < n; j += THREADS)
+        for (int j = first; j < n; j += stride)
             if (s.chose[j] != UNSETTLED) {
                 const double d = pcb_ca_finish_dist(finish_key(s, j));
                 if (d < top) {
@@ -1119,7 +1252,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             }
         __syncthreads();
-        if (tid == 0)
+        if (counts) /* the lead's thread 0 */
             for (int j = jf;;) { /* flip the path */
                 const int sj = pcb_ca_finish_pred(finish_key(s, j));
                 s.owner[j] = sj < 0 ? r : s.owner[sj];
@@ -1127,11 +1260,11 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     break;
                 j = sj;
             }
-        __syncthreads();
+        sync_team();
     }
-    for (int j = tid; j < n; j += THREADS)
+    for (int j = first; j < n; j += stride)
         s.top[j] = 0;
-    __syncthreads();
+    sync_team();
 }
 
 /* A round's bids over block rank's share of its list (whole block): looks at
@@ -1169,24 +1302,30 @@ __device__ __forceinline__ void team_least(const float *a, const pair_state &s, 
     }
 }
 
-/* A helper's life: orders until the end (every thread of the block). s: its
- * own state (B and the prices copied in; its keys, the ascent's demands and
- * gaps, row minima and maxima); taken: a counter of its own. */
-template <bool CACHE>
+/* A helper's life: orders until the end (every thread of the block). s:
+ * with SHARED its own state (B and the prices copied in; its keys, the
+ * ascent's demands and gaps, row minima and maxima), else the pair's;
+ * taken: a counter of its own; parts: its block rebuilds' and finish's
+ * (global state); ts: the finish's. */
+template <bool SHARED, bool CACHE>
 __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cache,
-                          team_order *order, int *taken, int rank, int ctas,
-                          unsigned long long &scans, unsigned long long &checks)
+                          team_order *order, int *taken, round_parts &parts, team_stage ts,
+                          int rank, int ctas, unsigned long long &scans,
+                          unsigned long long &checks, unsigned long long &evals)
 {
     cg::cluster_group cluster = cg::this_cluster();
     const int tid = threadIdx.x;
     const team_order *lead_order = cluster.map_shared_rank(order, 0);
-    const double *lead_price = cluster.map_shared_rank(s.price, 0);
+    pair_state lead = s; /* the lead's state as this block reaches it */
+    if (SHARED) {
+        lead.price = cluster.map_shared_rank(s.price, 0);
+        lead.top = cluster.map_shared_rank(s.top, 0);
+        lead.chose = cluster.map_shared_rank(s.chose, 0);
+        lead.list[0] = cluster.map_shared_rank(s.list[0], 0);
+        lead.list[1] = cluster.map_shared_rank(s.list[1], 0);
+    }
     pair_state bids = s; /* keys here, the chosen objects in the lead's */
-    bids.chose = cluster.map_shared_rank(s.chose, 0);
-    const int *lead_list[2] = {cluster.map_shared_rank(s.list[0], 0),
-                               cluster.map_shared_rank(s.list[1], 0)};
-    double *lead_least = (double *)cluster.map_shared_rank(s.list[0], 0);
-    unsigned long long *lead_top = cluster.map_shared_rank(s.top, 0);
+    bids.chose = lead.chose;
     for (;;) {
         cluster.sync(); /* the order is out (and the lead took what it needed) */
         const team_order o = *lead_order;
@@ -1194,8 +1333,8 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
             break;
         int i0, i1; /* TEAM_TRANSFORM: this block's rows */
         team_rows(n, rank, ctas, &i0, &i1);
-        for (int j = tid; j < n; j += THREADS) {
-            const double p = lead_price[j];
+        for (int j = tid; SHARED && j < n; j += THREADS) {
+            const double p = lead.price[j];
             s.price[j] = p;
             s.bq[j].w = (float)p;
             if (o.op == TEAM_BIDS || o.op == TEAM_GAPS) /* keys from 0; gaps from ~0 */
@@ -1203,7 +1342,7 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
             if (o.op == TEAM_GAPS)
                 s.chose[j] = 0;
             if (o.op == TEAM_TRANSFORM && j >= i0 && j < i1) /* the row minima u */
-                s.top[j] = lead_top[j];
+                s.top[j] = lead.top[j];
         }
         if (tid == 0)
             *taken = 0;
@@ -1211,14 +1350,20 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
         if (o.op == TEAM_GAPS) {
             ascent_gaps<CACHE>(a, s, n, cache, taken, rank, ctas, scans, checks);
         } else if (o.op == TEAM_ROWS) {
-            ascent_rows<CACHE>(a, s, n, cache, o.q, lead_top, taken, rank, ctas, scans, checks);
+            ascent_rows<CACHE>(a, s, n, cache, o.q, lead.top, taken, rank, ctas, scans, checks);
         } else if (o.op == TEAM_TRANSFORM) {
-            c_transform_rows(a, s, n, rank, ctas, (double *)s.list[0]);
+            c_transform_share<SHARED>(a, s, n, rank, ctas, SHARED ? (double *)s.list[0] : o.q);
         } else if (o.op == TEAM_BIDS) {
-            team_bids<CACHE>(a, s, bids, n, lead_list[o.which], o.bidders, o.eps, cache, taken,
+            team_bids<CACHE>(a, s, bids, n, lead.list[o.which], o.bidders, o.eps, cache, taken,
                              rank, ctas, scans, checks);
+        } else if (!SHARED && o.op == TEAM_FINISH) { /* the lead posts it only then */
+            finish<CACHE>(a, s, n, lead.list[o.which], lead.list[o.which ^ 1], o.bidders, o.eps,
+                          cache, parts.finish, ts, rank, ctas, scans, evals);
+        } else if (!SHARED && o.op == TEAM_REBUILDS) {
+            team_rebuild_rows(a, s, n, lead.list[o.which], o.missed, parts.rebuild, rank, ctas);
         } else {
-            team_least<CACHE>(a, s, n, lead_least, cache, taken, rank, ctas, scans, checks);
+            team_least<CACHE>(a, s, n, (double *)lead.list[0], cache, taken, rank, ctas, scans,
+                              checks);
         }
         cluster.sync(); /* the work is in */
     }
@@ -1245,8 +1390,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     __shared__ double cert_p, cert_d;
     __shared__ team_order order; /* the lead's to its helpers */
     int ascended = 0;
-    const bool team = SHARED && CACHE && ctas > 1; /* the host asks only then */
+    const bool team = CACHE && ctas > 1; /* the host asks only then */
     const int64_t pair = team ? blockIdx.x / ctas : blockIdx.x;
+    const int64_t batch = team ? gridDim.x / ctas : gridDim.x;
     const bool helper = team && blockIdx.x % ctas != 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const float *b = xyz2 + pair * n * 3;
@@ -1258,6 +1404,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     s.stage_cap = stage_capacity(n); /* beside A, or alone when the state is global */
     if (s.stage_cap)
         s.stage = (settled_offer *)(SHARED ? smem + (size_t)n * STATE_BYTES + A_AREA(n) : smem);
+    team_stage ts = {NULL, NULL}; /* a team's finish: after every pair's state (team_scratch) */
+    if (!SHARED && team) {
+        char *after = scratch + (size_t)batch * n * STATE_BYTES;
+        ts.offers = (settled_offer *)after + (size_t)pair * n;
+        ts.count = (int *)(after + (size_t)batch * n * STAGE_BYTES) + 2 * pair;
+    }
     const double c = bound[pair], floor = floor_eps[pair];
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
@@ -1278,12 +1430,14 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (SHARED_A)
         for (int k = tid; k < 3 * n; k += THREADS)
             a_copy[k] = xyz1[pair * n * 3 + k];
-    if (helper) {
-        for (int j = tid; j < n; j += THREADS)
+    if (helper) { /* B is the lead's to load where the state is global */
+        for (int j = tid; SHARED && j < n; j += THREADS)
             s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         __syncthreads();
-        team_help<CACHE>(a, s, n, cache, &order, &taken[0], (int)(blockIdx.x % ctas), ctas,
-                         scans, checks);
+        team_help<SHARED, CACHE>(a, s, n, cache, &order, &taken[0], parts, ts,
+                                 (int)(blockIdx.x % ctas), ctas, scans, checks, finish_evals);
+        if (finish_evals)
+            atomicAdd(&stats[pair].finish_evals, finish_evals);
         if (lane == 0) {
             atomicAdd(&stats[pair].scans, scans);
             atomicAdd(&stats[pair].checks, checks);
@@ -1319,8 +1473,14 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (bidders == 0)
                 break;
             if (bidders <= pcb_ca_finish_at(n)) { /* the phase's last bidders */
+                const bool teamed = team && !SHARED; /* the finish's offers need all of B */
+                if (teamed)
+                    team_post(&order, team_order{TEAM_FINISH, bidders, cur, eps});
                 finish<CACHE>(a, s, n, cur ? s.list[1] : s.list[0], cur ? s.list[0] : s.list[1],
-                              bidders, eps, cache, parts.finish, scans, finish_evals);
+                              bidders, eps, cache, parts.finish, ts, 0, teamed ? ctas : 1, scans,
+                              finish_evals);
+                if (teamed)
+                    cg::this_cluster().sync(); /* the helpers are done */
                 if (tid == 0)
                     solo_missed = 0; /* read next after the phase's barriers */
                 break;
@@ -1393,7 +1553,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                                  scans, checks);
                 if (team) {
                     cg::this_cluster().sync(); /* the helpers' bids are in */
-                    team_pull_keys(s, bidders, ctas);
+                    if (SHARED) /* else they bid into the pair's keys */
+                        team_pull_keys(s, bidders, ctas);
                 } else {
                     __syncthreads();
                 }
@@ -1414,7 +1575,21 @@ __global__ void __launch_bounds__(THREADS, 1)
                     solo_missed = 0; /* read by all before the barrier */
                 unsigned mask = missed_bits[rounds & 1];
                 if (mask) {
-                    if (__popc(mask) <= pcb_ca_block_scans(n)) {
+                    if (!SHARED && team && __popc(mask) >= TEAM_REBUILDS_FROM &&
+                        __popc(mask) <= pcb_ca_block_scans(n)) { /* the team's rows */
+                        team_post(&order, team_order{TEAM_REBUILDS, bidders, cur, eps, NULL, mask});
+                        team_rebuild_rows(a, s, n, list, mask, parts.rebuild, 0, ctas);
+                        cg::this_cluster().sync(); /* the helpers' rows are in */
+                        if (warp < __popc(mask)) { /* warp g: the g-th miss, row l from block l % ctas */
+                            unsigned rest = mask;
+                            for (int g = 0; g < warp; g++)
+                                rest &= rest - 1;
+                            const block_parts *from =
+                                cg::this_cluster().map_shared_rank(&parts.rebuild, lane % ctas);
+                            rebuilt_bid(a, s, n, list, __ffs(rest) - 1, from->row[warp][lane],
+                                        from->floor[warp][lane], eps, cache, scans, checks);
+                        }
+                    } else if (__popc(mask) <= pcb_ca_block_scans(n)) {
                         block_rebuilds(a, s, n, list, mask, eps, cache, parts.rebuild, scans, checks);
                     } else if (missed) {
                         const int i = list[warp];
@@ -1493,7 +1668,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         __syncthreads();
         if (ascend) {
             double *q = price_out + pair * n;
-            const double d = dual_ascent<CACHE>(a, s, n, cache, q, sum_d, &order, team ? ctas : 1,
+            const double d = dual_ascent<SHARED, CACHE>(a, s, n, cache, q, sum_d, &order, team ? ctas : 1,
                                                 scans, checks);
             if (pcb_ca_proven(cert_p, d, target)) { /* every thread: the same d */
                 ascended = stop = 1;
@@ -1698,14 +1873,14 @@ static auction_kernel_fn kernel_for(const auction_state *s)
                                            : auction_kernel<false, false, false>;
 }
 
-/* Blocks a pair (the team, team_help): where the pair's state is in shared
- * memory, the most, up to 8, whose clusters the GPU holds at once for the
- * whole batch; 1 elsewhere. PCBENCH_EMD_CTAS (1 to 8; tuning and tests)
- * forces it where the GPU can run such clusters at all. */
+/* Blocks a pair (the team, team_help): where bidders have caches, the most,
+ * up to 8, whose clusters the GPU holds at once for the whole batch; 1
+ * elsewhere. PCBENCH_EMD_CTAS (1 to 8; tuning and tests) forces it where
+ * the GPU can run such clusters at all. */
 static int choose_ctas(const auction_state *s)
 {
     const pcb_task *t = &s->task;
-    if (t->n > SMEM_MAX_N)
+    if (t->n > PCB_CA_CACHE_MAX_N)
         return 1;
     const char *env = getenv("PCBENCH_EMD_CTAS");
     const int asked = env ? atoi(env) : 0, forced = asked >= 1 && asked <= 8 ? asked : 0;
@@ -1720,6 +1895,13 @@ static int choose_ctas(const auction_state *s)
             break;
     }
     return 1;
+}
+
+/* Where the state is in global memory, what a team's finish needs besides
+ * (team_stage): every pair's staged offers, then their counts. */
+static size_t team_scratch(int64_t batch, int n)
+{
+    return (size_t)batch * (size_t)n * STAGE_BYTES + (size_t)batch * 2 * sizeof(int);
 }
 
 static int setup(auction_state *s)
@@ -1745,8 +1927,12 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->price, points * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->match, points * sizeof(int32_t));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
-        if (e == cudaSuccess && t->n > SMEM_MAX_N)
-            e = cudaMalloc((void **)&s->scratch, points * STATE_BYTES);
+        if (e == cudaSuccess && s->smem)
+            e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
+        s->ctas = e == cudaSuccess ? choose_ctas(s) : 1;
+        if (e == cudaSuccess && t->n > SMEM_MAX_N) /* the state; a team's finish stages too */
+            e = cudaMalloc((void **)&s->scratch,
+                           points * STATE_BYTES + (s->ctas > 1 ? team_scratch(t->batch, t->n) : 0));
         if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
             e = cudaMalloc((void **)&s->cache_slot, points * 32 * sizeof(cache_row));
         if (e == cudaSuccess && t->n <= PCB_CA_CACHE_MAX_N)
@@ -1755,11 +1941,8 @@ static int setup(auction_state *s)
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->b, t->b, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->bound, host, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->floor_eps, host + t->batch, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
-        if (e == cudaSuccess && s->smem)
-            e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
         rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
                               : pcb_cuda_fail(e, "emd cuda_auction: setup", __FILE__, __LINE__);
-        s->ctas = rc == PCB_OK ? choose_ctas(s) : 1;
     }
     free(host); /* the copies were synchronized (or failed) */
     return rc;
