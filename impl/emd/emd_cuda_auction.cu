@@ -513,6 +513,14 @@ __device__ __forceinline__ void rebuild_rows(const float *ai, const pair_state &
     }
 }
 
+/* The place of mask's g-th set bit (from 0). */
+__device__ __forceinline__ int nth_set(unsigned mask, int g)
+{
+    for (int m = 0; m < g; m++)
+        mask &= mask - 1;
+    return __ffs(mask) - 1;
+}
+
 /* The k-th bidder of list, its cache rebuilt (row: this lane's, floor: its
  * floor): the cache stored, looked into, and its bid placed, by an exact
  * scan when the cache does not prove the least two (whole warp). */
@@ -558,10 +566,7 @@ __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state 
         group = warp >> (5 - shift), member = warp & ((PCB_CA_WARPS >> shift) - 1);
     int k = -1; /* the group's bidder: the group-th missed place */
     if (group < misses) {
-        unsigned rest = mask;
-        for (int g = 0; g < group; g++)
-            rest &= rest - 1;
-        k = __ffs(rest) - 1;
+        k = nth_set(mask, group);
         const float *ai = a + 3 * list[k];
         if (shift == 0 || n > THREADS) {
             for (int r = 0; r < 1 << shift; r++) {
@@ -672,11 +677,25 @@ __device__ __forceinline__ void team_rebuild_rows(const float *a, const pair_sta
     const int rows = (PCB_CA_WARPS - 1 - rank) / ctas + 1; /* this block's rows a miss */
     for (int t = warp; t < misses * rows; t += PCB_CA_WARPS) {
         const int g = t / rows, vw = rank + ctas * (t % rows);
-        unsigned rest = missed;
-        for (int m = 0; m < g; m++)
-            rest &= rest - 1;
-        rebuild_rows<1>(a + 3 * list[__ffs(rest) - 1], s, n, &vw, parts, g);
+        rebuild_rows<1>(a + 3 * list[nth_set(missed, g)], s, n, &vw, parts, g);
     }
+}
+
+/* The lead, once the team's rows are in: warp g stores the g-th missed
+ * bidder's cache, row l from block l % ctas, and places its bid (every
+ * thread calls it; the caller's barrier ends it). */
+__device__ __forceinline__ void team_rebuilt_bids(const float *a, const pair_state &s, int n,
+                                                  const int *list, unsigned missed, double eps,
+                                                  bidder_cache c, block_parts &parts, int ctas,
+                                                  unsigned long long &scans,
+                                                  unsigned long long &checks)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (warp >= __popc(missed))
+        return;
+    const block_parts *from = cg::this_cluster().map_shared_rank(&parts, lane % ctas);
+    rebuilt_bid(a, s, n, list, nth_set(missed, warp), from->row[warp][lane],
+                from->floor[warp][lane], eps, c, scans, checks);
 }
 
 /* q_j = max_i (u_i - c_ij) over rows i0 <= i < i1 and objects j0 <= j <
@@ -1061,12 +1080,12 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
         else
             __syncthreads();
     };
-    if (tid < bidders) { /* rank: the order does not depend on the list's */
+    if (tid < bidders) { /* by index: the order does not depend on the list's */
         const int r = list[tid];
-        int rank = 0;
+        int place = 0;
         for (int m = 0; m < bidders; m++)
-            rank += list[m] < r;
-        f.rows[rank] = r;
+            place += list[m] < r;
+        f.rows[place] = r;
     }
     if (tid == 0)
         f.count[0] = f.count[1] = f.wide[0] = f.wide[1] = 0;
@@ -1580,15 +1599,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                         team_post(&order, team_order{TEAM_REBUILDS, bidders, cur, eps, NULL, mask});
                         team_rebuild_rows(a, s, n, list, mask, parts.rebuild, 0, ctas);
                         cg::this_cluster().sync(); /* the helpers' rows are in */
-                        if (warp < __popc(mask)) { /* warp g: the g-th miss, row l from block l % ctas */
-                            unsigned rest = mask;
-                            for (int g = 0; g < warp; g++)
-                                rest &= rest - 1;
-                            const block_parts *from =
-                                cg::this_cluster().map_shared_rank(&parts.rebuild, lane % ctas);
-                            rebuilt_bid(a, s, n, list, __ffs(rest) - 1, from->row[warp][lane],
-                                        from->floor[warp][lane], eps, cache, scans, checks);
-                        }
+                        team_rebuilt_bids(a, s, n, list, mask, eps, cache, parts.rebuild, ctas,
+                                          scans, checks);
                     } else if (__popc(mask) <= pcb_ca_block_scans(n)) {
                         block_rebuilds(a, s, n, list, mask, eps, cache, parts.rebuild, scans, checks);
                     } else if (missed) {
@@ -1668,8 +1680,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         __syncthreads();
         if (ascend) {
             double *q = price_out + pair * n;
-            const double d = dual_ascent<SHARED, CACHE>(a, s, n, cache, q, sum_d, &order, team ? ctas : 1,
-                                                scans, checks);
+            const double d = dual_ascent<SHARED, CACHE>(a, s, n, cache, q, sum_d, &order,
+                                                        team ? ctas : 1, scans, checks);
             if (pcb_ca_proven(cert_p, d, target)) { /* every thread: the same d */
                 ascended = stop = 1;
                 if (tid == 0)
