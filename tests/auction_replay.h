@@ -23,9 +23,6 @@ typedef struct {
     int64_t long_steps;    /* eps steps longer than PCB_CA_DIVISOR (pcb_ca_eps_next) */
     int64_t finishes, finish_steps, finish_evals; /* augmenting paths, their
                                                      steps and costs */
-    int64_t finish_rebuilds, finish_expands; /* rests reached: caches rebuilt,
-                                                offers to all of B */
-    int64_t finish_wrong;   /* keys the search used that whole-B offers dispute */
     double p, d;           /* the last certificate's sums */
 } replay_stats;
 
@@ -222,26 +219,12 @@ static double replay_ascent(const float *a, const float *b, int32_t n, const dou
     return d;
 }
 
-/* Tests only: rests multiplied by this (> 1: later than the caches allow,
- * which the check must catch). */
-static double replay_rest_scale = 1.0;
-
 /* The finish's scratch, n of each. */
 typedef struct {
-    unsigned long long *key;  /* dist and pred + 1 of each object */
-    unsigned long long *full; /* the same by offers to all of B at once (the check) */
-    float *rest; /* settled objects' rests (negated once the owner's cache was
-                    rebuilt, INFINITY: none); NAN: unsettled */
+    unsigned long long *key; /* dist and pred + 1 of each object */
+    unsigned char *settled;
     int32_t *bucket;
 } replay_finish_space;
-
-/* u: the value settled object s has for its owner i. */
-static double replay_owner_value(const float *a, const float *b, const double *price, int32_t i,
-                                 int32_t s)
-{
-    return (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * s], b[3 * s + 1],
-                               b[3 * s + 2]) + price[s];
-}
 
 /* Offer object j through settled s (owned by i, value u) into keys. */
 static void replay_finish_offer(const float *a, const float *b, const double *price, int32_t i,
@@ -254,53 +237,32 @@ static void replay_finish_offer(const float *a, const float *b, const double *pr
     keys[j] = k < keys[j] ? k : keys[j];
 }
 
-/* Offer every unsettled object of owner i's cache through s. */
-static void replay_finish_through(const float *a, const float *b, const double *price,
-                                  int32_t i, int32_t s, double u, const replay_cache *cache,
-                                  const float *rest, unsigned long long *key)
-{
-    const uint16_t *slot = cache->slot + (size_t)i * 32 * PCB_CA_SLOTS;
-    for (int q = 0; q < 32 * PCB_CA_SLOTS; q++)
-        if (slot[q] != PCB_CA_NO_SLOT && isnan(rest[slot[q]]))
-            replay_finish_offer(a, b, price, i, s, u, slot[q], key);
-}
-
 /* The finish of emd_cuda_auction.h: free bidder r's shortest augmenting
- * path, by buckets; where pcb_ca_finish_through(n), offers go through
- * the owners' caches and rests are expanded when reached. Beside it, the keys
- * that offers to all of B at settling would give: every object settled,
- * and every one the search compares, must have the same key (else
- * st->finish_wrong counts it). Costs are counted as the kernel counts
- * them: n to start; per settled object its owner's value and its offers
- * (its cache's, or one to each unsettled object); per rebuilt cache a scan
- * and its offers; per expansion one offer to each unsettled object. */
+ * path, by buckets, each settled object offering to every unsettled one.
+ * Costs are counted as the kernel counts them: n to start; per settled
+ * object its owner's value and one offer to each unsettled object. */
 static void replay_finish(const float *a, const float *b, int32_t n, double eps, int32_t r,
-                          double *price, int32_t *owner, const replay_cache *cache,
-                          replay_finish_space *f, replay_stats *st)
+                          double *price, int32_t *owner, replay_finish_space *f,
+                          replay_stats *st)
 {
     const double w = PCB_CA_FINISH_WIDTH * eps;
-    unsigned long long *key = f->key, *full = f->full;
-    float *rest = f->rest;
+    unsigned long long *key = f->key;
     for (int32_t j = 0; j < n; j++) {
-        key[j] = full[j] = pcb_ca_finish_key(
+        key[j] = pcb_ca_finish_key(
             (double)pcb_ca_cost(a[3 * r], a[3 * r + 1], a[3 * r + 2], b[3 * j], b[3 * j + 1],
                                 b[3 * j + 2]) + price[j], -1);
-        rest[j] = NAN;
+        f->settled[j] = 0;
     }
     st->finish_evals += n;
     int32_t jf, unsettled = n;
     for (;;) {
-        double lo = HUGE_VAL, lof = HUGE_VAL, lo_full = HUGE_VAL;
-        float pending = INFINITY;
+        double lo = HUGE_VAL, lof = HUGE_VAL;
         jf = INT32_MAX;
         for (int32_t j = 0; j < n; j++) {
-            if (!isnan(rest[j])) {
-                pending = fabsf(rest[j]) < pending ? fabsf(rest[j]) : pending;
+            if (f->settled[j])
                 continue;
-            }
-            const double d = pcb_ca_finish_dist(key[j]), df = pcb_ca_finish_dist(full[j]);
+            const double d = pcb_ca_finish_dist(key[j]);
             lo = d < lo ? d : lo;
-            lo_full = df < lo_full ? df : lo_full;
             if (owner[j] < 0 && pcb_ca_before(d, j, lof, jf)) {
                 lof = d;
                 jf = j;
@@ -308,69 +270,28 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
         }
         st->finish_steps++;
         const double hi = lo + w;
-        if ((double)pending <= hi) { /* every rest reached: a fresh cache, else all of B */
-            for (int32_t s = 0; s < n; s++) {
-                if (isnan(rest[s]) || !((double)fabsf(rest[s]) <= hi))
-                    continue;
-                const int32_t i = owner[s];
-                const double u = replay_owner_value(a, b, price, i, s);
-                if (cache->slot && PCB_CA_FINISH_REBUILD && !signbit(rest[s])) { /* rebuilt: rest negated */
-                    replay_build(a, b, price, n, i, (replay_cache *)cache, REPLAY_WARP_BUILD);
-                    st->scans++;
-                    replay_finish_through(a, b, price, i, s, u, cache, rest, key);
-                    st->finish_evals += 1 + pcb_ca_cache_evals(n);
-                    rest[s] = -pcb_ca_finish_rest(pcb_ca_finish_dist(key[s]), cache->bound[i], u);
-                    st->finish_rebuilds++;
-                    if (!((double)-rest[s] <= hi))
-                        continue;
-                }
-                rest[s] = INFINITY;
-                for (int32_t j = 0; j < n; j++)
-                    if (isnan(rest[j]))
-                        replay_finish_offer(a, b, price, i, s, u, j, key);
-                st->finish_evals += unsettled;
-                st->finish_expands++;
-            }
-            continue;
-        }
-        st->finish_wrong += lo != lo_full; /* what the search compares */
-        for (int32_t j = 0; j < n; j++)
-            if (isnan(rest[j]) && pcb_ca_finish_dist(full[j]) <= hi)
-                st->finish_wrong += full[j] != key[j];
         if (lof <= hi)
             break;
         int32_t count = 0;
         for (int32_t j = 0; j < n; j++)
-            if (isnan(rest[j]) && pcb_ca_finish_dist(key[j]) <= hi) {
-                rest[j] = INFINITY;
+            if (!f->settled[j] && pcb_ca_finish_dist(key[j]) <= hi) {
+                f->settled[j] = 1;
                 f->bucket[count++] = j;
             }
         unsettled -= count;
         for (int32_t k = 0; k < count; k++) {
             const int32_t s = f->bucket[k], i = owner[s];
-            const double u = replay_owner_value(a, b, price, i, s);
-            for (int32_t j = 0; j < n; j++) /* the check's offers */
-                if (isnan(rest[j]))
-                    replay_finish_offer(a, b, price, i, s, u, j, full);
-            if (!pcb_ca_finish_through(n)) { /* to all of B at once */
-                for (int32_t j = 0; j < n; j++)
-                    if (isnan(rest[j]))
-                        replay_finish_offer(a, b, price, i, s, u, j, key);
-                st->finish_evals += 1 + unsettled;
-                continue;
-            }
-            const double bound = cache->slot && cache->bound[i] >= 0 ? cache->bound[i] : -1;
-            if (bound >= 0)
-                replay_finish_through(a, b, price, i, s, u, cache, rest, key);
-            rest[s] = (float)(replay_rest_scale *
-                              pcb_ca_finish_rest(pcb_ca_finish_dist(key[s]), bound, u));
-            st->finish_evals += 1 + (bound >= 0 ? pcb_ca_cache_evals(n) : 0);
+            const double u = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * s],
+                                                 b[3 * s + 1], b[3 * s + 2]) + price[s];
+            for (int32_t j = 0; j < n; j++)
+                if (!f->settled[j])
+                    replay_finish_offer(a, b, price, i, s, u, j, key);
+            st->finish_evals += 1 + unsettled;
         }
     }
     const double top = pcb_ca_finish_dist(key[jf]);
     for (int32_t j = 0; j < n; j++)
-        if (!isnan(rest[j])) {
-            st->finish_wrong += full[j] != key[j];
+        if (f->settled[j]) {
             const double d = pcb_ca_finish_dist(key[j]);
             if (d < top)
                 price[j] += top - d;
@@ -400,16 +321,15 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
         cache.bound = malloc((size_t)n * sizeof *cache.bound);
     }
     replay_finish_space fin = {malloc((size_t)n * sizeof *fin.key),
-                               malloc((size_t)n * sizeof *fin.full),
-                               malloc((size_t)n * sizeof *fin.rest),
+                               malloc((size_t)n * sizeof *fin.settled),
                                malloc((size_t)n * sizeof *fin.bucket)};
     if (!owner || !list || !next || !chose || !top || !least || !q || !gap || !u ||
-        (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound)) || !fin.key || !fin.full ||
-        !fin.rest || !fin.bucket) {
+        (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound)) || !fin.key || !fin.settled ||
+        !fin.bucket) {
         free(owner), free(list), free(next), free(chose), free(top), free(least);
         free(q), free(gap), free(u);
         free(cache.slot), free(cache.bound);
-        free(fin.key), free(fin.full), free(fin.rest), free(fin.bucket);
+        free(fin.key), free(fin.settled), free(fin.bucket);
         return -1;
     }
     const double c = pcb_emd_cost_bound(a, b, n);
@@ -434,7 +354,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
                         list[m - 1] = t;
                     }
                 for (int32_t k = 0; k < count; k++)
-                    replay_finish(a, b, n, eps, list[k], price, owner, &cache, &fin, st);
+                    replay_finish(a, b, n, eps, list[k], price, owner, &fin, st);
                 count = 0;
                 break;
             }
@@ -533,7 +453,7 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
             match[i] = i;
     free(owner), free(list), free(next), free(chose), free(top), free(least);
     free(q), free(gap), free(u), free(cache.slot), free(cache.bound);
-    free(fin.key), free(fin.full), free(fin.rest), free(fin.bucket);
+    free(fin.key), free(fin.settled), free(fin.bucket);
     return 0;
 }
 

@@ -11,8 +11,8 @@
  * bidder reads the key of its object, the winner raises the price, evicts
  * the owner and clears the key; the losers and the evicted form the next
  * list. A lone bidder always wins, so warp 0 runs chains of one-bidder
- * rounds by itself. Up to n = 4096 a phase's last few bidders are placed by
- * shortest augmenting paths instead (the finish, emd_cuda_auction.h).
+ * rounds by itself. Up to n = 65,535 a phase's last few bidders are placed
+ * by shortest augmenting paths instead (the finish, emd_cuda_auction.h).
  *
  * A bidder first looks into its candidate cache (128 objects and a bound,
  * see emd_cuda_auction.h): when the cache proves its least two, that is the
@@ -28,11 +28,10 @@
  * Memory: for n <= SMEM_MAX_N the pair's whole state sits in shared memory
  * (48 bytes a point); above, in a global scratch area that stays in L2. For
  * n <= SMEM_A_MAX_N A's coordinates are copied beside it (a block rebuild's
- * every thread, and every look, reads its bidder's), and where the finish
- * offers to all of B its settled objects are staged after them (48 bytes a
- * point; with the state in global memory, GLOBAL_STAGE at a time in shared
- * memory; see stage_capacity). The caches (264 bytes a point) are in global
- * memory. */
+ * every thread, and every look, reads its bidder's), and the finish's
+ * settled objects are staged after them, as many as fit (48 bytes a point;
+ * with the state in global memory, GLOBAL_STAGE at a time; see
+ * stage_capacity). The caches (264 bytes a point) are in global memory. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -55,14 +54,19 @@ namespace cg = cooperative_groups;
 #define SMEM_MAX_N ((SMEM_LIMIT - STATIC_SMEM) / STATE_BYTES)
 static_assert(PCB_CA_SLOTS != 4 || SMEM_MAX_N == PCB_CA_SHARED_MAX_N,
               "the rules' PCB_CA_SHARED_MAX_N is where the state leaves shared memory");
-/* Where A's coordinates fit beside the state too (12 bytes a point, rounded
- * to 16 for the block): every look and scan reads its bidder's from there
- * instead of L2. */
-#define A_BYTES 12
-#define SMEM_A_MAX_N ((SMEM_LIMIT - STATIC_SMEM - 16) / (STATE_BYTES + A_BYTES))
 /* Where the finish's settled objects are staged (stage_capacity): 48 bytes
- * a point (see settled_offer). */
+ * a point (see settled_offer); with less room than STAGE_MIN of them, none
+ * are (each offer then reads its settled object itself). */
 #define STAGE_BYTES 48
+#define STAGE_MIN 64
+/* Where A's coordinates fit beside the state too (12 bytes a point, rounded
+ * to 16 for the block), leaving the finish room to stage STAGE_BESIDE_A
+ * settled objects: every look and scan reads its bidder's from there
+ * instead of L2 (1%-2% faster), while staging saves far more in the finish. */
+#define A_BYTES 12
+#define STAGE_BESIDE_A 256
+#define SMEM_A_MAX_N \
+    ((SMEM_LIMIT - STATIC_SMEM - 16 - STAGE_BESIDE_A * STAGE_BYTES) / (STATE_BYTES + A_BYTES))
 #define A_AREA(n) (((size_t)(n) * A_BYTES + 15) / 16 * 16)
 /* With the state in global memory the finish stages this many settled
  * objects at a time in shared memory (a larger bucket in chunks); the rest
@@ -94,8 +98,6 @@ struct __align__(16) settled_offer {
 };
 static_assert(sizeof(settled_offer) == STAGE_BYTES, "STAGE_BYTES is a settled_offer");
 #define STAGE_WORDS (STAGE_BYTES / 16) /* float4s a settled_offer */
-static_assert((size_t)PCB_CA_FINISH_WHOLE_MAX_N * (STATE_BYTES + A_BYTES + STAGE_BYTES) + 32 <=
-                  SMEM_LIMIT - STATIC_SMEM, "the staging fits in shared memory beside the state and A");
 
 /* One pair's working state, n of each. */
 struct pair_state {
@@ -112,18 +114,20 @@ struct pair_state {
     int stage_cap;           /* how many stage holds */
 };
 
-/* How many settled objects the finish stages in shared memory at n points:
- * where it offers to all of B, all of them beside A when they fit there,
- * GLOBAL_STAGE at a time when the state is in global memory, else none
- * (then each offer reads its settled object itself, finish_whole). */
+/* How many settled objects the finish stages in shared memory at n points
+ * (a larger bucket goes by chunks): all of them where they fit beside the
+ * state (and A), else as many as fit, GLOBAL_STAGE when the state is in
+ * global memory, and none with room for fewer than STAGE_MIN (then each
+ * offer reads its settled object itself, finish_whole). */
 __host__ __device__ inline int stage_capacity(int n)
 {
-    if (pcb_ca_finish_at(n) == 0 || pcb_ca_finish_through(n))
+    if (pcb_ca_finish_at(n) == 0)
         return 0;
     if (n > SMEM_MAX_N)
         return GLOBAL_STAGE;
-    const size_t room = SMEM_LIMIT - STATIC_SMEM;
-    return n <= SMEM_A_MAX_N && (size_t)n * (STATE_BYTES + STAGE_BYTES) + A_AREA(n) <= room ? n : 0;
+    const size_t used = (size_t)n * STATE_BYTES + (n <= SMEM_A_MAX_N ? A_AREA(n) : 0),
+                 room = (SMEM_LIMIT - STATIC_SMEM - used) / STAGE_BYTES;
+    return room < STAGE_MIN ? 0 : room < (size_t)n ? (int)room : n;
 }
 
 /* Carve n points of state out of memory (16-byte aligned; in_shared: mem
@@ -880,19 +884,18 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
 
 /* ---- the finish (emd_cuda_auction.h): shortest augmenting paths ---------- */
 /* Object j's key (dist, pred + 1) is kept in top[j] (zero again after the
- * finish), whether it is settled and its rest in chose[j] (UNSETTLED, else
- * the rest's float bits, negated once its owner's cache was rebuilt), a
- * step's settled or reached objects in the round's lists. A step: the
- * reductions, a barrier, the objects marked, a barrier, a warp per marked
- * object (its offers, by atomic minimum), a barrier; where the offers go to
- * all of B, a thread per object takes them from every marked one instead,
- * and the next step's barrier ends them. */
+ * finish), whether it is settled in chose[j], a step's settled objects
+ * staged in shared memory (beyond the stage's room, in the round's list).
+ * A step: the reductions, a barrier, the bucket settled and staged, a
+ * barrier, then a thread per object takes the offers of every settled one
+ * and computes its part of the next step's reductions; the next step's
+ * barrier ends them. */
 #define UNSETTLED (-1)
+#define SETTLED 0
 struct finish_parts { /* reductions and counts by step parity */
     double lo[2][PCB_CA_WARPS], lof[2][PCB_CA_WARPS];
-    unsigned pending[2][PCB_CA_WARPS];
     int jf[2][PCB_CA_WARPS];
-    int count[2], wide[2]; /* marked objects; reached ones offered to all of B */
+    int count[2]; /* settled objects */
     int rows[PCB_CA_FINISH_AT];
 };
 union round_parts {
@@ -928,28 +931,6 @@ __device__ __forceinline__ settled_offer settled_of(const float *a, const pair_s
     o.u = owner_value(s, sj, o.ax, o.ay, o.az);
     o.reach = pcb_ca_finish_above(o.u - o.ds, fabs(o.u) + fabs(o.ds));
     return o;
-}
-
-/* Offer object j (its coordinates and price in q) through settled object o. */
-__device__ __forceinline__ void finish_offer(const pair_state &s, int j, float4 q,
-                                             const settled_offer &o)
-{
-    const unsigned long long k = pcb_ca_finish_offer(
-        o.ds, pcb_ca_cost(o.ax, o.ay, o.az, q.x, q.y, q.z), s.price[j], o.u, o.sj);
-    if (k < finish_key(s, j))
-        atomicMin(&s.top[j], k);
-}
-
-/* Offer the unsettled objects of a cache row (this lane's slots). */
-__device__ __forceinline__ void finish_through(const pair_state &s, cache_row row,
-                                               const settled_offer &o)
-{
-    unsigned js[PCB_CA_SLOTS];
-    unpack_slots(row, js);
-#pragma unroll
-    for (int q = 0; q < PCB_CA_SLOTS; q++)
-        if (js[q] != PCB_CA_NO_SLOT && s.chose[js[q]] == UNSETTLED)
-            finish_offer(s, js[q], s.bq[js[q]], o);
 }
 
 /* Offers from the settled objects sj of list[0..count-1] to every
@@ -1028,8 +1009,6 @@ struct team_stage {
     settled_offer *offers;
     int *count;
 };
-static_assert(PCB_CA_FINISH_THROUGH_MAX_N <= SMEM_MAX_N,
-              "a team's finish (global state) offers to all of B, never through the caches");
 
 /* The least of this lane's (lo, lof, jf) of a step over the blocks of the
  * team. */
@@ -1052,17 +1031,15 @@ __device__ __forceinline__ void team_merge(finish_parts &f, int par, int ctas, d
 }
 
 /* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
- * augmenting path, in increasing index order (whole block); `other` is the
- * other round list. With a team (ctas > 1, the state in global memory;
+ * augmenting path, in increasing index order (whole block; the list is the
+ * finish's scratch once read). With a team (ctas > 1, the state in global memory;
  * every block of it calls this, rank its place) each block takes objects
  * rank x THREADS + tid, then ctas x THREADS further on, settled objects
  * are staged in ts, and a step's reductions are merged across the team
  * (team_merge): every block takes the same steps. */
-template <bool CACHE>
 __device__ __forceinline__ void finish(const float *a, const pair_state &s, int n, int *list,
-                                       int *other, int bidders, double eps, bidder_cache cache,
-                                       finish_parts &f, team_stage ts, int rank, int ctas,
-                                       unsigned long long &scans, unsigned long long &evals)
+                                       int bidders, double eps, finish_parts &f, team_stage ts,
+                                       int rank, int ctas, unsigned long long &evals)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const bool team = ctas > 1;
@@ -1076,12 +1053,11 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
         f.rows[place] = r;
     }
     if (tid == 0)
-        f.count[0] = f.count[1] = f.wide[0] = f.wide[1] = 0;
+        f.count[0] = f.count[1] = 0;
     if (team && counts)
         ts.count[0] = ts.count[1] = 0;
     team_sync(team);
     const double w = PCB_CA_FINISH_WIDTH * eps;
-    const bool through = pcb_ca_finish_through(n);
     int par = 1;
     for (int k = 0; k < bidders; k++) {
         const int r = f.rows[k];
@@ -1100,17 +1076,13 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
         bool reduced = false; /* ... already made by finish_staged */
         for (;;) {
             par ^= 1;
-            unsigned pending = 0x7f800000u; /* rests' bits, sign cleared */
             if (!reduced) {
                 lo = lof = HUGE_VAL;
                 jf_own = INT_MAX;
             }
             for (int j = first; j < n && !reduced; j += stride) {
-                const int c = s.chose[j];
-                if (c != UNSETTLED) {
-                    pending = min(pending, (unsigned)c & 0x7fffffffu);
+                if (s.chose[j] != UNSETTLED)
                     continue;
-                }
                 const double d = pcb_ca_finish_dist(finish_key(s, j));
                 lo = d < lo ? d : lo;
                 if (s.owner[j] < 0 && pcb_ca_before(d, j, lof, jf_own)) {
@@ -1119,19 +1091,16 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             }
             lo = warp_min_value(lo);
-            if (through) /* else nothing has a rest */
-                pending = __reduce_min_sync(0xffffffffu, pending);
             const double lof_warp = warp_min_value(lof);
             jf_own = (int)__reduce_min_sync(0xffffffffu, lof == lof_warp ? (unsigned)jf_own : INT_MAX);
             if (lane == 0) {
                 f.lo[par][warp] = lo;
                 f.lof[par][warp] = lof_warp;
                 f.jf[par][warp] = jf_own;
-                f.pending[par][warp] = pending;
             }
             team_sync(team);
             if (tid == 0)
-                f.count[par ^ 1] = f.wide[par ^ 1] = 0;
+                f.count[par ^ 1] = 0;
             if (team && counts)
                 ts.count[par ^ 1] = 0; /* read before this barrier (last step's) */
             double lo_lane = f.lo[par][lane], lof_lane = f.lof[par][lane];
@@ -1142,53 +1111,13 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             lof = warp_min_value(lof_lane);
             jf = (int)__reduce_min_sync(0xffffffffu, lof_lane == lof ? (unsigned)jf_lane : INT_MAX);
             const double hi = lo + w;
-            if (through && (double)__uint_as_float(__reduce_min_sync(0xffffffffu, f.pending[par][lane])) <= hi) {
-                /* rests reached: the owner's cache rebuilt and offered
-                 * through, and when even its new rest is reached (or there
-                 * is no cache), offers to every unsettled object */
-                for (int j = tid; j < n; j += THREADS) {
-                    const int c = s.chose[j];
-                    if (c != UNSETTLED && (double)fabsf(__int_as_float(c)) <= hi)
-                        other[atomicAdd(&f.count[par], 1)] = j;
-                }
-                __syncthreads();
-                const int count = f.count[par];
-                for (int m = warp; m < count; m += PCB_CA_WARPS) {
-                    const int sj = other[m], i = s.owner[sj];
-                    const float rest = __int_as_float(s.chose[sj]);
-                    __syncwarp();
-                    if (CACHE && PCB_CA_FINISH_REBUILD && !signbit(rest)) {
-                        const settled_offer o = settled_of(a, s, sj, i);
-                        double bound;
-                        const cache_row row = warp_build(a + 3 * i, s, n, i, cache, scans, &bound);
-                        finish_through(s, row, o);
-                        const float again = pcb_ca_finish_rest(o.ds, bound, o.u);
-                        if (lane == 0)
-                            evals += 1 + pcb_ca_cache_evals(n);
-                        if (!((double)again <= hi)) {
-                            if (lane == 0)
-                                s.chose[sj] = __float_as_int(-again);
-                            continue;
-                        }
-                    }
-                    if (lane == 0) {
-                        s.chose[sj] = __float_as_int(INFINITY);
-                        list[atomicAdd(&f.wide[par], 1)] = sj;
-                    }
-                }
-                __syncthreads();
-                const int wide = f.wide[par];
-                if (wide > 0) /* the next step's barrier ends it */
-                    finish_whole(a, s, n, list, wide, evals);
-                continue;
-            }
             if (lof <= hi) {
                 top = lof;
                 break;
             }
             for (int j = first; j < n; j += stride) /* the bucket */
                 if (s.chose[j] == UNSETTLED && pcb_ca_finish_dist(finish_key(s, j)) <= hi) {
-                    s.chose[j] = __float_as_int(INFINITY);
+                    s.chose[j] = SETTLED;
                     if (team) {
                         ts.offers[atomicAdd(&ts.count[par], 1)] = settled_of(a, s, j, s.owner[j]);
                         continue;
@@ -1219,37 +1148,23 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     evals += count;
                 continue; /* the next step's barrier ends it */
             }
-            if (!through) { /* to all of B at once */
-                if (s.stage) {
-                    finish_staged(s, n, min(count, s.stage_cap), tid, THREADS, evals, lo, lof,
-                                  jf_own);
-                    for (int c0 = s.stage_cap; c0 < count; c0 += s.stage_cap) { /* by chunks */
-                        const int k = min(count - c0, s.stage_cap);
-                        __syncthreads(); /* the last chunk is read */
-                        for (int m = tid; m < k; m += THREADS)
-                            s.stage[m] = settled_of(a, s, list[c0 + m], s.owner[list[c0 + m]]);
-                        __syncthreads();
-                        finish_staged(s, n, k, tid, THREADS, evals, lo, lof, jf_own);
-                    }
-                    reduced = true;
-                } else
-                    finish_whole(a, s, n, list, count, evals);
-                if (tid == 0)
-                    evals += count;
-                continue; /* the next step's barrier ends it */
-            }
-            for (int m = warp; m < count; m += PCB_CA_WARPS) {
-                const int sj = list[m], i = s.owner[sj];
-                const settled_offer o = settled_of(a, s, sj, i);
-                const double bound = CACHE ? cache.bound[i] : -1.0;
-                if (bound >= 0)
-                    finish_through(s, cache.slot[(size_t)i * 32 + lane], o);
-                if (lane == 0) {
-                    s.chose[sj] = __float_as_int(pcb_ca_finish_rest(o.ds, bound, o.u));
-                    evals += 1 + (bound >= 0 ? pcb_ca_cache_evals(n) : 0);
+            if (s.stage) { /* the lone block: staged, by chunks beyond the stage's room */
+                finish_staged(s, n, min(count, s.stage_cap), tid, THREADS, evals, lo, lof, jf_own);
+                for (int c0 = s.stage_cap; c0 < count; c0 += s.stage_cap) {
+                    const int k = min(count - c0, s.stage_cap);
+                    __syncthreads(); /* the last chunk is read */
+                    for (int m = tid; m < k; m += THREADS)
+                        s.stage[m] = settled_of(a, s, list[c0 + m], s.owner[list[c0 + m]]);
+                    __syncthreads();
+                    finish_staged(s, n, k, tid, THREADS, evals, lo, lof, jf_own);
                 }
+                reduced = true;
+            } else {
+                finish_whole(a, s, n, list, count, evals);
             }
-            __syncthreads();
+            if (tid == 0)
+                evals += count;
+            /* the next step's barrier ends the offers */
         }
         for (int j = first; j < n; j += stride)
             if (s.chose[j] != UNSETTLED) {
@@ -1366,8 +1281,8 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
             team_bids<CACHE>(a, s, bids, n, lead.list[o.which], o.bidders, o.eps, cache, taken,
                              rank, ctas, scans, checks);
         } else if (!SHARED && o.op == TEAM_FINISH) { /* the lead posts it only then */
-            finish<CACHE>(a, s, n, lead.list[o.which], lead.list[o.which ^ 1], o.bidders, o.eps,
-                          cache, parts.finish, ts, rank, ctas, scans, evals);
+            finish(a, s, n, lead.list[o.which], o.bidders, o.eps, parts.finish, ts, rank, ctas,
+                   evals);
         } else if (!SHARED && o.op == TEAM_REBUILDS) {
             team_rebuild_rows(a, s, n, lead.list[o.which], o.missed, parts.rebuild, rank, ctas);
         } else {
@@ -1425,7 +1340,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                           : carve(scratch + (size_t)pair * n * STATE_BYTES, n, false);
     s.stage_cap = stage_capacity(n); /* beside A, or alone when the state is global */
     if (s.stage_cap)
-        s.stage = (settled_offer *)(SHARED ? smem + (size_t)n * STATE_BYTES + A_AREA(n) : smem);
+        s.stage = (settled_offer *)(SHARED ? smem + (size_t)n * STATE_BYTES + (SHARED_A ? A_AREA(n) : 0)
+                                           : smem);
     team_stage ts = {NULL, NULL}; /* a team's finish: after every pair's state (team_scratch) */
     if (!SHARED && team) {
         char *after = scratch + (size_t)batch * n * STATE_BYTES;
@@ -1490,12 +1406,11 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (bidders == 0)
                 break;
             if (bidders <= pcb_ca_finish_at(n)) { /* the phase's last bidders */
-                const bool teamed = team && !SHARED; /* the finish's offers need all of B */
+                const bool teamed = team && !SHARED; /* helpers share a global state only */
                 if (teamed)
                     team_post(true, &order, team_order{TEAM_FINISH, bidders, cur, eps});
-                finish<CACHE>(a, s, n, cur ? s.list[1] : s.list[0], cur ? s.list[0] : s.list[1],
-                              bidders, eps, cache, parts.finish, ts, 0, teamed ? ctas : 1, scans,
-                              finish_evals);
+                finish(a, s, n, cur ? s.list[1] : s.list[0], bidders, eps, parts.finish, ts, 0,
+                       teamed ? ctas : 1, finish_evals);
                 if (teamed)
                     cg::this_cluster().sync(); /* the helpers are done */
                 if (tid == 0)

@@ -424,17 +424,11 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  *   dist_j = c_rj + p_j, pred_j = -1 (reached from r itself);
  *   repeat: lo = least dist of the unsettled objects, hi = lo + w (w =
  *   PCB_CA_FINISH_WIDTH x eps);
- *     when a settled object's rest (below) is <= hi, it is expanded:
- *     offered to every unsettled object, and the search repeats;
- *     else when a free object has dist <= hi, the least such (dist, j)
- *     ends the search at D = its dist;
+ *     when a free object has dist <= hi, the least such (dist, j) ends
+ *     the search at D = its dist;
  *     else every unsettled object with dist <= hi is settled at once (a
  *     bucket, not one object a step), and each settled s, owned by i,
- *     offers dist_s + max(0, c_ij + p_j - u_i) to the unsettled objects
- *     of i's candidate cache only; its rest, the least such offer any
- *     object outside the cache could get (the cache bound t_i for c_ij +
- *     p_j), waits (where pcb_ca_finish_through(n) is false, s offers to
- *     every unsettled object at once instead, and has no rest);
+ *     offers dist_s + max(0, c_ij + p_j - u_i) to every unsettled j;
  *   then every settled j with dist_j < D is raised by D - dist_j (prices
  *   only rise: the caches stay valid) and the path is flipped: the free
  *   object goes to its pred's owner (r when -1), that owner's object to
@@ -442,21 +436,28 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * dist and pred are one 64-bit key, the least offer kept: the double dist
  * with its low 16 bits cleared (rounded toward 0; dists are >= 0, so the
  * bits order like the values), pred + 1 in them; ties in dist go to the
- * lower pred, and no order of the offers changes the result. Offers kept
- * waiting are all above hi until their rest is reached, so the search
- * settles exactly what offers to all of B would (the CPU replay checks
- * it), at 128 offers an object instead of n.
+ * lower pred, and no order of the offers changes the result.
  * Reduced costs c_ij + p_j - u_i below 0 (within eps after the rounds) are
  * taken as 0 and a bucket settles objects up to w apart, so the new prices
  * keep every owner within a few eps of its best; the certificate, computed
  * from the prices whatever they are, is what the stop relies on.
- * Measured (H100, batch 32, 1%): a path costs tens of block-wide steps, and
- * about a third of its settled objects reach their rest (the caches are
- * stale by then: their bound is near the owner's value), each a scan of B.
- * So finishing more than the last few bidders is slower than the rounds it
- * saves (offers through the caches at both sizes, uniform): 4 bidders 5.0
- * ms at n = 1024 and 61 ms at 4096, 8 bidders 5.3 and 63, 32 bidders 7.9
- * and 83.
+ * Measured (H100, batch 32, 1%): a path costs tens of block-wide steps,
+ * each settling tens of objects, so finishing more than the last few
+ * bidders is slower than the rounds it saves (uniform): 4 bidders 5.0 ms at
+ * n = 1024 and 61 ms at 4096, 8 bidders 5.3 and 63, 32 bidders 7.9 and 83
+ * (offers then went through the owners' caches above n = 1024: below).
+ * Offers to all of B, the kernel's settled objects staged in shared memory
+ * and turned away by a float test, cost less than offers through the
+ * owners' candidate caches, which they replaced above n = 1024 (a settled
+ * object offered to its owner's 128 cached objects and kept a rest, the
+ * least offer the cache bound allowed any other; about a third of the
+ * settled objects reached their rest, each a scan of B by one warp). Same
+ * answers (the keys are the same); H100, batch 32, compute, the caches ->
+ * all of B: 32 x 4096 uniform 1% 39.3 -> 37.2 ms, 0.1% 61.4 -> 58.2;
+ * sphere surfaces 1% 74.9 -> 60.4, 0.1% 112.7 -> 84.0; lidar pairs (0.1%)
+ * 253 -> 155, noisy copies 31.6 -> 27.7; 32 x 2048 uniform 22.6 -> 19.3,
+ * sphere surfaces 31.8 -> 26.1. (Before the float test, at 32 x 2048, the
+ * caches had won: 23.5 against 24.3 ms.)
  * Large B (n above 4,757, offers to all of B, 32 pairs, 0.1%): the finish
  * makes consecutive lidar sweeps at n = 16,384 4.3 times faster (13.8 s ->
  * 3.2 s; their phases end in bidding wars of up to 29,000 rounds, by the
@@ -478,49 +479,16 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 #ifndef PCB_CA_FINISH_WIDTH
 #define PCB_CA_FINISH_WIDTH 0.5
 #endif
-/* A rest reached first rebuilds its owner's cache (at today's prices, so
- * its bound is far again) and offers through it; only when even the new
- * rest is reached does it offer to all of B. 0: straight to all of B. */
-#ifndef PCB_CA_FINISH_REBUILD
-#define PCB_CA_FINISH_REBUILD 1
-#endif
 #if PCB_CA_FINISH_MAX_N > 65535
 #error "the finish keys hold pred + 1 in 16 bits"
 #endif
 
-/* Up to this n a settled object offers to all of B at once, with no rest:
- * one offer per GPU thread, mostly cheaper than a look into its owner's
- * cache. Measured (H100, 32 x 1024; uniform 1%, sphere surfaces 1%,
- * uniform 0.1%, sphere surfaces 0.1%): all of B 5.52, 7.97, 7.79, 9.88 ms;
- * through the caches 5.20, 8.24, 8.05, 10.68 (an earlier run). At 32 x
- * 2048 (uniform, 0.1%) the caches win: 23.3 against 27.9, and still 23.5
- * against 24.3 once the whole-B offers read their settled objects staged
- * in shared memory (which made n = 1024 14-16% faster). */
-#ifndef PCB_CA_FINISH_WHOLE_MAX_N
-#define PCB_CA_FINISH_WHOLE_MAX_N 1024
-#endif
-/* Above this n settled objects offer to all of B again: the kernel keeps
- * the pair's state in global memory there, so its shared memory is free to
- * stage them. */
-#ifndef PCB_CA_FINISH_THROUGH_MAX_N
-#define PCB_CA_FINISH_THROUGH_MAX_N PCB_CA_SHARED_MAX_N
-#endif
-#if PCB_CA_FINISH_THROUGH_MAX_N > PCB_CA_CACHE_MAX_N
-#error "offers through the caches need the caches"
-#endif
 
 /* The most bidders a round may have for the finish to take them instead,
  * at n points (0: never). */
 PCB_CA_FN int pcb_ca_finish_at(int32_t n)
 {
     return n <= PCB_CA_FINISH_MAX_N ? PCB_CA_FINISH_AT : 0;
-}
-
-/* Whether settled objects offer through their owners' caches at n points
- * (else to all of B at once). */
-PCB_CA_FN int pcb_ca_finish_through(int32_t n)
-{
-    return n > PCB_CA_FINISH_WHOLE_MAX_N && n <= PCB_CA_FINISH_THROUGH_MAX_N;
 }
 
 /* A dist and its pred as a key, and back. */
@@ -575,18 +543,6 @@ PCB_CA_FN float pcb_ca_finish_reach(double dist, double price)
 PCB_CA_FN int pcb_ca_finish_beyond(float d2, float thr)
 {
     return thr < 0.0f || (thr > 0.0f && d2 > thr * thr * 1.000001f);
-}
-
-/* A settled object's rest, in float rounded down: at most any offer it can
- * make outside its owner's cache (bound: the cache's bound, every object
- * outside has c_ij + p_j >= it; below 0: no cache, so at once, dist_s;
- * INFINITY: nothing outside). */
-PCB_CA_FN float pcb_ca_finish_rest(double dist_s, double bound, double u)
-{
-    if (bound < 0)
-        return pcb_ca_float_down(dist_s);
-    const double reduced = bound - u;
-    return pcb_ca_float_down(dist_s + (reduced > 0 ? reduced : 0.0));
 }
 
 #endif
