@@ -114,6 +114,15 @@ struct pair_state {
     int stage_cap;           /* how many stage holds */
 };
 
+/* The shared memory the pair's state and A's copy take at n points, where
+ * the finish's stage begins (0: the state is in global memory). */
+__host__ __device__ inline size_t shared_area(int n)
+{
+    if (n > SMEM_MAX_N)
+        return 0;
+    return (size_t)n * STATE_BYTES + (n <= SMEM_A_MAX_N ? A_AREA(n) : 0);
+}
+
 /* How many settled objects the finish stages in shared memory at n points
  * (a larger bucket goes by chunks): all of them where they fit beside the
  * state (and A), else as many as fit, GLOBAL_STAGE when the state is in
@@ -125,8 +134,7 @@ __host__ __device__ inline int stage_capacity(int n)
         return 0;
     if (n > SMEM_MAX_N)
         return GLOBAL_STAGE;
-    const size_t used = (size_t)n * STATE_BYTES + (n <= SMEM_A_MAX_N ? A_AREA(n) : 0),
-                 room = (SMEM_LIMIT - STATIC_SMEM - used) / STAGE_BYTES;
+    const size_t room = (SMEM_LIMIT - STATIC_SMEM - shared_area(n)) / STAGE_BYTES;
     return room < STAGE_MIN ? 0 : room < (size_t)n ? (int)room : n;
 }
 
@@ -1130,6 +1138,8 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             team_sync(team);
             const int count = team ? *(volatile int *)&ts.count[par] : f.count[par];
+            if (counts) /* their owners' values */
+                evals += count;
             /* (The team's chunks and the lone block's below are two loops:
              * as one, the team's kernel measured 10% slower on lidar pairs at
              * 32 x 16,384, 1,833 ms against 1,662.) */
@@ -1144,8 +1154,6 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     finish_staged(s, n, k, first, stride, evals, lo, lof, jf_own);
                 }
                 reduced = true;
-                if (counts)
-                    evals += count;
                 continue; /* the next step's barrier ends it */
             }
             if (s.stage) { /* the lone block: staged, by chunks beyond the stage's room */
@@ -1162,8 +1170,6 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             } else {
                 finish_whole(a, s, n, list, count, evals);
             }
-            if (tid == 0)
-                evals += count;
             /* the next step's barrier ends the offers */
         }
         for (int j = first; j < n; j += stride)
@@ -1340,8 +1346,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                           : carve(scratch + (size_t)pair * n * STATE_BYTES, n, false);
     s.stage_cap = stage_capacity(n); /* beside A, or alone when the state is global */
     if (s.stage_cap)
-        s.stage = (settled_offer *)(SHARED ? smem + (size_t)n * STATE_BYTES + (SHARED_A ? A_AREA(n) : 0)
-                                           : smem);
+        s.stage = (settled_offer *)(smem + shared_area(n));
     team_stage ts = {NULL, NULL}; /* a team's finish: after every pair's state (team_scratch) */
     if (!SHARED && team) {
         char *after = scratch + (size_t)batch * n * STATE_BYTES;
@@ -1876,10 +1881,7 @@ static int auction_prepare(const pcb_task *t, void **state)
     if (!s)
         return pcb_fail(PCB_ENOMEM, "emd cuda_auction: out of memory");
     s->task = *t;
-    s->smem = t->n > SMEM_MAX_N    ? 0
-              : t->n > SMEM_A_MAX_N ? (size_t)t->n * STATE_BYTES
-                                    : (size_t)t->n * STATE_BYTES + A_AREA(t->n);
-    s->smem += (size_t)stage_capacity(t->n) * STAGE_BYTES;
+    s->smem = shared_area((int)t->n) + (size_t)stage_capacity((int)t->n) * STAGE_BYTES;
     rc = setup(s);
     if (rc != PCB_OK) {
         auction_release(s);
