@@ -373,31 +373,21 @@ __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
                        least_only, checks, b);
 }
 
-/* Rebuild bidder i's cache with one warp (row l: lane l's slots) and store
- * it; returns this lane's row, the bound in *bound. */
-__device__ __forceinline__ cache_row warp_build(const float *ai, const pair_state &s, int n, int i,
-                                            bidder_cache c, unsigned long long &scans,
-                                            double *bound)
-{
-    const int lane = threadIdx.x & 31;
-    const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
-    const cache_row row = pack_slots(sl.j);
-    *bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
-    c.slot[(size_t)i * 32 + lane] = row;
-    if (lane == 0)
-        c.bound[i] = *bound;
-    scans++;
-    return row;
-}
-
-/* The same, then a look into it. */
+/* Rebuild bidder i's cache with one warp (row l: lane l's slots), store it
+ * and look into it. */
 __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &s, int n, int i,
                                              bool least_only, bidder_cache c,
                                              unsigned long long &scans,
                                              unsigned long long &checks, pcb_ca_best *b)
 {
-    double bound;
-    const cache_row row = warp_build(ai, s, n, i, c, scans, &bound);
+    const int lane = threadIdx.x & 31;
+    const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
+    const cache_row row = pack_slots(sl.j);
+    const double bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
+    c.slot[(size_t)i * 32 + lane] = row;
+    if (lane == 0)
+        c.bound[i] = bound;
+    scans++;
     checks++;
     return look(ai, s, row, bound, least_only, b);
 }
@@ -917,14 +907,6 @@ __device__ __forceinline__ unsigned long long finish_key(const pair_state &s, in
     return *(volatile unsigned long long *)&s.top[j];
 }
 
-/* u: the value settled object sj has for its owner, at (ax, ay, az). */
-__device__ __forceinline__ double owner_value(const pair_state &s, int sj, float ax, float ay,
-                                              float az)
-{
-    const float4 q = s.bq[sj];
-    return (double)pcb_ca_cost(ax, ay, az, q.x, q.y, q.z) + s.price[sj];
-}
-
 /* What settled object sj offers with: its owner's (i's) coordinates,
  * value and dist. */
 __device__ __forceinline__ settled_offer settled_of(const float *a, const pair_state &s, int sj,
@@ -936,7 +918,8 @@ __device__ __forceinline__ settled_offer settled_of(const float *a, const pair_s
     o.az = a[3 * i + 2];
     o.sj = sj;
     o.ds = pcb_ca_finish_dist(finish_key(s, sj));
-    o.u = owner_value(s, sj, o.ax, o.ay, o.az);
+    const float4 q = s.bq[sj];
+    o.u = (double)pcb_ca_cost(o.ax, o.ay, o.az, q.x, q.y, q.z) + s.price[sj]; /* its owner's value */
     o.reach = pcb_ca_finish_above(o.u - o.ds, fabs(o.u) + fabs(o.ds));
     return o;
 }
