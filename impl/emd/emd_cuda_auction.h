@@ -235,7 +235,11 @@ PCB_CA_FN pcb_ca_best pcb_ca_least_of4(const double v[4], const int32_t j[4])
  * sphere surfaces 6.56 -> 7.56 / 8.43 -> 9.39; n = 2048 uniform 0.1% 23.1
  * -> 27.8; n = 4096 uniform 60.4 -> 69.2 / 70.0 -> 81.1, sphere surfaces
  * 96.8 -> 88.5 / 126 -> 120: 17% fewer costs at n = 4096, but every look
- * evaluates twice as many and the kernel spills twice as much. */
+ * evaluates twice as many and the kernel spills twice as much. Again on the
+ * kernel with the finish and the team, slower everywhere (ms): n = 4096
+ * uniform 37.3 -> 41.6 / 58.2 -> 64.7, sphere surfaces 60.6 -> 64.4 / 84.1
+ * -> 90.9 (16% fewer costs); n = 2048 0.1% 19.2 -> 21.7 and 26.0 -> 28.9;
+ * n = 1024 sphere surfaces 1% 5.11 -> 5.70. */
 #ifndef PCB_CA_SLOTS /* tuning builds only */
 #define PCB_CA_SLOTS 4
 #endif
