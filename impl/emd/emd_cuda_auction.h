@@ -238,7 +238,7 @@ PCB_CA_FN pcb_ca_best pcb_ca_least_of4(const double v[4], const int32_t j[4])
  * evaluates twice as many and the kernel spills twice as much. Again on the
  * kernel with the finish and the team, slower everywhere (ms): n = 4096
  * uniform 37.3 -> 41.6 / 58.2 -> 64.7, sphere surfaces 60.6 -> 64.4 / 84.1
- * -> 90.9 (16% fewer costs); n = 2048 0.1% 19.2 -> 21.7 and 26.0 -> 28.9;
+ * -> 90.9 (8%-16% fewer costs); n = 2048 0.1% 19.2 -> 21.7 and 26.0 -> 28.9;
  * n = 1024 sphere surfaces 1% 5.11 -> 5.70. */
 #ifndef PCB_CA_SLOTS /* tuning builds only */
 #define PCB_CA_SLOTS 4
