@@ -99,6 +99,32 @@ struct __align__(16) settled_offer {
 static_assert(sizeof(settled_offer) == STAGE_BYTES, "STAGE_BYTES is a settled_offer");
 #define STAGE_WORDS (STAGE_BYTES / 16) /* float4s a settled_offer */
 
+/* A block's work counts, which add_counts adds to its pair's: full scans
+ * of B and cache looks by warp (its lane 0 counts them; `scans++`,
+ * `checks++` in the code that counts), the finish's cost evaluations by
+ * thread 0 (count x unsettled objects a step, as every thread once added
+ * count a settled object). In shared memory: as 64-bit registers that
+ * every thread held, they made the kernel spill more (1.5%-1.7% of the time
+ * at 32 x 1024, 0.4% at 32 x 4096 and 8192 on the H100). With them the
+ * static arrays take all of STATIC_SMEM; setup checks that they fit. */
+__shared__ unsigned tally_scans[PCB_CA_WARPS];
+__shared__ unsigned long long tally_checks[PCB_CA_WARPS], tally_evals;
+struct scan_count {
+    __device__ void operator+=(unsigned v) const
+    {
+        if ((threadIdx.x & 31) == 0)
+            tally_scans[threadIdx.x >> 5] += v;
+    }
+    __device__ void operator++(int) const { *this += 1; }
+};
+struct check_count {
+    __device__ void operator++(int) const
+    {
+        if ((threadIdx.x & 31) == 0)
+            tally_checks[threadIdx.x >> 5]++;
+    }
+};
+
 /* One pair's working state, n of each. */
 struct pair_state {
     float4 *bq;              /* B's x, y, z and the float copy of the price */
@@ -354,7 +380,7 @@ __device__ __forceinline__ bool look(const float *ai, const pair_state &s, cache
  * cache was built with); a bound below 0: never built. */
 __device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s,
                                             const double *price, double bound, cache_row row,
-                                            bool least_only, unsigned long long &checks,
+                                            bool least_only, check_count checks,
                                             pcb_ca_best *b)
 {
     if (bound < 0)
@@ -366,7 +392,7 @@ __device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s
 /* Look into bidder i's stored cache (whole warp). */
 __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
                                            const double *price, int i, bool least_only,
-                                           bidder_cache c, unsigned long long &checks,
+                                           bidder_cache c, check_count checks,
                                            pcb_ca_best *b)
 {
     return stored_look(ai, s, price, c.bound[i], c.slot[(size_t)i * 32 + (threadIdx.x & 31)],
@@ -377,8 +403,8 @@ __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
  * and look into it. */
 __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &s, int n, int i,
                                              bool least_only, bidder_cache c,
-                                             unsigned long long &scans,
-                                             unsigned long long &checks, pcb_ca_best *b)
+                                             scan_count scans, check_count checks,
+                                             pcb_ca_best *b)
 {
     const int lane = threadIdx.x & 31;
     const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
@@ -394,7 +420,7 @@ __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &
 
 /* The exact least two by a full scan (whole warp). */
 __device__ __forceinline__ pcb_ca_best exact_scan(const float *ai, const pair_state &s, int n,
-                                                  unsigned long long &scans)
+                                                  scan_count scans)
 {
     scans++;
     return warp_merge(scan(ai, s, n, threadIdx.x & 31, 32));
@@ -405,8 +431,7 @@ __device__ __forceinline__ pcb_ca_best exact_scan(const float *ai, const pair_st
 template <bool CACHE>
 __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_state &s, int n,
                                                    int i, bool least_only, bidder_cache c,
-                                                   unsigned long long &scans,
-                                                   unsigned long long &checks)
+                                                   scan_count scans, check_count checks)
 {
     const float *ai = a + 3 * i;
     pcb_ca_best b;
@@ -529,8 +554,8 @@ __device__ __forceinline__ int nth_set(unsigned mask, int g)
  * scan when the cache does not prove the least two (whole warp). */
 __device__ __forceinline__ void rebuilt_bid(const float *a, const pair_state &s, int n,
                                             const int *list, int k, cache_row row, float floor,
-                                            double eps, bidder_cache c, unsigned long long &scans,
-                                            unsigned long long &checks)
+                                            double eps, bidder_cache c, scan_count scans,
+                                            check_count checks)
 {
     const int i = list[k];
     const float *ai = a + 3 * i;
@@ -560,8 +585,7 @@ __device__ __forceinline__ void rebuilt_bid(const float *a, const pair_state &s,
 __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state &s, int n,
                                                const int *list, unsigned mask, double eps,
                                                bidder_cache c, block_parts &parts,
-                                               unsigned long long &scans,
-                                               unsigned long long &checks)
+                                               scan_count scans, check_count checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, misses = __popc(mask);
     /* R = 1 << shift; a group: 32 >> shift = 1 << (5 - shift) warps */
@@ -700,8 +724,7 @@ __device__ __forceinline__ void team_rebuild_rows(const float *a, const pair_sta
 __device__ __forceinline__ void team_rebuilt_bids(const float *a, const pair_state &s, int n,
                                                   const int *list, unsigned missed, double eps,
                                                   bidder_cache c, block_parts &parts, int ctas,
-                                                  unsigned long long &scans,
-                                                  unsigned long long &checks)
+                                                  scan_count scans, check_count checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (warp >= __popc(missed))
@@ -773,7 +796,7 @@ __device__ __forceinline__ void c_transform_share(const float *a, const pair_sta
 template <bool CACHE>
 __device__ __forceinline__ void ascent_gaps(const float *a, const pair_state &s, int n,
                                             bidder_cache c, int *taken, int rank, int ctas,
-                                            unsigned long long &scans, unsigned long long &checks)
+                                            scan_count scans, check_count checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
@@ -791,7 +814,7 @@ template <bool CACHE>
 __device__ __forceinline__ void ascent_rows(const float *a, const pair_state &s, int n,
                                             bidder_cache c, const double *q,
                                             unsigned long long *u, int *taken, int rank, int ctas,
-                                            unsigned long long &scans, unsigned long long &checks)
+                                            scan_count scans, check_count checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
@@ -821,7 +844,7 @@ __device__ __forceinline__ void ascent_rows(const float *a, const pair_state &s,
 template <bool SHARED, bool CACHE>
 __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder_cache c,
                               double *q, double *sum_d, team_order *order, int ctas,
-                              unsigned long long &scans, unsigned long long &checks)
+                              scan_count scans, check_count checks)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const bool team = ctas > 1;
@@ -927,8 +950,7 @@ __device__ __forceinline__ settled_offer settled_of(const float *a, const pair_s
 /* Offers from the settled objects sj of list[0..count-1] to every
  * unsettled object: a thread per object, so no atomics (whole block). */
 __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s, int n,
-                                             const int *list, int count,
-                                             unsigned long long &evals)
+                                             const int *list, int count)
 {
     for (int j = threadIdx.x; j < n; j += THREADS) {
         if (s.chose[j] != UNSETTLED)
@@ -943,7 +965,6 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
             best = k < best ? k : best;
         }
         s.top[j] = best;
-        evals += count;
     }
 }
 
@@ -955,12 +976,11 @@ __device__ __forceinline__ void finish_whole(const float *a, const pair_state &s
  * again (at 32 x 1024 the finish was a third of the time, mostly these
  * offers). Each thread also returns its part of the next step's reductions
  * over the unsettled objects, whose keys it alone wrote: the least dist
- * (lo) and the least (dist, j) of a free one (lof, jf). The same keys and
- * counts as finish_whole. Objects first, first + stride, ... (a team's
+ * (lo) and the least (dist, j) of a free one (lof, jf). The same keys as
+ * finish_whole. Objects first, first + stride, ... (a team's
  * share; else all). */
 __device__ __forceinline__ void finish_staged(const pair_state &s, int n, int count, int first,
-                                              int stride, unsigned long long &evals, double &lo,
-                                              double &lof, int &jf)
+                                              int stride, double &lo, double &lof, int &jf)
 {
     lo = lof = HUGE_VAL;
     jf = INT_MAX;
@@ -983,7 +1003,6 @@ __device__ __forceinline__ void finish_staged(const pair_state &s, int n, int co
             }
         }
         s.top[j] = best;
-        evals += count;
         const double d = pcb_ca_finish_dist(best);
         lo = d < lo ? d : lo;
         if (s.owner[j] < 0 && pcb_ca_before(d, j, lof, jf)) {
@@ -1030,7 +1049,7 @@ __device__ __forceinline__ void team_merge(finish_parts &f, int par, int ctas, d
  * (team_merge): every block takes the same steps. */
 __device__ __forceinline__ void finish(const float *a, const pair_state &s, int n, int *list,
                                        int bidders, double eps, finish_parts &f, team_stage ts,
-                                       int rank, int ctas, unsigned long long &evals)
+                                       int rank, int ctas)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const bool team = ctas > 1;
@@ -1059,7 +1078,8 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
             s.chose[j] = UNSETTLED;
         }
         if (counts)
-            evals += n;
+            tally_evals += n;
+        int settled = 0; /* objects settled so far (counts: thread 0's) */
         double top;
         int jf;
         double lo, lof; /* this thread's part of a step's reductions */
@@ -1121,8 +1141,10 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 }
             team_sync(team);
             const int count = team ? *(volatile int *)&ts.count[par] : f.count[par];
-            if (counts) /* their owners' values */
-                evals += count;
+            if (counts) { /* their owners' values, then their offers to the unsettled */
+                settled += count;
+                tally_evals += count + (unsigned long long)count * (unsigned)(n - settled);
+            }
             /* (The team's chunks and the lone block's below are two loops:
              * as one, the team's kernel measured 10% slower on lidar pairs at
              * 32 x 16,384, 1,833 ms against 1,662.) */
@@ -1134,24 +1156,24 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                     for (int m = tid; m < k * STAGE_WORDS; m += THREADS)
                         ((float4 *)s.stage)[m] = __ldcg(from + m); /* L2: other SMs wrote it */
                     __syncthreads();
-                    finish_staged(s, n, k, first, stride, evals, lo, lof, jf_own);
+                    finish_staged(s, n, k, first, stride, lo, lof, jf_own);
                 }
                 reduced = true;
                 continue; /* the next step's barrier ends it */
             }
             if (s.stage) { /* the lone block: staged, by chunks beyond the stage's room */
-                finish_staged(s, n, min(count, s.stage_cap), tid, THREADS, evals, lo, lof, jf_own);
+                finish_staged(s, n, min(count, s.stage_cap), tid, THREADS, lo, lof, jf_own);
                 for (int c0 = s.stage_cap; c0 < count; c0 += s.stage_cap) {
                     const int k = min(count - c0, s.stage_cap);
                     __syncthreads(); /* the last chunk is read */
                     for (int m = tid; m < k; m += THREADS)
                         s.stage[m] = settled_of(a, s, list[c0 + m], s.owner[list[c0 + m]]);
                     __syncthreads();
-                    finish_staged(s, n, k, tid, THREADS, evals, lo, lof, jf_own);
+                    finish_staged(s, n, k, tid, THREADS, lo, lof, jf_own);
                 }
                 reduced = true;
             } else {
-                finish_whole(a, s, n, list, count, evals);
+                finish_whole(a, s, n, list, count);
             }
             /* the next step's barrier ends the offers */
         }
@@ -1187,8 +1209,7 @@ template <bool CACHE>
 __device__ __forceinline__ void team_bids(const float *a, const pair_state &s,
                                           const pair_state &to, int n, const int *list,
                                           int bidders, double eps, bidder_cache c, int *taken,
-                                          int rank, int ctas, unsigned long long &scans,
-                                          unsigned long long &checks)
+                                          int rank, int ctas, scan_count scans, check_count checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int k = rank + ctas * warp; k < bidders; k = team_next(taken, rank, ctas)) {
@@ -1204,8 +1225,7 @@ __device__ __forceinline__ void team_bids(const float *a, const pair_state &s,
 template <bool CACHE>
 __device__ __forceinline__ void team_least(const float *a, const pair_state &s, int n,
                                            double *least, bidder_cache c, int *taken, int rank,
-                                           int ctas, unsigned long long &scans,
-                                           unsigned long long &checks)
+                                           int ctas, scan_count scans, check_count checks)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
@@ -1223,8 +1243,7 @@ __device__ __forceinline__ void team_least(const float *a, const pair_state &s, 
 template <bool SHARED, bool CACHE>
 __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cache,
                           team_order *order, int *taken, round_parts &parts, team_stage ts,
-                          int rank, int ctas, unsigned long long &scans,
-                          unsigned long long &checks, unsigned long long &evals)
+                          int rank, int ctas, scan_count scans, check_count checks)
 {
     cg::cluster_group cluster = cg::this_cluster();
     const int tid = threadIdx.x;
@@ -1270,8 +1289,7 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
             team_bids<CACHE>(a, s, bids, n, lead.list[o.which], o.bidders, o.eps, cache, taken,
                              rank, ctas, scans, checks);
         } else if (!SHARED && o.op == TEAM_FINISH) { /* the lead posts it only then */
-            finish(a, s, n, lead.list[o.which], o.bidders, o.eps, parts.finish, ts, rank, ctas,
-                   evals);
+            finish(a, s, n, lead.list[o.which], o.bidders, o.eps, parts.finish, ts, rank, ctas);
         } else if (!SHARED && o.op == TEAM_REBUILDS) {
             team_rebuild_rows(a, s, n, lead.list[o.which], o.missed, parts.rebuild, rank, ctas);
         } else {
@@ -1283,17 +1301,17 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
     cluster.sync(); /* the lead's shared memory stays until every helper read the end */
 }
 
-/* A thread's counts into its pair's (scans and checks are counted by lane 0
- * of each warp, finish evaluations by any thread). */
-__device__ __forceinline__ void add_counts(pair_stats *st, unsigned long long scans,
-                                           unsigned long long checks, unsigned long long evals)
+/* The block's counts into its pair's (each warp's by its lane 0, which
+ * alone wrote them; the finish's by thread 0). */
+__device__ __forceinline__ void add_counts(pair_stats *st)
 {
-    if (evals)
-        atomicAdd(&st->finish_evals, evals);
+    const int warp = threadIdx.x >> 5;
     if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&st->scans, scans);
-        atomicAdd(&st->checks, checks);
+        atomicAdd(&st->scans, (unsigned long long)tally_scans[warp]);
+        atomicAdd(&st->checks, tally_checks[warp]);
     }
+    if (threadIdx.x == 0 && tally_evals)
+        atomicAdd(&st->finish_evals, tally_evals);
 }
 
 template <bool SHARED, bool CACHE, bool SHARED_A>
@@ -1340,7 +1358,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
-    unsigned long long scans = 0, checks = 0, finish_evals = 0;
+    const scan_count scans{};
+    const check_count checks{};
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
         if (helper)
@@ -1353,6 +1372,12 @@ __global__ void __launch_bounds__(THREADS, 1)
             stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0, 0};
         return;
     }
+    if (lane == 0) { /* the block's counts: each is one thread's alone */
+        tally_scans[warp] = 0;
+        tally_checks[warp] = 0;
+    }
+    if (tid == 0)
+        tally_evals = 0;
     if (SHARED_A)
         for (int k = tid; k < 3 * n; k += THREADS)
             a_copy[k] = xyz1[pair * n * 3 + k];
@@ -1361,8 +1386,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         __syncthreads();
         team_help<SHARED, CACHE>(a, s, n, cache, &order, &taken[0], parts, ts,
-                                 (int)(blockIdx.x % ctas), ctas, scans, checks, finish_evals);
-        add_counts(&stats[pair], scans, checks, finish_evals);
+                                 (int)(blockIdx.x % ctas), ctas, scans, checks);
+        add_counts(&stats[pair]);
         return;
     }
     for (int j = tid; j < n; j += THREADS) {
@@ -1398,7 +1423,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (teamed)
                     team_post(true, &order, team_order{TEAM_FINISH, bidders, cur, eps});
                 finish(a, s, n, cur ? s.list[1] : s.list[0], bidders, eps, parts.finish, ts, 0,
-                       teamed ? ctas : 1, finish_evals);
+                       teamed ? ctas : 1);
                 if (teamed)
                     cg::this_cluster().sync(); /* the helpers are done */
                 if (tid == 0)
@@ -1615,7 +1640,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (stuck)
         for (int i = tid; i < n; i += THREADS)
             match[i] = -1;
-    add_counts(&stats[pair], scans, checks, finish_evals);
+    add_counts(&stats[pair]);
     if (tid == 0) {
         stats[pair].bids = bids;
         stats[pair].rounds = rounds;
@@ -1832,6 +1857,15 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
         if (e == cudaSuccess && s->smem)
             e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
+        cudaFuncAttributes fa;
+        if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, kernel_for(s));
+        if (e == cudaSuccess && fa.sharedSizeBytes > STATIC_SMEM) { /* statics outgrew their room */
+            free(host);
+            return pcb_fail(PCB_EDEVICE,
+                            "emd cuda_auction: the kernel's static shared memory (%zu bytes) "
+                            "exceeds the %d bytes its layout leaves (STATIC_SMEM)",
+                            (size_t)fa.sharedSizeBytes, STATIC_SMEM);
+        }
         s->ctas = e == cudaSuccess ? choose_ctas(s) : 1;
         if (e == cudaSuccess && t->n > SMEM_MAX_N) /* the state; a team's finish stages too */
             e = cudaMalloc((void **)&s->scratch,
