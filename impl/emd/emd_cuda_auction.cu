@@ -100,30 +100,26 @@ static_assert(sizeof(settled_offer) == STAGE_BYTES, "STAGE_BYTES is a settled_of
 #define STAGE_WORDS (STAGE_BYTES / 16) /* float4s a settled_offer */
 
 /* A block's work counts, which add_counts adds to its pair's: full scans
- * of B and cache looks by warp (its lane 0 counts them; `scans++`,
- * `checks++` in the code that counts), the finish's cost evaluations by
- * thread 0 (count x unsettled objects a step, as every thread once added
- * count a settled object). In shared memory: as 64-bit registers that
- * every thread held, they made the kernel spill more (1.5%-1.7% of the time
- * at 32 x 1024, 0.4% at 32 x 4096 and 8192 on the H100). With them the
- * static arrays take all of STATIC_SMEM; setup checks that they fit. */
+ * of B and cache looks by warp (its lane 0 counts them: count_scans,
+ * count_check), the finish's cost evaluations by thread 0 (count x
+ * unsettled objects a step, as every thread once added count a settled
+ * object). In shared memory, reached from where they are counted: as
+ * 64-bit registers that every thread held and passed down, they made the
+ * kernel spill more (1.5%-1.7% of the time at 32 x 1024, 0.4% at 32 x 4096
+ * and 8192 on the H100). With them the static arrays take all of
+ * STATIC_SMEM; setup checks that they fit. */
 __shared__ unsigned tally_scans[PCB_CA_WARPS];
 __shared__ unsigned long long tally_checks[PCB_CA_WARPS], tally_evals;
-struct scan_count {
-    __device__ void operator+=(unsigned v) const
-    {
-        if ((threadIdx.x & 31) == 0)
-            tally_scans[threadIdx.x >> 5] += v;
-    }
-    __device__ void operator++(int) const { *this += 1; }
-};
-struct check_count {
-    __device__ void operator++(int) const
-    {
-        if ((threadIdx.x & 31) == 0)
-            tally_checks[threadIdx.x >> 5]++;
-    }
-};
+__device__ __forceinline__ void count_scans(unsigned v = 1)
+{
+    if ((threadIdx.x & 31) == 0)
+        tally_scans[threadIdx.x >> 5] += v;
+}
+__device__ __forceinline__ void count_check()
+{
+    if ((threadIdx.x & 31) == 0)
+        tally_checks[threadIdx.x >> 5]++;
+}
 
 /* One pair's working state, n of each. */
 struct pair_state {
@@ -380,31 +376,27 @@ __device__ __forceinline__ bool look(const float *ai, const pair_state &s, cache
  * cache was built with); a bound below 0: never built. */
 __device__ __forceinline__ bool stored_look(const float *ai, const pair_state &s,
                                             const double *price, double bound, cache_row row,
-                                            bool least_only, check_count checks,
-                                            pcb_ca_best *b)
+                                            bool least_only, pcb_ca_best *b)
 {
     if (bound < 0)
         return false;
-    checks++;
+    count_check();
     return look_at(ai, s, price, row, bound, least_only, b);
 }
 
 /* Look into bidder i's stored cache (whole warp). */
 __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
                                            const double *price, int i, bool least_only,
-                                           bidder_cache c, check_count checks,
-                                           pcb_ca_best *b)
+                                           bidder_cache c, pcb_ca_best *b)
 {
     return stored_look(ai, s, price, c.bound[i], c.slot[(size_t)i * 32 + (threadIdx.x & 31)],
-                       least_only, checks, b);
+                       least_only, b);
 }
 
 /* Rebuild bidder i's cache with one warp (row l: lane l's slots), store it
  * and look into it. */
 __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &s, int n, int i,
-                                             bool least_only, bidder_cache c,
-                                             scan_count scans, check_count checks,
-                                             pcb_ca_best *b)
+                                             bool least_only, bidder_cache c, pcb_ca_best *b)
 {
     const int lane = threadIdx.x & 31;
     const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
@@ -413,16 +405,15 @@ __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &
     c.slot[(size_t)i * 32 + lane] = row;
     if (lane == 0)
         c.bound[i] = bound;
-    scans++;
-    checks++;
+    count_scans();
+    count_check();
     return look(ai, s, row, bound, least_only, b);
 }
 
 /* The exact least two by a full scan (whole warp). */
-__device__ __forceinline__ pcb_ca_best exact_scan(const float *ai, const pair_state &s, int n,
-                                                  scan_count scans)
+__device__ __forceinline__ pcb_ca_best exact_scan(const float *ai, const pair_state &s, int n)
 {
-    scans++;
+    count_scans();
     return warp_merge(scan(ai, s, n, threadIdx.x & 31, 32));
 }
 
@@ -430,15 +421,14 @@ __device__ __forceinline__ pcb_ca_best exact_scan(const float *ai, const pair_st
  * one, else (near-ties the float bound cannot split) by an exact scan. */
 template <bool CACHE>
 __device__ __forceinline__ pcb_ca_best bidder_best(const float *a, const pair_state &s, int n,
-                                                   int i, bool least_only, bidder_cache c,
-                                                   scan_count scans, check_count checks)
+                                                   int i, bool least_only, bidder_cache c)
 {
     const float *ai = a + 3 * i;
     pcb_ca_best b;
-    if (CACHE && (cache_look(ai, s, s.price, i, least_only, c, checks, &b) ||
-                  warp_rebuild(ai, s, n, i, least_only, c, scans, checks, &b)))
+    if (CACHE && (cache_look(ai, s, s.price, i, least_only, c, &b) ||
+                  warp_rebuild(ai, s, n, i, least_only, c, &b)))
         return b;
-    return exact_scan(ai, s, n, scans);
+    return exact_scan(ai, s, n);
 }
 
 /* The next item of a loop over items by warps (whole warp): warp w takes
@@ -554,8 +544,7 @@ __device__ __forceinline__ int nth_set(unsigned mask, int g)
  * scan when the cache does not prove the least two (whole warp). */
 __device__ __forceinline__ void rebuilt_bid(const float *a, const pair_state &s, int n,
                                             const int *list, int k, cache_row row, float floor,
-                                            double eps, bidder_cache c, scan_count scans,
-                                            check_count checks)
+                                            double eps, bidder_cache c)
 {
     const int i = list[k];
     const float *ai = a + 3 * i;
@@ -563,11 +552,11 @@ __device__ __forceinline__ void rebuilt_bid(const float *a, const pair_state &s,
     c.slot[(size_t)i * 32 + threadIdx.x % 32] = row;
     if (threadIdx.x % 32 == 0)
         c.bound[i] = bound;
-    scans++;
-    checks++;
+    count_scans();
+    count_check();
     pcb_ca_best b;
     if (!look(ai, s, row, bound, false, &b))
-        b = exact_scan(ai, s, n, scans);
+        b = exact_scan(ai, s, n);
     if (threadIdx.x % 32 == 0)
         place_bid(s, k, i, b, eps);
 }
@@ -584,8 +573,7 @@ __device__ __forceinline__ void rebuilt_bid(const float *a, const pair_state &s,
  * ends it. */
 __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state &s, int n,
                                                const int *list, unsigned mask, double eps,
-                                               bidder_cache c, block_parts &parts,
-                                               scan_count scans, check_count checks)
+                                               bidder_cache c, block_parts &parts)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, misses = __popc(mask);
     /* R = 1 << shift; a group: 32 >> shift = 1 << (5 - shift) warps */
@@ -609,8 +597,7 @@ __device__ __forceinline__ void block_rebuilds(const float *a, const pair_state 
     }
     __syncthreads();
     if (group < misses && member == 0)
-        rebuilt_bid(a, s, n, list, k, parts.row[group][lane], parts.floor[group][lane], eps, c,
-                    scans, checks);
+        rebuilt_bid(a, s, n, list, k, parts.row[group][lane], parts.floor[group][lane], eps, c);
 }
 
 /* ---- the team: a cluster of blocks a pair --------------------------------- */
@@ -723,15 +710,14 @@ __device__ __forceinline__ void team_rebuild_rows(const float *a, const pair_sta
  * thread calls it; the caller's barrier ends it). */
 __device__ __forceinline__ void team_rebuilt_bids(const float *a, const pair_state &s, int n,
                                                   const int *list, unsigned missed, double eps,
-                                                  bidder_cache c, block_parts &parts, int ctas,
-                                                  scan_count scans, check_count checks)
+                                                  bidder_cache c, block_parts &parts, int ctas)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (warp >= __popc(missed))
         return;
     const block_parts *from = cg::this_cluster().map_shared_rank(&parts, lane % ctas);
     rebuilt_bid(a, s, n, list, nth_set(missed, warp), from->row[warp][lane],
-                from->floor[warp][lane], eps, c, scans, checks);
+                from->floor[warp][lane], eps, c);
 }
 
 /* q_j = max_i (u_i - c_ij) over rows i0 <= i < i1 and objects j0 <= j <
@@ -795,12 +781,11 @@ __device__ __forceinline__ void c_transform_share(const float *a, const pair_sta
  * - least), into this block's s.chose and s.top (0 and ~0 before). */
 template <bool CACHE>
 __device__ __forceinline__ void ascent_gaps(const float *a, const pair_state &s, int n,
-                                            bidder_cache c, int *taken, int rank, int ctas,
-                                            scan_count scans, check_count checks)
+                                            bidder_cache c, int *taken, int rank, int ctas)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
-        const pcb_ca_best b = bidder_best<CACHE>(a, s, n, i, false, c, scans, checks);
+        const pcb_ca_best b = bidder_best<CACHE>(a, s, n, i, false, c);
         if (lane == 0) {
             atomicAdd(&s.chose[b.j1], 1);
             atomicMin(&s.top[b.j1], (unsigned long long)__double_as_longlong(b.w2 - b.w1));
@@ -813,21 +798,20 @@ __device__ __forceinline__ void ascent_gaps(const float *a, const pair_state &s,
 template <bool CACHE>
 __device__ __forceinline__ void ascent_rows(const float *a, const pair_state &s, int n,
                                             bidder_cache c, const double *q,
-                                            unsigned long long *u, int *taken, int rank, int ctas,
-                                            scan_count scans, check_count checks)
+                                            unsigned long long *u, int *taken, int rank, int ctas)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
         const float *ai = a + 3 * i;
         pcb_ca_best b;
-        if (!(CACHE && cache_look(ai, s, q, i, true, c, checks, &b))) {
+        if (!(CACHE && cache_look(ai, s, q, i, true, c, &b))) {
             double m = HUGE_VAL;
             for (int j = lane; j < n; j += 32) {
                 const float4 o = s.bq[j];
                 m = fmin(m, (double)pcb_ca_cost(ai[0], ai[1], ai[2], o.x, o.y, o.z) + q[j]);
             }
             b.w1 = warp_min_value(m);
-            scans++;
+            count_scans();
         }
         if (lane == 0)
             u[i] = (unsigned long long)__double_as_longlong(b.w1);
@@ -843,8 +827,7 @@ __device__ __forceinline__ void ascent_rows(const float *a, const pair_state &s,
  * each step. */
 template <bool SHARED, bool CACHE>
 __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder_cache c,
-                              double *q, double *sum_d, team_order *order, int ctas,
-                              scan_count scans, check_count checks)
+                              double *q, double *sum_d, team_order *order, int ctas)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const bool team = ctas > 1;
@@ -857,7 +840,7 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
     if (tid == 0)
         taken[0] = taken[1] = 0;
     team_post(team, order, team_order{TEAM_GAPS, 0, 0, 0.0, q});
-    ascent_gaps<CACHE>(a, s, n, c, &taken[0], 0, ctas, scans, checks); /* 1 */
+    ascent_gaps<CACHE>(a, s, n, c, &taken[0], 0, ctas); /* 1 */
     team_sync(team); /* the helpers' demands and gaps are in */
     for (int j = tid; j < n; j += THREADS) {
         int demanders = s.chose[j];
@@ -869,7 +852,7 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
         q[j] = pcb_ca_raised(s.price[j], demanders, __longlong_as_double((long long)gap));
     }
     team_post(team, order, team_order{TEAM_ROWS, 0, 0, 0.0, q});
-    ascent_rows<CACHE>(a, s, n, c, q, s.top, &taken[1], 0, ctas, scans, checks); /* 2 */
+    ascent_rows<CACHE>(a, s, n, c, q, s.top, &taken[1], 0, ctas); /* 2 */
     team_sync(team); /* the helpers' row minima are in */
     if (team)
         team_post(true, order, team_order{TEAM_TRANSFORM, 0, 0, 0.0, q});
@@ -885,7 +868,7 @@ __device__ double dual_ascent(const float *a, const pair_state &s, int n, bidder
         }
     }
     if (tid == 0)
-        scans += n; /* its n x n costs, counted as n scans */
+        count_scans(n); /* its n x n costs, counted as n scans */
     __syncthreads();
     double my_d = 0; /* D', summed as the certificate's D */
     if (lane == 0)
@@ -1209,12 +1192,12 @@ template <bool CACHE>
 __device__ __forceinline__ void team_bids(const float *a, const pair_state &s,
                                           const pair_state &to, int n, const int *list,
                                           int bidders, double eps, bidder_cache c, int *taken,
-                                          int rank, int ctas, scan_count scans, check_count checks)
+                                          int rank, int ctas)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int k = rank + ctas * warp; k < bidders; k = team_next(taken, rank, ctas)) {
         const int i = list[k];
-        const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, c, scans, checks);
+        const pcb_ca_best best = bidder_best<CACHE>(a, s, n, i, false, c);
         if (lane == 0)
             place_bid(to, k, i, best, eps);
     }
@@ -1225,11 +1208,11 @@ __device__ __forceinline__ void team_bids(const float *a, const pair_state &s,
 template <bool CACHE>
 __device__ __forceinline__ void team_least(const float *a, const pair_state &s, int n,
                                            double *least, bidder_cache c, int *taken, int rank,
-                                           int ctas, scan_count scans, check_count checks)
+                                           int ctas)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int i = rank + ctas * warp; i < n; i = team_next(taken, rank, ctas)) {
-        const double m = bidder_best<CACHE>(a, s, n, i, true, c, scans, checks).w1;
+        const double m = bidder_best<CACHE>(a, s, n, i, true, c).w1;
         if (lane == 0)
             least[i] = m;
     }
@@ -1243,7 +1226,7 @@ __device__ __forceinline__ void team_least(const float *a, const pair_state &s, 
 template <bool SHARED, bool CACHE>
 __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cache,
                           team_order *order, int *taken, round_parts &parts, team_stage ts,
-                          int rank, int ctas, scan_count scans, check_count checks)
+                          int rank, int ctas)
 {
     cg::cluster_group cluster = cg::this_cluster();
     const int tid = threadIdx.x;
@@ -1280,21 +1263,20 @@ __device__ void team_help(const float *a, pair_state s, int n, bidder_cache cach
             *taken = 0;
         __syncthreads();
         if (o.op == TEAM_GAPS) {
-            ascent_gaps<CACHE>(a, s, n, cache, taken, rank, ctas, scans, checks);
+            ascent_gaps<CACHE>(a, s, n, cache, taken, rank, ctas);
         } else if (o.op == TEAM_ROWS) {
-            ascent_rows<CACHE>(a, s, n, cache, o.q, lead.top, taken, rank, ctas, scans, checks);
+            ascent_rows<CACHE>(a, s, n, cache, o.q, lead.top, taken, rank, ctas);
         } else if (o.op == TEAM_TRANSFORM) {
             c_transform_share<SHARED>(a, s, n, rank, ctas, SHARED ? (double *)s.list[0] : o.q);
         } else if (o.op == TEAM_BIDS) {
             team_bids<CACHE>(a, s, bids, n, lead.list[o.which], o.bidders, o.eps, cache, taken,
-                             rank, ctas, scans, checks);
+                             rank, ctas);
         } else if (!SHARED && o.op == TEAM_FINISH) { /* the lead posts it only then */
             finish(a, s, n, lead.list[o.which], o.bidders, o.eps, parts.finish, ts, rank, ctas);
         } else if (!SHARED && o.op == TEAM_REBUILDS) {
             team_rebuild_rows(a, s, n, lead.list[o.which], o.missed, parts.rebuild, rank, ctas);
         } else {
-            team_least<CACHE>(a, s, n, (double *)lead.list[0], cache, taken, rank, ctas, scans,
-                              checks);
+            team_least<CACHE>(a, s, n, (double *)lead.list[0], cache, taken, rank, ctas);
         }
         cluster.sync(); /* the work is in */
     }
@@ -1358,8 +1340,6 @@ __global__ void __launch_bounds__(THREADS, 1)
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
-    const scan_count scans{};
-    const check_count checks{};
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
         if (helper)
@@ -1386,7 +1366,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         __syncthreads();
         team_help<SHARED, CACHE>(a, s, n, cache, &order, &taken[0], parts, ts,
-                                 (int)(blockIdx.x % ctas), ctas, scans, checks);
+                                 (int)(blockIdx.x % ctas), ctas);
         add_counts(&stats[pair]);
         return;
     }
@@ -1447,7 +1427,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     cache_row row = cache.slot[(size_t)i * 32 + lane];
                     while (phase_rounds + steps < round_limit) {
                         pcb_ca_best best;
-                        if (!(hit = stored_look(a + 3 * i, s, s.price, bound, row, false, checks, &best)))
+                        if (!(hit = stored_look(a + 3 * i, s, s.price, bound, row, false, &best)))
                             break;
                         const int j = best.j1,
                                   evicted = __shfl_sync(0xffffffffu, lane == 0 ? s.owner[j] : 0, 0);
@@ -1494,8 +1474,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                 const int split = team ? ctas : 1; /* the helpers take their share */
                 if (team)
                     team_post(true, &order, team_order{TEAM_BIDS, bidders, cur, eps});
-                team_bids<CACHE>(a, s, s, n, list, bidders, eps, cache, &taken[rounds & 1], 0, split,
-                                 scans, checks);
+                team_bids<CACHE>(a, s, s, n, list, bidders, eps, cache, &taken[rounds & 1], 0,
+                                 split);
                 if (team) {
                     cg::this_cluster().sync(); /* the helpers' bids are in */
                     if (SHARED) /* else they bid into the pair's keys */
@@ -1509,7 +1489,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (warp < bidders) {
                     const int i = list[warp];
                     missed = (warp == 0 && looked) ||
-                             !cache_look(a + 3 * i, s, s.price, i, false, cache, checks, &best);
+                             !cache_look(a + 3 * i, s, s.price, i, false, cache, &best);
                     if (lane == 0 && !missed)
                         place_bid(s, warp, i, best, eps);
                     if (lane == 0 && missed)
@@ -1526,14 +1506,13 @@ __global__ void __launch_bounds__(THREADS, 1)
                                   team_order{TEAM_REBUILDS, bidders, cur, eps, NULL, mask});
                         team_rebuild_rows(a, s, n, list, mask, parts.rebuild, 0, ctas);
                         cg::this_cluster().sync(); /* the helpers' rows are in */
-                        team_rebuilt_bids(a, s, n, list, mask, eps, cache, parts.rebuild, ctas,
-                                          scans, checks);
+                        team_rebuilt_bids(a, s, n, list, mask, eps, cache, parts.rebuild, ctas);
                     } else if (__popc(mask) <= pcb_ca_block_scans(n)) {
-                        block_rebuilds(a, s, n, list, mask, eps, cache, parts.rebuild, scans, checks);
+                        block_rebuilds(a, s, n, list, mask, eps, cache, parts.rebuild);
                     } else if (missed) {
                         const int i = list[warp];
-                        if (!warp_rebuild(a + 3 * i, s, n, i, false, cache, scans, checks, &best))
-                            best = exact_scan(a + 3 * i, s, n, scans);
+                        if (!warp_rebuild(a + 3 * i, s, n, i, false, cache, &best))
+                            best = exact_scan(a + 3 * i, s, n);
                         if (lane == 0)
                             place_bid(s, warp, i, best, eps);
                     }
@@ -1573,7 +1552,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             cert_taken = 0;
         team_post(team, &order, team_order{TEAM_LEAST, 0, 0, 0.0});
         double *least = (double *)s.list[0];
-        team_least<CACHE>(a, s, n, least, cache, &cert_taken, 0, team ? ctas : 1, scans, checks);
+        team_least<CACHE>(a, s, n, least, cache, &cert_taken, 0, team ? ctas : 1);
         team_sync(team); /* the helpers' least values are in */
         double my_p = 0, my_d = 0;
         for (int i = warp; i < n && lane == 0; i += PCB_CA_WARPS) {
@@ -1602,7 +1581,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (ascend) {
             double *q = price_out + pair * n;
             const double d = dual_ascent<SHARED, CACHE>(a, s, n, cache, q, sum_d, &order,
-                                                        team ? ctas : 1, scans, checks);
+                                                        team ? ctas : 1);
             if (pcb_ca_proven(cert_p, d, target)) { /* every thread: the same d */
                 ascended = stop = 1;
                 if (tid == 0)
