@@ -900,7 +900,7 @@ struct finish_parts { /* reductions and counts by step parity */
     double lo[2][PCB_CA_WARPS], lof[2][PCB_CA_WARPS];
     int jf[2][PCB_CA_WARPS];
     int count[2]; /* settled objects */
-    int rows[PCB_CA_FINISH_AT];
+    int rows[PCB_CA_FINISH_MOST];
 };
 union round_parts {
     block_parts rebuild;
@@ -1023,7 +1023,7 @@ __device__ __forceinline__ void team_merge(finish_parts &f, int par, int ctas, d
     }
 }
 
-/* The bidders of list (at most PCB_CA_FINISH_AT), each by its shortest
+/* The bidders of list (at most pcb_ca_finish_at(n)), each by its shortest
  * augmenting path, in increasing index order (whole block; the list is the
  * finish's scratch once read). With a team (ctas > 1, the state in global memory;
  * every block of it calls this, rank its place) each block takes objects

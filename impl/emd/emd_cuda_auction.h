@@ -445,9 +445,11 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * taken as 0 and a bucket settles objects up to w apart, so the new prices
  * keep every owner within a few eps of its best; the certificate, computed
  * from the prices whatever they are, is what the stop relies on.
- * Measured (H100, batch 32, 1%): a path costs tens of block-wide steps,
- * each settling tens of objects, so finishing more than the last few
- * bidders is slower than the rounds it saves (uniform): 4 bidders 5.0 ms at
+ * Measured first (H100, batch 32, 1%, on a kernel whose finish steps cost
+ * more; PCB_CA_FINISH_AT_MID below is the later measurement): a path costs
+ * tens of block-wide steps, each settling tens of objects, so finishing
+ * more than the last few bidders was slower than the rounds it saves
+ * (uniform): 4 bidders 5.0 ms at
  * n = 1024 and 61 ms at 4096, 8 bidders 5.3 and 63, 32 bidders 7.9 and 83
  * (offers then went through the owners' caches above n = 1024: below).
  * Offers to all of B, the kernel's settled objects staged in shared memory
@@ -477,6 +479,28 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 #ifndef PCB_CA_FINISH_AT /* tuning builds only */
 #define PCB_CA_FINISH_AT 4
 #endif
+/* From n = 1024 to 2048 the finish takes over from 8 bidders instead: a
+ * finish step costs there about half a round of 5 to 31 bidders (clock64
+ * laps at 32 x 1024, 1%: some 4,700 cycles against 9,000), so the paths of
+ * 5 to 8 bidders cost less than their rounds. H100, batch 32, compute, ms,
+ * 4 -> 8 bidders: 32 x 1024 sphere surfaces 1% 5.03 -> 4.32, 0.1% 7.32 ->
+ * 6.47, cube 1% 3.86 -> 3.74, 0.1% 5.43 -> 5.24, lidar pairs 12.4 -> 8.65,
+ * noisy copies 2.23 -> 2.24; 32 x 2048 19.1 -> 17.0 (cube) and 25.9 ->
+ * 22.4 (sphere surfaces); of the bounds 0.2%-5% at 32 x 1024, 9 of 10
+ * faster (the cube at 0.5% 10% slower); 8 x 1024 sphere surfaces 6.03 ->
+ * 6.33. At n = 512 (2.26 -> 2.50 on the cube, 2.79 -> 2.91 on sphere
+ * surfaces) and at 4096 (1%: cube 37.1 -> 40.8, sphere surfaces 60.3 ->
+ * 65.3), 4 stay cheaper. 6 and 10 bidders gained less over the same
+ * configurations (geometric means -2.0% and -5.8%, 8: -6.6%), 12 and 16
+ * less at 32 x 1024. */
+#ifndef PCB_CA_FINISH_AT_MID
+#define PCB_CA_FINISH_AT_MID 8
+#endif
+#define PCB_CA_FINISH_MID_LO 1024
+#define PCB_CA_FINISH_MID_HI 2048
+/* The most bidders any finish takes (the kernel's arrays). */
+#define PCB_CA_FINISH_MOST \
+    (PCB_CA_FINISH_AT_MID > PCB_CA_FINISH_AT ? PCB_CA_FINISH_AT_MID : PCB_CA_FINISH_AT)
 #ifndef PCB_CA_FINISH_MAX_N
 #define PCB_CA_FINISH_MAX_N 65535
 #endif
@@ -492,7 +516,10 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * at n points (0: never). */
 PCB_CA_FN int pcb_ca_finish_at(int32_t n)
 {
-    return n <= PCB_CA_FINISH_MAX_N ? PCB_CA_FINISH_AT : 0;
+    if (n > PCB_CA_FINISH_MAX_N)
+        return 0;
+    return n >= PCB_CA_FINISH_MID_LO && n <= PCB_CA_FINISH_MID_HI ? PCB_CA_FINISH_AT_MID
+                                                                  : PCB_CA_FINISH_AT;
 }
 
 /* A dist and its pred as a key, and back. */
