@@ -599,6 +599,11 @@ static void test_cuda_auction_cache_bound(void)
  * the validator's; and the order of the bidder lists changes nothing. */
 static void test_cuda_auction_rules(void)
 {
+    /* the finish takes over from 8 bidders at n = 1024 to 2048, 4 elsewhere,
+     * and never above PCB_CA_FINISH_MAX_N */
+    CHECK(pcb_ca_finish_at(1023) == 4 && pcb_ca_finish_at(1024) == 8);
+    CHECK(pcb_ca_finish_at(2048) == 8 && pcb_ca_finish_at(2049) == 4);
+    CHECK(pcb_ca_finish_at(PCB_CA_FINISH_MAX_N + 1) == 0);
     static const struct {
         const char *a, *b;
         int64_t n;
@@ -948,6 +953,8 @@ static void test_cuda_auction(void)
                  {"uniform", "sphere", 1, 4900, 0, 0},    {"sphere", "sphere", 2, 1024, 0, 0.01},
                  {"uniform", "uniform", 3, 2048, 0, 0.05}, {"uniform", "uniform", 4, 1000, 0, 0.01},
                  {"sphere", "uniform", 32, 1024, 0, 0.01}, {"uniform", "uniform", 2, 4800, 0, 0.01},
+                 /* the finish from 8 bidders (n = 1024 to 2048), at the default bound */
+                 {"sphere", "uniform", 1, 1500, 0, 0},
                  /* the finish's stage: by chunks of 77; none (offers read their objects) */
                  {"sphere", "sphere", 1, 4680, 0, 0.01},  {"uniform", "sphere", 1, 4757, 0, 0.01}};
     /* Blocks a pair (the team): as the batch gives them (up to 8 here), 3,
