@@ -1811,6 +1811,22 @@ static size_t team_scratch(int64_t batch, int n)
     return (size_t)batch * (size_t)n * STAGE_BYTES + (size_t)batch * 2 * sizeof(int);
 }
 
+/* The kernel's static shared memory fits the STATIC_SMEM its layout leaves
+ * (the work counts fill it to the last byte). */
+static int statics_fit(auction_kernel_fn kernel)
+{
+    cudaFuncAttributes fa;
+    const cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
+    if (e != cudaSuccess)
+        return pcb_cuda_fail(e, "emd cuda_auction: kernel attributes", __FILE__, __LINE__);
+    if (fa.sharedSizeBytes > STATIC_SMEM)
+        return pcb_fail(PCB_EDEVICE,
+                        "emd cuda_auction: the kernel's static shared memory (%zu bytes) "
+                        "exceeds the %d bytes its layout leaves (STATIC_SMEM)",
+                        (size_t)fa.sharedSizeBytes, STATIC_SMEM);
+    return PCB_OK;
+}
+
 static int setup(auction_state *s)
 {
     const pcb_task *t = &s->task;
@@ -1824,6 +1840,8 @@ static int setup(auction_state *s)
     if (!on_device)
         pair_constants(t, host, host + t->batch);
     int rc = pcb_cuda_ctx_init(&s->ctx);
+    if (rc == PCB_OK)
+        rc = statics_fit(kernel_for(s));
     if (rc == PCB_OK) {
         cudaError_t e = cudaSuccess;
         const size_t pairs = (size_t)t->batch * sizeof(double);
@@ -1836,15 +1854,6 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
         if (e == cudaSuccess && s->smem)
             e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
-        cudaFuncAttributes fa;
-        if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, kernel_for(s));
-        if (e == cudaSuccess && fa.sharedSizeBytes > STATIC_SMEM) { /* statics outgrew their room */
-            free(host);
-            return pcb_fail(PCB_EDEVICE,
-                            "emd cuda_auction: the kernel's static shared memory (%zu bytes) "
-                            "exceeds the %d bytes its layout leaves (STATIC_SMEM)",
-                            (size_t)fa.sharedSizeBytes, STATIC_SMEM);
-        }
         s->ctas = e == cudaSuccess ? choose_ctas(s) : 1;
         if (e == cudaSuccess && t->n > SMEM_MAX_N) /* the state; a team's finish stages too */
             e = cudaMalloc((void **)&s->scratch,

@@ -482,8 +482,8 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
 /* From n = 1024 to 2048 the finish takes over from 8 bidders instead: a
  * finish step costs there about half a round of 5 to 31 bidders (clock64
  * laps at 32 x 1024, 1%, less the laps' own cost as estimated: some 4,700
- * cycles against 9,000), so the paths of
- * 5 to 8 bidders cost less than their rounds. H100, batch 32, compute, ms,
+ * cycles against 9,000), so the paths of 5 to 8 bidders cost less than
+ * their rounds. H100, batch 32, compute, ms,
  * 4 -> 8 bidders: 32 x 1024 sphere surfaces 1% 5.03 -> 4.32, 0.1% 7.32 ->
  * 6.47, cube 1% 3.86 -> 3.74, 0.1% 5.43 -> 5.24, lidar pairs 12.4 -> 8.65,
  * noisy copies 2.23 -> 2.24; 32 x 2048 19.1 -> 17.0 (cube) and 25.9 ->
