@@ -49,7 +49,9 @@
  * of its own float-cost certificate, leaving room for the validator's
  * double-precision one. */
 #define PCB_CA_MAX_GAP 0.001
+#ifndef PCB_CA_TARGET /* tuning builds only */
 #define PCB_CA_TARGET 0.0009
+#endif
 #ifndef PCB_CA_EPS_START
 #define PCB_CA_EPS_START 0.03125
 #define PCB_CA_DIVISOR 4.0
