@@ -493,9 +493,10 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * faster (the cube at 0.5% 10% slower); 8 x 1024 sphere surfaces 6.03 ->
  * 6.33. At n = 512 (2.26 -> 2.50 on the cube, 2.79 -> 2.91 on sphere
  * surfaces) and at 4096 (1%: cube 37.1 -> 40.8, sphere surfaces 60.3 ->
- * 65.3), 4 stay cheaper. 6 and 10 bidders gained less over the same
- * configurations (geometric means -2.0% and -5.8%, 8: -6.6%), 12 and 16
- * less at 32 x 1024. */
+ * 65.3; 6 to 12 bidders there in impl/emd/README.md: faster on sphere
+ * surfaces and lidar pairs, slower on the cube), 4 stay. 6 and 10
+ * bidders gained less over the same configurations (geometric means -2.0%
+ * and -5.8%, 8: -6.6%), 12 and 16 less at 32 x 1024. */
 #ifndef PCB_CA_FINISH_AT_MID
 #define PCB_CA_FINISH_AT_MID 8
 #endif
