@@ -4,8 +4,10 @@
 # machine): the same samples, a planted 10% slowdown with and without a
 # tolerance that allows it, overlapping noise, and bad arguments. Then on
 # real runs of one small CPU configuration: the same build twice, and a
-# planted 3x slowdown (PCBENCH_FAULT), with tolerances no change of the
-# machine's speed short of 2x between two runs a second apart can upset.
+# planted 30x slowdown (PCBENCH_FAULT), with tolerances no change of the
+# machine's speed short of 5x between two runs a second apart can upset
+# (the tests run side by side: under another test's load a planted 3x once
+# measured 1.67x, not significant).
 # The planted 10% on a quiet machine is scripts/timing_check.sh's.
 tool=$1
 pass=0 fail=0
@@ -68,11 +70,11 @@ run() { # machine name, extra options...
 expect "a run" 0 run base "$tool"
 says "with its noise and why it stopped" "dp: .* ms (noise [0-9.e+-]*%, [0-9]*, [a-z]*), cold "
 expect "the same build again" 0 run again "$tool"
-expect "slowed 3x" 0 run slow env PCBENCH_FAULT=slow:fps/dp:3 "$tool"
+expect "slowed 30x" 0 run slow env PCBENCH_FAULT=slow:fps/dp:30 "$tool"
 expect "same build: nothing fails" 0 "$tool" compare "$tmp/runs/base" "$tmp/runs/again" \
-    --suite quick --tolerance 1
+    --suite quick --tolerance 4
 says "every figure compared, cold too" "^compare: 0 of 3 matching figures"
-expect "3x slower fails" 1 "$tool" compare "$tmp/runs/base" "$tmp/runs/slow" --suite quick
+expect "30x slower fails" 1 "$tool" compare "$tmp/runs/base" "$tmp/runs/slow" --suite quick
 # named as slower; the factor itself depends on the machine's load while the
 # two runs took their samples (a shared 2-core machine measured 1.97x for 3x)
 says "the slowdown named" "FAIL: slower [0-9.]*x \["
