@@ -32,7 +32,10 @@ HAVE_GBENCH := $(if $(call have_hdr,benchmark/benchmark.h),1)
 HAVE_CUDA   := $(if $(NVCC),1)
 HAVE_CALLGRIND := $(if $(call have_hdr,valgrind/callgrind.h),1)
 
-LIB_C   := $(wildcard impl/*.c impl/*/*.c datasets/*.c)
+LIB_C   := $(wildcard impl/*.c impl/*/*.c)
+# The cloud loaders and generators (datasets/): the tool's own archive, not
+# part of the library users link.
+DATA_C  := $(wildcard datasets/*.c)
 ifeq ($(HAVE_FLANN),1)
 CPPFLAGS += -DPCB_HAVE_FLANN
 LDLIBS   += -lflann
@@ -66,6 +69,7 @@ NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra$(if $(CI),$(comma)
 CPPFLAGS  += -DPCB_HAVE_CUDA
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)
+TOOL_CU    := $(wildcard bench/*/*.cu)
 endif
 
 # Results record how the code they time was built; instruction counts are
@@ -79,8 +83,10 @@ CPPFLAGS_TOOL += $(if $(DEPS_INC),'-DPCB_DEPS_ROOT="$(abspath $(DEPS_DIR))"')
 SAN_LINK  = $(filter -fsanitize=% -fno-sanitize%,$(CFLAGS) $(CXXFLAGS))
 
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o) $(LIB_OBJ_CU)
-TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o)
+TOOL_OBJ := $(TOOL_C:%.c=$(BUILD)/%.o) $(TOOL_CC:%.cc=$(BUILD)/%.o) $(TOOL_CU:%.cu=$(BUILD)/%.o)
 LIB      := $(BUILD)/libpcbench.a
+DATA_LIB := $(BUILD)/libpcbdata.a
+LIBS     := $(DATA_LIB) $(LIB)
 TOOL     := $(BUILD)/pcbench
 
 # Sanitized build (AddressSanitizer + UBSan, no CUDA): the library, the
@@ -89,6 +95,8 @@ ASAN       := $(BUILD)/asan
 SANFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_OBJ   := $(LIB_C:%.c=$(ASAN)/%.o) $(LIB_CC:%.cc=$(ASAN)/%.o)
 ASAN_LIB   := $(ASAN)/libpcbench.a
+ASAN_DATA_LIB := $(ASAN)/libpcbdata.a
+ASAN_LIBS  := $(ASAN_DATA_LIB) $(ASAN_LIB)
 ASAN_TOOL  := $(ASAN)/pcbench
 ASAN_TOOL_OBJ := $(TOOL_C:%.c=$(ASAN)/%.o) $(TOOL_CC:%.cc=$(ASAN)/%.o)
 ASAN_CPPFLAGS = $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS) $(CPPFLAGS_TOOL)) \
@@ -108,8 +116,12 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(TOOL): $(TOOL_OBJ) $(LIB)
-	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $(TOOL_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
+$(DATA_LIB): $(DATA_C:%.c=$(BUILD)/%.o)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(TOOL): $(TOOL_OBJ) $(LIBS)
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $(TOOL_OBJ) $(LIBS) $(LDLIBS_TOOL) $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -123,10 +135,10 @@ $(BUILD)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(filter -D% -I%,$(CPPFLAGS)) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/%.c $(LIB)
+$(BUILD)/tests/%: tests/%.c $(LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
-	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIB) $(LDLIBS)
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIBS) $(LDLIBS)
 
 # The harness's unit test links the harness (everything of the tool but main).
 HARNESS_OBJ      := $(filter-out $(BUILD)/bench/pcbench.o,$(TOOL_OBJ))
@@ -136,15 +148,15 @@ ASAN_HARNESS_OBJ := $(filter-out $(ASAN)/bench/pcbench.o,$(ASAN_TOOL_OBJ))
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O1 -Wall -Wextra -fPIC -shared -o $@ $<
 
-$(BUILD)/tests/test_harness: tests/test_harness.c $(HARNESS_OBJ) $(LIB) $(BUILD)/tests/libfake_nvml.so
+$(BUILD)/tests/test_harness: tests/test_harness.c $(HARNESS_OBJ) $(LIBS) $(BUILD)/tests/libfake_nvml.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CPPFLAGS_TOOL) $(CFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
-	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(HARNESS_OBJ) $(LIB) $(LDLIBS_TOOL) $(LDLIBS)
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(HARNESS_OBJ) $(LIBS) $(LDLIBS_TOOL) $(LDLIBS)
 
-$(ASAN)/tests/test_harness: tests/test_harness.c $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(ASAN)/tests/libfake_nvml.so
+$(ASAN)/tests/test_harness: tests/test_harness.c $(ASAN_HARNESS_OBJ) $(ASAN_LIBS) $(ASAN)/tests/libfake_nvml.so
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CPPFLAGS) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
-	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_HARNESS_OBJ) $(ASAN_LIB) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
+	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_HARNESS_OBJ) $(ASAN_LIBS) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
 
 $(ASAN)/%.o: %.c
 	@mkdir -p $(@D)
@@ -154,8 +166,8 @@ $(ASAN)/%.o: %.cc
 	@mkdir -p $(@D)
 	$(CXX) $(ASAN_CPPFLAGS) $(CXXFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
 
-$(ASAN_TOOL): $(ASAN_TOOL_OBJ) $(ASAN_LIB)
-	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $(ASAN_TOOL_OBJ) $(ASAN_LIB) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
+$(ASAN_TOOL): $(ASAN_TOOL_OBJ) $(ASAN_LIBS)
+	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $(ASAN_TOOL_OBJ) $(ASAN_LIBS) $(LDLIBS_TOOL) $(LDLIBS_ASAN)
 
 asan: $(ASAN_TOOL) $(ASAN_TESTS)
 
@@ -163,10 +175,14 @@ $(ASAN_LIB): $(ASAN_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(ASAN)/tests/%: tests/%.c $(ASAN_LIB)
+$(ASAN_DATA_LIB): $(DATA_C:%.c=$(ASAN)/%.o)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(ASAN)/tests/%: tests/%.c $(ASAN_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -DPCB_HAVE_CUDA,$(CPPFLAGS)) -DPCB_SANITIZED_BUILD $(CFLAGS) $(SANFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
-	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_LIB) $(LDLIBS_ASAN)
+	$(CXX) $(LDFLAGS) $(SANFLAGS) -o $@ $@.o $(ASAN_LIBS) $(LDLIBS_ASAN)
 
 # ---- the shared library of the Python package (impl/python) ---------------
 # Position-independent objects of their own; without FLANN, a baseline the
@@ -233,7 +249,7 @@ FUZZ_CC      ?= $(shell sh scripts/deps.sh fuzz-cc)
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c impl/outfile.c
+FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c
 # -resource-dir of runtimes unpacked from .debs (offline hosts), else nothing
 FUZZ_EXTRA    = $(shell DEPS_DIR=$(DEPS_DIR) sh scripts/deps.sh fuzz-flags)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../impl/outfile.h"
+#include "outfile.h"
 #include "io.h"
 
 #define MAX_ELEMENTS 16

@@ -9,7 +9,7 @@
 
 #include <cuda_runtime.h>
 
-#include "pcbench.h"
+#include "pcbench_impl.h"
 
 #ifdef __cplusplus
 extern "C" {

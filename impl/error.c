@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pcbench.h"
+#include "pcbench_impl.h"
 
 static _Thread_local char last_msg[1024];
 

@@ -6,20 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench.h"
+#include "pcbench_judge.h"
 
 pcb_promise pcb_promise_of(const pcb_impl *impl, const pcb_task *t)
 {
     pcb_promise p = {.exact = 1, .max_gap = PCB_EMD_ANY_GAP};
     if (!impl)
         return p;
-    p.exact = impl->exact;
+    p = impl->promise;
     /* an implementation's max_gap of 0 promises nothing beyond a bijection */
-    p.max_gap = impl->max_gap > 0 ? impl->max_gap : PCB_EMD_ANY_GAP;
+    if (!(p.max_gap > 0))
+        p.max_gap = PCB_EMD_ANY_GAP;
     if (impl->gap_option && t && t->opt.max_gap > 0) /* it stops on the task's gap */
         p.max_gap = t->opt.max_gap;
-    p.canonical = impl->canonical && !impl->reference;
-    p.known_defect = impl->known_defect;
+    p.canonical = p.canonical && !impl->reference;
     return p;
 }
 
@@ -49,7 +49,7 @@ const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p)
     if (!t || !p || !p->canonical || t->problem != PCB_FPS)
         return NULL;
     const pcb_impl *ref = pcb_reference(t->problem);
-    return ref && ref->canonical ? ref : NULL;
+    return ref && ref->promise.canonical ? ref : NULL;
 }
 
 static void append(pcb_judgement *j, const char *fmt, const char *arg)

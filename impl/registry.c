@@ -6,7 +6,7 @@
  * registry_list.h in its problem's block, in speed order (fastest first). */
 #include <string.h>
 
-#include "pcbench.h"
+#include "pcbench_impl.h"
 
 #ifdef PCB_HAVE_CUDA
 #define CUDA_IMPL(p, n) IMPL(p, n)

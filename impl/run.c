@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench.h"
+#include "pcbench_judge.h"
 
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counters *counters)
 {
@@ -32,7 +32,8 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
  * no known defect). */
 static int verified(const pcb_impl *impl)
 {
-    return impl->exact || (impl->problem == PCB_EMD && impl->max_gap > 0 && !impl->known_defect);
+    return impl->promise.exact ||
+           (impl->problem == PCB_EMD && impl->promise.max_gap > 0 && !impl->promise.known_defect);
 }
 
 /* The first registered implementation (the fastest) of t's problem, of
@@ -47,7 +48,7 @@ static int first_fit(const pcb_task *t, int device, int exact, const pcb_impl **
     for (const pcb_impl *const *it = pcb_registry(); rc == PCB_OK && *it && !*out; it++) {
         const pcb_impl *impl = *it;
         if (impl->problem == t->problem && (device < 0 || (int)impl->device == device) &&
-            (exact ? impl->exact : verified(impl)) && pcb_task_fits(impl, t) == PCB_OK &&
+            (exact ? impl->promise.exact : verified(impl)) && pcb_task_fits(impl, t) == PCB_OK &&
             pcb_impl_available(impl) == PCB_OK)
             *out = impl;
     }
@@ -166,7 +167,7 @@ int pcb_fps(const float *xyz, int64_t batch, int64_t n, int64_t m, int64_t start
     return run_best(&t, &r);
 }
 
-int pcb_nn(const float *ref, int64_t n, const float *query, int64_t nq, int64_t batch,
+int pcb_nn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq,
            int32_t *idx, float *dist2)
 {
     pcb_task t = {.problem = PCB_NN, .batch = batch, .n = n, .nq = nq, .a = ref, .b = query};

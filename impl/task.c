@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench.h"
+#include "pcbench_impl.h"
 
 int64_t pcb_answer_count(const pcb_task *t)
 {

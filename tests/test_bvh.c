@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../impl/pcbench_judge.h"
 #include "../datasets/cloud.h"
 #include "nn/nn.h"
 #include "nn/nn_bvh.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../datasets/cloud.h"
-#include "../impl/pcbench.h"
+#include "../impl/pcbench_judge.h"
 #include "testlib.h"
 
 static void test_status_strings(void)
@@ -49,12 +49,12 @@ static void test_registry(void)
         CHECK(impl->cost > PCB_COST_UNSET && impl->cost <= PCB_COST_GPU_PAIRS);
         CHECK(impl->reference == 0 || impl->reference == 1);
         if (impl->reference) /* one a problem, serial, exact */
-            CHECK(pcb_reference(impl->problem) == impl && impl->exact && impl->device == PCB_CPU);
+            CHECK(pcb_reference(impl->problem) == impl && impl->promise.exact && impl->device == PCB_CPU);
         per_problem[impl->problem]++;
     }
     for (int p = 0; p < PCB_NPROBLEMS; p++)
         CHECK(pcb_reference((pcb_problem)p) != NULL);
-    CHECK(pcb_reference(PCB_FPS)->canonical); /* verify compares canonical answers with it */
+    CHECK(pcb_reference(PCB_FPS)->promise.canonical); /* verify compares canonical answers with it */
     CHECK(per_problem[PCB_FPS] >= 1 && per_problem[PCB_NN] >= 1);
     CHECK(pcb_find(PCB_FPS, "no-such-impl") == NULL);
     for (const pcb_missing *m = pcb_not_built(); m->name; m++) {
@@ -177,14 +177,14 @@ static void test_entry_points(void)
 
     int32_t nn[200];
     float d2[200];
-    CHECK_RC(pcb_nn(c.xyz, c.n, c.xyz, c.n, 1, nn, d2), PCB_OK);
+    CHECK_RC(pcb_nn(c.xyz, c.xyz, 1, c.n, c.n, nn, d2), PCB_OK);
     for (int i = 0; i < 200; i++)
         CHECK(d2[i] == 0.0f); /* every point is its own nearest neighbour */
 
     const pcb_impl *best;
     pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = c.n, .m = 4, .a = c.xyz};
     CHECK_RC(pcb_best(&t, &best), PCB_OK);
-    CHECK(best->exact && best->problem == PCB_FPS && pcb_impl_available(best) == PCB_OK);
+    CHECK(best->promise.exact && best->problem == PCB_FPS && pcb_impl_available(best) == PCB_OK);
     pcb_cloud_free(&c);
 }
 
@@ -256,7 +256,7 @@ static void test_choose_and_bound(void)
     pcb_task t = {.problem = PCB_EMD, .batch = 1, .n = 64, .nq = 64, .a = a.xyz, .b = b.xyz};
     const pcb_impl *chosen = NULL;
     CHECK_RC(pcb_choose(&t, PCB_CPU, &chosen), PCB_OK);
-    CHECK(chosen && chosen->device == PCB_CPU && chosen->max_gap > 0 && !chosen->known_defect);
+    CHECK(chosen && chosen->device == PCB_CPU && chosen->promise.max_gap > 0 && !chosen->promise.known_defect);
     pcb_result r;
     double bound = -1;
     CHECK_RC(pcb_result_alloc(&t, &r), PCB_OK);
@@ -271,7 +271,7 @@ static void test_choose_and_bound(void)
     pcb_result_free(&r);
     t.problem = PCB_FPS, t.m = 4, t.b = NULL, t.nq = 0;
     CHECK_RC(pcb_choose(&t, PCB_CPU, &chosen), PCB_OK);
-    CHECK(chosen->exact && chosen->device == PCB_CPU);
+    CHECK(chosen->promise.exact && chosen->device == PCB_CPU);
     pcb_cloud_free(&a);
     pcb_cloud_free(&b);
 }
@@ -336,9 +336,9 @@ static void test_null_arguments(void)
     CHECK_RC(pcb_best(NULL, &impl), PCB_EINVAL);
     CHECK_RC(pcb_fps(NULL, 1, 2, 1, 0, idx), PCB_EINVAL);
     CHECK_RC(pcb_fps(xyz, 1, 2, 1, 0, NULL), PCB_EINVAL);
-    CHECK_RC(pcb_nn(NULL, 2, xyz, 2, 1, idx, d2), PCB_EINVAL);
-    CHECK_RC(pcb_nn(xyz, 2, NULL, 2, 1, idx, d2), PCB_EINVAL);
-    CHECK_RC(pcb_nn(xyz, 2, xyz, 2, 1, NULL, d2), PCB_EINVAL);
+    CHECK_RC(pcb_nn(NULL, xyz, 1, 2, 2, idx, d2), PCB_EINVAL);
+    CHECK_RC(pcb_nn(xyz, NULL, 1, 2, 2, idx, d2), PCB_EINVAL);
+    CHECK_RC(pcb_nn(xyz, xyz, 1, 2, 2, NULL, d2), PCB_EINVAL);
     CHECK_RC(pcb_emd(NULL, xyz, 1, 2, idx, &v), PCB_EINVAL);
     CHECK_RC(pcb_emd(xyz, NULL, 1, 2, idx, &v), PCB_EINVAL);
     CHECK_RC(pcb_emd(xyz, xyz, 1, 2, NULL, &v), PCB_EINVAL);
@@ -386,7 +386,7 @@ static void test_judge(void)
     pcb_result r = {.index = highest};
     pcb_judgement j;
     const pcb_impl *dp = pcb_reference(PCB_FPS), *omp = pcb_find(PCB_FPS, "omp");
-    CHECK(dp && dp->canonical && omp && omp->canonical);
+    CHECK(dp && dp->promise.canonical && omp && omp->promise.canonical);
     pcb_promise any = {.exact = 1}, canon = pcb_promise_of(omp, NULL), self = pcb_promise_of(dp, NULL);
     CHECK(canon.canonical && !self.canonical && pcb_judge_reference(&t, &canon) == dp);
     CHECK(pcb_judge_reference(&t, &any) == NULL);

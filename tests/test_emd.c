@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcbench_judge.h"
 #include "auction_replay.h"
 #include "emd/emd.h"
 #include "testlib.h"
@@ -193,7 +194,7 @@ static void test_cpu_implementations(void)
                      PCB_OK);
             CHECK_RC(run(impl, &in, &r), PCB_OK);
             CHECK(r.has_price);
-            pcb_report rep = validate(&in, &r, impl->exact);
+            pcb_report rep = validate(&in, &r, impl->promise.exact);
             if (!rep.ok)
                 fprintf(stderr, "%s on %s/%s n=%lld: %s\n", impl->name, cases[c].a, cases[c].b,
                         (long long)cases[c].n, rep.detail);

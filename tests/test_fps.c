@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../datasets/cloud.h"
-#include "../impl/pcbench.h"
+#include "../impl/pcbench_judge.h"
 #include "fps_rounds_replay.h"
 #include "testlib.h"
 

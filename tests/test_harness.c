@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pcbench_judge.h"
 #include "../bench/harness/bench.h"
 #include "testlib.h"
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../impl/pcbench_judge.h"
 #include "../datasets/cloud.h"
 #include "testlib.h"
 
@@ -520,7 +521,7 @@ static void geo_shift_keeps_centimetres(void)
     int64_t far, other;
     double shift[3];
     if (idx && ra.dxyz && rb.dxyz) {
-        CHECK_RC(pcb_nn(ra.xyz, ra.n, rb.xyz, rb.n, 1, idx, NULL), PCB_OK);
+        CHECK_RC(pcb_nn(ra.xyz, rb.xyz, 1, ra.n, rb.n, idx, NULL), PCB_OK);
         against_oracle(&ra, &rb, idx, 1e-3, &far, &other);
         printf("note: unshifted, %lld of %lld queries got another neighbour, %lld over 1 mm "
                "farther\n", (long long)other, (long long)rb.n, (long long)far);
@@ -529,7 +530,7 @@ static void geo_shift_keeps_centimetres(void)
         CHECK(shift[0] == floor(shift[0]) && shift[0] > 4.98e6 && shift[0] < off[0]);
         CHECK_RC(pcb_cloud_shift(&ra, shift), PCB_OK);
         CHECK_RC(pcb_cloud_shift(&rb, shift), PCB_OK);
-        CHECK_RC(pcb_nn(ra.xyz, ra.n, rb.xyz, rb.n, 1, idx, NULL), PCB_OK);
+        CHECK_RC(pcb_nn(ra.xyz, rb.xyz, 1, ra.n, rb.n, idx, NULL), PCB_OK);
         against_oracle(&ra, &rb, idx, 1e-4, &far, &other); /* float ulps at 200 m: 1.5e-5 */
         printf("note: shifted, %lld of %lld queries got another neighbour, %lld over 0.1 mm "
                "farther\n", (long long)other, (long long)rb.n, (long long)far);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../impl/pcbench_judge.h"
 #include "../datasets/cloud.h"
 #include "nn/nn.h"
 #include "testlib.h"
@@ -143,13 +144,13 @@ static void test_every_impl_validates(void)
             pcb_result r = {.index = idx, .dist2 = d2};
             pcb_report rep;
             CHECK_RC(pcb_run(impl, &p.task, &r, NULL), PCB_OK);
-            CHECK_RC(pcb_nn_validate(&p.task, &r, impl->exact, &rep), PCB_OK);
+            CHECK_RC(pcb_nn_validate(&p.task, &r, impl->promise.exact, &rep), PCB_OK);
             if (!rep.ok)
                 fprintf(stderr, "%s on %s/%s: %s\n", impl->name, sets[s].ref, sets[s].qry,
                         rep.detail);
             CHECK(rep.ok);
             CHECK(rep.recall >= 0 && rep.recall <= 1 && rep.worst_ratio >= 1);
-            if (impl->exact)
+            if (impl->promise.exact)
                 CHECK(rep.recall == 1);
             free(idx), free(d2);
             free_pair(&p);
@@ -158,7 +159,7 @@ static void test_every_impl_validates(void)
     if (skipped)
         tl_skip("%d NN implementation(s) unavailable here (no CUDA device): not run", skipped);
 #ifdef PCB_HAVE_FLANN
-    CHECK(pcb_find(PCB_NN, "flann") != NULL && pcb_find(PCB_NN, "flann")->exact);
+    CHECK(pcb_find(PCB_NN, "flann") != NULL && pcb_find(PCB_NN, "flann")->promise.exact);
 #endif
 }
 
@@ -395,7 +396,7 @@ static void test_pcb_nn_entry_point(void)
     pair p = make_pair("clusters", "uniform", 300, 100, 2, 0);
     int32_t idx[200];
     float d2[200];
-    CHECK_RC(pcb_nn(p.ref, p.task.n, p.qry, p.task.nq, p.task.batch, idx, d2), PCB_OK);
+    CHECK_RC(pcb_nn(p.ref, p.qry, p.task.batch, p.task.n, p.task.nq, idx, d2), PCB_OK);
     pcb_report rep;
     validate(&p.task, idx, d2, 1, &rep);
     CHECK(rep.ok);

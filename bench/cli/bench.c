@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../impl/cuda_bench.h"
-#include "../../impl/outfile.h"
+#include "../harness/cuda_bench.h"
+#include "../../datasets/outfile.h"
 #include "../harness/bench.h"
 #include "../harness/gbench.h"
 #include "cli.h"
@@ -431,6 +431,11 @@ int cli_bench(int argc, char **argv)
         if (!store[0] || o.baseline_out || bench_store_path(store, suite.name, c, path, sizeof path))
             continue;
         int lr = bench_store_read(path, r);
+        if (lr == PCB_EUNSUPPORTED) { /* another format: never overwritten */
+            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+            exit_status = PCB_EXIT_INPUT;
+            goto done;
+        }
         if (lr != PCB_OK && !(lr == PCB_EIO && errno == ENOENT)) {
             fprintf(stderr, "pcbench: bench: ignoring stored %s: %s\n", path, pcb_errmsg());
             bench_result_free(r);
@@ -537,10 +542,14 @@ int cli_bench(int argc, char **argv)
                           .counts_why = counts_why};
     if (o.regress_dir && bench_gate(&go, &suite, res, ran, stdout))
         exit_status = PCB_EXIT_VERIFY;
-    if (o.compare_dir && bench_compare(o.compare_dir, &suite, res, ran,
-                                       o.have_tolerance ? o.tolerance : 0.25,
-                                       o.alpha, stdout))
-        exit_status = PCB_EXIT_VERIFY;
+    if (o.compare_dir) {
+        const int slower = bench_compare(o.compare_dir, &suite, res, ran,
+                                         o.have_tolerance ? o.tolerance : 0.25, o.alpha, stdout);
+        if (slower < 0)
+            exit_status = PCB_EXIT_INPUT;
+        else if (slower)
+            exit_status = PCB_EXIT_VERIFY;
+    }
 done:
     bench_icounts_free(&counts);
     for (int i = 0; i < count; i++)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "../../datasets/cloud.h"
-#include "../../impl/outfile.h"
-#include "../../impl/pcbench.h"
+#include "../../datasets/outfile.h"
+#include "../../impl/pcbench_judge.h"
 #include "options.h"
 
 /* The commands: argv[0] is the command's name. Each returns an exit status. */

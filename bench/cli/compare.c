@@ -84,9 +84,9 @@ int cli_compare(int argc, char **argv)
     } else if (!have && status == PCB_EXIT_OK) {
         fprintf(stderr, "pcbench: compare: no stored results of suite %s in %s\n", suite.name, b);
         status = PCB_EXIT_INPUT;
-    } else if (status == PCB_EXIT_OK && bench_compare(a, &suite, res, have, tolerance, alpha,
-                                                      stdout)) {
-        status = PCB_EXIT_VERIFY;
+    } else if (status == PCB_EXIT_OK) {
+        const int slower = bench_compare(a, &suite, res, have, tolerance, alpha, stdout);
+        status = slower < 0 ? PCB_EXIT_INPUT : slower ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
     }
     for (int i = 0; i < have; i++)
         bench_result_free(&res[i]);

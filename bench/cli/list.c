@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../../impl/defects/defects.h"
+#include "../verify/defects.h"
 
 int cli_list(int argc, char **argv)
 {
@@ -32,7 +32,7 @@ int cli_list(int argc, char **argv)
                 continue;
             int rc = pcb_impl_available(impl);
             printf("%s %s %s %s %s%s%s\n", pcb_problem_name(impl->problem), impl->name,
-                   pcb_device_name(impl->device), impl->exact ? "exact" : "approx",
+                   pcb_device_name(impl->device), impl->promise.exact ? "exact" : "approx",
                    rc == PCB_OK ? "available" : "unavailable", rc == PCB_OK ? "" : ": ",
                    rc == PCB_OK ? "" : pcb_errmsg());
         }

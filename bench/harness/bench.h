@@ -19,7 +19,7 @@
 
 #include <stdio.h>
 
-#include "../../impl/pcbench.h"
+#include "../../impl/pcbench_judge.h"
 #include "json.h"
 
 /* ---- configurations and suites ------------------------------------------ */
@@ -288,7 +288,11 @@ int bench_store_path(const char *dir, const char *suite, const bench_config *c, 
                      size_t len);
 int bench_store_write(const char *path, const char *suite, const bench_env *env,
                       const bench_result *r);
-/* PCB_EIO (errno ENOENT) when there is no file; the config must match. */
+/* The results files' format version, written as their "format" and checked
+ * on every read (scripts/pcbresults.py checks the same string). */
+#define BENCH_RESULTS_FORMAT "pcbench-results/1"
+/* PCB_EIO (errno ENOENT) when there is no file; PCB_EUNSUPPORTED for a file
+ * of another format version (the message names it); the config must match. */
 int bench_store_read(const char *path, bench_result *r);
 int bench_mkdirs(const char *dir);
 
@@ -351,7 +355,8 @@ typedef struct {
 int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result *results,
                int count, FILE *out);
 /* Compare results' figures with those stored in dir (bench_gate.c says how);
- * returns the number significantly slower. */
+ * returns the number significantly slower, or -1 (said on stderr) where a
+ * stored file is of another format version. */
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
                   double tolerance, double alpha, FILE *out);
 

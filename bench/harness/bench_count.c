@@ -31,7 +31,7 @@
 #include <valgrind/callgrind.h>
 #endif
 
-#include "../../impl/outfile.h"
+#include "../../datasets/outfile.h"
 #include "bench.h"
 
 #ifndef PCB_BUILD_CPU_FLAGS

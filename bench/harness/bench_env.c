@@ -10,7 +10,7 @@
 #include <omp.h>
 #endif
 
-#include "../../impl/cuda_bench.h"
+#include "cuda_bench.h"
 #include "bench.h"
 
 /* First line of a shell command's output that contains `want` (or the

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../impl/cuda_bench.h"
+#include "cuda_bench.h"
 #include "bench.h"
 
 typedef int nvml_ret;       /* nvmlReturn_t: 0 is success */

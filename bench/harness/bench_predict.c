@@ -15,7 +15,7 @@ const char *bench_reference(pcb_problem p)
         return ref->name;
     const char *last = NULL; /* else the slowest exact CPU one */
     for (const pcb_impl *const *it = pcb_registry(); *it; it++)
-        if ((*it)->problem == p && (*it)->exact && (*it)->device == PCB_CPU)
+        if ((*it)->problem == p && (*it)->promise.exact && (*it)->device == PCB_CPU)
             last = (*it)->name;
     return last;
 }

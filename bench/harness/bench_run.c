@@ -220,7 +220,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         memset(e, 0, sizeof *e);
         snprintf(e->impl, sizeof e->impl, "%s", im->name);
         e->device = im->device;
-        e->exact = im->exact;
+        e->exact = im->promise.exact;
         e->budget_s = budget;
         e->predicted_s = -1;
         e->fresh = 1;

@@ -10,7 +10,7 @@
 #include <omp.h>
 #endif
 
-#include "../../impl/cuda_bench.h"
+#include "cuda_bench.h"
 #include "gbench.h"
 #include "bench_run.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../impl/pcbench.h"
+#include "../../impl/pcbench_impl.h"
 #include "json.h"
 
 enum { MAX_DEPTH = 64 };

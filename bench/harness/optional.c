@@ -1,6 +1,7 @@
 /* optional.c - what the harness falls back on when an optional part was not
  * built: CUDA (no nvcc) or Google Benchmark (no libbenchmark-dev). */
-#include "../../impl/cuda_bench.h"
+#include "../../impl/pcbench_impl.h"
+#include "cuda_bench.h"
 #include "gbench.h"
 
 #ifndef PCB_HAVE_CUDA

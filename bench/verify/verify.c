@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../impl/defects/defects.h"
+#include "defects.h"
 #include "verify.h"
 
 static int known_defects;

@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../pcbench.h"
+#include "../pcbench_impl.h"
 
 #ifdef __cplusplus
 extern "C" {

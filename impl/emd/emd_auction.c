@@ -135,8 +135,8 @@ const pcb_impl pcb_emd_auction = {
     .cost = PCB_COST_CUBIC,
     .problem = PCB_EMD,
     .device = PCB_CPU,
-    .exact = 0,
-    .max_gap = 0.01, /* far above n * eps: a larger gap means a broken auction */
+    /* a gap far above n * eps means a broken auction */
+    .promise = {.exact = 0, .max_gap = 0.01},
     .summary = "serial Gauss-Seidel forward auction with eps-scaling, double precision; "
                "within n*eps of optimal (eps default 1e-6 x extent), returns prices",
     .prepare = auction_prepare,

@@ -214,8 +214,8 @@ const pcb_impl pcb_emd_auction_omp = {
     .cost = PCB_COST_CUBIC,
     .problem = PCB_EMD,
     .device = PCB_CPU,
-    .exact = 0,
-    .max_gap = 0.01, /* far above n * eps: a larger gap means a broken auction */
+    /* a gap far above n * eps means a broken auction */
+    .promise = {.exact = 0, .max_gap = 0.01},
     .summary = "OpenMP Jacobi forward auction with eps-scaling (one pair per thread for "
                "large batches), same answer for every thread count; returns prices",
     .prepare = omp_prepare,

@@ -165,7 +165,7 @@ PCB_CA_FN double pcb_ca_eps_first(double cost_bound, double floor)
  * a little and run one more phase (sphere surfaces at 1 %: the third phase
  * ends at 1.0 %-1.2 % after the ascent, so a fourth ran) ends a phase
  * earlier; far from the target the step stays 4, a larger one costing more
- * rounds than it saves. Measured in impl/emd/README.md. */
+ * rounds than it saves (NOTES.md: the eps step). */
 #ifndef PCB_CA_REACH /* tuning builds only: 0 keeps the step at PCB_CA_DIVISOR */
 #define PCB_CA_REACH 1.8
 #endif
@@ -176,10 +176,9 @@ PCB_CA_FN double pcb_ca_eps_first(double cost_bound, double floor)
  * memory (its SMEM_MAX_N, checked there); above, in global memory. The
  * rules that differ by where the state is ask here. */
 #define PCB_CA_SHARED_MAX_N 4757
-/* A longer step only where the state is in shared memory: above, it
- * measured slower (lidar pairs at 32 x 16,384 3.26 -> 3.60 s, sphere
- * surfaces at 8 x 8192 443 -> 480 ms): there a phase's rounds grow faster
- * than its step, and the phase it saves costs no more than the long one. */
+/* A longer step only where the state is in shared memory: above, a phase's
+ * rounds grow faster than its step, and the phase it saves costs no more
+ * than the long one (measured slower there: NOTES.md). */
 PCB_CA_FN double pcb_ca_eps_next(double eps, double floor, double p, double d, double target,
                                  int32_t n)
 {
@@ -231,17 +230,9 @@ PCB_CA_FN pcb_ca_best pcb_ca_least_of4(const double v[4], const int32_t j[4])
  * The next time i bids, its least two over the cache are the least two over
  * all of B when the second is below t; otherwise it scans again. The bid is
  * the same either way, so the cache changes the work, never the answer. */
-/* Slots a lane: 8 (16-byte rows) miss less and cost more a look. Measured
- * (H100, batch 32, 1% / 0.1%, ms, 4 -> 8 slots; same answers, the replay
- * bit for bit with 8 too): n = 1024 uniform 4.62 -> 5.56 / 6.64 -> 7.84,
- * sphere surfaces 6.56 -> 7.56 / 8.43 -> 9.39; n = 2048 uniform 0.1% 23.1
- * -> 27.8; n = 4096 uniform 60.4 -> 69.2 / 70.0 -> 81.1, sphere surfaces
- * 96.8 -> 88.5 / 126 -> 120: 17% fewer costs at n = 4096, but every look
- * evaluates twice as many and the kernel spills twice as much. Again on the
- * kernel with the finish and the team, slower everywhere (ms): n = 4096
- * uniform 37.3 -> 41.6 / 58.2 -> 64.7, sphere surfaces 60.6 -> 64.4 / 84.1
- * -> 90.9 (8%-16% fewer costs); n = 2048 0.1% 19.2 -> 21.7 and 26.0 -> 28.9;
- * n = 1024 sphere surfaces 1% 5.11 -> 5.70. */
+/* Slots a lane: 8 (16-byte rows) miss less, but every look evaluates twice
+ * as many and the kernel spills more: 4 measured faster everywhere
+ * (NOTES.md). */
 #ifndef PCB_CA_SLOTS /* tuning builds only */
 #define PCB_CA_SLOTS 4
 #endif
@@ -447,56 +438,18 @@ PCB_CA_FN double pcb_ca_raised(double price, int demanders, double least_gap)
  * taken as 0 and a bucket settles objects up to w apart, so the new prices
  * keep every owner within a few eps of its best; the certificate, computed
  * from the prices whatever they are, is what the stop relies on.
- * Measured first (H100, batch 32, 1%, on a kernel whose finish steps cost
- * more; PCB_CA_FINISH_AT_MID below is the later measurement): a path costs
- * tens of block-wide steps, each settling tens of objects, so finishing
- * more than the last few bidders was slower than the rounds it saves
- * (uniform): 4 bidders 5.0 ms at
- * n = 1024 and 61 ms at 4096, 8 bidders 5.3 and 63, 32 bidders 7.9 and 83
- * (offers then went through the owners' caches above n = 1024: below).
- * Offers to all of B, the kernel's settled objects staged in shared memory
- * and turned away by a float test, cost less than offers through the
- * owners' candidate caches, which they replaced above n = 1024 (a settled
- * object offered to its owner's 128 cached objects and kept a rest, the
- * least offer the cache bound allowed any other; about a third of the
- * settled objects reached their rest, each a scan of B by one warp). Same
- * answers (the keys are the same); H100, batch 32, compute, the caches ->
- * all of B: 32 x 4096 uniform 1% 39.3 -> 37.2 ms, 0.1% 61.4 -> 58.2;
- * sphere surfaces 1% 74.9 -> 60.4, 0.1% 112.7 -> 84.0; lidar pairs (0.1%)
- * 253 -> 155, noisy copies 31.6 -> 27.7; 32 x 2048 uniform 22.6 -> 19.3,
- * sphere surfaces 31.8 -> 26.1. (Before the float test, at 32 x 2048, the
- * caches had won: 23.5 against 24.3 ms.)
- * Large B (n above 4,757, offers to all of B, 32 pairs, 0.1%): the finish
- * makes consecutive lidar sweeps at n = 16,384 4.3 times faster (13.8 s ->
- * 3.2 s; their phases end in bidding wars of up to 29,000 rounds, by the
- * replay) and noisy copies 11% (786 -> 696 ms), and costs the cube 29% at
- * n = 8192 (253 -> 326 ms) and 38% at 16,384 (0.815 -> 1.12 s), sphere
- * surfaces 6% at 8192 (480 -> 510): a path settles 3,000-7,000 objects
- * there. Also measured: offers through the caches (lidar 5.7 s, cube 1.17
- * s), at most 1 or 2 bidders (lidar 5.1 / 4.5 s), buckets of 2 or 8 eps
- * (slower everywhere: more bidders restart in the next phase), and waiting
- * 0.25-1 n rounds before finishing (lidar 3.9-5.3 s, cube 1.08-1.23 s) or
- * until the last bidders missed their caches 0.125-0.5 n times (0.5: lidar
- * 3.9 s, cube 0.85 s, but not monotone; impl/emd/README.md). */
+ * A path costs tens of block-wide steps, so the finish takes only the last
+ * few bidders; its offers go to all of B, staged and turned away by a
+ * float test, which measured cheaper than offers through the owners'
+ * caches (NOTES.md: the finish's offers to all of B; the finish for large
+ * B). */
 #ifndef PCB_CA_FINISH_AT /* tuning builds only */
 #define PCB_CA_FINISH_AT 4
 #endif
 /* From n = 1024 to 2048 the finish takes over from 8 bidders instead: a
- * finish step costs there about half a round of 5 to 31 bidders (clock64
- * laps at 32 x 1024, 1%, less the laps' own cost as estimated: some 4,700
- * cycles against 9,000), so the paths of 5 to 8 bidders cost less than
- * their rounds. H100, batch 32, compute, ms,
- * 4 -> 8 bidders: 32 x 1024 sphere surfaces 1% 5.03 -> 4.32, 0.1% 7.32 ->
- * 6.47, cube 1% 3.86 -> 3.74, 0.1% 5.43 -> 5.24, lidar pairs 12.4 -> 8.65,
- * noisy copies 2.23 -> 2.24; 32 x 2048 19.1 -> 17.0 (cube) and 25.9 ->
- * 22.4 (sphere surfaces); of the bounds 0.2%-5% at 32 x 1024, 9 of 10
- * faster (the cube at 0.5% 10% slower); 8 x 1024 sphere surfaces 6.03 ->
- * 6.33. At n = 512 (2.26 -> 2.50 on the cube, 2.79 -> 2.91 on sphere
- * surfaces) and at 4096 (1%: cube 37.1 -> 40.8, sphere surfaces 60.3 ->
- * 65.3; 6 to 12 bidders there in impl/emd/README.md: faster on sphere
- * surfaces and lidar pairs, slower on the cube), 4 stay. 6 and 10
- * bidders gained less over the same configurations (geometric means -2.0%
- * and -5.8%, 8: -6.6%), 12 and 16 less at 32 x 1024. */
+ * finish step there costs about half a round of 5 to 31 bidders, so the
+ * paths of 5 to 8 bidders cost less than their rounds; at n = 512 and 4096
+ * 4 measured faster (NOTES.md: the finish from 8 bidders). */
 #ifndef PCB_CA_FINISH_AT_MID
 #define PCB_CA_FINISH_AT_MID 8
 #endif

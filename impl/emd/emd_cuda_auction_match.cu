@@ -421,15 +421,13 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .name = "cuda_auction_match",
     .problem = PCB_EMD,
     .device = PCB_CUDA,
-    .exact = 0,
-    .canonical = 0,
+    .promise = {.exact = 0, .max_gap = 0, .canonical = 0,
+                .known_defect = "the seed's forced stop (tolerance capped at 1.0, then 40n more "
+                                "bids) can leave points unmatched"},
     .limits = {.max_n = MAX_N, .max_m = 0, .max_batch = 0},
     .cost = PCB_COST_GPU_PAIRS,
     .reference = 0,
-    .max_gap = 0,
     .gap_option = 0,
-    .known_defect = "the seed's forced stop (tolerance capped at 1.0, then 40n more bids) can "
-                    "leave points unmatched",
     .summary = "the classic auction-match kernel: 32 blocks x 512 threads, a float n x n "
                "cost matrix per block, tolerance 1e-4 -> 1 then a forced stop (may leave "
                "points unmatched); n < 1024 or 1024, 2048, 4096",

@@ -308,7 +308,7 @@ const pcb_impl pcb_emd_exact = {
     .reference = 1,
     .problem = PCB_EMD,
     .device = PCB_CPU,
-    .exact = 1,
+    .promise = {.exact = 1},
     .summary = "serial shortest augmenting paths (Jonker-Volgenant family), double precision, "
                "costs recomputed per scan: O(n^3) worst case, O(n) memory",
     .prepare = exact_prepare,

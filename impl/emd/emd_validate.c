@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../pcbench_judge.h"
 #include "emd.h"
 
 #define EXACT_TOL 1e-9

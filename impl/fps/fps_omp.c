@@ -199,8 +199,7 @@ const pcb_impl pcb_fps_omp = {
     .cost = PCB_COST_SAMPLES,
     .problem = PCB_FPS,
     .device = PCB_CPU,
-    .exact = 1,
-    .canonical = 1,
+    .promise = {.exact = 1, .canonical = 1},
     .summary = "OpenMP over the batch or within a cloud (one barrier a step), SIMD "
                "distance update on x/y/z arrays: O(n m)",
     .prepare = omp_prepare,

@@ -267,8 +267,7 @@ const pcb_impl pcb_fps_pruned = {
     .cost = PCB_COST_SAMPLES,
     .problem = PCB_FPS,
     .device = PCB_CPU,
-    .exact = 1,
-    .canonical = 1,
+    .promise = {.exact = 1, .canonical = 1},
     .limits = {.max_n = INT32_MAX},
     .summary = "Morton buckets with bounding boxes, skips what a sample cannot reach; "
                "OpenMP over clouds",

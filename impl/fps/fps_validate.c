@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../pcbench_judge.h"
 #include "fps.h"
 
 #define FPS_REL_TOL 1e-5

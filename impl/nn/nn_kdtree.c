@@ -484,7 +484,7 @@ const pcb_impl pcb_nn_kdtree = {
     .cost = PCB_COST_INDEXED,
     .problem = PCB_NN,
     .device = PCB_CPU,
-    .exact = 1,
+    .promise = {.exact = 1},
     .summary = "k-d tree split on the widest extent, queries grouped by leaf, climbing search",
     .prepare = kd_prepare,
     .compute = kd_compute,

@@ -86,7 +86,7 @@ const pcb_impl pcb_nn_naive = {
     .reference = 1,
     .problem = PCB_NN,
     .device = PCB_CPU,
-    .exact = 1,
+    .promise = {.exact = 1},
     .summary = "serial double loop over queries and reference points",
     .prepare = naive_prepare,
     .compute = naive_compute,

@@ -139,7 +139,7 @@ pcb_impl make_entry()
     e.name = "nanoflann";
     e.problem = PCB_NN;
     e.device = PCB_CPU;
-    e.exact = 1;
+    e.promise.exact = 1;
     e.limits.max_n = INT32_MAX;
     e.cost = PCB_COST_INDEXED;
     e.summary = "nanoflann single k-d tree (leaf 10), exact search, OpenMP over queries";

@@ -169,7 +169,7 @@ const pcb_impl pcb_nn_omp = {
     .cost = PCB_COST_ALL_PAIRS,
     .problem = PCB_NN,
     .device = PCB_CPU,
-    .exact = 1,
+    .promise = {.exact = 1},
     .summary = "OpenMP brute force over queries, reference blocks cached, vectorized min",
     .prepare = omp_prepare,
     .compute = omp_compute,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../pcbench_judge.h"
 #include "nn.h"
 
 enum { LEAF_SIZE = 8 };

@@ -1,5 +1,5 @@
 /* cuda_bench.h - what the benchmark harness needs from the CUDA runtime, as
- * plain C (impl/cuda_bench.cu). Without nvcc the harness supplies versions
+ * plain C (cuda_bench.cu). Without nvcc the harness supplies versions
  * that say PCB_EUNAVAIL. */
 #ifndef PCB_CUDA_BENCH_H
 #define PCB_CUDA_BENCH_H

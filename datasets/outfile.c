@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pcbench.h"
+#include "pcbench_impl.h"
 #include "outfile.h"
 
 /* Named temporaries alive now, for the signal handler (async-signal-safe:

@@ -10,15 +10,15 @@
  *
  * The variants are deliberately plain (serial, brute force): what matters
  * is the defect, not speed. The one GPU variant, cuda_unrolled with a racing
- * argmax, lives beside it in fps/fps_cuda_unrolled.cu (a template switch of
- * its kernel) and runs only where a CUDA device is. */
+ * argmax, is defect_torn_argmax.cu beside this file (a template switch of
+ * cuda_unrolled's kernel) and runs only where a CUDA device is. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emd/emd.h"
-#include "../fps/fps.h"
-#include "../pcbench.h"
+#include "../../impl/emd/emd.h"
+#include "../../impl/fps/fps.h"
+#include "../../impl/pcbench_judge.h"
 #include "defects.h"
 
 typedef struct {
@@ -278,11 +278,12 @@ static int overread_compute(void *state)
 /* ---- the catalog --------------------------------------------------------------- */
 /* The variants cost what their originals cost. */
 #define VARIANT(p, nm, ex, gap, fn, about)                                                     \
-    static const pcb_impl nm = {.name = #nm, .problem = p, .device = PCB_CPU, .exact = ex,     \
+    static const pcb_impl nm = {.name = #nm, .problem = p, .device = PCB_CPU,                 \
+                                .promise = {.exact = ex, .max_gap = gap},                     \
                                 .cost = p == PCB_FPS  ? PCB_COST_SAMPLES                      \
                                         : p == PCB_NN ? PCB_COST_ALL_PAIRS                    \
                                                       : PCB_COST_CUBIC,                       \
-                                .max_gap = gap, .summary = about, .prepare = v_prepare,       \
+                                .summary = about, .prepare = v_prepare,                       \
                                 .compute = fn, .fetch = v_fetch, .release = v_release}
 
 VARIANT(PCB_FPS, near_origin_skip, 1, 0, near_origin_compute, "dp, skipping near-origin points");
@@ -298,7 +299,7 @@ VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point mi
 extern const pcb_impl pcb_nn_flann_randomized; /* the real one, registered as approximate */
 #endif
 #ifdef PCB_HAVE_CUDA
-extern const pcb_impl pcb_defect_fps_torn_argmax; /* fps/fps_cuda_unrolled.cu */
+extern const pcb_impl pcb_defect_fps_torn_argmax; /* defect_torn_argmax.cu */
 #endif
 
 static const pcb_defect catalog[] = {

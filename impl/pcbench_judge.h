@@ -1,0 +1,88 @@
+/* pcbench_judge.h - libpcbench for verification: the validators (double
+ * precision, accepting every correct answer), the promise an answer is held
+ * to, and the judge that applies every rule for one verdict.
+ */
+#ifndef PCBENCH_JUDGE_H
+#define PCBENCH_JUDGE_H
+
+#include "pcbench_impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- validation (double precision, accepts every correct answer) ------ */
+typedef struct {
+    int ok;              /* 1 when the answer is correct (or, for approximate
+                            implementations, within their stated tolerance) */
+    char detail[256];    /* the first problem found, or a short summary */
+    double recall;       /* NN: share of queries answered exactly; -1 n/a */
+    double worst_ratio;  /* NN: worst returned/true distance ratio; -1 n/a */
+    double gap;          /* EMD: (cost - optimum) / optimum; -1 if not computed */
+    double bound;        /* EMD: certified bound (P - D) / D; -1 n/a */
+    int64_t unmatched;   /* EMD: points left unmatched */
+} pcb_report;
+
+/* Validate a result against the task; exact = whether to demand an exact
+ * answer. Returns PCB_OK when validation ran (see rep->ok for the verdict).
+ *   FPS: implemented in impl/fps/fps_validate.c
+ *   NN:  impl/nn/nn_validate.c   EMD: impl/emd/emd_validate.c */
+int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+int pcb_nn_validate(const pcb_task *t, const pcb_result *r, int exact, pcb_report *rep);
+/* EMD: max_gap is the relative gap to the optimum (and certified bound)
+ * allowed: 0 demands the exact optimum (within 1e-9, rounding), as exact = 1
+ * does; PCB_EMD_ANY_GAP a bijection only. Negative or NaN: PCB_EINVAL. */
+int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double max_gap,
+                     pcb_report *rep);
+/* The certified bound of every pair of an EMD answer with prices, in double
+ * precision: bound[p] = (P - D) / D for the matching's mean cost P and the
+ * dual bound D = mean_i min_j (c_ij + p_j) - mean_j p_j (raised to 0); 0
+ * when both are 0, HUGE_VAL when D is 0 alone; NAN for a pair that is not a
+ * bijection. O(n^2) a pair. */
+int pcb_emd_bound(const pcb_task *t, const pcb_result *r, double *bound);
+
+/* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
+/* The promise impl's answer to t is held to: its declared promise, with a
+ * max_gap of 0 (none) as PCB_EMD_ANY_GAP, the task's opt.max_gap instead
+ * where the implementation has gap_option and the task sets one, and not
+ * canonical where it is the reference itself. t may be NULL; impl NULL
+ * gives the exact promise. */
+pcb_promise pcb_promise_of(const pcb_impl *impl, const pcb_task *t);
+
+typedef enum {
+    PCB_VERDICT_PASS = 0,  /* right, and every promise kept */
+    PCB_VERDICT_FAIL = 1,  /* wrong: detail says the first thing wrong */
+    PCB_VERDICT_KNOWN = 2  /* wrong only through the promised known defect */
+} pcb_verdict;
+
+typedef struct {
+    pcb_verdict verdict;
+    pcb_report rep;   /* the validator's report (recall, gap, bound, ...) */
+    /* The canonical rule: 1 compared with the reference's answer, 0 does not
+     * apply, -1 applies but no reference answer was at hand (detail says so). */
+    int compared;
+    char detail[320]; /* the first thing wrong, or the validator's summary and notes */
+} pcb_judgement;
+
+/* The implementation whose answer the canonical rule compares with, when it
+ * applies to this task and promise (FPS, canonical promise, the problem's
+ * reference built and canonical); NULL when it does not apply. */
+const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p);
+/* Judge an answer: the problem's validator with the promise's exactness and
+ * gap, the canonical comparison with `reference` (that implementation's
+ * answer indices for the same task, NULL when not at hand), the known-defect
+ * rule. Returns PCB_OK when judging ran (the verdict is in j), else the
+ * validator's error (j->detail says it too). */
+int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+              const int32_t *reference, pcb_judgement *j);
+/* pcb_judge with the reference's answer computed here when the rule applies
+ * (a run of the reference: dp's time). */
+int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                   pcb_judgement *j);
+/* The validator alone with an implementation's promises (exact, max_gap). */
+int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
