@@ -8,9 +8,13 @@ them, written by scripts/peers.py (other libraries on the same inputs).
 import json
 import os
 import statistics
+import sys
 
 NOT_MACHINES = {"baseline", "plots"}
 PEERS_PREFIX = "peers-"
+# The format versions this reader knows (bench/harness/bench.h, scripts/peers.py);
+# a document of another version is refused, never guessed at.
+FORMATS = {False: "pcbench-results/1", True: "pcbench-peers/1"}
 PROBLEMS = ["fps", "nn", "emd"]
 REFERENCE_NOTE = {
     "fps": "dp (the O(n m) serial version the FPS document times as 'serial')",
@@ -73,8 +77,14 @@ def load(root, peers=False):
                 except (OSError, ValueError) as e:
                     print("pcbresults: skipping %s: %s" % (os.path.join(sdir, name), e))
                     continue
-                if isinstance(doc, dict) and "config" in doc:  # not e.g. python/binding-timing.json
-                    docs.append(doc)
+                if not isinstance(doc, dict) or "config" not in doc:
+                    continue  # not a results document (e.g. python/binding-timing.json)
+                if doc.get("format") != FORMATS[peers]:
+                    print("pcbresults: %s: results format %r; this version reads %r only"
+                          % (os.path.join(sdir, name), doc.get("format"), FORMATS[peers]),
+                          file=sys.stderr)
+                    sys.exit(3)
+                docs.append(doc)
             docs.sort(key=sort_key)
             if docs:
                 suites[suite] = docs

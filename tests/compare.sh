@@ -28,7 +28,7 @@ says() { if grep -q -- "$2" "$out"; then ok; else bad "$1: no '$2'"; fi; }
 store() { # folder, samples
     mkdir -p "$1/quick"
     cat >"$1/quick/fps-uniform-b1-n2000-m100.json" <<JSON
-{"format": 1, "suite": "quick", "config": {"id": "fps/uniform/b1/n2000/m100"},
+{"format": "pcbench-results/1", "suite": "quick", "config": {"id": "fps/uniform/b1/n2000/m100"},
  "results": [{"impl": "naive", "device": "cpu", "exact": true, "status": "ok",
               "compute": {"clock": "real", "iterations": 1, "samples_ms": [$2]}}]}
 JSON
@@ -58,6 +58,22 @@ printf '{"config": {"id": "fps/uniform/b1/n2000/m100"}, "results": [' \
     >"$tmp/same/quick/fps-uniform-b1-n2000-m100.json"
 expect "truncated result file" 3 "$tool" compare "$tmp/a" "$tmp/same" --suite quick
 says "truncated: named" "fps-uniform-b1-n2000-m100.json"
+# A results file of another format version is refused (status 3) and named,
+# on either side of compare, on resume (nothing overwritten) and by the tables.
+store "$tmp/v999" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01"
+sed -i 's|"pcbench-results/1"|"pcbench-results/999"|' "$tmp/v999/quick/fps-uniform-b1-n2000-m100.json"
+expect "format 999 as B" 3 "$tool" compare "$tmp/a" "$tmp/v999" --suite quick
+says "format 999 named" "results format pcbench-results/999; this pcbench reads pcbench-results/1"
+expect "format 999 as A" 3 "$tool" compare "$tmp/v999" "$tmp/a" --suite quick
+says "format 999 as A named" "fps-uniform-b1-n2000-m100.json: results format pcbench-results/999"
+mkdir -p "$tmp/resume/box" && cp -r "$tmp/v999/quick" "$tmp/resume/box/"
+cp "$tmp/resume/box/quick/fps-uniform-b1-n2000-m100.json" "$tmp/v999.json"
+expect "format 999 on resume" 3 "$tool" bench --suite quick --problem fps --impl dp \
+    --filter b1/n2000 --results "$tmp/resume" --machine box
+cmp -s "$tmp/v999.json" "$tmp/resume/box/quick/fps-uniform-b1-n2000-m100.json" && ok ||
+    bad "format 999 on resume: the stored file was changed"
+expect "format 999 in the tables" 3 python3 scripts/tables.py "$tmp/resume"
+says "format 999 named by the tables" "results format 'pcbench-results/999'"
 # real runs: every sample kept, noise-based stopping, cold figures on request
 run() { # machine name, extra options...
     m=$1

@@ -320,7 +320,13 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
             "figure", "stored ms", "now ms", "verdict: ratio now/stored [interval], p");
     for (int i = 0; i < count; i++) {
         bench_result *r = &results[i], base;
-        if (load_same(dir, suite->name, &r->config, &base) != PCB_OK) {
+        int rc = load_same(dir, suite->name, &r->config, &base);
+        if (rc == PCB_EUNSUPPORTED) { /* another format: refused, never guessed at */
+            fprintf(stderr, "pcbench: compare: %s\n", pcb_errmsg());
+            bench_result_free(&base);
+            return -1;
+        }
+        if (rc != PCB_OK) {
             bench_result_free(&base);
             continue;
         }

@@ -4,11 +4,12 @@
  * written. Layout: <results>/<machine>/<suite>/<problem>-<...>.json */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../impl/outfile.h"
+#include "../../datasets/outfile.h"
 #include "bench.h"
 
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create)
@@ -56,13 +57,6 @@ int bench_store_path(const char *dir, const char *suite, const bench_config *c, 
 }
 
 /* ---- writing ------------------------------------------------------------------- */
-static void put_key(FILE *f, const char *indent, const char *key)
-{
-    fprintf(f, "%s", indent);
-    json_put_str(f, key);
-    fputs(": ", f);
-}
-
 static void put_ms_array(FILE *f, const double *v, int n)
 {
     fputc('[', f);
@@ -155,65 +149,115 @@ static void put_figure(FILE *f, const bench_figure *g)
     fputc('}', f);
 }
 
+/* ---- the entry's fields: one table for the writer and the reader ------------- */
+/* Where each field of an entry lives and how it is spelled: a key of the
+ * entry, or of one of its groups ("verify", "counters"; a group's fields
+ * are contiguous). REP fields exist only where the answer was judged
+ * (have_rep): the reader sets it where "ok" is there. */
+typedef enum { F_STR, F_F64, F_I64, F_BOOL, F_DEVICE, F_STATUS } field_kind;
+typedef struct {
+    const char *group, *key;
+    field_kind kind;
+    size_t off, len;
+    double absent; /* the reader's value where the file lacks it */
+    int rep;
+} entry_field;
+#define FIELD(group, key, kind, member, absent, rep)                                              \
+    {group, key, kind, offsetof(bench_entry, member), sizeof(((bench_entry *)0)->member), absent, \
+     rep}
+static const entry_field entry_fields[] = {
+    FIELD(NULL, "impl", F_STR, impl, 0, 0),
+    FIELD(NULL, "device", F_DEVICE, device, 0, 0),
+    FIELD(NULL, "exact", F_BOOL, exact, 0, 0),
+    FIELD(NULL, "status", F_STATUS, status, 0, 0),
+    FIELD(NULL, "detail", F_STR, detail, 0, 0),
+    FIELD(NULL, "when", F_STR, when, 0, 0),
+    FIELD(NULL, "git", F_STR, git, 0, 0),
+    FIELD(NULL, "budget_s", F_F64, budget_s, 0, 0),
+    FIELD(NULL, "predicted_s", F_F64, predicted_s, -1, 0),
+    FIELD("verify", "prepare_s", F_F64, prepare_s, 0, 0),
+    FIELD("verify", "compute_s", F_F64, compute_s, 0, 0),
+    FIELD("verify", "fetch_s", F_F64, fetch_s, 0, 0),
+    FIELD("verify", "total_s", F_F64, total_s, 0, 0),
+    FIELD("verify", "ok", F_BOOL, rep.ok, 0, 1),
+    FIELD("verify", "detail", F_STR, rep.detail, 0, 1),
+    FIELD("verify", "recall", F_F64, rep.recall, -1, 1),
+    FIELD("verify", "worst_ratio", F_F64, rep.worst_ratio, -1, 1),
+    FIELD("verify", "gap", F_F64, rep.gap, -1, 1),
+    FIELD("verify", "bound", F_F64, rep.bound, -1, 1),
+    FIELD("verify", "unmatched", F_I64, rep.unmatched, 0, 1),
+    FIELD("counters", "distance_evals", F_I64, counters.distance_evals, -1, 0),
+    FIELD("counters", "bids", F_I64, counters.bids, -1, 0),
+    FIELD("counters", "iterations", F_I64, counters.iterations, -1, 0),
+};
+#define ENTRY_FIELDS (int)(sizeof entry_fields / sizeof entry_fields[0])
+
+static int same_group(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void put_field(FILE *f, const entry_field *d, const bench_entry *e)
+{
+    const char *at = (const char *)e + d->off;
+    switch (d->kind) {
+    case F_STR: json_put_str(f, at); break;
+    case F_F64: json_put_num(f, *(const double *)at); break;
+    case F_I64: fprintf(f, "%lld", (long long)*(const int64_t *)at); break;
+    case F_BOOL: fputs(*(const int *)at ? "true" : "false", f); break;
+    case F_DEVICE: json_put_str(f, pcb_device_name(*(const pcb_device *)at)); break;
+    case F_STATUS: json_put_str(f, bench_status_name(*(const bench_status *)at)); break;
+    }
+}
+
+static void get_field(const json *j, const entry_field *d, bench_entry *e)
+{
+    char *at = (char *)e + d->off;
+    const json *v = json_get(j, d->key);
+    const char *s;
+    switch (d->kind) {
+    case F_STR: snprintf(at, d->len, "%s", (s = json_str(j, d->key)) ? s : ""); break;
+    case F_F64: *(double *)at = json_num(j, d->key, d->absent); break;
+    case F_I64: *(int64_t *)at = (int64_t)json_num(j, d->key, d->absent); break;
+    case F_BOOL: *(int *)at = v && v->num != 0; break;
+    case F_DEVICE:
+        *(pcb_device *)at = (s = json_str(j, d->key)) && strcmp(s, "cuda") == 0 ? PCB_CUDA : PCB_CPU;
+        break;
+    case F_STATUS: *(bench_status *)at = bench_status_parse(json_str(j, d->key)); break;
+    }
+}
+
 static void put_entry(FILE *f, const bench_entry *e)
 {
-    const char *in = "\n      ";
+    const char *group = NULL;
+    int first = 1;
     fputs("    {", f);
-    put_key(f, "", "impl");
-    json_put_str(f, e->impl);
-    fputs(", \"device\": ", f);
-    json_put_str(f, pcb_device_name(e->device));
-    fprintf(f, ", \"exact\": %s, \"status\": ", e->exact ? "true" : "false");
-    json_put_str(f, bench_status_name(e->status));
-    fputc(',', f);
-    put_key(f, in, "detail");
-    json_put_str(f, e->detail);
-    fputc(',', f);
-    put_key(f, in, "when");
-    json_put_str(f, e->when);
-    fputs(", \"git\": ", f);
-    json_put_str(f, e->git);
-    fputs(", \"budget_s\": ", f);
-    json_put_num(f, e->budget_s);
-    fputs(", \"predicted_s\": ", f);
-    json_put_num(f, e->predicted_s);
-    fputc(',', f);
-    put_key(f, in, "verify");
-    fputs("{\"prepare_s\": ", f);
-    json_put_num(f, e->prepare_s);
-    fputs(", \"compute_s\": ", f);
-    json_put_num(f, e->compute_s);
-    fputs(", \"fetch_s\": ", f);
-    json_put_num(f, e->fetch_s);
-    fputs(", \"total_s\": ", f);
-    json_put_num(f, e->total_s);
-    if (e->have_rep) {
-        const pcb_report *r = &e->rep;
-        fprintf(f, ",\n        \"ok\": %s, \"detail\": ", r->ok ? "true" : "false");
-        json_put_str(f, r->detail);
-        fputs(", \"recall\": ", f);
-        json_put_num(f, r->recall);
-        fputs(", \"worst_ratio\": ", f);
-        json_put_num(f, r->worst_ratio);
-        fputs(", \"gap\": ", f);
-        json_put_num(f, r->gap);
-        fputs(", \"bound\": ", f);
-        json_put_num(f, r->bound);
-        fprintf(f, ", \"unmatched\": %lld", (long long)r->unmatched);
+    for (int i = 0; i < ENTRY_FIELDS; i++) {
+        const entry_field *d = &entry_fields[i];
+        if (d->rep && !e->have_rep)
+            continue;
+        if (!same_group(d->group, group)) { /* close the last group, open this one */
+            fputs(group ? "}," : ",", f);
+            fputs("\n      ", f);
+            json_put_str(f, d->group);
+            fputs(": {", f);
+            group = d->group, first = 1;
+        }
+        fputs(first ? "" : ", ", f);
+        json_put_str(f, d->key);
+        fputs(": ", f);
+        put_field(f, d, e);
+        first = 0;
     }
-    fputs("},", f);
-    put_key(f, in, "counters");
-    fprintf(f, "{\"distance_evals\": %lld, \"bids\": %lld, \"iterations\": %lld},",
-            (long long)e->counters.distance_evals, (long long)e->counters.bids,
-            (long long)e->counters.iterations);
-    put_key(f, in, "compute");
-    put_figure(f, &e->compute);
-    fputc(',', f);
-    put_key(f, in, "compute_cold");
-    put_figure(f, &e->compute_cold);
-    fputc(',', f);
-    put_key(f, in, "e2e");
-    put_figure(f, &e->e2e);
+    fputs(group ? "}," : ",", f);
+    const char *names[3] = {"compute", "compute_cold", "e2e"};
+    const bench_figure *fig[3] = {&e->compute, &e->compute_cold, &e->e2e};
+    for (int k = 0; k < 3; k++) {
+        fputs(k ? ",\n      " : "\n      ", f);
+        json_put_str(f, names[k]);
+        fputs(": ", f);
+        put_figure(f, fig[k]);
+    }
     fputs("}", f);
 }
 
@@ -235,7 +279,9 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
         return rc;
     FILE *f = o.f;
     const bench_config *c = &r->config;
-    fputs("{\n  \"format\": \"pcbench-results/1\",\n  \"suite\": ", f);
+    fputs("{\n  \"format\": ", f);
+    json_put_str(f, BENCH_RESULTS_FORMAT);
+    fputs(",\n  \"suite\": ", f);
     json_put_str(f, suite);
     fputs(",\n  \"config\": {\"id\": ", f);
     json_put_str(f, c->id);
@@ -349,35 +395,12 @@ static void get_figure(const json *j, bench_figure *g)
 
 static void get_entry(const json *j, bench_entry *e)
 {
-    const char *s;
-    e->device = (s = json_str(j, "device")) && strcmp(s, "cuda") == 0 ? PCB_CUDA : PCB_CPU;
-    const json *ex = json_get(j, "exact");
-    e->exact = ex && ex->num != 0;
-    e->status = bench_status_parse(json_str(j, "status"));
-    snprintf(e->detail, sizeof e->detail, "%s", (s = json_str(j, "detail")) ? s : "");
-    snprintf(e->when, sizeof e->when, "%s", (s = json_str(j, "when")) ? s : "");
-    snprintf(e->git, sizeof e->git, "%s", (s = json_str(j, "git")) ? s : "");
-    e->budget_s = json_num(j, "budget_s", 0);
-    e->predicted_s = json_num(j, "predicted_s", -1);
-    const json *v = json_get(j, "verify");
-    e->prepare_s = json_num(v, "prepare_s", 0);
-    e->compute_s = json_num(v, "compute_s", 0);
-    e->fetch_s = json_num(v, "fetch_s", 0);
-    e->total_s = json_num(v, "total_s", 0);
-    if (json_get(v, "ok")) {
-        e->have_rep = 1;
-        e->rep.ok = json_num(v, "ok", 0) != 0;
-        snprintf(e->rep.detail, sizeof e->rep.detail, "%s", (s = json_str(v, "detail")) ? s : "");
-        e->rep.recall = json_num(v, "recall", -1);
-        e->rep.worst_ratio = json_num(v, "worst_ratio", -1);
-        e->rep.gap = json_num(v, "gap", -1);
-        e->rep.bound = json_num(v, "bound", -1);
-        e->rep.unmatched = (int64_t)json_num(v, "unmatched", 0);
+    e->have_rep = json_get(json_get(j, "verify"), "ok") != NULL;
+    for (int i = 0; i < ENTRY_FIELDS; i++) {
+        const entry_field *d = &entry_fields[i];
+        if (!d->rep || e->have_rep)
+            get_field(d->group ? json_get(j, d->group) : j, d, e);
     }
-    const json *c = json_get(j, "counters");
-    e->counters.distance_evals = (int64_t)json_num(c, "distance_evals", -1);
-    e->counters.bids = (int64_t)json_num(c, "bids", -1);
-    e->counters.iterations = (int64_t)json_num(c, "iterations", -1);
     get_figure(json_get(j, "compute"), &e->compute);
     get_figure(json_get(j, "compute_cold"), &e->compute_cold);
     get_figure(json_get(j, "e2e"), &e->e2e);
@@ -389,6 +412,18 @@ int bench_store_read(const char *path, bench_result *r)
     int rc = json_load(path, &doc);
     if (rc != PCB_OK)
         return rc;
+    const char *format = json_str(&doc, "format");
+    if (!format || strcmp(format, BENCH_RESULTS_FORMAT) != 0) {
+        char seen[64];
+        const json *fv = json_get(&doc, "format");
+        if (fv && fv->type == JSON_NUM)
+            snprintf(seen, sizeof seen, "%g", fv->num);
+        else
+            snprintf(seen, sizeof seen, "%s", format ? format : "none");
+        json_free(&doc);
+        return pcb_fail(PCB_EUNSUPPORTED, "%s: results format %s; this pcbench reads %s only", path,
+                        seen, BENCH_RESULTS_FORMAT);
+    }
     const json *cfg = json_get(&doc, "config"), *res = json_get(&doc, "results");
     const char *id = json_str(cfg, "id");
     if (!id || strcmp(id, r->config.id) != 0 || !res || res->type != JSON_ARR) {
