@@ -106,7 +106,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool shared deps debs test test-unit test-cli bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared deps debs check test test-build bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -240,6 +240,14 @@ test: deps
 	    sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)
 
 test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL) $(SO)
+
+# The fast tier, for the edit-compile-test loop: the plain build, the C unit
+# tests and the command-line test (tests/cli.sh), side by side; no package is
+# installed, nothing sanitized, no fuzzing. make test stays the full gate.
+# One unit test by name: build/tests/test_fps ties_canonical (--list).
+check:
+	@$(MAKE) --no-print-directory $(TOOL) $(TEST_BINS)
+	@TEST_SCRIPTS=tests/cli.sh FUZZ_SMOKE=0 sh scripts/run_tests.sh $(BUILD) $(TOOL) $(TEST_BINS)
 
 # ---- fuzzing: libFuzzer targets of tests/fuzz/ with ASan and UBSan (clang) --
 # make fuzz                    build and run every target FUZZ_SECONDS (300)

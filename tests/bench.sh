@@ -2,39 +2,13 @@
 # bench.sh PCBENCH - pcbench bench itself: options, results files, resume,
 # budgets, --list, --max-time, an interrupted run, --compare, and the
 # tables script reading what it wrote. Quick suite, FPS only: seconds.
-tool=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-out=$tmp/out
+. "$(dirname "$0")/lib.sh"
 res=$tmp/r
 dir=$res/testbox/quick
 q="--suite quick --problem fps --machine testbox"
 
-# While the validators are still stand-ins (branches not merged yet) nothing
-# can be verified, so nothing is timed: say so instead of failing.
-"$tool" bench --suite quick --problem fps --filter /b1/ --impl naive --machine probe \
-    --results "$tmp/probe" >/dev/null 2>&1
-if grep -q '"detail": "validator: unavailable' "$tmp"/probe/probe/quick/*.json 2>/dev/null; then
-    echo "skipped: the validators are not built into this tree yet"
-    echo "0 passed, 0 failed"
-    exit 0
-fi
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1"; [ -f "$out" ] && tail -n 30 "$out"; }
 
-expect() { # name, wanted exit status, command...
-    name=$1 want=$2
-    shift 2
-    "$@" >"$out" 2>&1
-    rc=$?
-    if [ "$rc" = "$want" ]; then ok; else bad "$name: exit status $rc, expected $want"; fi
-}
-
-says() { # name, pattern the last output must contain
-    if grep -q -- "$2" "$out"; then ok; else bad "$1: output lacks '$2'"; fi
-}
 
 # A results file: valid JSON, and the Python expression holds for it (d).
 json_holds() { # name, file, expression
@@ -42,18 +16,18 @@ json_holds() { # name, file, expression
         "$2" 2>"$tmp/py"; then ok; else bad "$1 ($2)"; cat "$tmp/py"; fi
 }
 
-expect "help" 0 "$tool" bench --help
+expect "help" 0 -- "$tool" bench --help
 says "help names the suites" "seed (default)"
-expect "unknown suite" 2 "$tool" bench --suite nope
-expect "unknown problem" 2 "$tool" bench --problem fps,xyz
-expect "unknown implementation" 2 "$tool" bench --impl nosuchimpl
-expect "bad repetitions" 2 "$tool" bench --reps 0
-expect "bad tolerance" 2 "$tool" bench --tolerance -1
-expect "bad machine name" 2 "$tool" bench --machine a/b
-expect "stray argument" 2 "$tool" bench stray
-expect "bad fault spec" 2 env PCBENCH_FAULT=bogus "$tool" bench --suite quick
+expect "unknown suite" 2 -- "$tool" bench --suite nope
+expect "unknown problem" 2 -- "$tool" bench --problem fps,xyz
+expect "unknown implementation" 2 -- "$tool" bench --impl nosuchimpl
+expect "bad repetitions" 2 -- "$tool" bench --reps 0
+expect "bad tolerance" 2 -- "$tool" bench --tolerance -1
+expect "bad machine name" 2 -- "$tool" bench --machine a/b
+expect "stray argument" 2 -- "$tool" bench stray
+expect "bad fault spec" 2 -- env PCBENCH_FAULT=bogus "$tool" bench --suite quick
 
-expect "quick fps run" 0 "$tool" bench $q --results "$res"
+expect "quick fps run" 0 -- "$tool" bench $q --results "$res"
 says "summary lists a configuration" "^fps/uniform/b1/n2000/m100 "
 says "summary says where results went" "Results: $dir/"
 f1=$dir/fps-uniform-b1-n2000-m100.json
@@ -73,33 +47,33 @@ json_holds "naive FPS counts its distance evaluations" "$f1" \
     "[e for e in d['results'] if e['impl'] == 'naive'][0]['counters']['distance_evals'] > 0"
 
 cp "$f1" "$tmp/f1.before"
-expect "resume" 0 "$tool" bench $q --results "$res"
+expect "resume" 0 -- "$tool" bench $q --results "$res"
 says "nothing re-run" "(0 run now)"
 says "stored results are shown" "(stored)"
 if cmp -s "$f1" "$tmp/f1.before"; then ok; else bad "resume rewrote $f1"; fi
 
-expect "force" 0 "$tool" bench $q --results "$res" --force
+expect "force" 0 -- "$tool" bench $q --results "$res" --force
 says "everything re-run" "(2 run now)"
-expect "filter" 0 "$tool" bench $q --results "$res" --force --filter /b2/
+expect "filter" 0 -- "$tool" bench $q --results "$res" --force --filter /b2/
 says "one configuration" "1 configuration (1 run now)"
 
-expect "tiny budget" 0 "$tool" bench $q --results "$res" --force --filter /b1/ --budget 0.001
+expect "tiny budget" 0 -- "$tool" bench $q --results "$res" --force --filter /b1/ --budget 0.001
 says "over budget is skipped" "skipped-budget"
 json_holds "skip recorded with its reason" "$f1" \
     "[e for e in d['results'] if e['impl'] == 'naive' and e['status'] == 'skipped-budget' and 'budget' in e['detail']]"
-expect "a larger budget re-runs the skipped" 0 "$tool" bench $q --results "$res" --filter /b1/
+expect "a larger budget re-runs the skipped" 0 -- "$tool" bench $q --results "$res" --filter /b1/
 says "re-run" "(1 run now)"
 json_holds "now timed" "$f1" "all(e['status'] == 'ok' for e in d['results'] if e['device'] == 'cpu')"
 
-expect "list" 0 "$tool" bench $q --results "$res" --list
+expect "list" 0 -- "$tool" bench $q --results "$res" --list
 says "list shows stored results" "stored: ok"
-expect "a filter of alternatives" 0 "$tool" bench --suite quick --results "$res" --list \
+expect "a filter of alternatives" 0 -- "$tool" bench --suite quick --results "$res" --list \
     --filter n2000/m100,emd/uniform/b2/
 says "each alternative selects" "2 configurations"
 says "the first" "fps/uniform/b1/n2000/m100"
 says "the second" "emd/uniform/b2/n256"
 
-expect "max-time" 0 "$tool" bench $q --results "$tmp/m" --max-time 0.001
+expect "max-time" 0 -- "$tool" bench $q --results "$tmp/m" --max-time 0.001
 says "stops and says what is left" "configuration left; run the same command again"
 
 # Interrupt a run once its first configuration is stored: that file stays
@@ -118,10 +92,10 @@ json_holds "a finished configuration survives Ctrl-C" \
     "$tmp/i/testbox/quick/fps-uniform-b1-n2000-m100.json" "d['results']"
 if [ -z "$(find "$tmp/i" -name '*.tmp.*')" ]; then ok; else bad "temporary files left behind"; fi
 
-expect "compare with itself, wide tolerance" 0 \
+expect "compare with itself, wide tolerance" 0 -- \
     "$tool" bench $q --results "$tmp/c" --compare "$res/testbox" --tolerance 50
 says "comparison printed" "^compare: 0 of [1-9]"
-expect "compare catches an 8x slowdown" 1 env PCBENCH_FAULT=slow:fps/naive:8 \
+expect "compare catches an 8x slowdown" 1 -- env PCBENCH_FAULT=slow:fps/naive:8 \
     "$tool" bench $q --results "$tmp/c" --force --compare "$res/testbox" --tolerance 1
 says "comparison names it" "slower"
 
@@ -130,7 +104,7 @@ says "comparison names it" "slower"
 # is failed-verification for a canonical implementation, as verify fails it,
 # whether dp runs in the same configuration or not; dp itself passes.
 for sel in omp omp,dp; do
-    expect "bench judges a non-canonical answer ($sel)" 1 env PCBENCH_FAULT=ties:fps/omp \
+    expect "bench judges a non-canonical answer ($sel)" 1 -- env PCBENCH_FAULT=ties:fps/omp \
         "$tool" bench $q --filter /b1/ --impl $sel --results "$tmp/t-$sel"
     f=$tmp/t-$sel/testbox/quick/fps-uniform-b1-n2000-m100.json
     json_holds "non-canonical answer not timed ($sel)" "$f" \
@@ -139,14 +113,13 @@ for sel in omp omp,dp; do
 done
 json_holds "the reference itself passes" "$tmp/t-omp,dp/testbox/quick/fps-uniform-b1-n2000-m100.json" \
     "[e['status'] for e in d['results'] if e['impl'] == 'dp'] == ['ok']"
-expect "ties fault is FPS only" 2 env PCBENCH_FAULT=ties:nn/naive "$tool" bench $q
+expect "ties fault is FPS only" 2 -- env PCBENCH_FAULT=ties:nn/naive "$tool" bench $q
 
-expect "tables from these results" 0 python3 scripts/tables.py "$res"
+expect "tables from these results" 0 -- python3 scripts/tables.py "$res"
 if grep -q "## testbox" "$res/TABLES.md" && grep -q "fps/uniform/b1/n2000/m100" "$res/TABLES.md"; then
     ok
 else
     bad "TABLES.md lacks the machine or the configuration"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -1,52 +1,41 @@
 #!/bin/sh
 # cli.sh PCBENCH - the command-line contract: output formats, exit statuses,
 # messages on stderr, --help everywhere, atomic output files.
-pcb=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect STATUS DESCRIPTION -- command...
-expect() {
-    want=$1 what=$2; shift 3
-    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
-    if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, expected $want"; cat "$tmp/err"; fi
-}
+. "$(dirname "$0")/lib.sh"
 
-expect 2 "no command" -- "$pcb"
-expect 2 "unknown command" -- "$pcb" frobnicate
+expect "no command" 2 -- "$tool"
+expect "unknown command" 2 -- "$tool" frobnicate
 grep -q '^pcbench: ' "$tmp/err" && ok || bad "usage message does not start with pcbench:"
-expect 0 "--help" -- "$pcb" --help
+expect "--help" 0 -- "$tool" --help
 for c in list gen fps nn emd verify bench; do
-    expect 0 "$c --help" -- "$pcb" "$c" --help
+    expect "$c --help" 0 -- "$tool" "$c" --help
     grep -qi usage "$tmp/out" && ok || bad "$c --help prints no usage"
 done
 
 # list: <problem> <name> <device> <exact|approx> <status>
-expect 0 "list" -- "$pcb" list
+expect "list" 0 -- "$tool" list
 awk '!($1 ~ /^(fps|nn|emd)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
 for p in fps nn emd; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
 cp "$tmp/out" "$tmp/list"
 
-expect 0 "gen uniform" -- "$pcb" gen uniform -n 300 --seed 5 -o "$tmp/a.ply"
-expect 0 "gen sphere" -- "$pcb" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"
-expect 3 "gen unknown kind" -- "$pcb" gen nonsense -n 10 -o "$tmp/x.ply"
-expect 2 "gen without -o" -- "$pcb" gen uniform -n 10
-expect 2 "gen bad -n" -- "$pcb" gen uniform -n ten -o "$tmp/x.ply"
+expect "gen uniform" 0 -- "$tool" gen uniform -n 300 --seed 5 -o "$tmp/a.ply"
+expect "gen sphere" 0 -- "$tool" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"
+expect "gen unknown kind" 3 -- "$tool" gen nonsense -n 10 -o "$tmp/x.ply"
+expect "gen without -o" 2 -- "$tool" gen uniform -n 10
+expect "gen bad -n" 2 -- "$tool" gen uniform -n ten -o "$tmp/x.ply"
 
-expect 0 "fps" -- "$pcb" fps -i "$tmp/a.ply" -m 12 --start 4
+expect "fps" 0 -- "$tool" fps -i "$tmp/a.ply" -m 12 --start 4
 [ "$(wc -l <"$tmp/out")" = 12 ] && [ "$(head -n 1 "$tmp/out")" = 4 ] && ok || bad "fps output: 12 lines starting with the start index"
 grep -qv '^[0-9][0-9]*$' "$tmp/out" && bad "fps output has a non-index line" || ok
-expect 0 "fps -o" -- "$pcb" fps -i "$tmp/a.ply" -m 12 -o "$tmp/fps.txt"
+expect "fps -o" 0 -- "$tool" fps -i "$tmp/a.ply" -m 12 -o "$tmp/fps.txt"
 [ "$(wc -l <"$tmp/fps.txt")" = 12 ] && [ ! -s "$tmp/out" ] && ok || bad "fps -o writes the file, not stdout"
 ls "$tmp" | grep -q '\.tmp\.' && bad "a temporary file was left behind" || ok
-expect 3 "fps m > n" -- "$pcb" fps -i "$tmp/a.ply" -m 301
-expect 3 "fps start out of range" -- "$pcb" fps -i "$tmp/a.ply" -m 3 --start 300
-expect 3 "fps missing file" -- "$pcb" fps -i "$tmp/missing.ply" -m 3
+expect "fps m > n" 3 -- "$tool" fps -i "$tmp/a.ply" -m 301
+expect "fps start out of range" 3 -- "$tool" fps -i "$tmp/a.ply" -m 3 --start 300
+expect "fps missing file" 3 -- "$tool" fps -i "$tmp/missing.ply" -m 3
 grep -q "missing.ply" "$tmp/err" && ok || bad "error does not name the missing file"
-expect 2 "fps without -m" -- "$pcb" fps -i "$tmp/a.ply"
-expect 2 "fps unknown impl" -- "$pcb" fps -i "$tmp/a.ply" -m 3 --impl nosuch
+expect "fps without -m" 2 -- "$tool" fps -i "$tmp/a.ply"
+expect "fps unknown impl" 2 -- "$tool" fps -i "$tmp/a.ply" -m 3 --impl nosuch
 
 # every implementation listed: runs when available, says so (exit 4) when not
 while read -r problem name device kind status rest; do
@@ -56,35 +45,35 @@ while read -r problem name device kind status rest; do
     emd) set -- emd -a "$tmp/a.ply" -b "$tmp/b.ply" ;;
     esac
     case $status in
-    available) expect 0 "$problem $name" -- "$pcb" "$@" --impl "$name" ;;
-    *) expect 4 "$problem $name unavailable" -- "$pcb" "$@" --impl "$name"
+    available) expect "$problem $name" 0 -- "$tool" "$@" --impl "$name" ;;
+    *) expect "$problem $name unavailable" 4 -- "$tool" "$@" --impl "$name"
        grep -q "unavailable" "$tmp/err" && ok || bad "$problem $name: no 'unavailable' message" ;;
     esac
 done <"$tmp/list"
 
-expect 0 "nn self" -- "$pcb" nn -r "$tmp/a.ply" -q "$tmp/a.ply"
+expect "nn self" 0 -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/a.ply"
 [ "$(wc -l <"$tmp/out")" = 300 ] && awk '$2 != 0 {exit 1}' "$tmp/out" && ok || bad "nn of a cloud with itself: 300 zero distances"
-expect 0 "nn" -- "$pcb" nn -r "$tmp/a.ply" -q "$tmp/b.ply" -o "$tmp/nn.txt"
+expect "nn" 0 -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/b.ply" -o "$tmp/nn.txt"
 awk 'NF != 2 || $1 < 0 || $1 >= 300 || $2 < 0 {exit 1}' "$tmp/nn.txt" && ok || bad "nn output format"
-expect 2 "nn without -q" -- "$pcb" nn -r "$tmp/a.ply"
+expect "nn without -q" 2 -- "$tool" nn -r "$tmp/a.ply"
 
-expect 0 "emd" -- "$pcb" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
+expect "emd" 0 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
 grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: $(cat "$tmp/out")"
 [ "$(sort -n "$tmp/m.txt" | uniq | wc -l)" = 300 ] && ok || bad "emd matching is not a bijection"
-"$pcb" gen uniform -n 299 -o "$tmp/c.ply" >/dev/null 2>&1
-expect 3 "emd different sizes" -- "$pcb" emd -a "$tmp/a.ply" -b "$tmp/c.ply"
-expect 2 "verify unknown problem" -- "$pcb" verify --problem knn
+"$tool" gen uniform -n 299 -o "$tmp/c.ply" >/dev/null 2>&1
+expect "emd different sizes" 3 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/c.ply"
+expect "verify unknown problem" 2 -- "$tool" verify --problem knn
 
 # The defect catalog: listed apart from the implementations, and every FPS
 # and EMD defect caught by the verify matrices while the accepted one passes
 # (this also proves verify fails wrong answers: a masked validator would miss
 # them all). NN's run takes a minute on two cores: pcbench verify --defects runs it.
-"$pcb" list --defects >"$tmp/defects" 2>&1
+"$tool" list --defects >"$tmp/defects" 2>&1
 if [ "$(grep -c . "$tmp/defects")" -ge 7 ] && grep -q "^fps near_origin_skip: .*from PointNet++" "$tmp/defects" &&
     grep -q "(accepted)$" "$tmp/defects"; then ok; else bad "list --defects: $(head -3 "$tmp/defects")"; fi
-if ! "$pcb" list | grep -q near_origin_skip; then ok; else bad "a planted defect in list"; fi
+if ! "$tool" list | grep -q near_origin_skip; then ok; else bad "a planted defect in list"; fi
 for p in fps emd; do
-    "$pcb" verify --defects --problem $p >"$tmp/vd" 2>&1
+    "$tool" verify --defects --problem $p >"$tmp/vd" 2>&1
     rc=$?
     if [ $rc -eq 0 ] && grep -q "0 defects missed" "$tmp/vd" && ! grep -q MISSED "$tmp/vd" &&
         [ "$(grep -c "^$p .* caught " "$tmp/vd")" -ge 2 ]; then ok; else
@@ -93,11 +82,10 @@ done
 # The CUDA variant (a racing reduction) is caught where a device is and
 # reported "not run" where none is, which must not fail the run.
 if grep -q "^fps torn_argmax" "$tmp/defects"; then
-    "$pcb" verify --defects --problem fps >"$tmp/vd" 2>&1
+    "$tool" verify --defects --problem fps >"$tmp/vd" 2>&1
     if [ $? -eq 0 ] && grep -Eq "^fps +torn_argmax +(caught|not run) " "$tmp/vd"; then ok; else
         bad "torn_argmax: $(grep torn_argmax "$tmp/vd" | tail -2)"; fi
 fi
-expect 2 "verify --defects with --impl" -- "$pcb" verify --defects --problem fps --impl dp
+expect "verify --defects with --impl" 2 -- "$tool" verify --defects --problem fps --impl dp
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -7,21 +7,7 @@
 # planted 30x slowdown (PCBENCH_FAULT), with tolerances no change of the
 # machine's speed short of 5x between two runs a second apart can upset.
 # The planted 10% on a quiet machine is scripts/timing_check.sh's.
-tool=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-out=$tmp/out
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1"; cat "$out"; }
-expect() { # name, wanted exit status, command...
-    name=$1 want=$2
-    shift 2
-    "$@" >"$out" 2>&1
-    got=$?
-    if [ "$got" -eq "$want" ]; then ok; else bad "$name: exit $got, wanted $want"; fi
-}
-says() { if grep -q -- "$2" "$out"; then ok; else bad "$1: no '$2'"; fi; }
+. "$(dirname "$0")/lib.sh"
 
 # A stored result of fps/uniform/b1/n2000/m100 (suite quick) for naive,
 # its compute samples in ms as given.
@@ -38,41 +24,41 @@ store "$tmp/same" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01"
 store "$tmp/slow" "1.10, 1.111, 1.089, 1.122, 1.10, 1.078, 1.111"
 store "$tmp/noisy" "0.95, 1.20, 0.97, 1.25, 1.03, 0.99, 1.40"
 
-expect "same samples" 0 "$tool" compare "$tmp/a" "$tmp/same" --suite quick
+expect "same samples" 0 -- "$tool" compare "$tmp/a" "$tmp/same" --suite quick
 says "same: no change" "no significant change 1.000x"
 says "same: summary" "^compare: 0 of 1 "
-expect "10% slower, tolerance 5%" 1 "$tool" compare "$tmp/a" "$tmp/slow" --suite quick --tolerance 0.05
+expect "10% slower, tolerance 5%" 1 -- "$tool" compare "$tmp/a" "$tmp/slow" --suite quick --tolerance 0.05
 says "slow: named, with its ratio and p (scipy: 0.00207)" "FAIL: slower 1.100x \[1.08, 1.12\], p 0.0021"
-expect "10% slower, tolerance 25%" 0 "$tool" compare "$tmp/a" "$tmp/slow" --suite quick
+expect "10% slower, tolerance 25%" 0 -- "$tool" compare "$tmp/a" "$tmp/slow" --suite quick
 says "slow within tolerance" "changed within tolerance 1.100x"
-expect "noise with a higher median" 0 "$tool" compare "$tmp/a" "$tmp/noisy" --suite quick --tolerance 0.01
+expect "noise with a higher median" 0 -- "$tool" compare "$tmp/a" "$tmp/noisy" --suite quick --tolerance 0.01
 says "noisy: not significant" "no significant change"
-expect "faster" 0 "$tool" compare "$tmp/slow" "$tmp/a" --suite quick --tolerance 0.05
+expect "faster" 0 -- "$tool" compare "$tmp/slow" "$tmp/a" --suite quick --tolerance 0.05
 says "faster named" "faster 0.909x"
 
-expect "one folder" 2 "$tool" compare "$tmp/a"
-expect "not a folder" 3 "$tool" compare "$tmp/a" "$tmp/none" --suite quick
-expect "nothing stored" 3 "$tool" compare "$tmp/a" "$tmp/a" --suite seed
-expect "bad alpha" 2 "$tool" compare "$tmp/a" "$tmp/same" --alpha 0.9
+expect "one folder" 2 -- "$tool" compare "$tmp/a"
+expect "not a folder" 3 -- "$tool" compare "$tmp/a" "$tmp/none" --suite quick
+expect "nothing stored" 3 -- "$tool" compare "$tmp/a" "$tmp/a" --suite seed
+expect "bad alpha" 2 -- "$tool" compare "$tmp/a" "$tmp/same" --alpha 0.9
 printf '{"config": {"id": "fps/uniform/b1/n2000/m100"}, "results": [' \
     >"$tmp/same/quick/fps-uniform-b1-n2000-m100.json"
-expect "truncated result file" 3 "$tool" compare "$tmp/a" "$tmp/same" --suite quick
+expect "truncated result file" 3 -- "$tool" compare "$tmp/a" "$tmp/same" --suite quick
 says "truncated: named" "fps-uniform-b1-n2000-m100.json"
 # A results file of another format version is refused (status 3) and named,
 # on either side of compare, on resume (nothing overwritten) and by the tables.
 store "$tmp/v999" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01"
 sed -i 's|"pcbench-results/1"|"pcbench-results/999"|' "$tmp/v999/quick/fps-uniform-b1-n2000-m100.json"
-expect "format 999 as B" 3 "$tool" compare "$tmp/a" "$tmp/v999" --suite quick
+expect "format 999 as B" 3 -- "$tool" compare "$tmp/a" "$tmp/v999" --suite quick
 says "format 999 named" "results format pcbench-results/999; this pcbench reads pcbench-results/1"
-expect "format 999 as A" 3 "$tool" compare "$tmp/v999" "$tmp/a" --suite quick
+expect "format 999 as A" 3 -- "$tool" compare "$tmp/v999" "$tmp/a" --suite quick
 says "format 999 as A named" "fps-uniform-b1-n2000-m100.json: results format pcbench-results/999"
 mkdir -p "$tmp/resume/box" && cp -r "$tmp/v999/quick" "$tmp/resume/box/"
 cp "$tmp/resume/box/quick/fps-uniform-b1-n2000-m100.json" "$tmp/v999.json"
-expect "format 999 on resume" 3 "$tool" bench --suite quick --problem fps --impl dp \
+expect "format 999 on resume" 3 -- "$tool" bench --suite quick --problem fps --impl dp \
     --filter b1/n2000 --results "$tmp/resume" --machine box
 cmp -s "$tmp/v999.json" "$tmp/resume/box/quick/fps-uniform-b1-n2000-m100.json" && ok ||
     bad "format 999 on resume: the stored file was changed"
-expect "format 999 in the tables" 3 python3 scripts/tables.py "$tmp/resume"
+expect "format 999 in the tables" 3 -- python3 scripts/tables.py "$tmp/resume"
 says "format 999 named by the tables" "results format 'pcbench-results/999'"
 # real runs: every sample kept, noise-based stopping, cold figures on request
 run() { # machine name, extra options...
@@ -81,14 +67,14 @@ run() { # machine name, extra options...
     "$@" bench --suite quick --problem fps --impl dp --filter b2 --results "$tmp/runs" \
         --machine "$m" --cpu-cold
 }
-expect "a run" 0 run base "$tool"
+expect "a run" 0 -- run base "$tool"
 says "with its noise and why it stopped" "dp: .* ms (noise [0-9.e+-]*%, [0-9]*, [a-z]*), cold "
-expect "the same build again" 0 run again "$tool"
-expect "slowed 30x" 0 run slow env PCBENCH_FAULT=slow:fps/dp:30 "$tool"
-expect "same build: nothing fails" 0 "$tool" compare "$tmp/runs/base" "$tmp/runs/again" \
+expect "the same build again" 0 -- run again "$tool"
+expect "slowed 30x" 0 -- run slow env PCBENCH_FAULT=slow:fps/dp:30 "$tool"
+expect "same build: nothing fails" 0 -- "$tool" compare "$tmp/runs/base" "$tmp/runs/again" \
     --suite quick --tolerance 4
 says "every figure compared, cold too" "^compare: 0 of 3 matching figures"
-expect "30x slower fails" 1 "$tool" compare "$tmp/runs/base" "$tmp/runs/slow" --suite quick
+expect "30x slower fails" 1 -- "$tool" compare "$tmp/runs/base" "$tmp/runs/slow" --suite quick
 # named as slower; the factor itself depends on the machine's load while the
 # two runs took their samples (the tests run side by side: a planted 3x, this
 # test's factor before, measured 1.97x, and once 1.67x, not significant)
@@ -107,5 +93,4 @@ print("figures ok")
 PY
 says "the results keep every sample and the stopping rule" "figures ok"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

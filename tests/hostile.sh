@@ -5,48 +5,28 @@
 # streams are bounded, each command takes only its own options, usage errors
 # speak pcbench's words, and a killed run leaves no temporary file. Run with
 # the plain and the sanitized tool.
-tool=$1
-pass=0 fail=0 skip=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-no() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
 
-# expect STATUS TEXT DESCRIPTION -- command...: the exit status, and TEXT in
-# stdout + stderr (empty: anything); a command that needs more than 20 s hung
-# (killed by a watchdog: the command may be a shell function).
-expect() {
-    want=$1 text=$2 what=$3; shift 4
-    "$@" >"$tmp/out" 2>"$tmp/err" &
-    pid=$!
-    (sleep 20 && kill -9 $pid) >/dev/null 2>&1 &
-    dog=$!
-    wait $pid
-    rc=$?
-    kill $dog 2>/dev/null
-    if [ $rc -eq "$want" ] && { [ -z "$text" ] || cat "$tmp/out" "$tmp/err" | grep -qF -- "$text"; }; then ok; else
-        no "$what: exit $rc (want $want), output: $(cat "$tmp/out" "$tmp/err" | head -c 400)"; fi
-}
 
 "$tool" gen uniform -n 300 -o "$tmp/a.ply" && "$tool" gen sphere -n 300 --seed 2 -o "$tmp/b.ply" &&
-    "$tool" gen uniform -n 2000 --seed 3 -o "$tmp/c.ply" || no "gen"
+    "$tool" gen uniform -n 2000 --seed 3 -o "$tmp/c.ply" || bad "gen"
 
 # ---- check emd --max-gap: 0 is the strictest (exact), never "no promise" ----
-"$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --impl exact -o "$tmp/e.txt" >/dev/null || no "emd exact"
+"$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --impl exact -o "$tmp/e.txt" >/dev/null || bad "emd exact"
 seq 299 -1 0 >"$tmp/rev.txt" # a bijection far above the optimum
 emd() { "$tool" check emd -a "$tmp/a.ply" -b "$tmp/b.ply" --answer "$@"; }
-expect 1 "not optimal" "identity-like matching with --max-gap 0" -- emd "$tmp/rev.txt" --max-gap 0
-expect 0 "pass" "the optimum with --max-gap 0" -- emd "$tmp/e.txt" --max-gap 0
-expect 1 "gap above its promise" "the same matching with --max-gap 0.01" -- emd "$tmp/rev.txt" --max-gap 0.01
-expect 0 "(allowed inf)" "--max-gap inf asks for a bijection only" -- emd "$tmp/rev.txt" --max-gap inf
-expect 2 "--max-gap" "--max-gap nan" -- emd "$tmp/e.txt" --max-gap nan
-expect 2 "--max-gap" "--max-gap -0.1" -- emd "$tmp/e.txt" --max-gap -0.1
+expect "identity-like matching with --max-gap 0" 1 "not optimal" -- emd "$tmp/rev.txt" --max-gap 0
+expect "the optimum with --max-gap 0" 0 "pass" -- emd "$tmp/e.txt" --max-gap 0
+expect "the same matching with --max-gap 0.01" 1 "gap above its promise" -- emd "$tmp/rev.txt" --max-gap 0.01
+expect "--max-gap inf asks for a bijection only" 0 "(allowed inf)" -- emd "$tmp/rev.txt" --max-gap inf
+expect "--max-gap nan" 2 "--max-gap" -- emd "$tmp/e.txt" --max-gap nan
+expect "--max-gap -0.1" 2 "--max-gap" -- emd "$tmp/e.txt" --max-gap -0.1
 
 # ---- -o: regular files replaced whole, devices and FIFOs written through ----
 fps() { "$tool" fps -i "$tmp/a.ply" -m 5 "$@"; }
 if mknod "$tmp/null" c 1 3 2>/dev/null; then # a private /dev/null (root only)
-    expect 0 "" "-o onto a character device" -- fps -o "$tmp/null"
-    [ -c "$tmp/null" ] && ok || no "-o replaced a character device with $(ls -l "$tmp/null")"
+    expect "-o onto a character device" 0 "" -- fps -o "$tmp/null"
+    [ -c "$tmp/null" ] && ok || bad "-o replaced a character device with $(ls -l "$tmp/null")"
 else
     echo "skip: -o onto a character device: mknod needs root"
     skip=$((skip + 1))
@@ -54,76 +34,76 @@ fi
 mkfifo "$tmp/fifo"
 cat "$tmp/fifo" >"$tmp/from_fifo" &
 reader=$!
-expect 0 "" "-o onto a FIFO" -- fps -o "$tmp/fifo"
+expect "-o onto a FIFO" 0 "" -- fps -o "$tmp/fifo"
 (sleep 10 && kill $reader) >/dev/null 2>&1 & # a replaced FIFO never reaches it
 wait $reader
 [ -p "$tmp/fifo" ] && [ "$(wc -l <"$tmp/from_fifo")" -eq 5 ] && ok ||
-    no "-o onto a FIFO: $(ls -l "$tmp/fifo"), $(wc -l <"$tmp/from_fifo") lines read"
+    bad "-o onto a FIFO: $(ls -l "$tmp/fifo"), $(wc -l <"$tmp/from_fifo") lines read"
 echo old >"$tmp/target.txt"
 ln -s target.txt "$tmp/link"
-expect 0 "" "-o onto a link to a regular file" -- fps -o "$tmp/link"
+expect "-o onto a link to a regular file" 0 "" -- fps -o "$tmp/link"
 [ -L "$tmp/link" ] && [ "$(wc -l <"$tmp/target.txt")" -eq 5 ] && ok ||
-    no "-o through a link: $(ls -l "$tmp/link"), target $(wc -l <"$tmp/target.txt") lines"
-expect 0 "" "-o /dev/stdout into a file" -- fps -o /dev/stdout
-[ "$(wc -l <"$tmp/out")" -eq 5 ] && ok || no "-o /dev/stdout: $(wc -l <"$tmp/out") lines reached stdout"
+    bad "-o through a link: $(ls -l "$tmp/link"), target $(wc -l <"$tmp/target.txt") lines"
+expect "-o /dev/stdout into a file" 0 "" -- fps -o /dev/stdout
+[ "$(wc -l <"$tmp/out")" -eq 5 ] && ok || bad "-o /dev/stdout: $(wc -l <"$tmp/out") lines reached stdout"
 ln -s "$tmp/nowhere/x" "$tmp/dangling"
-expect 3 "a symbolic link to nothing" "-o onto a dangling link" -- fps -o "$tmp/dangling"
-[ -L "$tmp/dangling" ] && ok || no "-o replaced a dangling link"
+expect "-o onto a dangling link" 3 "a symbolic link to nothing" -- fps -o "$tmp/dangling"
+[ -L "$tmp/dangling" ] && ok || bad "-o replaced a dangling link"
 mkdir "$tmp/folder"
-expect 3 "a folder" "-o onto a folder" -- fps -o "$tmp/folder"
+expect "-o onto a folder" 3 "a folder" -- fps -o "$tmp/folder"
 # -o naming an input (directly, through a link, or either cloud) is refused.
 cp "$tmp/a.ply" "$tmp/a.keep"
-expect 3 "is the input" "fps -o the input" -- fps -o "$tmp/a.ply"
+expect "fps -o the input" 3 "is the input" -- fps -o "$tmp/a.ply"
 ln -s a.ply "$tmp/a_link.ply"
-expect 3 "is the input" "fps -o a link to the input" -- fps -o "$tmp/a_link.ply"
-expect 3 "is the input" "nn -o the query cloud" -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/b.ply" -o "$tmp/b.ply"
-expect 3 "is the input" "emd -o cloud A" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" -o "$tmp/a.ply"
-cmp -s "$tmp/a.ply" "$tmp/a.keep" && ok || no "an input cloud was overwritten"
+expect "fps -o a link to the input" 3 "is the input" -- fps -o "$tmp/a_link.ply"
+expect "nn -o the query cloud" 3 "is the input" -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/b.ply" -o "$tmp/b.ply"
+expect "emd -o cloud A" 3 "is the input" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" -o "$tmp/a.ply"
+cmp -s "$tmp/a.ply" "$tmp/a.keep" && ok || bad "an input cloud was overwritten"
 # An output that cannot be written fails before anything is printed.
-expect 5 "missing/x.txt" "emd -o into a missing folder" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" -o "$tmp/missing/x.txt"
-[ ! -s "$tmp/out" ] && ok || no "emd printed '$(cat "$tmp/out")' before failing on -o"
+expect "emd -o into a missing folder" 5 "missing/x.txt" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" -o "$tmp/missing/x.txt"
+[ ! -s "$tmp/out" ] && ok || bad "emd printed '$(cat "$tmp/out")' before failing on -o"
 
 # ---- inputs that are not regular files: refused at once, never read ----
-expect 3 "not a regular file" "--answer /dev/zero" -- "$tool" check fps -i "$tmp/a.ply" -m 5 --answer /dev/zero
-expect 3 "not a regular file" "--answer a FIFO" -- "$tool" check fps -i "$tmp/a.ply" -m 5 --answer "$tmp/fifo"
-expect 3 "not a regular file" "a FIFO as the input cloud" -- "$tool" fps -i "$tmp/fifo" -m 5
-expect 3 "not a regular file" "a FIFO as the query cloud" -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/fifo"
+expect "--answer /dev/zero" 3 "not a regular file" -- "$tool" check fps -i "$tmp/a.ply" -m 5 --answer /dev/zero
+expect "--answer a FIFO" 3 "not a regular file" -- "$tool" check fps -i "$tmp/a.ply" -m 5 --answer "$tmp/fifo"
+expect "a FIFO as the input cloud" 3 "not a regular file" -- "$tool" fps -i "$tmp/fifo" -m 5
+expect "a FIFO as the query cloud" 3 "not a regular file" -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/fifo"
 # stdin may stream: bounded by what the expected answers can need.
-expect 3 "a NUL byte" "--answer - fed zeros" -- sh -c "head -c 3000000 /dev/zero | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
-expect 3 "longer than 4096" "--answer - fed one endless line" -- sh -c "head -c 3000000 /dev/zero | tr '\\000' 7 | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
-expect 3 "more than the answers expected can need" "--answer - fed endless blank lines" -- sh -c "yes '' | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
-expect 3 "more than the answers expected can need" "--answer - fed endless comments" -- sh -c "yes '# x' | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
+expect "--answer - fed zeros" 3 "a NUL byte" -- sh -c "head -c 3000000 /dev/zero | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
+expect "--answer - fed one endless line" 3 "longer than 4096" -- sh -c "head -c 3000000 /dev/zero | tr '\\000' 7 | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
+expect "--answer - fed endless blank lines" 3 "more than the answers expected can need" -- sh -c "yes '' | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
+expect "--answer - fed endless comments" 3 "more than the answers expected can need" -- sh -c "yes '# x' | '$tool' check fps -i '$tmp/a.ply' -m 5 --answer -"
 # A NUL in a text body is refused, as in headers and answer files.
 printf '1 2 3\n4 5\0006\n7 8 9\n' >"$tmp/nul.xyz"
-expect 3 "NUL byte" "a NUL byte in a text body" -- "$tool" fps -i "$tmp/nul.xyz" -m 2
+expect "a NUL byte in a text body" 3 "NUL byte" -- "$tool" fps -i "$tmp/nul.xyz" -m 2
 # .pts count lines that fit no integer (undefined behaviour before).
 printf '1e999 2 3\n4 5 6\n' >"$tmp/inf.pts"
-expect 3 "infinite x coordinate" ".pts whose first line overflows" -- "$tool" fps -i "$tmp/inf.pts" -m 1
+expect ".pts whose first line overflows" 3 "infinite x coordinate" -- "$tool" fps -i "$tmp/inf.pts" -m 1
 printf '1e30\n1 2 3\n' >"$tmp/huge.pts"
-expect 3 "1 column" ".pts with a count beyond int64" -- "$tool" fps -i "$tmp/huge.pts" -m 1
+expect ".pts with a count beyond int64" 3 "1 column" -- "$tool" fps -i "$tmp/huge.pts" -m 1
 
 # ---- each command takes its own options only, and says so in its words ----
-expect 2 "pcbench: fps: unrecognized option '--partitions'" "fps --partitions" -- fps --partitions 3
-expect 2 "pcbench: nn: unrecognized option '--samples'" "nn --samples" -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/b.ply" --samples 5
-expect 2 "pcbench: emd: unrecognized option '--start'" "emd --start" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --start 3
-expect 2 "unrecognized option '--ref'" "fps --ref" -- "$tool" fps --ref "$tmp/a.ply" -m 3
-expect 2 "unrecognized option '--eps'" "fps --eps" -- fps --eps 0.1
-expect 2 "unrecognized option '--impl'" "check --impl" -- emd "$tmp/e.txt" --impl exact
-expect 2 "unrecognized option '--max-gap'" "check fps --max-gap" -- "$tool" check fps -i "$tmp/a.ply" -m 5 --answer "$tmp/e.txt" --max-gap 1
-expect 2 "pcbench: fps: unrecognized option '--bogus'" "getopt's message in pcbench's words" -- fps --bogus
-expect 2 "pcbench: fps: option '--impl' needs a value" "a missing value" -- fps --impl
-expect 2 "pcbench: gen: unrecognized option '--bogus'" "gen --bogus" -- "$tool" gen uniform -n 3 -o "$tmp/g.ply" --bogus
+expect "fps --partitions" 2 "pcbench: fps: unrecognized option '--partitions'" -- fps --partitions 3
+expect "nn --samples" 2 "pcbench: nn: unrecognized option '--samples'" -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/b.ply" --samples 5
+expect "emd --start" 2 "pcbench: emd: unrecognized option '--start'" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --start 3
+expect "fps --ref" 2 "unrecognized option '--ref'" -- "$tool" fps --ref "$tmp/a.ply" -m 3
+expect "fps --eps" 2 "unrecognized option '--eps'" -- fps --eps 0.1
+expect "check --impl" 2 "unrecognized option '--impl'" -- emd "$tmp/e.txt" --impl exact
+expect "check fps --max-gap" 2 "unrecognized option '--max-gap'" -- "$tool" check fps -i "$tmp/a.ply" -m 5 --answer "$tmp/e.txt" --max-gap 1
+expect "getopt's message in pcbench's words" 2 "pcbench: fps: unrecognized option '--bogus'" -- fps --bogus
+expect "a missing value" 2 "pcbench: fps: option '--impl' needs a value" -- fps --impl
+expect "gen --bogus" 2 "pcbench: gen: unrecognized option '--bogus'" -- "$tool" gen uniform -n 3 -o "$tmp/g.ply" --bogus
 for c in verify bench count; do
-    expect 2 "pcbench: $c: unrecognized option '--bogus'" "$c --bogus" -- "$tool" $c --bogus
+    expect "$c --bogus" 2 "pcbench: $c: unrecognized option '--bogus'" -- "$tool" $c --bogus
 done
-expect 2 "--eps: 'nan' is not a number" "--eps nan names the option" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --eps nan
-expect 2 "--eps" "--eps -1 names the option" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --eps -1
+expect "--eps nan names the option" 2 "--eps: 'nan' is not a number" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --eps nan
+expect "--eps -1 names the option" 2 "--eps" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --eps -1
 # Unknown names are usage errors (2) in every command.
-expect 2 "unknown problem 'bogus'" "count --problem bogus" -- "$tool" count --problem bogus
-expect 2 "unknown implementation 'bogus'" "count --impl bogus" -- "$tool" count --impl bogus
-expect 2 "unknown fps implementation 'bogus'" "verify --impl bogus" -- "$tool" verify --problem fps --impl bogus
-expect 2 "unknown fps implementation 'bogus'" "fps --impl bogus" -- fps --impl bogus
-expect 2 "unknown implementation 'bogus'" "bench --impl bogus" -- "$tool" bench --impl bogus
+expect "count --problem bogus" 2 "unknown problem 'bogus'" -- "$tool" count --problem bogus
+expect "count --impl bogus" 2 "unknown implementation 'bogus'" -- "$tool" count --impl bogus
+expect "verify --impl bogus" 2 "unknown fps implementation 'bogus'" -- "$tool" verify --problem fps --impl bogus
+expect "fps --impl bogus" 2 "unknown fps implementation 'bogus'" -- fps --impl bogus
+expect "bench --impl bogus" 2 "unknown implementation 'bogus'" -- "$tool" bench --impl bogus
 
 # ---- a killed run leaves no temporary file behind ----
 # Unnamed files where the file system has them (even SIGKILL leaves nothing);
@@ -140,14 +120,14 @@ killed() { # signal, environment assignment
     done
     kill -"$1" $pid
     wait $pid 2>/dev/null
-    if [ -z "$(ls -A "$tmp/k")" ]; then ok; else no "$2 killed by SIG$1 left: $(ls -A "$tmp/k")"; fi
+    if [ -z "$(ls -A "$tmp/k")" ]; then ok; else bad "$2 killed by SIG$1 left: $(ls -A "$tmp/k")"; fi
 }
 killed KILL PCBENCH_NAMED_TMP=0
 killed TERM PCBENCH_NAMED_TMP=0
 killed TERM PCBENCH_NAMED_TMP=1
 killed INT PCBENCH_NAMED_TMP=1
-expect 0 "" "a named temporary, committed" -- env PCBENCH_NAMED_TMP=1 "$tool" fps -i "$tmp/a.ply" -m 5 -o "$tmp/k/done.txt"
-[ "$(ls -A "$tmp/k")" = done.txt ] && ok || no "after commit: $(ls -A "$tmp/k")"
+expect "a named temporary, committed" 0 "" -- env PCBENCH_NAMED_TMP=1 "$tool" fps -i "$tmp/a.ply" -m 5 -o "$tmp/k/done.txt"
+[ "$(ls -A "$tmp/k")" = done.txt ] && ok || bad "after commit: $(ls -A "$tmp/k")"
 
 # ---- a loader's out-of-memory message, prefixed once ----
 # A sparse KITTI file of 10^8 points under a 2 GB address-space limit (not
@@ -157,7 +137,7 @@ if ! nm "$tool" 2>/dev/null | grep -q __asan_init && truncate -s 1600000000 "$tm
     rc=$?
     if [ $rc -eq 5 ] && grep -q "big.bin: no memory for 100000000 points$" "$tmp/err" &&
         [ "$(grep -o "big.bin" "$tmp/err" | wc -l)" -eq 1 ]; then ok; else
-        no "out of memory: exit $rc: $(cat "$tmp/err")"; fi
+        bad "out of memory: exit $rc: $(cat "$tmp/err")"; fi
     rm -f "$tmp/big.bin"
 elif nm "$tool" 2>/dev/null | grep -q __asan_init; then
     # ASan reserves its own memory: the plain tool's run of this file checks it
@@ -167,5 +147,4 @@ else
     skip=$((skip + 1))
 fi
 
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+finish

@@ -1,12 +1,7 @@
 #!/bin/sh
 # peers.sh PCBENCH - the inputs `pcbench bench --write-inputs` hands to other
 # libraries, and scripts/peers.py end to end with planted peers (peers_check.py).
-tool=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
+. "$(dirname "$0")/lib.sh"
 
 # The clouds written are the harness's: cloud i of a batch is generator seed
 # 1 + i, the second cloud of a pair seed 1001 + i.

@@ -6,96 +6,59 @@
 # instruction counts; the one timing check gates a 4x slowdown against a
 # baseline written moments before on the same machine.
 # Faults come from PCBENCH_FAULT (see pcbench bench --help).
-tool=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-out=$tmp/out
+. "$(dirname "$0")/lib.sh"
 
-# While the validators are still stand-ins (branches not merged yet) nothing
-# can be verified, so nothing is timed: say so instead of failing.
-"$tool" bench --suite quick --problem fps --filter /b1/ --impl naive --machine probe \
-    --results "$tmp/probe" >/dev/null 2>&1
-if grep -q '"detail": "validator: unavailable' "$tmp"/probe/probe/quick/*.json 2>/dev/null; then
-    echo "skipped: the validators are not built into this tree yet"
-    echo "0 passed, 0 failed"
-    exit 0
-fi
 
-expect() { # name, wanted exit status, command...
-    name=$1 want=$2
-    shift 2
-    "$@" >"$out" 2>&1
-    rc=$?
-    if [ "$rc" = "$want" ]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name: exit status $rc, expected $want"
-        tail -n 40 "$out"
-    fi
-}
 
-says() { # name, pattern the last output must contain
-    if grep -q -- "$2" "$out"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $1: output lacks '$2'"
-        tail -n 40 "$out"
-    fi
-}
-
-expect "quick suite passes the gate against results/baseline" 0 \
+expect "quick suite passes the gate against results/baseline" 0 -- \
     "$tool" bench --suite quick --regress results/baseline
 says "the gate reports its checks" "^gate: 0 regressions in [1-9]"
 says "instruction counts are gated on this toolchain" "^instructions: gated against"
 says "timing is information by default" "^timing: CPU-time ratios shown as information"
 
-expect "fps/dp doing twice the work fails the gate" 1 \
+expect "fps/dp doing twice the work fails the gate" 1 -- \
     env PCBENCH_FAULT=slow:fps/dp:2 "$tool" bench --suite quick --problem fps \
     --regress results/baseline
 says "the slowdown is named" "dp .*instructions .*FAIL: +100.0% instructions per compute"
 says "the refresh command is printed" "update-baseline results/baseline"
 
-expect "fps/dp doing a quarter more work fails the gate" 1 \
+expect "fps/dp doing a quarter more work fails the gate" 1 -- \
     env PCBENCH_FAULT=slow:fps/dp:1.25 "$tool" bench --suite quick --problem fps \
     --regress results/baseline
 says "the 25% is measured exactly" "FAIL: +25.0% instructions per compute"
 
-expect "a miscounting nn/naive fails the gate" 1 \
+expect "a miscounting nn/naive fails the gate" 1 -- \
     env PCBENCH_FAULT=count:nn/naive "$tool" bench --suite quick --problem nn --impl naive \
     --regress results/baseline
 says "the changed counter is named" "deterministic work changed"
 
-expect "a baseline can be written on purpose" 0 \
+expect "a baseline can be written on purpose" 0 -- \
     "$tool" bench --suite quick --problem fps --update-baseline "$tmp/base"
 says "with this toolchain's instruction counts" "^Instruction counts of toolchain"
-expect "a fresh run passes against it" 0 \
+expect "a fresh run passes against it" 0 -- \
     "$tool" bench --suite quick --problem fps --regress "$tmp/base"
 
-expect "another machine passes; timing is not gated there even when asked" 0 \
+expect "another machine passes; timing is not gated there even when asked" 0 -- \
     "$tool" bench --suite quick --problem fps,emd --machine other-host --gate-timing \
     --regress results/baseline
 says "it says why timing is not gated" "^timing: not gated: the baseline was measured on"
 
 rm -rf "$tmp/base/instructions"
-expect "a baseline of another toolchain gates all but instruction counts" 0 \
+expect "a baseline of another toolchain gates all but instruction counts" 0 -- \
     "$tool" bench --suite quick --problem fps --regress "$tmp/base"
 says "it says so in one line" "^instructions: no baseline for this toolchain"
-expect "with --gate-timing, a 4x slower fps/naive fails on the baseline's machine" 1 \
+expect "with --gate-timing, a 4x slower fps/naive fails on the baseline's machine" 1 -- \
     env PCBENCH_FAULT=slow:fps/naive:4 "$tool" bench --suite quick --problem fps \
     --gate-timing --regress "$tmp/base"
 says "the timing gate names the ratio" "FAIL: ratio"
 
-expect "without valgrind the gate still runs" 0 \
+expect "without valgrind the gate still runs" 0 -- \
     env PCBENCH_VALGRIND=/nonexistent/valgrind "$tool" bench --suite quick --problem fps \
     --regress results/baseline
 says "it says why counts are not gated" "^instructions: not counted (valgrind not found"
 
-expect "no baseline is a failure, not a pass" 1 \
+expect "no baseline is a failure, not a pass" 1 -- \
     "$tool" bench --suite quick --problem fps --regress "$tmp/none"
 says "it says how to make one" "update-baseline $tmp/none"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

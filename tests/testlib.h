@@ -3,12 +3,17 @@
  * not run here (no GPU, a library or file absent); TEST_MAIN runs the listed
  * tests and ends with the plain line "N passed, N failed, N skipped" that
  * scripts/run_tests.sh sums. A test with a failure failed; one without, that
- * skipped anything, counts as skipped, not passed. */
+ * skipped anything, counts as skipped, not passed.
+ *
+ * A test binary takes test names: `build/tests/test_fps test_fps_ties`
+ * runs that one alone, `--list` prints every name; an unknown name is an
+ * error (exit 2). */
 #ifndef PCB_TESTLIB_H
 #define PCB_TESTLIB_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int tl_checks_failed, tl_skips;
 
@@ -79,10 +84,37 @@ typedef struct {
     void (*fn)(void);
 } tl_test;
 
-static int tl_run(const tl_test *tests, int count)
+/* Whether test name was asked for (no names: all of them). */
+static int tl_wanted(const char *name, int argc, char **argv)
+{
+    if (argc < 2)
+        return 1;
+    for (int a = 1; a < argc; a++)
+        if (strcmp(argv[a], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int tl_run(const tl_test *tests, int count, int argc, char **argv)
 {
     int passed = 0, failed = 0, skipped = 0, elsewhere = 0;
+    for (int a = 1; a < argc; a++) {
+        int known = strcmp(argv[a], "--list") == 0;
+        for (int i = 0; i < count && !known; i++)
+            known = strcmp(argv[a], tests[i].name) == 0;
+        if (!known) {
+            fprintf(stderr, "%s: no test named %s (--list names them)\n", argv[0], argv[a]);
+            return 2;
+        }
+        if (strcmp(argv[a], "--list") == 0) {
+            for (int i = 0; i < count; i++)
+                puts(tests[i].name);
+            return 0;
+        }
+    }
     for (int i = 0; i < count; i++) {
+        if (!tl_wanted(tests[i].name, argc, argv))
+            continue;
         int before = tl_checks_failed, skips = tl_skips, away = tl_elsewhere_count;
         tests[i].fn();
         if (tl_checks_failed != before) {
@@ -103,10 +135,10 @@ static int tl_run(const tl_test *tests, int count)
 }
 
 #define TEST_MAIN(...)                                                        \
-    int main(void)                                                            \
+    int main(int argc, char **argv)                                           \
     {                                                                         \
         static const tl_test tl_tests_[] = {__VA_ARGS__};                     \
-        return tl_run(tl_tests_, (int)(sizeof tl_tests_ / sizeof tl_tests_[0])); \
+        return tl_run(tl_tests_, (int)(sizeof tl_tests_ / sizeof tl_tests_[0]), argc, argv); \
     }
 #define T(fn) {#fn, fn}
 
