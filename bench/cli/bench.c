@@ -1,6 +1,6 @@
-/* bench.c - `pcbench bench`: options, the loop over a suite's configurations
- * (resuming after stored ones), progress on stderr, the summary on stdout,
- * and the gate or comparison at the end. */
+/* bench.c - `pcbench bench`: parses the options, runs the session
+ * (harness/bench_session.c: resume, runs, store, gate, compare) and prints
+ * the summary on stdout. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -192,13 +192,6 @@ static int parse(int argc, char **argv, bench_opts *o)
     return -1;
 }
 
-/* Whether --problem and --filter select configuration c. */
-static int selected(const bench_opts *o, const bench_config *c)
-{
-    return bench_listed(o->problems, pcb_problem_name(c->problem)) &&
-           bench_filtered(o->filter, c->id);
-}
-
 /* ---- output ----------------------------------------------------------------------- */
 static void fmt_ms(char *buf, size_t len, const bench_figure *f)
 {
@@ -333,7 +326,7 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
-        if (!selected(o, c) || c->max_gap > 0) /* loss mode: the clouds of its twin */
+        if (!bench_selected(o, c) || c->max_gap > 0) /* loss mode: the clouds of its twin */
             continue;
         char name[96];
         bench_config_name(c, name);
@@ -391,172 +384,46 @@ int cli_bench(int argc, char **argv)
         bench_suite_free(&suite);
         return PCB_EXIT_UNSUPPORTED;
     }
-    int fresh_run = o.force || o.regress_dir || o.baseline_out;
-    o.force = fresh_run;
-    double budget = o.have_budget ? o.budget : suite.budget;
-    bench_env env;
-    if (bench_env_collect(&env, o.machine) != PCB_OK) {
+    o.force = o.force || o.regress_dir || o.baseline_out;
+    bench_session ses;
+    int exit_status = PCB_EXIT_OK;
+    rc = bench_session_open(&ses, &o, &suite);
+    if (rc != PCB_OK) {
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-        bench_suite_free(&suite);
-        return PCB_EXIT_SYSTEM;
-    }
-    /* Where results go: none for the gate, the baseline folder, or the machine's. */
-    char store[1024] = "";
-    if (o.baseline_out)
-        snprintf(store, sizeof store, "%s", o.baseline_out);
-    else if (!o.regress_dir)
-        snprintf(store, sizeof store, "%s/%s", o.results_dir, env.machine);
-
-    bench_result *res = calloc((size_t)suite.count, sizeof *res);
-    bench_calib *calib = bench_calib_new();
-    int count = 0, exit_status = 0, fresh_configs = 0;
-    bench_icounts counts = {0};
-    char counts_why[400] = "";
-    int counted = 0;
-    if (!res || !calib) {
-        fprintf(stderr, "pcbench: bench: out of memory\n");
-        exit_status = PCB_EXIT_SYSTEM;
-        goto done;
-    }
-    for (int i = 0; i < suite.count; i++) {
-        const bench_config *c = &suite.configs[i];
-        if (!selected(&o, c))
-            continue;
-        bench_result *r = &res[count++];
-        r->config = *c;
-        r->load_avg = -1;
-        char path[1024];
-        /* A baseline is written afresh; elsewhere --force re-runs the selected
-         * implementations and keeps the stored results of the others. */
-        if (!store[0] || o.baseline_out || bench_store_path(store, suite.name, c, path, sizeof path))
-            continue;
-        int lr = bench_store_read(path, r);
-        if (lr == PCB_EUNSUPPORTED) { /* another format: never overwritten */
-            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-            exit_status = PCB_EXIT_INPUT;
-            goto done;
-        }
-        if (lr != PCB_OK && !(lr == PCB_EIO && errno == ENOENT)) {
-            fprintf(stderr, "pcbench: bench: ignoring stored %s: %s\n", path, pcb_errmsg());
-            bench_result_free(r);
-            r->config = *c;
-            r->load_avg = -1;
-        }
-        for (int k = 0; k < r->count; k++) /* stored runs calibrate the predictions */
-            if (r->entries[k].status == ST_OK || r->entries[k].status == ST_SKIPPED_BUDGET)
-                bench_calib_note(calib, pcb_find(c->problem, r->entries[k].impl), c,
-                                 r->entries[k].total_s);
-    }
-    if (count == 0) {
-        fprintf(stderr, "pcbench: bench: no configuration of suite %s matches\n", suite.name);
-        exit_status = PCB_EXIT_USAGE;
+        exit_status = rc == PCB_EUNSUPPORTED ? PCB_EXIT_INPUT /* a stored file of another format */
+                      : rc == PCB_EINVAL     ? PCB_EXIT_USAGE /* no configuration selected */
+                                             : PCB_EXIT_SYSTEM;
         goto done;
     }
     if (o.list_only) {
-        list_plan(&suite, store[0] ? store : NULL, res, count, budget);
+        list_plan(&suite, ses.store[0] ? ses.store : NULL, ses.res, ses.count, ses.budget);
         goto done;
     }
-
-    bench_ctx ctx = {.opt = &o, .suite = &suite, .env = &env, .calib = calib, .faults = faults,
-                     .nfaults = nfaults, .started = bench_now(), .total = count};
     if (nfaults)
         fprintf(stderr, "pcbench: bench: fault injection active: PCBENCH_FAULT=%s\n",
                 getenv("PCBENCH_FAULT"));
     fprintf(stderr, "pcbench: bench: suite %s, %d configuration%s, machine %s%s%s\n", suite.name,
-            count, count == 1 ? "" : "s", env.machine, store[0] ? ", results in " : "", store);
-    int stopped_at = -1;
-    for (int i = 0; i < count; i++) {
-        ctx.index = i;
-        ctx.cfg = &res[i].config;
-        if (o.max_time > 0 && bench_now() - ctx.started > o.max_time) {
-            stopped_at = i;
-            break;
-        }
-        if ((rc = bench_run_config(&ctx, &res[i])) != PCB_OK) {
-            fprintf(stderr, "pcbench: bench: %s: %s\n", res[i].config.id, pcb_errmsg());
-            exit_status = PCB_EXIT_SYSTEM;
-            goto done;
-        }
-        int fresh = 0;
-        for (int k = 0; k < res[i].count; k++)
-            fresh |= res[i].entries[k].fresh;
-        fresh_configs += fresh;
-        char path[1024];
-        if (fresh && store[0] && !o.baseline_out &&
-            ((rc = bench_store_path(store, suite.name, ctx.cfg, path, sizeof path)) != PCB_OK ||
-             (rc = bench_store_write(path, suite.name, &env, &res[i])) != PCB_OK)) {
-            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-            exit_status = PCB_EXIT_SYSTEM;
-            goto done;
-        }
+            ses.count, ses.count == 1 ? "" : "s", ses.env.machine,
+            ses.store[0] ? ", results in " : "", ses.store);
+    if ((rc = bench_session_run(&ses, faults, nfaults)) != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        exit_status = PCB_EXIT_SYSTEM;
+        goto done;
     }
-    summary(&suite, &env, res, stopped_at >= 0 ? stopped_at : count, fresh_configs);
-    not_run_note(res, stopped_at >= 0 ? stopped_at : count);
-    if (stopped_at >= 0)
+    summary(&suite, &ses.env, ses.res, ses.ran, ses.fresh_configs);
+    not_run_note(ses.res, ses.ran);
+    if (ses.ran < ses.count)
         printf("\nStopped after --max-time %g s: %d configuration%s left; run the same command "
                "again to continue.\n",
-               o.max_time, count - stopped_at, count - stopped_at == 1 ? "" : "s");
-    int ran = stopped_at >= 0 ? stopped_at : count;
-    for (int i = 0; i < ran; i++)
-        for (int k = 0; k < res[i].count; k++)
-            if (res[i].entries[k].status == ST_FAILED_VERIFY ||
-                res[i].entries[k].status == ST_FAILED_RUN)
-                exit_status = PCB_EXIT_VERIFY;
-    /* The gate and the baseline also count instructions, one thread, under callgrind. */
-    if ((o.regress_dir || (o.baseline_out && !exit_status)) && stopped_at < 0) {
-        fprintf(stderr, "pcbench: bench: counting instructions under callgrind...\n");
-        counted = bench_count(suite.name, o.problems, o.impls, o.filter, &counts) == PCB_OK;
-        if (!counted)
-            snprintf(counts_why, sizeof counts_why, "%s", pcb_errmsg());
+               o.max_time, ses.count - ses.ran, ses.count - ses.ran == 1 ? "" : "s");
+    if ((rc = bench_session_finish(&ses, stdout)) != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        exit_status = rc == PCB_EUNSUPPORTED ? PCB_EXIT_INPUT : PCB_EXIT_SYSTEM;
+        goto done;
     }
-    if (o.baseline_out && (exit_status || stopped_at >= 0)) {
-        printf("\nBaseline NOT written: every configuration must run and verify.\n");
-        exit_status = PCB_EXIT_VERIFY;
-    } else if (o.baseline_out) { /* all or nothing: a baseline with failures is useless */
-        for (int i = 0; i < ran; i++) {
-            char path[1024];
-            if ((rc = bench_store_path(store, suite.name, &res[i].config, path, sizeof path)) !=
-                    PCB_OK ||
-                (rc = bench_store_write(path, suite.name, &env, &res[i])) != PCB_OK) {
-                fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-                exit_status = PCB_EXIT_SYSTEM;
-                goto done;
-            }
-        }
-        if (counted && (rc = bench_icounts_write(store, suite.name, &env, &counts)) != PCB_OK) {
-            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
-            exit_status = PCB_EXIT_SYSTEM;
-            goto done;
-        }
-        if (counted)
-            printf("\nInstruction counts of toolchain %s: %s/instructions/%s.json\n",
-                   counts.tc.key, store, counts.tc.key);
-        else
-            printf("\nInstruction counts NOT recorded: %s\n", counts_why);
-    }
-    if (store[0] && !exit_status)
-        printf("\nResults: %s/%s/\n", store, suite.name);
-    bench_gate_opts go = {.baseline_dir = o.regress_dir, .machine = env.machine,
-                          .tolerance = o.have_tolerance ? o.tolerance : 0.5, .alpha = o.alpha,
-                          .gate_timing = o.gate_timing, .counts = counted ? &counts : NULL,
-                          .counts_why = counts_why};
-    if (o.regress_dir && bench_gate(&go, &suite, res, ran, stdout))
-        exit_status = PCB_EXIT_VERIFY;
-    if (o.compare_dir) {
-        const int slower = bench_compare(o.compare_dir, &suite, res, ran,
-                                         o.have_tolerance ? o.tolerance : 0.25, o.alpha, stdout);
-        if (slower < 0)
-            exit_status = PCB_EXIT_INPUT;
-        else if (slower)
-            exit_status = PCB_EXIT_VERIFY;
-    }
+    exit_status = ses.failed || ses.regressions ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
 done:
-    bench_icounts_free(&counts);
-    for (int i = 0; i < count; i++)
-        bench_result_free(&res[i]);
-    free(res);
-    bench_calib_free(calib);
-    bench_env_free(&env);
+    bench_session_close(&ses);
     bench_suite_free(&suite);
     pcb_cuda_flush_release();
     pcb_gb_shutdown();

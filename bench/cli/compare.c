@@ -86,6 +86,8 @@ int cli_compare(int argc, char **argv)
         status = PCB_EXIT_INPUT;
     } else if (status == PCB_EXIT_OK) {
         const int slower = bench_compare(a, &suite, res, have, tolerance, alpha, stdout);
+        if (slower < 0)
+            fprintf(stderr, "pcbench: compare: %s\n", pcb_errmsg());
         status = slower < 0 ? PCB_EXIT_INPUT : slower ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
     }
     for (int i = 0; i < have; i++)

@@ -355,9 +355,43 @@ typedef struct {
 int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result *results,
                int count, FILE *out);
 /* Compare results' figures with those stored in dir (bench_gate.c says how);
- * returns the number significantly slower, or -1 (said on stderr) where a
- * stored file is of another format version. */
+ * returns the number significantly slower, or -1 where a stored file is of
+ * another format version (pcb_errmsg() names it). */
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
                   double tolerance, double alpha, FILE *out);
+
+/* ---- a benchmark session (bench_session.c) ------------------------------------ */
+typedef struct {
+    const bench_opts *opt;
+    const bench_suite *suite;
+    bench_env env;
+    int have_env;
+    char store[1024];       /* where results go; "" for the gate, which stores nothing */
+    double budget;          /* seconds a run may be predicted to take */
+    bench_result *res;      /* the selected configurations, stored results read back */
+    int count, ran;         /* selected; run (fewer after --max-time) */
+    int fresh_configs;      /* configurations this session measured */
+    int failed;             /* a run failed or its answer did, or the baseline was not written */
+    int regressions;        /* the gate's regressions and the comparison's slower figures */
+    bench_calib *calib;
+    bench_icounts counts;   /* instruction counts, for the gate and the baseline */
+    int counted;
+    char counts_why[400];   /* why they were not counted */
+} bench_session;
+
+/* Whether --problem and --filter select configuration c. */
+int bench_selected(const bench_opts *o, const bench_config *c);
+/* The environment, where results go, and the selected configurations with
+ * their stored results (resume; they calibrate the predictions).
+ * PCB_EINVAL when no configuration is selected, PCB_EUNSUPPORTED when a
+ * stored file is of another format version; close it whatever it returns. */
+int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite *suite);
+/* Run the configurations in order until --max-time, each stored as soon as it
+ * is done (a baseline only at the end, whole). */
+int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults);
+/* The instruction counts, the baseline, the gate and the comparison, their
+ * reports to out. PCB_EUNSUPPORTED: a compared file of another format. */
+int bench_session_finish(bench_session *s, FILE *out);
+void bench_session_close(bench_session *s);
 
 #endif

@@ -322,7 +322,6 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
         bench_result *r = &results[i], base;
         int rc = load_same(dir, suite->name, &r->config, &base);
         if (rc == PCB_EUNSUPPORTED) { /* another format: refused, never guessed at */
-            fprintf(stderr, "pcbench: compare: %s\n", pcb_errmsg());
             bench_result_free(&base);
             return -1;
         }

@@ -1,0 +1,165 @@
+/* bench_session.c - one `pcbench bench` session: the stored results read
+ * back (resume) and the predictions calibrated on them, the configurations
+ * run and each written as soon as it is done, then the instruction counts,
+ * the baseline, the gate and the comparison. The command (cli/bench.c)
+ * parses the options, calls these in order and prints the summary. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+int bench_selected(const bench_opts *o, const bench_config *c)
+{
+    return bench_listed(o->problems, pcb_problem_name(c->problem)) &&
+           bench_filtered(o->filter, c->id);
+}
+
+int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite *suite)
+{
+    memset(s, 0, sizeof *s);
+    s->opt = o;
+    s->suite = suite;
+    s->budget = o->have_budget ? o->budget : suite->budget;
+    int rc = bench_env_collect(&s->env, o->machine);
+    if (rc != PCB_OK)
+        return rc;
+    s->have_env = 1;
+    /* Where results go: none for the gate, the baseline folder, or the machine's. */
+    if (o->baseline_out)
+        snprintf(s->store, sizeof s->store, "%s", o->baseline_out);
+    else if (!o->regress_dir)
+        snprintf(s->store, sizeof s->store, "%s/%s", o->results_dir, s->env.machine);
+    s->res = calloc((size_t)suite->count, sizeof *s->res);
+    s->calib = bench_calib_new();
+    if (!s->res || !s->calib)
+        return pcb_fail(PCB_ENOMEM, "out of memory");
+    for (int i = 0; i < suite->count; i++) {
+        const bench_config *c = &suite->configs[i];
+        if (!bench_selected(o, c))
+            continue;
+        bench_result *r = &s->res[s->count++];
+        r->config = *c;
+        r->load_avg = -1;
+        char path[1024];
+        /* A baseline is written afresh; elsewhere --force re-runs the selected
+         * implementations and keeps the stored results of the others. */
+        if (!s->store[0] || o->baseline_out ||
+            bench_store_path(s->store, suite->name, c, path, sizeof path))
+            continue;
+        int lr = bench_store_read(path, r);
+        if (lr == PCB_EUNSUPPORTED) /* another format: refused, never overwritten */
+            return lr;
+        if (lr != PCB_OK && !(lr == PCB_EIO && errno == ENOENT)) {
+            fprintf(stderr, "pcbench: bench: ignoring stored %s: %s\n", path, pcb_errmsg());
+            bench_result_free(r);
+            r->config = *c;
+            r->load_avg = -1;
+        }
+        for (int k = 0; k < r->count; k++) /* stored runs calibrate the predictions */
+            if (r->entries[k].status == ST_OK || r->entries[k].status == ST_SKIPPED_BUDGET)
+                bench_calib_note(s->calib, pcb_find(c->problem, r->entries[k].impl), c,
+                                 r->entries[k].total_s);
+    }
+    if (s->count == 0)
+        return pcb_fail(PCB_EINVAL, "no configuration of suite %s matches", suite->name);
+    return PCB_OK;
+}
+
+static int write_result(const bench_session *s, const bench_result *r)
+{
+    char path[1024];
+    int rc = bench_store_path(s->store, s->suite->name, &r->config, path, sizeof path);
+    return rc == PCB_OK ? bench_store_write(path, s->suite->name, &s->env, r) : rc;
+}
+
+int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
+{
+    const bench_opts *o = s->opt;
+    bench_ctx ctx = {.opt = o, .suite = s->suite, .env = &s->env, .calib = s->calib,
+                     .faults = faults, .nfaults = nfaults, .started = bench_now(),
+                     .total = s->count};
+    s->ran = s->count;
+    for (int i = 0; i < s->count; i++) {
+        ctx.index = i;
+        ctx.cfg = &s->res[i].config;
+        if (o->max_time > 0 && bench_now() - ctx.started > o->max_time) {
+            s->ran = i;
+            break;
+        }
+        int rc = bench_run_config(&ctx, &s->res[i]);
+        if (rc != PCB_OK)
+            return pcb_fail(rc, "%s: %s", s->res[i].config.id, pcb_errmsg());
+        int fresh = 0;
+        for (int k = 0; k < s->res[i].count; k++)
+            fresh |= s->res[i].entries[k].fresh;
+        s->fresh_configs += fresh;
+        if (fresh && s->store[0] && !o->baseline_out && (rc = write_result(s, &s->res[i])) != PCB_OK)
+            return rc;
+    }
+    for (int i = 0; i < s->ran; i++)
+        for (int k = 0; k < s->res[i].count; k++)
+            if (s->res[i].entries[k].status == ST_FAILED_VERIFY ||
+                s->res[i].entries[k].status == ST_FAILED_RUN)
+                s->failed = 1;
+    return PCB_OK;
+}
+
+int bench_session_finish(bench_session *s, FILE *out)
+{
+    const bench_opts *o = s->opt;
+    const int whole = s->ran == s->count;
+    /* The gate and the baseline also count instructions, one thread, under callgrind. */
+    if ((o->regress_dir || (o->baseline_out && !s->failed)) && whole) {
+        fprintf(stderr, "pcbench: bench: counting instructions under callgrind...\n");
+        s->counted = bench_count(s->suite->name, o->problems, o->impls, o->filter, &s->counts) ==
+                     PCB_OK;
+        if (!s->counted)
+            snprintf(s->counts_why, sizeof s->counts_why, "%s", pcb_errmsg());
+    }
+    int rc;
+    if (o->baseline_out && (s->failed || !whole)) {
+        fprintf(out, "\nBaseline NOT written: every configuration must run and verify.\n");
+        s->failed = 1;
+    } else if (o->baseline_out) { /* all or nothing: a baseline with failures is useless */
+        for (int i = 0; i < s->ran; i++)
+            if ((rc = write_result(s, &s->res[i])) != PCB_OK)
+                return rc;
+        if (s->counted &&
+            (rc = bench_icounts_write(s->store, s->suite->name, &s->env, &s->counts)) != PCB_OK)
+            return rc;
+        if (s->counted)
+            fprintf(out, "\nInstruction counts of toolchain %s: %s/instructions/%s.json\n",
+                    s->counts.tc.key, s->store, s->counts.tc.key);
+        else
+            fprintf(out, "\nInstruction counts NOT recorded: %s\n", s->counts_why);
+    }
+    if (s->store[0] && !s->failed)
+        fprintf(out, "\nResults: %s/%s/\n", s->store, s->suite->name);
+    bench_gate_opts go = {.baseline_dir = o->regress_dir, .machine = s->env.machine,
+                          .tolerance = o->have_tolerance ? o->tolerance : 0.5, .alpha = o->alpha,
+                          .gate_timing = o->gate_timing, .counts = s->counted ? &s->counts : NULL,
+                          .counts_why = s->counts_why};
+    if (o->regress_dir)
+        s->regressions += bench_gate(&go, s->suite, s->res, s->ran, out);
+    if (o->compare_dir) {
+        const int slower = bench_compare(o->compare_dir, s->suite, s->res, s->ran,
+                                         o->have_tolerance ? o->tolerance : 0.25, o->alpha, out);
+        if (slower < 0) /* a stored file of another format: pcb_errmsg() names it */
+            return PCB_EUNSUPPORTED;
+        s->regressions += slower;
+    }
+    return PCB_OK;
+}
+
+void bench_session_close(bench_session *s)
+{
+    bench_icounts_free(&s->counts);
+    for (int i = 0; s->res && i < s->count; i++)
+        bench_result_free(&s->res[i]);
+    free(s->res);
+    bench_calib_free(s->calib);
+    if (s->have_env)
+        bench_env_free(&s->env);
+    memset(s, 0, sizeof *s);
+}
