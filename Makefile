@@ -292,12 +292,12 @@ bench: deps
 PEERS_DIR ?= .peers/site
 PEER_SOURCES ?= .peers/sources
 # pcbench itself is timed beside them through its Python package (impl/python)
-PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python$${PYTHONPATH:+:$$PYTHONPATH} \
+PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python:scripts$${PYTHONPATH:+:$$PYTHONPATH} \
              PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
 
 # make peers PEER=my_module:my_fps PROBLEM=fps  times and judges a callable of yours
 peers: tool shared
-	$(PEERS_PY) scripts/peers.py --suite $(SUITE) --pcbench $(TOOL) $(if $(PEER),--peer $(PEER)) \
+	$(PEERS_PY) -m peers --suite $(SUITE) --pcbench $(TOOL) $(if $(PEER),--peer $(PEER)) \
 	    $(if $(PROBLEM),--problem $(PROBLEM)) $(if $(FILTER),--filter $(FILTER))
 
 peers-deps:

@@ -2,7 +2,7 @@
 
 Layout: <root>/<machine>/<suite>/<problem>-<...>.json, one file per
 configuration, written by `pcbench bench`; peers-<problem>-<...>.json beside
-them, written by scripts/peers.py (other libraries on the same inputs).
+them, written by scripts/peers/ (other libraries on the same inputs).
 <root>/baseline holds the regression gate's baseline and is not a machine.
 """
 import json
@@ -12,7 +12,7 @@ import sys
 
 NOT_MACHINES = {"baseline", "plots"}
 PEERS_PREFIX = "peers-"
-# The format versions this reader knows (bench/harness/bench.h, scripts/peers.py);
+# The format versions this reader knows (bench/harness/bench.h, scripts/peers/);
 # a document of another version is refused, never guessed at.
 FORMATS = {False: "pcbench-results/1", True: "pcbench-peers/1"}
 PROBLEMS = ["fps", "nn", "emd"]
@@ -277,7 +277,7 @@ def dropped_samples(suites):
     return (dropped, taken, unreliable) if seen else None
 
 
-# ---- peers (scripts/peers.py) -------------------------------------------------------------
+# ---- peers (scripts/peers/) -------------------------------------------------------------
 def suite_mark(suite):
     """What a figure from a suite other than seed carries in the tables: ' [full]'."""
     return "" if suite == "seed" else " [%s]" % suite

@@ -1,5 +1,5 @@
 #!/bin/sh
-# peers-deps.sh - install the Python peers scripts/peers.py times into PEERS_DIR
+# peers-deps.sh - install the Python peers scripts/peers/ times into PEERS_DIR
 # (default .peers/site, put on PYTHONPATH by make peers), without touching the
 # system's Python. Only what is not importable already is installed, so a
 # host's own numpy, scipy or torch stays in charge.

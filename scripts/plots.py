@@ -14,7 +14,7 @@ from the results `pcbench bench` stored under RESULTS/<machine>/<suite>/.
                        bound (0.1% to 5%), batch 32 x 1024 and x 4096, peers placed
                        by their gap or marked "not a bijection"
   peers-<problem>      compute time of our fastest verified implementation beside
-                       every peer that answered right (scripts/peers.py), suites seed
+                       every peer that answered right (scripts/peers/), suites seed
                        and full
 Times from different suites are separate runs (the CPU of a shared host runs at
 different speeds from one run to the next), so each suite gets its own line: the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # peers.sh PCBENCH - the inputs `pcbench bench --write-inputs` hands to other
-# libraries, and scripts/peers.py end to end with planted peers (peers_check.py).
+# libraries, and scripts/peers/ end to end with planted peers (peers_check.py).
 . "$(dirname "$0")/lib.sh"
 
 # The clouds written are the harness's: cloud i of a batch is generator seed

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""peers_check.py PCBENCH TMP - scripts/peers.py end to end with planted peers
+"""peers_check.py PCBENCH TMP - scripts/peers/ end to end with planted peers
 (pure Python, no numpy needed): a right one is timed, a wrong one is stored as
 wrong and never timed, a missing one is unavailable, stored ones are resumed,
 the budget is honoured, and tables.py shows a wrong peer as WRONG."""
@@ -439,7 +439,7 @@ def main():
             "--pcbench", tool, "--machine", "testbox", "--reps", "3"]
     planted = [RightFps(), WrongFps(), MissingFps()]
     rc = peers.main(base, planted)
-    check(rc == 0, "peers.py exit %s" % rc)
+    check(rc == 0, "peers exit %s" % rc)
     path = os.path.join(res, "testbox", "quick", "peers-fps-uniform-b1-n2000-m100.json")
     check(os.path.exists(path), "no " + path)
     if not os.path.exists(path):

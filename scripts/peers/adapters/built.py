@@ -1,0 +1,166 @@
+"""The GPU libraries built from their own sources (scripts/peer_build.py): PyTorch3D,
+torch_cluster, pointnet2_ops, MSN's and PyTorchEMD's EMD."""
+
+from .gpu import TorchPeer, cuda_batch
+
+
+# ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
+class BuiltPeer(TorchPeer):
+    """A peer whose CUDA code scripts/peer_build.py compiled into .peers/build/<build>/;
+    the batch in one call, on CUDA tensors, as a network calls it."""
+    build = ""
+    batched = True
+
+    @property
+    def library(self):
+        return self.build
+
+    def available(self):
+        why = TorchPeer.available(self)
+        if why:
+            return why
+        import peer_build
+        try:
+            self.ext, why = peer_build.load(self.build)
+        except Exception as e:  # built for another PyTorch or Python
+            return "the build in .peers/build/%s does not load: %s" % (self.build, str(e)[:150])
+        import torch
+        if not why and self.ext.build["torch"] != torch.__version__:
+            why = "built for torch %s, this is %s (make peers-deps rebuilds it)" % (
+                self.ext.build["torch"], torch.__version__)
+        return why
+
+    def version(self):
+        return self.ext.build["version"]
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds) + (cfg,)]
+
+
+class Pytorch3dFps(BuiltPeer):
+    name, problem, build = "pytorch3d_fps", "fps", "pytorch3d"
+    what = "PyTorch3D sample_farthest_points (random_start_point False: from the suite's start)"
+
+    def solve(self, st):
+        import torch
+        a, _, cfg = st
+        bsz, n = a.shape[0], a.shape[1]
+        full = torch.full((bsz,), n, dtype=torch.int64, device=a.device)
+        k = torch.full((bsz,), cfg["m"], dtype=torch.int64, device=a.device)
+        start = torch.full((bsz,), cfg["start"], dtype=torch.int64, device=a.device)
+        return list(self.ext.sample_farthest_points(a, full, k, start, cfg["m"]))
+
+
+class Pytorch3dKnn(BuiltPeer):
+    name, problem, build = "pytorch3d_knn", "nn", "pytorch3d"
+    what = "PyTorch3D knn_points K = 1 (its fastest kernel version chosen)"
+
+    def solve(self, st):
+        import torch
+        a, b, _ = st
+        bsz = a.shape[0]
+        nq = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
+        nr = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
+        idx, _ = self.ext.knn_points_idx(b, a, nq, nr, 2, 1, -1)
+        return list(idx[:, :, 0])
+
+
+class TorchClusterPeer(BuiltPeer):
+    build = "torch_cluster"
+
+    def flat(self, x):
+        import torch
+        bsz, n = x.shape[0], x.shape[1]
+        ptr = torch.arange(0, (bsz + 1) * n, n, dtype=torch.int64, device=x.device)
+        return x.reshape(bsz * n, 3), ptr, n
+
+
+class TorchClusterFps(TorchClusterPeer):
+    name, problem = "torch_cluster_fps", "fps"
+    what = "torch_cluster fps (random_start False: from each cloud's first point)"
+
+    def solve(self, st):
+        import torch
+        a, _, cfg = st
+        src, ptr, n = self.flat(a)
+        # it takes ceil(ratio n) samples: a ratio half a sample short gives exactly m
+        ratio = torch.full((a.shape[0],), (cfg["m"] - 0.5) / n, dtype=torch.float32,
+                           device=a.device)
+        idx = self.ext.fps(src, ptr, ratio, False).view(a.shape[0], -1)
+        return list(idx - ptr[:-1, None])
+
+
+class TorchClusterNN(TorchClusterPeer):
+    """nearest or knn (k = 1): each query's global reference index, made local."""
+    problem = "nn"
+
+    def solve(self, st):
+        a, b, _ = st
+        ref, pr, n = self.flat(a)
+        q, pq, nq = self.flat(b)
+        idx = self.indices(ref, q, pr, pq).view(b.shape[0], nq)
+        return list(idx - pr[:-1, None])
+
+
+class TorchClusterNearest(TorchClusterNN):
+    name, what = "torch_cluster_nearest", "torch_cluster nearest (brute force per batch element)"
+
+    def indices(self, ref, q, pr, pq):
+        return self.ext.nearest(q, ref, pq, pr)
+
+
+class TorchClusterKnn(TorchClusterNN):
+    name, what = "torch_cluster_knn", "torch_cluster knn, k = 1"
+
+    def indices(self, ref, q, pr, pq):
+        return self.ext.knn(ref, q, pr, pq, 1, False)[1]  # rows (query, reference), by query
+
+
+class Pointnet2Fps(BuiltPeer):
+    name, problem, build = "pointnet2_ops", "fps", "pointnet2_ops"
+    what = "pointnet2_ops furthest_point_sample (from index 0), the original of cuda_unrolled"
+
+    def solve(self, st):
+        a, _, cfg = st
+        return list(self.ext.furthest_point_sampling(a, cfg["m"]))
+
+
+class MsnEmd(BuiltPeer):
+    """MSN's auction EMD as its emd_module calls it (buffers allocated per call),
+    at its evaluation (eps 0.002, 10,000 iterations) or training (0.005, 50)
+    setting; n must be a multiple of 1024. Not promised to be a bijection."""
+    problem, build, exact, bijection = "emd", "msn_emd", False, False
+
+    def __init__(self, setting):
+        self.eps, self.iters = (0.002, 10000) if setting == "eval" else (0.005, 50)
+        self.name = "msn_emd_" + setting
+        self.what = "MSN emd auction, eps %g, %d iterations (its %s setting)" % (
+            self.eps, self.iters, "evaluation" if setting == "eval" else "training")
+
+    def solve(self, st):
+        import torch
+        a, b, _ = st
+        bsz, n = a.shape[0], a.shape[1]
+        if n % 1024 or bsz > 512:
+            raise ValueError("MSN's emd takes n a multiple of 1024 and batch <= 512")
+        z = lambda *shape, t=torch.float32: torch.zeros(*shape, device=a.device, dtype=t)
+        i32 = torch.int32
+        dist, assignment, inv = z(bsz, n), z(bsz, n, t=i32) - 1, z(bsz, n, t=i32) - 1
+        self.ext.forward(a, b, dist, assignment, z(bsz, n), inv, z(bsz, n, t=i32), z(bsz, n),
+                         z(bsz, n), z(bsz * n, t=i32), z(512, t=i32), z(512, t=i32), z(512, t=i32),
+                         z(bsz * n, t=i32), self.eps, self.iters)
+        return list(assignment)
+
+
+class PytorchEmd(BuiltPeer):
+    """PyTorchEMD's approxmatch: a soft matching and its cost, no assignment:
+    judged by its value's gap to the optimum."""
+    name, problem, build = "pytorch_emd", "emd", "pytorch_emd"
+    exact, value_only = False, True
+    what = "PyTorchEMD approxmatch + matchcost (a value, no assignment)"
+
+    def solve(self, st):
+        a, b, _ = st
+        match = self.ext.approxmatch_forward(a, b)
+        cost = self.ext.matchcost_forward(a, b, match)  # summed over the points
+        return [[float(c) / a.shape[1]] for c in cost]

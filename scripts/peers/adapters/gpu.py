@@ -1,0 +1,157 @@
+"""The PyTorch peers installed as wheels (torch.cdist, geomloss, torch-fps, KeOps) and
+pcbench itself through its Python package, timed alike."""
+import os
+
+from ..common import np
+from .base import Peer
+
+
+class TorchPeer(Peer):
+    module, device, threads = "torch", "cuda", "-"
+
+    def available(self):
+        why = Peer.available(self)
+        if why:
+            return why
+        try:  # pcbench_py's module is pcbench, which needs no torch: ask for it here
+            import torch
+        except ImportError as e:
+            return "torch not importable: %s" % e
+        return None if torch.cuda.is_available() else "torch has no CUDA device here"
+
+    def sync(self):
+        import torch
+        torch.cuda.synchronize()
+
+
+class TorchCdist(TorchPeer):
+    name, problem = "torch_cdist", "nn"
+    what = "torch.cdist(q, ref).argmin(1) on the GPU, queries in chunks of <= 1 GiB of distances"
+
+    def prepare(self, clouds, cfg):
+        import torch
+        return [(torch.from_numpy(c["a"]).cuda(), torch.from_numpy(c["b"]).cuda())
+                for c in clouds]
+
+    def solve(self, st):
+        import torch
+        ref, q = st
+        rows = max(1, (1 << 28) // len(ref))
+        out = [torch.cdist(q[i:i + rows], ref).argmin(1) for i in range(0, len(q), rows)]
+        return torch.cat(out)
+
+
+class GeomlossSinkhorn(TorchPeer):
+    name, problem, module = "geomloss", "emd", "geomloss"
+    exact, value_only = False, True
+    what = ("geomloss SamplesLoss('sinkhorn', p=1, blur=1e-3 x extent, scaling=0.9, "
+            "debias=False) on the GPU: a value, no assignment")
+
+    def available(self):
+        return Peer.available(self) or TorchPeer.available(self)
+
+    def prepare(self, clouds, cfg):
+        import torch
+        from geomloss import SamplesLoss
+        out = []
+        for c in clouds:
+            ext = float(max(c["a"].max(0).max(), c["b"].max(0).max())
+                        - min(c["a"].min(0).min(), c["b"].min(0).min()))
+            loss = SamplesLoss("sinkhorn", p=1, blur=1e-3 * ext, scaling=0.9, debias=False,
+                               backend="tensorized")
+            out.append((loss, torch.from_numpy(c["a"]).cuda(), torch.from_numpy(c["b"]).cuda()))
+        return out
+
+    def solve(self, st):
+        loss, a, b = st
+        return loss(a, b)
+
+
+def cuda_batch(clouds):
+    """(a, b) of a batch as CUDA tensors (batch, n, 3); b None without second clouds."""
+    import torch
+    stack = lambda k: torch.from_numpy(np.stack([c[k] for c in clouds])).cuda()  # noqa: E731
+    return stack("a"), stack("b") if "b" in clouds[0] else None
+
+
+class PcbenchPython(TorchPeer):
+    """pcbench itself through its Python package on CUDA tensors: the same
+    Python path and CUDA-event timing as the GPU peers, so their figures
+    compare like with like (the harness's device-event figure stays in the
+    table beside them). The batch is one call, as a network makes it."""
+    module, batched = "pcbench", True
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.name = "pcbench_py"
+        if problem == "emd":  # held to the bound it asks for, as the harness holds cuda_auction
+            self.exact, self.max_gap = False, 1e-3
+        impl = {"fps": "cuda_pruned", "nn": "cuda_bvh (index built in the call)",
+                "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0)}[problem]
+        self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
+
+    def available(self):
+        return Peer.available(self) or TorchPeer.available(self)
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds) + (cfg,)]
+
+    def solve(self, st):
+        import pcbench
+        a, b, cfg = st
+        if self.problem == "fps":
+            return list(pcbench.fps(a, cfg["m"], start=cfg["start"]))
+        if self.problem == "nn":
+            return list(pcbench.nn(a, b)[0])
+        return list(pcbench.emd(a, b, max_gap=self.max_gap)[0])
+
+
+class TorchFps(TorchPeer):
+    """torch-fps (PyPI, pure Python): Triton kernels compiled for the GPU present
+    on first use; the batch in one call, from the suite's start."""
+    name, problem, module, dist, batched = "torch_fps", "fps", "torch_fps", "torch-fps", True
+    what = ("torch_fps.farthest_point_sampling (Triton), the batch in one call, start_idx = "
+            "the suite's start")
+
+    def available(self):
+        return Peer.available(self) or TorchPeer.available(self)
+
+    def prepare(self, clouds, cfg):
+        import torch
+        a, _ = cuda_batch(clouds)
+        mask = torch.ones(a.shape[:2], dtype=torch.bool, device=a.device)
+        start = torch.full((a.shape[0],), cfg["start"], dtype=torch.long, device=a.device)
+        return [(a, mask, start, cfg["m"])]
+
+    def solve(self, st):
+        import torch_fps
+        a, mask, start, m = st
+        return list(torch_fps.farthest_point_sampling(a, mask, m, start_idx=start,
+                                                      random_start=False))
+
+
+class KeopsNN(TorchPeer):
+    """KeOps' exact brute force: a symbolic distance matrix reduced by argmin,
+    compiled by KeOps on first use (the warm-up), the batch in one call."""
+    name, problem, module, batched = "keops", "nn", "pykeops", True
+    what = "pykeops LazyTensor ((q_i - r_j)^2).sum().argmin(j), exact brute force"
+
+    def available(self):
+        why = Peer.available(self) or TorchPeer.available(self)
+        if why:
+            return why
+        import pykeops
+        here = os.path.dirname(os.path.abspath(__file__))  # scripts/peers/adapters
+        folder = os.path.join(here, "..", "..", "..", ".peers", "keops")
+        pykeops.set_build_folder(folder)  # its compiled kernels, kept between runs
+        return None
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds)]
+
+    def solve(self, st):
+        from pykeops.torch import LazyTensor
+        a, b = st
+        q = LazyTensor(b[:, :, None, :])
+        r = LazyTensor(a[:, None, :, :])
+        return list(((q - r) ** 2).sum(-1).argmin(dim=2)[:, :, 0])
