@@ -1,4 +1,5 @@
-"""The ctypes binding of libpcbench: the public structs of pcbench.h, the
+"""The ctypes binding of libpcbench: the structs of pcbench.h (task, result)
+and pcbench_judge.h (report, promise, judgement), the
 library's functions, and one call that runs a task.
 
 ctypes, not a PyTorch C++ extension: the library already takes plain
