@@ -245,8 +245,9 @@ test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL) $(SO)
 # tests and the command-line test (tests/cli.sh), side by side; no package is
 # installed, nothing sanitized, no fuzzing. make test stays the full gate.
 # One unit test by name: build/tests/test_fps ties_canonical (--list).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check:
-	@$(MAKE) --no-print-directory $(TOOL) $(TEST_BINS)
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(TOOL) $(TEST_BINS)
 	@TEST_SCRIPTS=tests/cli.sh FUZZ_SMOKE=0 sh scripts/run_tests.sh $(BUILD) $(TOOL) $(TEST_BINS)
 
 # ---- fuzzing: libFuzzer targets of tests/fuzz/ with ASan and UBSan (clang) --

@@ -247,8 +247,7 @@ __device__ __forceinline__ void finish(const float *a, const pair_state &s, int 
                 tally_evals += count + (unsigned long long)count * (unsigned)(n - settled);
             }
             /* (The team's chunks and the lone block's below are two loops:
-             * as one, the team's kernel measured 10% slower on lidar pairs at
-             * 32 x 16,384, 1,833 ms against 1,662.) */
+             * as one, the team's kernel measured 10% slower: NOTES.md.) */
             if (team) { /* every block: all of them, by chunks, to its objects */
                 for (int c0 = 0; c0 == 0 || c0 < count; c0 += s.stage_cap) {
                     const int k = min(count - c0, s.stage_cap);

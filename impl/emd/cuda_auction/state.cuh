@@ -32,8 +32,7 @@ static_assert(PCB_CA_SLOTS != 4 || SMEM_MAX_N == PCB_CA_SHARED_MAX_N,
 /* With the state in global memory the finish stages this many settled
  * objects at a time in shared memory (a larger bucket in chunks); the rest
  * of the 227 KB stays L1 cache for the state and the caches (4096 at a
- * time measured no faster: lidar pairs at 32 x 16,384 3.43 s against 3.40,
- * the cube at 32 x 8192 378 ms against 355). */
+ * time measured no faster: NOTES.md). */
 #ifndef GLOBAL_STAGE /* tuning builds only */
 #define GLOBAL_STAGE 1024
 #endif
