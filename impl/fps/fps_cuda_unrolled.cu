@@ -23,24 +23,7 @@ static int unrolled_prepare(const pcb_task *t, void **state)
 }
 
 extern "C" const pcb_impl pcb_fps_cuda_unrolled = {
-    .name = "cuda_unrolled",
-    .problem = PCB_FPS,
-    .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},
-    .cost = PCB_COST_SAMPLES,
-    .reference = 0,
-    .gap_option = 0,
-    .summary = "classic kernel: a block per cloud, unrolled shared-memory argmax tree; "
-               "refuses clouds wider than 1e5 units (1e10 distance init)",
-    .available = pcb_cuda_available,
-    .prepare = unrolled_prepare,
-    .compute = unrolled_compute,
-    .sync = unrolled_sync,
-    .fetch = unrolled_fetch,
-    .release = unrolled_release,
-    .counters = unrolled_counters,
-    .device_ms = unrolled_device_ms,
-    .run_device = NULL, /* host arrays only */
-    .device_index = NULL,
-};
+    PCB_UNROLLED_ENTRY("cuda_unrolled",
+                       "classic kernel: a block per cloud, unrolled shared-memory argmax tree; "
+                       "refuses clouds wider than 1e5 units (1e10 distance init)",
+                       unrolled_prepare)};
