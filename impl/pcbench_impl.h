@@ -46,8 +46,8 @@ typedef enum {
 } pcb_cost;
 
 /* What an NN implementation that keeps its index on the device between
- * searches provides (pcb_nn_index_*, below): build it from a device task's
- * reference, search it for new queries, free it. */
+ * searches provides (pcb_nn_index_* of pcbench.h): build it from a device
+ * task's reference, search it for new queries, free it. */
 typedef struct {
     int (*build)(const pcb_task *task, int32_t *finite, void **state);
     int (*query)(void *state, const float *query, int64_t nq, pcb_result *out, void *stream);
