@@ -410,6 +410,50 @@ static void test_validator_rejects(void)
     instance_free(&in);
 }
 
+/* Prices are defined up to a constant, and the judge's dual bound must not
+ * lose to cancellation: prices of 1e20 and more once "proved" any bijection
+ * optimal (D > P from rounding). The gap's exact solve is switched off, so
+ * the certificate alone decides, through the validator, the bound and the
+ * judge. */
+static void test_huge_prices_certify_nothing(void)
+{
+    const int64_t n = 200;
+    instance in;
+    pcb_result r;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 2, n, 5), PCB_OK);
+    CHECK_RC(run(&pcb_emd_exact, &in, &r), PCB_OK);
+    setenv("PCB_EMD_GAP_MAX_N", "0", 1);
+    pcb_report rep = validate(&in, &r, 1); /* the optimum and its potentials */
+    CHECK(rep.ok && rep.bound <= 1e-9);
+    for (int64_t j = 0; j < 2 * n; j++) /* shifted by a constant: still a proof */
+        in.price[j] += 1000;
+    rep = validate(&in, &r, 1);
+    CHECK(rep.ok && rep.bound <= 1e-9);
+
+    for (int64_t i = 0; i < n; i++) /* far from optimal, with huge prices */
+        in.index[i] = (int32_t)(n - 1 - i);
+    in.value[0] = pcb_emd_mean_matched(in.a, in.b, n, in.index, NULL);
+    const pcb_promise promise = {.exact = 0, .max_gap = 0.01};
+    uint64_t state = 7;
+    for (int k = 0; k < 4; k++) {
+        const double scale = k == 0 ? 1e20 : k == 1 ? 1e22 : k == 2 ? 1e300 : 1e17;
+        for (int64_t j = 0; j < 2 * n; j++) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            in.price[j] = k == 0 ? scale : scale * (1 + 1e-3 * (double)(state >> 11) / 9007199254740992.0);
+        }
+        rep = validate(&in, &r, 0);
+        CHECK(!rep.ok && rep.bound > 0.01);
+        double bound[2];
+        CHECK_RC(pcb_emd_bound(&in.task, &r, bound), PCB_OK);
+        CHECK(bound[0] > 0.01);
+        pcb_judgement j;
+        CHECK_RC(pcb_judge(&in.task, &r, &promise, NULL, &j), PCB_OK);
+        CHECK(j.verdict == PCB_VERDICT_FAIL);
+    }
+    unsetenv("PCB_EMD_GAP_MAX_N");
+    instance_free(&in);
+}
+
 static void test_invalid_arguments(void)
 {
     instance in;
@@ -1008,7 +1052,7 @@ static void test_cuda_auction(void)
 
 TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_auctions_within_eps), T(test_certificate_bounds_gap),
-          T(test_omp_same_for_every_thread_count), T(test_validator_rejects),
+          T(test_omp_same_for_every_thread_count), T(test_validator_rejects), T(test_huge_prices_certify_nothing),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
           T(test_cuda_auction_eps_step),

@@ -97,6 +97,41 @@ def test_emd_judge_rejects_wrong_answers():
     assert not pcbench.check_emd(a, b, worse, max_gap=1e-3)
 
 
+def test_judges_refuse_short_float_and_odd_answers():
+    x = cloud(10, 2, 300)
+    idx = pcbench.fps(x, 20)
+    assert pcbench.check_fps(x, idx)
+    for bad in (idx + 0.4, idx.astype(bool), "abc", None):
+        with pytest.raises(TypeError, match="check_fps: idx"):
+            pcbench.check_fps(x, bad)
+    with pytest.raises(ValueError, match="start"):
+        pcbench.check_fps(x, idx, start=2 ** 64 + 3)  # never wraps to 3
+    with pytest.raises(TypeError, match="start"):
+        pcbench.check_fps(x, idx, start=1.0)
+    with pytest.raises(ValueError, match="samples"):
+        pcbench.fps(x, 2 ** 40)  # refused before any allocation
+    ref, query = cloud(11, 1, 200), cloud(12, 1, 50)
+    near, d2 = pcbench.nn(ref, query)
+    assert pcbench.check_nn(ref, query, near, d2)
+    with pytest.raises(ValueError, match="dist2 has 10 elements, need 50"):
+        pcbench.check_nn(ref, query, near, d2[:, :10])
+    a, b = cloud(13, 2, 64), cloud(14, 2, 64)
+    match, value, _ = pcbench.emd(a, b)
+    with pytest.raises(ValueError, match="value has 1 elements, need 2"):
+        pcbench.check_emd(a, b, match, value[:1])
+    with pytest.raises(ValueError, match="prices has 3 elements, need 128"):
+        pcbench.check_emd(a, b, match, prices=np.zeros(3))
+
+
+def test_emd_huge_prices_certify_nothing(monkeypatch):
+    monkeypatch.setenv("PCB_EMD_GAP_MAX_N", "0")  # no exact solve: the certificate decides
+    a, b = cloud(15, 1, 200), cloud(16, 1, 200)
+    wrong = np.arange(200, dtype=np.int64)[None, ::-1].copy()
+    for scale in (1e20, 1e22, 1e300):
+        verdict = pcbench.check_emd(a, b, wrong, prices=np.full((1, 200), scale), max_gap=0.01)
+        assert not verdict and "bound above its promise" in verdict.detail
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda: pcbench.fps(cloud(1, 100).astype(np.float64), 5), TypeError, "float32"),
     (lambda: pcbench.fps(cloud(1, 100)[:, :2].copy(), 5), ValueError, "(B, N, 3)"),

@@ -161,8 +161,10 @@ def fps(xyz, m, start=0, impl=None):
     order, from index start (ties to the lowest index: the canonical
     sequence). (B, N, 3) -> (B, m) int64; (N, 3) -> (m,)."""
     c = _Cloud(xyz, "xyz", "fps")
-    idx = c.empty((c.batch, int(m)), "int32")
-    _run(c, c.task(_n.FPS, m=int(m), start=int(start)), impl, _n.Result(index=_ptr(idx)))
+    m = _integer(m, "fps", "m (samples)", 1, c.n)  # checked before anything is allocated
+    start = _integer(start, "fps", "start", 0, c.n - 1)
+    idx = c.empty((c.batch, m), "int32")
+    _run(c, c.task(_n.FPS, m=m, start=start), impl, _n.Result(index=_ptr(idx)))
     return _int64(idx)
 
 
@@ -314,15 +316,38 @@ class Verdict:
         return "Verdict(%s: %s)" % (self.verdict, self.detail)
 
 
-def _host(x, dtype):
-    """x as a host numpy array of dtype (a copy where it must move)."""
+def _host(x, dtype, fn="check", name="array", count=None):
+    """x as a host numpy array of dtype (a copy where it must move): numbers
+    only; indices (int32) of an integer type, never floats or bools, which
+    would be truncated or read as 0 and 1; count, where given, the number of
+    elements it must have (the library reads exactly that many)."""
     np = _numpy()
     if _is_tensor(x):
         x = x.detach().cpu().numpy()
-    x = np.asarray(x)
+    try:
+        x = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError("pcbench.%s: %s must be an array of numbers (%s)" % (fn, name, e))
+    kind = x.dtype.kind
+    if kind not in "biuf" or (dtype == "int32" and kind not in "iu"):
+        raise TypeError("pcbench.%s: %s must be an array of %s, not %s"
+                        % (fn, name, "integers" if dtype == "int32" else "numbers", x.dtype))
+    if count is not None and x.size != count:
+        raise ValueError("pcbench.%s: %s has %d elements, need %d" % (fn, name, x.size, count))
     if dtype == "int32":  # anything out of range stays out of range
         x = np.clip(x, -(2 ** 31), 2 ** 31 - 1)
     return np.ascontiguousarray(x, dtype=dtype)
+
+
+def _integer(v, fn, name, lo, hi):
+    """v as a Python int in [lo, hi]: never a float, a bool or a value that
+    would wrap in the library's int64."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError("pcbench.%s: %s must be an integer, not %s" % (fn, name, type(v).__name__))
+    v = v.__index__()
+    if not lo <= v <= hi:
+        raise ValueError("pcbench.%s: %s = %d is outside %d..%d" % (fn, name, v, lo, hi))
+    return v
 
 
 def _judge(task, result, promise, full=False):
@@ -334,7 +359,7 @@ def _judge(task, result, promise, full=False):
 
 
 def _clouds(fn, **arrays):
-    return {k: _Cloud(_host(v, "float32"), k, fn) for k, v in arrays.items()}
+    return {k: _Cloud(_host(v, "float32", fn, k), k, fn) for k, v in arrays.items()}
 
 
 def check_fps(xyz, idx, start=0, canonical=False):
@@ -344,12 +369,13 @@ def check_fps(xyz, idx, start=0, canonical=False):
     reference, which it runs)."""
     cs = _clouds("check_fps", xyz=xyz)
     c = cs["xyz"]
-    idx = _host(idx, "int32")
+    idx = _host(idx, "int32", "check_fps", "idx")
     m = idx.shape[-1] if idx.ndim else 0
     if idx.size != c.batch * m or m < 1:
         raise ValueError("pcbench.check_fps: idx %s does not fit %d clouds"
                          % (idx.shape, c.batch))
-    task = c.task(_n.FPS, m=m, start=int(start))
+    start = _integer(start, "check_fps", "start", 0, c.n - 1)
+    task = c.task(_n.FPS, m=m, start=start)
     promise = _n.Promise(exact=1, canonical=int(bool(canonical)))
     return _judge(task, _n.Result(index=idx.ctypes.data), promise, full=canonical)
 
@@ -360,11 +386,11 @@ def check_nn(ref, query, idx, dist2=None, exact=True):
     recall."""
     cs = _clouds("check_nn", ref=ref, query=query)
     r, q = cs["ref"], cs["query"]
-    idx = _host(idx, "int32")
+    idx = _host(idx, "int32", "check_nn", "idx")
     if idx.size != r.batch * q.n:
         raise ValueError("pcbench.check_nn: idx %s does not fit %d x %d queries"
                          % (idx.shape, r.batch, q.n))
-    d2 = None if dist2 is None else _host(dist2, "float32")
+    d2 = None if dist2 is None else _host(dist2, "float32", "check_nn", "dist2", idx.size)
     task = r.task(_n.NN, nq=q.n)
     task.b = q.ptr
     return _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
@@ -379,12 +405,12 @@ def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     only."""
     cs = _clouds("check_emd", a=a, b=b)
     ca, cb = cs["a"], cs["b"]
-    match = _host(matching, "int32")
+    match = _host(matching, "int32", "check_emd", "matching")
     if match.size != ca.batch * ca.n or cb.n != ca.n:
         raise ValueError("pcbench.check_emd: matching %s does not fit %d x %d points"
                          % (match.shape, ca.batch, ca.n))
-    v = None if value is None else _host(value, "float64")
-    p = None if prices is None else _host(prices, "float64")
+    v = None if value is None else _host(value, "float64", "check_emd", "value", ca.batch)
+    p = None if prices is None else _host(prices, "float64", "check_emd", "prices", match.size)
     task = ca.task(_n.EMD, nq=ca.n)
     task.b = cb.ptr
     result = _n.Result(index=match.ctypes.data, value=_ptr(v), price=_ptr(p),
