@@ -258,7 +258,10 @@ FUZZ_CC      ?= $(shell sh scripts/deps.sh fuzz-cc)
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c
+FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c impl/names.c
+# fuzz_results also takes the harness's results reader and what it calls
+FUZZ_SRC_fuzz_results := $(addprefix bench/harness/,json.c bench_store.c bench_files.c \
+                         bench_nvml.c bench_stats.c bench_status.c optional.c)
 # -resource-dir of runtimes unpacked from .debs (offline hosts), else nothing
 FUZZ_EXTRA    = $(shell DEPS_DIR=$(DEPS_DIR) sh scripts/deps.sh fuzz-flags)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -272,9 +275,10 @@ fuzz: fuzz-deps
 
 fuzz-build: $(FUZZ_BINS)
 
-$(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $(wildcard datasets/*.h impl/*.h tests/fuzz/*.h)
+.SECONDEXPANSION:
+$(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $$(FUZZ_SRC_$$*) $(wildcard datasets/*.h impl/*.h bench/harness/*.h tests/fuzz/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -Iimpl -o $@ $< $(FUZZ_LIB_C) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -Iimpl -o $@ $< $(FUZZ_LIB_C) $(FUZZ_SRC_$*) -lm -ldl
 
 # ---- data, benchmarks, results --------------------------------------------
 datasets: tool

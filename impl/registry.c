@@ -1,5 +1,5 @@
-/* registry.c - the one list of implementations, those not built here, and the
- * names of problems and devices.
+/* registry.c - the one list of implementations and those not built here
+ * (the names of problems and devices: names.c).
  *
  * Adding an implementation: write impl/<problem>/<problem>_<name>.c (or .cu)
  * defining `const pcb_impl pcb_<problem>_<name>`, then add one line to
@@ -46,30 +46,6 @@ static const pcb_missing missing[] = {
 #undef IMPL
 #undef MISSING
     {NULL, NULL, PCB_CPU, NULL}};
-
-static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd"};
-
-const char *pcb_problem_name(pcb_problem p)
-{
-    return (unsigned)p < PCB_NPROBLEMS ? problem_names[p] : "?";
-}
-
-int pcb_problem_parse(const char *s, pcb_problem *out)
-{
-    if (!out)
-        return pcb_fail(PCB_EINVAL, "problem parse: nowhere to put the problem");
-    for (int i = 0; i < PCB_NPROBLEMS; i++)
-        if (s && strcmp(s, problem_names[i]) == 0) {
-            *out = (pcb_problem)i;
-            return PCB_OK;
-        }
-    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd)", s ? s : "");
-}
-
-const char *pcb_device_name(pcb_device d)
-{
-    return d == PCB_CUDA ? "cuda" : "cpu";
-}
 
 const pcb_impl *const *pcb_registry(void)
 {

@@ -29,6 +29,9 @@ seed() { # target corpus-folder
         *) { printf '\003'; cat "$f"; } >"$2/seed-$n" ;;
         esac
     done
+    if [ "$1" = fuzz_results ]; then # the stored results of the regression baseline
+        for f in results/baseline/quick/*.json; do cp "$f" "$2/seed-$(basename "$f")"; done
+    fi
     if [ "$1" = fuzz_answer ]; then # answer files of every shape the reader takes
         printf '\003%s' "3
 1

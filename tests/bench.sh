@@ -7,9 +7,6 @@ res=$tmp/r
 dir=$res/testbox/quick
 q="--suite quick --problem fps --machine testbox"
 
-
-
-
 # A results file: valid JSON, and the Python expression holds for it (d).
 json_holds() { # name, file, expression
     if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" \
@@ -52,6 +49,22 @@ says "nothing re-run" "(0 run now)"
 says "stored results are shown" "(stored)"
 if cmp -s "$f1" "$tmp/f1.before"; then ok; else bad "resume rewrote $f1"; fi
 
+# A link in the results folder is reported and left alone: never read, never
+# written through (the file outside it stays as it was); a FIFO there does
+# not hang the resume.
+echo "not a result, and not yours to overwrite" >"$tmp/outside.txt"
+cp "$tmp/outside.txt" "$tmp/outside.before"
+mv "$f1" "$tmp/f1.moved" && ln -s "$tmp/outside.txt" "$f1"
+expect "a link in the results folder" 5 -- "$tool" bench $q --results "$res" --filter /b1/
+says "the link reported on resume" "fps-uniform-b1-n2000-m100.json: a symbolic link, not a results file: left alone"
+says "and not written through" "not a regular file (a symbolic link): left alone"
+if cmp -s "$tmp/outside.txt" "$tmp/outside.before" && [ -L "$f1" ]; then ok; else
+    bad "the file behind the link was changed, or the link replaced"; fi
+rm "$f1" && mkfifo "$f1"
+EXPECT_TIMEOUT=60 expect "a FIFO in the results folder" 5 -- "$tool" bench $q --results "$res" --filter /b1/
+says "the FIFO reported" "not a regular file"
+rm "$f1" && mv "$tmp/f1.moved" "$f1"
+
 expect "force" 0 -- "$tool" bench $q --results "$res" --force
 says "everything re-run" "(2 run now)"
 expect "filter" 0 -- "$tool" bench $q --results "$res" --force --filter /b2/
@@ -92,11 +105,18 @@ json_holds "a finished configuration survives Ctrl-C" \
     "$tmp/i/testbox/quick/fps-uniform-b1-n2000-m100.json" "d['results']"
 if [ -z "$(find "$tmp/i" -name '*.tmp.*')" ]; then ok; else bad "temporary files left behind"; fi
 
+# Figures of 3 samples against 7 can never be significant at p < 0.01:
+# compare says so and which, with status 3, rather than "no change".
+expect "a baseline of 3 samples a figure" 0 -- "$tool" bench $q --results "$tmp/few" --reps 3
+expect "compare with too few samples" 3 -- \
+    "$tool" bench $q --results "$tmp/c" --compare "$tmp/few/testbox" --tolerance 50
+says "the figures it cannot tell named" "cannot tell: 3 and [0-9]* samples can never reach p < 0.01 (at least 5 a side)"
+expect "a baseline" 0 -- "$tool" bench $q --results "$tmp/base"
 expect "compare with itself, wide tolerance" 0 -- \
-    "$tool" bench $q --results "$tmp/c" --compare "$res/testbox" --tolerance 50
+    "$tool" bench $q --results "$tmp/c" --force --compare "$tmp/base/testbox" --tolerance 50
 says "comparison printed" "^compare: 0 of [1-9]"
 expect "compare catches an 8x slowdown" 1 -- env PCBENCH_FAULT=slow:fps/naive:8 \
-    "$tool" bench $q --results "$tmp/c" --force --compare "$res/testbox" --tolerance 1
+    "$tool" bench $q --results "$tmp/c" --force --compare "$tmp/base/testbox" --tolerance 1
 says "comparison names it" "slower"
 
 # One judge: an answer that is a valid farthest-point sequence but not dp's

@@ -44,6 +44,40 @@ printf '{"config": {"id": "fps/uniform/b1/n2000/m100"}, "results": [' \
     >"$tmp/same/quick/fps-uniform-b1-n2000-m100.json"
 expect "truncated result file" 3 -- "$tool" compare "$tmp/a" "$tmp/same" --suite quick
 says "truncated: named" "fps-uniform-b1-n2000-m100.json"
+# A comparison that cannot be made says what and fails (status 3), never
+# "0 of 0 ... no change": an unreadable baseline, an empty one, a link to
+# itself, a FIFO (which must not hang it), a link to /dev/zero, samples that
+# are not times, and samples too few for any change to be significant.
+mkdir -p "$tmp/empty/quick"
+expect "an empty baseline folder" 3 -- "$tool" compare "$tmp/empty" "$tmp/a" --suite quick
+says "nothing compared, said" "nothing compared"
+bl=quick/fps-uniform-b1-n2000-m100.json
+mkdir -p "$tmp/h/quick"
+printf '{"format": "pcbench-results/1", "config": {"id": "fps/uniform/b1/n2000/m100"}, "res' >"$tmp/h/$bl"
+expect "a truncated baseline" 3 -- "$tool" compare "$tmp/h" "$tmp/a" --suite quick
+says "the truncated baseline named" "fps-uniform-b1-n2000-m100.json"
+rm "$tmp/h/$bl" && ln -s "fps-uniform-b1-n2000-m100.json" "$tmp/h/$bl"
+expect "a baseline linked to itself" 3 -- "$tool" compare "$tmp/h" "$tmp/a" --suite quick
+says "a link, left alone" "a symbolic link, not a results file"
+rm "$tmp/h/$bl" && ln -s /dev/zero "$tmp/h/$bl"
+expect "a link to /dev/zero" 3 -- "$tool" compare "$tmp/h" "$tmp/a" --suite quick
+rm "$tmp/h/$bl" && mkfifo "$tmp/h/$bl"
+EXPECT_TIMEOUT=30 expect "a FIFO as a baseline" 3 -- "$tool" compare "$tmp/h" "$tmp/a" --suite quick
+says "the FIFO refused" "not a regular file"
+rm "$tmp/h/$bl" && mkdir "$tmp/h/$bl"
+expect "a folder as a results file" 3 -- "$tool" compare "$tmp/h" "$tmp/a" --suite quick
+rm -r "$tmp/h/$bl"
+store "$tmp/neg" "1.00, -1.01, 0.99, 1.02, 1.00, 0.98, 1.01"
+expect "a negative sample" 3 -- "$tool" compare "$tmp/a" "$tmp/neg" --suite quick
+says "the field named" "results\[0\] (naive): compute.samples_ms\[1\] is not a time"
+store "$tmp/str" '1.00, "fast", 0.99'
+expect "a sample that is not a number" 3 -- "$tool" compare "$tmp/str" "$tmp/a" --suite quick
+says "that field named" "compute.samples_ms\[1\] is not a time"
+store "$tmp/four" "1.00, 1.01, 0.99, 1.02"
+store "$tmp/four99" "99.0, 99.1, 98.9, 99.2"
+expect "four samples a side, 99x slower" 3 -- "$tool" compare "$tmp/four" "$tmp/four99" --suite quick
+says "too few to tell, and how many would do" "at least 5 a side"
+
 # A results file of another format version is refused (status 3) and named,
 # on either side of compare, on resume (nothing overwritten) and by the tables.
 store "$tmp/v999" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01"

@@ -355,8 +355,10 @@ typedef struct {
 int bench_gate(const bench_gate_opts *go, const bench_suite *suite, bench_result *results,
                int count, FILE *out);
 /* Compare results' figures with those stored in dir (bench_gate.c says how);
- * returns the number significantly slower, or -1 where a stored file is of
- * another format version (pcb_errmsg() names it). */
+ * returns the number significantly slower, or -1 (pcb_errmsg() says why)
+ * where a stored file cannot be read or is of another format version, where
+ * nothing was compared, or where a figure's samples are too few for any
+ * change to be significant at alpha. */
 int bench_compare(const char *dir, const bench_suite *suite, bench_result *results, int count,
                   double tolerance, double alpha, FILE *out);
 
@@ -390,7 +392,8 @@ int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite 
  * is done (a baseline only at the end, whole). */
 int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults);
 /* The instruction counts, the baseline, the gate and the comparison, their
- * reports to out. PCB_EUNSUPPORTED: a compared file of another format. */
+ * reports to out. PCB_EUNSUPPORTED: the comparison could not be made
+ * (bench_compare says why). */
 int bench_session_finish(bench_session *s, FILE *out);
 void bench_session_close(bench_session *s);
 

@@ -12,6 +12,7 @@
  * CPU-time ratios to each problem's reference are reported as information;
  * --gate-timing gates them too, by a Mann-Whitney test over the samples, and
  * only against a baseline measured on the same machine. */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,7 +27,19 @@ typedef struct {
     FILE *out;
     double tol, alpha;
     int checks, failures, improvements;
+    int undecidable; /* figures whose samples cannot reach alpha */
+    int need;        /* the fewest samples a side that can */
 } gate;
+
+/* The least two-sided p of a Mann-Whitney test with na and nb samples and
+ * no ties: 2 / C(na + nb, na), all of one side beyond all of the other. */
+static double least_p(int na, int nb)
+{
+    double c = 1;
+    for (int k = 1; k <= na; k++)
+        c = c * (double)(nb + k) / k;
+    return 2 / c;
+}
 
 static void row(gate *g, const bench_config *c, const char *impl, const char *check,
                 const char *base, const char *now, int ok, const char *why)
@@ -293,6 +306,17 @@ static int compare_figure(gate *g, const bench_config *c, const char *impl, cons
     char sb[32], sn[32], why[200];
     snprintf(sb, sizeof sb, "%.4g", was->median * 1e3);
     snprintf(sn, sizeof sn, "%.4g", now->median * 1e3);
+    if (least_p(was->reps, now->reps) >= g->alpha) { /* no change could be significant */
+        int k = 1;
+        while (least_p(k, k) >= g->alpha)
+            k++;
+        g->need = k;
+        g->undecidable++;
+        snprintf(why, sizeof why, "cannot tell: %d and %d samples can never reach p < %g "
+                 "(at least %d a side)", was->reps, now->reps, g->alpha, k);
+        row(g, c, impl, name, sb, sn, 0, why);
+        return 0;
+    }
     const int significant = m.p < g->alpha, worse = significant && m.ratio > 1 + g->tol,
               better = significant && m.ratio < 1 / (1 + g->tol);
     snprintf(why, sizeof why, "%s%.3fx [%.3g, %.3g], p %.2g (%d and %d samples, %s time%s)",
@@ -321,12 +345,11 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
     for (int i = 0; i < count; i++) {
         bench_result *r = &results[i], base;
         int rc = load_same(dir, suite->name, &r->config, &base);
-        if (rc == PCB_EUNSUPPORTED) { /* another format: refused, never guessed at */
-            bench_result_free(&base);
-            return -1;
-        }
         if (rc != PCB_OK) {
+            const int missing = rc == PCB_EIO && errno == ENOENT;
             bench_result_free(&base);
+            if (!missing) /* unreadable, or another format: never guessed at */
+                return -1;
             continue;
         }
         for (int k = 0; k < r->count; k++) {
@@ -343,5 +366,15 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
     }
     fprintf(out, "compare: %d of %d matching figures significantly slower than %s by more than "
                  "%.0f%%\n", slower, g.checks, dir, tolerance * 100);
+    if (g.undecidable) {
+        pcb_fail(PCB_EINVAL, "%d figure%s could not be compared: their samples can never reach "
+                 "p < %g (at least %d a side)", g.undecidable, g.undecidable == 1 ? "" : "s",
+                 alpha, g.need);
+        return -1;
+    }
+    if (g.checks == 0) {
+        pcb_fail(PCB_EINVAL, "nothing compared: no figure here matches one stored in %s", dir);
+        return -1;
+    }
     return slower;
 }

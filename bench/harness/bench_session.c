@@ -145,7 +145,7 @@ int bench_session_finish(bench_session *s, FILE *out)
     if (o->compare_dir) {
         const int slower = bench_compare(o->compare_dir, s->suite, s->res, s->ran,
                                          o->have_tolerance ? o->tolerance : 0.25, o->alpha, out);
-        if (slower < 0) /* a stored file of another format: pcb_errmsg() names it */
+        if (slower < 0) /* could not compare: pcb_errmsg() says why */
             return PCB_EUNSUPPORTED;
         s->regressions += slower;
     }

@@ -273,6 +273,10 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
         if (rc != PCB_OK)
             return rc;
     }
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return pcb_fail(PCB_EIO, "%s: not a regular file (%s): left alone, these results not "
+                        "written", path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
     pcb_outfile o;
     int rc = pcb_out_open(&o, path);
     if (rc != PCB_OK)
@@ -352,11 +356,35 @@ static void get_gpu(const json *j, bench_gpu_state *g, int n)
                            : 0;
 }
 
-static void get_figure(const json *j, bench_figure *g)
+/* Samples are times: finite, not negative. NULL, or what is wrong. */
+static const char *bad_samples(const json *s, const char *key)
+{
+    static _Thread_local char why[96];
+    if (!s)
+        return NULL;
+    if (s->type != JSON_ARR) {
+        snprintf(why, sizeof why, "%s is not an array", key);
+        return why;
+    }
+    for (int i = 0; i < s->count; i++)
+        if (s->kids[i].type != JSON_NUM || !isfinite(s->kids[i].num) || s->kids[i].num < 0) {
+            snprintf(why, sizeof why, "%s[%d] is not a time (a finite number >= 0)", key, i);
+            return why;
+        }
+    return NULL;
+}
+
+/* A figure; NULL, or what is wrong with its samples. */
+static const char *get_figure(const json *j, bench_figure *g)
 {
     memset(g, 0, sizeof *g);
     if (!j || j->type != JSON_OBJ)
-        return;
+        return NULL;
+    const char *why = bad_samples(json_get(j, "samples_ms"), "samples_ms");
+    if (!why)
+        why = bad_samples(json_get(j, "cpu_samples_ms"), "cpu_samples_ms");
+    if (why)
+        return why;
     const char *clock = json_str(j, "clock");
     g->clock = clock && strcmp(clock, "device") == 0 ? "device"
                : clock && strcmp(clock, "verification run") == 0 ? "verification run"
@@ -391,9 +419,11 @@ static void get_figure(const json *j, bench_figure *g)
     snprintf(g->stop, sizeof g->stop, "%s", stop ? stop : "");
     g->seconds = json_num(j, "seconds", 0);
     bench_figure_stats(g);
+    return NULL;
 }
 
-static void get_entry(const json *j, bench_entry *e)
+/* An entry; NULL, or the field that is wrong and why (static). */
+static const char *get_entry(const json *j, bench_entry *e)
 {
     e->have_rep = json_get(json_get(j, "verify"), "ok") != NULL;
     for (int i = 0; i < ENTRY_FIELDS; i++) {
@@ -401,13 +431,31 @@ static void get_entry(const json *j, bench_entry *e)
         if (!d->rep || e->have_rep)
             get_field(d->group ? json_get(j, d->group) : j, d, e);
     }
-    get_figure(json_get(j, "compute"), &e->compute);
-    get_figure(json_get(j, "compute_cold"), &e->compute_cold);
-    get_figure(json_get(j, "e2e"), &e->e2e);
+    const char *names[3] = {"compute", "compute_cold", "e2e"};
+    bench_figure *fig[3] = {&e->compute, &e->compute_cold, &e->e2e};
+    static _Thread_local char why[160];
+    for (int k = 0; k < 3; k++) {
+        const char *bad = get_figure(json_get(j, names[k]), fig[k]);
+        if (bad) {
+            snprintf(why, sizeof why, "%s.%s", names[k], bad);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+/* Results are files of the results folder: a link found there is reported
+ * and left alone, never read through nor written through. */
+static int is_link(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
 }
 
 int bench_store_read(const char *path, bench_result *r)
 {
+    if (is_link(path))
+        return pcb_fail(PCB_EBADFILE, "%s: a symbolic link, not a results file: left alone", path);
     json doc;
     int rc = json_load(path, &doc);
     if (rc != PCB_OK)
@@ -444,7 +492,12 @@ int bench_store_read(const char *path, bench_result *r)
             json_free(&doc);
             return pcb_fail(PCB_ENOMEM, "out of memory reading %s", path);
         }
-        get_entry(&res->kids[i], e);
+        const char *bad = get_entry(&res->kids[i], e);
+        if (bad) {
+            pcb_fail(PCB_EBADFILE, "%s: results[%d] (%s): %s", path, i, impl, bad);
+            json_free(&doc); /* impl is the document's */
+            return PCB_EBADFILE;
+        }
     }
     /* Keep the Google Benchmark reports: move them out of the document. */
     for (int i = 0; i < doc.count; i++)

@@ -19,7 +19,9 @@ typedef struct json {
 
 /* Parse a whole document; PCB_EBADFILE with "what: message at byte N". */
 int json_parse(const char *text, const char *what, json *out);
-/* Read and parse a file. */
+/* Read and parse a file: a regular one (a FIFO, device or socket is refused
+ * before anything is read) of at most JSON_MAX_BYTES. */
+#define JSON_MAX_BYTES (64 * 1024 * 1024)
 int json_load(const char *path, json *out);
 void json_free(json *j);
 
