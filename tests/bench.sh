@@ -46,8 +46,18 @@ json_holds "naive FPS counts its distance evaluations" "$f1" \
 cp "$f1" "$tmp/f1.before"
 expect "resume" 0 -- "$tool" bench $q --results "$res"
 says "nothing re-run" "(0 run now)"
-says "stored results are shown" "(stored)"
+says "stored results are shown, and from when" "(stored 20[0-9][0-9]-[01][0-9]-[0-3][0-9])"
 if cmp -s "$f1" "$tmp/f1.before"; then ok; else bad "resume rewrote $f1"; fi
+json_holds "a figure records the build and host that measured it" "$f1" \
+    "all(len(e['build']) == 16 and len(e['host']) == 16 for e in d['results'] if e['status'] == 'ok')"
+# Another build (a planted change: the same tool with one more byte) measures
+# again, whatever is stored; the stored figures were another binary's.
+cp "$tool" "$tmp/changed-tool" && printf '\0' >>"$tmp/changed-tool"
+expect "resume by another build" 0 -- "$tmp/changed-tool" bench $q --results "$res" --filter /b1/
+says "another build's figures measured again" "(1 run now)"
+if cmp -s "$f1" "$tmp/f1.before"; then bad "another build reused $f1"; else ok; fi
+expect "resume by this build again" 0 -- "$tool" bench $q --results "$res" --filter /b1/
+says "the other build's figures measured again by this one" "(1 run now)"
 
 # A link in the results folder is reported and left alone: never read, never
 # written through (the file outside it stays as it was); a FIFO there does

@@ -234,9 +234,11 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
             }
             dropped += d;
             unreliable += u;
-            printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s%s", k ? "" : r->config.id,
+            printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s", k ? "" : r->config.id,
                    e->impl, pcb_device_name(e->device), cm, nz, ck, em, sp,
-                   bench_status_name(e->status), e->fresh ? "" : " (stored)");
+                   bench_status_name(e->status));
+            if (!e->fresh) /* this build measured it on this host, then */
+                printf(" (stored %.10s)", e->when);
             if (d)
                 printf(" (%d throttled sample%s dropped%s)", d, d == 1 ? "" : "s",
                        u ? ", unreliable" : "");
@@ -275,7 +277,7 @@ static void not_run_note(bench_result *res, int count)
 }
 
 static void list_plan(const bench_suite *s, const char *dir, bench_result *res, int count,
-                      double budget)
+                      double budget, const bench_env *env)
 {
     printf("suite %s: %s; %d configuration%s, budget %g s per run%s%s\n", s->name, s->about,
            count, count == 1 ? "" : "s", budget, dir ? ", results in " : "", dir ? dir : "");
@@ -293,8 +295,8 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
             }
             int avail = pcb_impl_available(*it) == PCB_OK;
             printf("  %-18s %-4s %s%s\n", (*it)->name, pcb_device_name((*it)->device),
-                   e && bench_entry_final(e, budget) ? "stored: " : avail ? "to run" : "unavailable: ",
-                   e && bench_entry_final(e, budget) ? bench_status_name(e->status)
+                   e && bench_entry_final(e, budget, env) ? "stored: " : avail ? "to run" : "unavailable: ",
+                   e && bench_entry_final(e, budget, env) ? bench_status_name(e->status)
                    : avail                          ? ""
                                                     : pcb_errmsg());
         }
@@ -396,7 +398,8 @@ int cli_bench(int argc, char **argv)
         goto done;
     }
     if (o.list_only) {
-        list_plan(&suite, ses.store[0] ? ses.store : NULL, ses.res, ses.count, ses.budget);
+        list_plan(&suite, ses.store[0] ? ses.store : NULL, ses.res, ses.count, ses.budget,
+                  &ses.env);
         goto done;
     }
     if (nfaults)

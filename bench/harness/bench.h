@@ -133,6 +133,7 @@ typedef struct {
     bench_figure compute, compute_cold, e2e; /* compute_cold: caches flushed first */
     double predicted_s, budget_s;
     char when[32], git[48];
+    char build[24], host[24]; /* what measured it, where (bench_env's) */
     int fresh; /* measured by this invocation */
 } bench_entry;
 
@@ -199,6 +200,8 @@ typedef struct {
     int cores;
     char gpu[256];   /* "" without a usable CUDA device */
     char git[48];    /* short commit, "+dirty" when the tree has changes */
+    char build[24];  /* a hash of this pcbench binary: code, flags and toolchain alike */
+    char host[24];   /* a hash of this host's id (/etc/machine-id, else its name) and GPU driver */
     char when[32];   /* UTC, ISO 8601 */
     char *json;      /* the whole record as a JSON object */
 } bench_env;
@@ -265,8 +268,9 @@ int bench_listed(const char *list, const char *name);
 /* Whether a configuration id contains any item of a comma-separated filter
  * (NULL: every id does). */
 int bench_filtered(const char *filter, const char *id);
-/* Whether an entry is final (not re-run on resume) under these options. */
-int bench_entry_final(const bench_entry *e, double budget);
+/* Whether an entry is final (not re-run on resume) under these options: its
+ * outcome is, and the same build measured it on this host (env). */
+int bench_entry_final(const bench_entry *e, double budget, const bench_env *env);
 /* The serial reference of a problem among the implementations built here. */
 const char *bench_reference(pcb_problem p);
 /* Run one configuration: the entries of r not final (or all, with force). */

@@ -89,6 +89,27 @@ static void put_field(FILE *f, const char *key, const char *value, int comma)
     json_put_str(f, value);
 }
 
+/* FNV-1a of a file's bytes into h (h unchanged when it cannot be read). */
+static uint64_t hash_file(const char *path, uint64_t h)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[1 << 16];
+    size_t got;
+    while (f && (got = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < got; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ull;
+    if (f)
+        fclose(f);
+    return h;
+}
+
+static uint64_t hash_text(const char *s, uint64_t h)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
 int bench_env_collect(bench_env *e, const char *machine_override)
 {
     memset(e, 0, sizeof *e);
@@ -123,6 +144,22 @@ int bench_env_collect(bench_env *e, const char *machine_override)
     else if (dirty[0])
         strncat(e->git, "+dirty", sizeof e->git - strlen(e->git) - 1);
     bench_utc_now(e->when, sizeof e->when);
+    /* What measured a figure and where: a stored one is reused only by the
+     * same binary on the same host (bench_entry_final). */
+    const uint64_t fnv = 0xcbf29ce484222325ull;
+    snprintf(e->build, sizeof e->build, "%016llx",
+             (unsigned long long)hash_file("/proc/self/exe", fnv));
+    char id[256] = "";
+    FILE *mid = fopen("/etc/machine-id", "r");
+    if (!mid || !fgets(id, sizeof id, mid))
+        gethostname(id, sizeof id - 1);
+    if (mid)
+        fclose(mid);
+    char driver[32] = "";
+    if (have_gpu)
+        snprintf(driver, sizeof driver, " driver %d", gi.driver);
+    snprintf(e->host, sizeof e->host, "%016llx",
+             (unsigned long long)hash_text(driver, hash_text(id, fnv)));
 
     char cc[256], nvcc[256], smi[512], os[256];
     struct utsname u;
@@ -145,6 +182,8 @@ int bench_env_collect(bench_env *e, const char *machine_override)
     put_field(f, "machine", e->machine, 0);
     put_field(f, "date", e->when, 1);
     put_field(f, "git", e->git, 1);
+    put_field(f, "build", e->build, 1);
+    put_field(f, "host", e->host, 1);
     put_field(f, "cpu", e->cpu, 1);
     fprintf(f, ",\n    \"cores\": %d", e->cores);
     put_field(f, "os", os, 1);

@@ -20,8 +20,10 @@ const char *bench_reference(pcb_problem p)
     return last;
 }
 
-int bench_entry_final(const bench_entry *e, double budget)
+int bench_entry_final(const bench_entry *e, double budget, const bench_env *env)
 {
+    if (strcmp(e->build, env->build) != 0 || strcmp(e->host, env->host) != 0)
+        return 0; /* another build, or another host: measured again */
     switch (e->status) {
     case ST_OK:
     case ST_FAILED_VERIFY:

@@ -212,7 +212,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         if (!e)
             return pcb_fail(PCB_ENOMEM, "out of memory");
         /* Also kept: unavailable before and still unavailable (no device). */
-        if (!o->force && (bench_entry_final(e, budget) ||
+        if (!o->force && (bench_entry_final(e, budget, ctx->env) ||
                           (e->status == ST_UNAVAILABLE && pcb_impl_available(im) != PCB_OK))) {
             kept++;
             continue;
@@ -226,6 +226,8 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         e->fresh = 1;
         bench_utc_now(e->when, sizeof e->when);
         snprintf(e->git, sizeof e->git, "%s", ctx->env->git);
+        snprintf(e->build, sizeof e->build, "%s", ctx->env->build);
+        snprintf(e->host, sizeof e->host, "%s", ctx->env->host);
         if (cfg->max_gap > 0 && !im->gap_option) /* loss mode: its figure is the one without */
             bench_set_status(e, ST_UNSUPPORTED, "no max_gap option: it answers as on %.*s",
                              (int)(strrchr(cfg->id, '/') - cfg->id), cfg->id);
