@@ -55,6 +55,9 @@ static int field_list(pcb_src *s, pcd_header *h, const char *key, char *rest, ch
         if (strcmp(key, "FIELDS") == 0) {
             if (strlen(tok) >= sizeof f->name)
                 return pcb_bad_line(s, s->line, "field name '%.20s...' too long", tok);
+            for (int k = 0; k < *n; k++) /* which x would be the x? */
+                if (strcmp(h->f[k].name, tok) == 0)
+                    return pcb_bad_line(s, s->line, "field '%s' named twice in FIELDS", tok);
             strcpy(f->name, tok);
         } else if (strcmp(key, "TYPE") == 0) {
             if (strlen(tok) != 1 || !strchr("IUF", tok[0]))

@@ -1,4 +1,5 @@
 /* cuda_util.cu - error mapping, device check, stream and event helpers. */
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "cuda_util.h"
@@ -11,12 +12,25 @@ extern "C" int pcb_cuda_fail(cudaError_t err, const char *what, const char *file
                     cudaGetErrorString(err));
 }
 
+/* Whether an NVIDIA driver is installed: the runtime says "insufficient"
+ * both of an old driver and of none at all. */
+static int driver_installed(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
 extern "C" int pcb_cuda_available(void)
 {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count < 1) {
         cudaGetLastError();
+        if (err != cudaSuccess && !driver_installed())
+            return pcb_fail(PCB_EUNAVAIL, "no CUDA device: no NVIDIA driver found (libcuda.so.1 "
+                                          "is not installed)");
         return pcb_fail(PCB_EUNAVAIL, "no CUDA device%s%s", err != cudaSuccess ? ": " : "",
                         err != cudaSuccess ? cudaGetErrorString(err) : "");
     }

@@ -24,6 +24,13 @@ expect "bad machine name" 2 -- "$tool" bench --machine a/b
 expect "stray argument" 2 -- "$tool" bench stray
 expect "bad fault spec" 2 -- env PCBENCH_FAULT=bogus "$tool" bench --suite quick
 
+expect "an empty results folder name" 2 -- "$tool" bench $q --results ''
+says "said why" "--results: an empty folder name"
+: >"$tmp/a-file"
+expect "a results folder that cannot be written" 3 -- "$tool" bench $q --results "$tmp/a-file/r"
+says "said before any work" "results folder $tmp/a-file/r/testbox/quick cannot be written"
+if grep -q "verified" "$out" "$err"; then bad "work done before the results folder was checked"; else ok; fi
+
 expect "quick fps run" 0 -- "$tool" bench $q --results "$res"
 says "summary lists a configuration" "^fps/uniform/b1/n2000/m100 "
 says "summary says where results went" "Results: $dir/"

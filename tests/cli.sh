@@ -17,6 +17,13 @@ expect "list" 0 -- "$tool" list
 awk '!($1 ~ /^(fps|nn|emd)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
 for p in fps nn emd; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
 cp "$tmp/out" "$tmp/list"
+# Where no NVIDIA driver is installed at all, the CUDA entries say so (not the
+# runtime's "driver version is insufficient", which means an old driver).
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1' && grep -q "no CUDA device" "$tmp/list"; then
+    grep -q "cuda_pruned .*unavailable: no CUDA device: no NVIDIA driver found" "$tmp/list" &&
+        ! grep -q "driver version is insufficient" "$tmp/list" && ok ||
+        bad "no driver: $(grep cuda_pruned "$tmp/list")"
+fi
 
 expect "gen uniform" 0 -- "$tool" gen uniform -n 300 --seed 5 -o "$tmp/a.ply"
 expect "gen sphere" 0 -- "$tool" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"

@@ -46,6 +46,14 @@ else
     echo "skip: $py has no pip: the offline peers install is not tested here"
 fi
 
+# make peers quotes what it is given: shell characters in PEER run nothing.
+if command -v make >/dev/null 2>&1; then
+    make -s --no-print-directory peers TOOL="$tool" PEERS_RESULTS="$tmp/pr" SUITE=quick \
+        PEER="nosuch_module:f; touch $tmp/pwned #'" PROBLEM=fps FILTER=b1/n2000 >"$tmp/mk" 2>&1
+    if [ ! -e "$tmp/pwned" ] && grep -q "nosuch_module:f; touch" "$tmp/mk"; then ok; else
+        bad "make peers with shell characters in PEER: $(tail -3 "$tmp/mk")"; fi
+fi
+
 # numpy from .deps/python (make deps) where the host has none: a user's callable gets numpy arrays
 root=$(cd "$(dirname "$0")/.." && pwd)
 PYTHONPATH="$root/.deps/python${PYTHONPATH:+:$PYTHONPATH}" \

@@ -156,7 +156,11 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (!pcb_opt_f64("bench", "--max-time", optarg, 0, 1e9, &o->max_time))
                 return PCB_EXIT_USAGE;
             break;
-        case 'r': o->results_dir = optarg; break;
+        case 'r':
+            if (!*optarg) /* "" would put results under the file system's root */
+                return usage("--results: an empty folder name");
+            o->results_dir = optarg;
+            break;
         case 'M': o->machine = optarg; break;
         case 'l': o->list_only = 1; break;
         case 'G': o->regress_dir = optarg; break;
@@ -393,6 +397,7 @@ int cli_bench(int argc, char **argv)
     if (rc != PCB_OK) {
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
         exit_status = rc == PCB_EUNSUPPORTED ? PCB_EXIT_INPUT /* a stored file of another format */
+                      : rc == PCB_EBADFILE   ? PCB_EXIT_INPUT /* a results folder it cannot write */
                       : rc == PCB_EINVAL     ? PCB_EXIT_USAGE /* no configuration selected */
                                              : PCB_EXIT_SYSTEM;
         goto done;

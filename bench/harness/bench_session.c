@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -63,6 +64,13 @@ int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite 
     }
     if (s->count == 0)
         return pcb_fail(PCB_EINVAL, "no configuration of suite %s matches", suite->name);
+    /* A results folder that cannot be written is said before any work. */
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/%s", s->store, suite->name);
+    if (s->store[0] && !o->list_only &&
+        (bench_mkdirs(dir) != PCB_OK || access(dir, W_OK) != 0))
+        return pcb_fail(PCB_EBADFILE, "results folder %s cannot be written: %s", dir,
+                        strerror(errno));
     return PCB_OK;
 }
 

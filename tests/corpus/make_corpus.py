@@ -178,6 +178,8 @@ def pcd_header(fields="x y z", size="4 4 4", type_="F F F", points=3, data="bina
 def pcd_corpus():
     data = le_floats(POINTS)
     bad("pcd_no_x.pcd", "FIELDS has no 'x'", pcd_header(fields="a y z") + data)
+    bad("pcd_duplicate_x.pcd", "field 'x' named twice",
+        pcd_header(fields="x y z x", size="4 4 4 4", type_="F F F F") + le_floats(POINTS) * 2)
     bad("pcd_truncated_binary.pcd", "ends inside point 1 of 3", pcd_header() + data[:20])
     bad("pcd_compressed.pcd", "unsupported", pcd_header(data="binary_compressed") + data)
     bad("pcd_unknown_data.pcd", "unknown PCD data", pcd_header(data="hexadecimal") + data)
