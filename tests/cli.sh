@@ -38,6 +38,12 @@ expect "fps -o" 0 -- "$tool" fps -i "$tmp/a.ply" -m 12 -o "$tmp/fps.txt"
 [ "$(wc -l <"$tmp/fps.txt")" = 12 ] && [ ! -s "$tmp/out" ] && ok || bad "fps -o writes the file, not stdout"
 ls "$tmp" | grep -q '\.tmp\.' && bad "a temporary file was left behind" || ok
 expect "fps m > n" 3 -- "$tool" fps -i "$tmp/a.ply" -m 301
+# one rule for numbers: outside what the option allows whatever the input, 2;
+# beyond this input, 3
+expect "fps -m 0" 2 "pcbench: fps: -m: 0 is out of range" -- "$tool" fps -i "$tmp/a.ply" -m 0
+expect "fps --start -1" 2 "pcbench: fps: --start" -- "$tool" fps -i "$tmp/a.ply" -m 3 --start -1
+expect "emd --max-gap 2" 2 "pcbench: emd: --max-gap" -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/b.ply" --max-gap 2
+expect "fps --threads 100000" 2 -- "$tool" fps -i "$tmp/a.ply" -m 3 --threads 100000
 expect "fps start out of range" 3 -- "$tool" fps -i "$tmp/a.ply" -m 3 --start 300
 expect "fps missing file" 3 -- "$tool" fps -i "$tmp/missing.ply" -m 3
 grep -q "missing.ply" "$tmp/err" && ok || bad "error does not name the missing file"

@@ -12,8 +12,12 @@ const char *cli_command;
 
 int cli_report(int rc, const char *what)
 {
-    fprintf(stderr, "pcbench: %s%s%s: %s\n", what ? what : "", what ? ": " : "",
-            pcb_strerror(rc), pcb_errmsg());
+    /* Every message names the running command first, then what failed
+     * where that says more ("pcbench: check: fps: ..."). */
+    if (what && cli_command && strcmp(what, cli_command) == 0)
+        what = NULL;
+    fprintf(stderr, "pcbench: %s: %s%s%s: %s\n", cli_command ? cli_command : "pcbench",
+            what ? what : "", what ? ": " : "", pcb_strerror(rc), pcb_errmsg());
     return pcb_exit_for(rc);
 }
 
@@ -53,13 +57,16 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
         case 'a': a->in_a = optarg; break;
         case 'q':
         case 'b': a->in_b = optarg; break;
-        case 'm': /* its range depends on the cloud: the task check says (status 3) */
-            if (!pcb_opt_i64(cli_command, "-m", optarg, INT64_MIN, INT64_MAX, &a->m))
+        /* One rule for numbers: outside what the option allows whatever the
+         * input, a usage error (2); beyond this input (m > n, start >= n),
+         * bad input (3, the task check's). */
+        case 'm':
+            if (!pcb_opt_i64(cli_command, "-m", optarg, 1, PCB_MAX_POINTS, &a->m))
                 return PCB_EXIT_USAGE;
             a->have_m = 1;
             break;
         case 's':
-            if (!pcb_opt_i64(cli_command, "--start", optarg, INT64_MIN, INT64_MAX, &a->start))
+            if (!pcb_opt_i64(cli_command, "--start", optarg, 0, PCB_MAX_POINTS - 1, &a->start))
                 return PCB_EXIT_USAGE;
             break;
         case 't':
@@ -87,8 +94,9 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             break;
         }
         case 'N': a->no_shift = 1; break;
-        case 'G': /* 0: the exact optimum; inf: any bijection */
-            if (!pcb_opt_f64(cli_command, "--max-gap", optarg, 0, HUGE_VAL, &a->max_gap))
+        case 'G': /* 0: the exact optimum; check: inf, any bijection; emd: at most 1 */
+            if (!pcb_opt_f64(cli_command, "--max-gap", optarg, 0,
+                             strcmp(cli_command, "emd") == 0 ? 1 : HUGE_VAL, &a->max_gap))
                 return PCB_EXIT_USAGE;
             break;
         case 'h': fputs(help, stdout); return 0;
