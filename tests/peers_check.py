@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -102,6 +103,22 @@ def hang_on_2000(points, m, start):
     if len(points) == 2000:
         import time
         time.sleep(3600)
+    return sample(points, m, start)
+
+
+def unruly(points, m, start):
+    """Leaves a child behind that ignores SIGTERM, then sends SIGTERM to its
+    whole process group (the harness's too, were it shared)."""
+    import os, signal
+    pid = os.fork()
+    if pid == 0:
+        import time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(600)
+        os._exit(0)
+    with open(os.environ["PCB_UNRULY_PIDS"], "a") as f:
+        f.write("%d\\n" % pid)
+    os.killpg(0, signal.SIGTERM)
     return sample(points, m, start)
 
 
@@ -236,6 +253,31 @@ def user_peer(tool, tmp):
         os.environ["TMPDIR"] = saved_tmpdir
     tempfile.tempdir = None
     check(left == [], "crashed and stopped runs leave no temporary folders: %s" % left)
+    # A peer that signals its process group and forks: the harness goes on, and
+    # the child it left is gone once the peer's runs end.
+    pids = os.path.join(tmp, "unruly.pids")
+    os.environ["PCB_UNRULY_PIDS"] = pids
+    rc, got = both_configs(os.path.join(tmp, "r7"), [], "user_peer_example:unruly")
+    u1 = got.get("fps-uniform-b1-n2000-m100", {}).get("user_peer_example:unruly", {})
+    check(u1.get("status") == "crashed", "a peer that signals its group: its run crashed, the "
+          "harness went on: %s" % u1)
+    left = []
+    if os.path.exists(pids):
+        with open(pids, encoding="utf-8") as f:
+            left = [int(x) for x in f.read().split()]
+    for _ in range(50):
+        alive = []
+        for pid in left:
+            try:
+                os.kill(pid, 0)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            break
+        time.sleep(0.1)
+    check(left and not alive, "the children a peer forked are ended with it: %s of %s alive"
+          % (alive, left))
     try:
         peers.main(["--peer", "user_peer_example:sample", "--pcbench", tool])
         check(False, "a callable without --problem was accepted")

@@ -349,7 +349,9 @@ def run_isolated(name, peers, configs, inputs, meta, args):
         cmd += ["--after", after] if after else []
         # the worker finds what this process finds (a user's module on sys.path)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        proc, hung = subprocess.Popen(cmd, env=env), False
+        # a session of its own: a signal the peer sends its group (os.killpg(0, ...))
+        # cannot reach the harness, and what it forks is ended with it
+        proc, hung = subprocess.Popen(cmd, env=env, start_new_session=True), False
         while True:  # a run past --run-timeout is stopped (a peer that hangs the GPU, say)
             try:
                 rc = proc.wait(timeout=1)
@@ -363,6 +365,10 @@ def run_isolated(name, peers, configs, inputs, meta, args):
                     proc.kill()
                     rc = proc.wait()
                     break
+        try:  # children the peer left behind, in the worker's group
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         if not os.path.exists(running):  # finished, or failed outside a run
             if rc != 0:
                 print("peers: %s stopped with exit status %d outside a run" % (name, rc),
