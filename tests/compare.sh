@@ -48,6 +48,8 @@ says "truncated: named" "fps-uniform-b1-n2000-m100.json"
 # "0 of 0 ... no change": an unreadable baseline, an empty one, a link to
 # itself, a FIFO (which must not hang it), a link to /dev/zero, samples that
 # are not times, and samples too few for any change to be significant.
+: >"$tmp/a-file"
+expect "a file given as the baseline folder" 3 "is not a folder" -- "$tool" compare "$tmp/a-file" "$tmp/a" --suite quick
 mkdir -p "$tmp/empty/quick"
 expect "an empty baseline folder" 3 -- "$tool" compare "$tmp/empty" "$tmp/a" --suite quick
 says "nothing compared, said" "nothing compared"
