@@ -309,7 +309,7 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
 
 /* ---- the run ------------------------------------------------------------------------ */
 /* --write-inputs: the clouds of the selected configurations and a table of
- * them, for scripts/peers.py; no timing. */
+ * them, for scripts/peers/; no timing. */
 static int write_inputs(const bench_opts *o, const bench_suite *suite)
 {
     bench_env env;

@@ -57,7 +57,7 @@ int bench_data_make(const bench_config *c, bench_data *d);
 void bench_data_free(bench_data *d);
 /* The clouds of c as binary PLY files DIR/a-<i>.ply (and b-<i>.ply: NN
  * queries, EMD's second clouds), i over the batch, so other programs time
- * and answer the very inputs the harness uses (scripts/peers.py). */
+ * and answer the very inputs the harness uses (scripts/peers/). */
 int bench_data_write(const bench_config *c, const char *dir);
 
 /* ---- results -------------------------------------------------------------- */
