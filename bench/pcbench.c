@@ -17,8 +17,9 @@ static const char main_help[] =
     "  fps -i FILE -m M          farthest point sampling\n"
     "  nn -r REF -q QUERY        nearest neighbour of each query point\n"
     "  emd -a A -b B             earth mover's distance by assignment\n"
+    "  chamfer -a A -b B         chamfer distance (nearest points both ways)\n"
     "  verify [--problem P]      verify every implementation\n"
-    "  check fps|nn|emd ...      judge an answer file made anywhere (pass / FAIL)\n"
+    "  check PROBLEM ...         judge an answer made anywhere (pass / FAIL)\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
     "  count [--suite S]         instructions per compute of the CPU implementations\n"
     "  compare A B               stored timings of two runs, by a Mann-Whitney test\n"
@@ -47,8 +48,8 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"list", cli_list},   {"gen", cli_gen},     {"fps", cli_fps},
                 {"nn", cli_nn},       {"emd", cli_emd},     {"verify", cli_verify},
-                {"check", cli_check}, {"bench", cli_bench}, {"count", cli_count},
-                {"compare", cli_compare}};
+                {"chamfer", cli_chamfer}, {"check", cli_check}, {"bench", cli_bench},
+                {"count", cli_count}, {"compare", cli_compare}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

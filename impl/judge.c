@@ -32,6 +32,7 @@ static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p
     case PCB_FPS: return pcb_fps_validate(t, r, rep);
     case PCB_NN: return pcb_nn_validate(t, r, p->exact, rep);
     case PCB_EMD: return pcb_emd_validate(t, r, p->exact, p->max_gap, rep);
+    case PCB_CHAMFER: return pcb_chamfer_validate(t, r, rep);
     default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
     }
 }

@@ -51,12 +51,12 @@ const char *pcb_status_name(int code);
 /* Detailed message of the calling thread's last error ("" if none). */
 const char *pcb_errmsg(void);
 /* ---- problems ---------------------------------------------------------- */
-typedef enum { PCB_FPS = 0, PCB_NN = 1, PCB_EMD = 2, PCB_NPROBLEMS = 3 } pcb_problem;
+typedef enum { PCB_FPS = 0, PCB_NN = 1, PCB_EMD = 2, PCB_CHAMFER = 3, PCB_NPROBLEMS = 4 } pcb_problem;
 typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;
 /* Where a task's arrays live (pcb_task.memory). */
 typedef enum { PCB_MEM_HOST = 0, PCB_MEM_DEVICE = 1 } pcb_memory;
 
-const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd" */
+const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd", "chamfer" */
 int pcb_problem_parse(const char *s, pcb_problem *out);
 const char *pcb_device_name(pcb_device d);     /* "cpu", "cuda" */
 
@@ -110,6 +110,12 @@ typedef struct {
  *        matching's cost P and the dual bound D its prices prove, for
  *        implementations that certify (cuda_auction; may be NULL; left as
  *        it was by the others, which pcb_emd_bound serves).
+ *   CHAMFER (A: batch x n points, B: batch x nq): index[batch*(n+nq)] and
+ *        dist2 (required), first every point of A's nearest point of B (pair
+ *        by pair, as NN with B the reference), then every point of B's
+ *        nearest point of A; value[batch] (may be NULL) the chamfer distance
+ *        in the default convention: the mean over A of the squared distance
+ *        to B plus the same from B to A (pcb_chamfer_values gives the others).
  * Device runs only: finite, a device int32 the run sets to 0 when it read
  * a coordinate that is not finite (or beyond the implementation's range) as
  * 0, and leaves as it was otherwise (may be NULL): the caller can check it
@@ -221,6 +227,41 @@ int pcb_nn(const float *ref, const float *query, int64_t batch, int64_t n, int64
            int32_t *idx, float *dist2 /* may be NULL */);
 int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *match,
             double *value /* may be NULL */);
+/* Both directions' nearest points (idx and dist2: batch*(n+nq), laid out as
+ * pcb_result says) and the value a pair in the default convention. */
+int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,
+                int32_t *idx, float *dist2, double *value /* may be NULL */);
+
+/* The gradient of each pair's default-convention value, for a loss: t a
+ * device-resident chamfer task, index its answer's (device); grad[batch]
+ * the incoming gradient of each pair's value (device float32). Adds
+ * 2 g (x - y) / count to grad_a at every point x and subtracts it at its
+ * nearest y (grad_b likewise; count n for A's points, nq for B's): the
+ * caller zeroes them. Queued on t->stream; PCB_EUNAVAIL without CUDA. */
+int pcb_chamfer_backward(const pcb_task *t, const int32_t *index, const float *grad,
+                         float *grad_a, float *grad_b);
+
+/* ---- chamfer conventions ----------------------------------------------
+ * Papers and libraries differ (impl/chamfer/README.md maps them): the
+ * distance squared or Euclidean, the points of a direction averaged or
+ * summed, the two directions summed, averaged, or A to B only. Named
+ * "DISTANCE-POINTS-DIRECTIONS": "squared-mean-sum" (the default, PyTorch3D's),
+ * "euclidean-mean-average" (PoinTr's L1), "squared-sum-forward" (chamferdist). */
+typedef enum { PCB_CD_SQUARED = 0, PCB_CD_EUCLIDEAN = 1 } pcb_chamfer_distance;
+typedef enum { PCB_CD_MEAN = 0, PCB_CD_SUM = 1 } pcb_chamfer_points;
+typedef enum { PCB_CD_BOTH = 0, PCB_CD_AVERAGE = 1, PCB_CD_FORWARD = 2 } pcb_chamfer_directions;
+typedef struct {
+    pcb_chamfer_distance distance;
+    pcb_chamfer_points points;
+    pcb_chamfer_directions directions;
+} pcb_chamfer_convention;
+int pcb_chamfer_convention_parse(const char *name, pcb_chamfer_convention *out);
+/* Its name, written into buf (at least 32 bytes). */
+const char *pcb_chamfer_convention_name(const pcb_chamfer_convention *c, char *buf, size_t size);
+/* value[b] of each pair in convention c from a chamfer answer's dist2
+ * (host arrays; sums in double, in index order). */
+int pcb_chamfer_values(const pcb_task *t, const float *dist2, const pcb_chamfer_convention *c,
+                       double *value);
 
 #ifdef __cplusplus
 }

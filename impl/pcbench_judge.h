@@ -40,6 +40,12 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
  * when both are 0, HUGE_VAL when D is 0 alone; NAN for a pair that is not a
  * bijection. O(n^2) a pair. */
 int pcb_emd_bound(const pcb_task *t, const pcb_result *r, double *bound);
+/* Both directions as NN answers (exact), then every pair's value when given. */
+int pcb_chamfer_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+/* One pair (batch 1): *ok when value is the chamfer distance in convention
+ * c within PCB_CHAMFER_REL_TOL; *want the true value. */
+int pcb_chamfer_check_value(const pcb_task *t, double value, const pcb_chamfer_convention *c,
+                            double *want, int *ok);
 
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* The promise impl's answer to t is held to: its declared promise, with a

@@ -13,6 +13,7 @@ IMPL(fps, dp)
 IMPL(fps, naive)
 
 /* NN */
+CUDA_IMPL(nn, cuda_tiles)
 CUDA_IMPL(nn, cuda_bvh)
 IMPL(nn, kdtree)
 NANOFLANN_IMPL(nn, nanoflann)
@@ -30,3 +31,10 @@ CUDA_IMPL(emd, cuda_auction_match)
 IMPL(emd, auction_omp)
 IMPL(emd, auction)
 IMPL(emd, exact)
+
+/* CHAMFER */
+CUDA_IMPL(chamfer, cuda_tiles)
+CUDA_IMPL(chamfer, cuda_bvh)
+IMPL(chamfer, kdtree)
+IMPL(chamfer, omp)
+IMPL(chamfer, naive)

@@ -182,3 +182,13 @@ int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *m
     pcb_result r = {.index = match, .value = value};
     return run_best(&t, &r);
 }
+
+int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,
+                int32_t *idx, float *dist2, double *value)
+{
+    pcb_task t = {.problem = PCB_CHAMFER, .batch = batch, .n = n, .nq = nq, .a = a, .b = b};
+    pcb_result r = {.index = idx, .dist2 = dist2, .value = value};
+    if (!dist2)
+        return pcb_fail(PCB_EINVAL, "pcb_chamfer: the answer needs its dist2 array");
+    return run_best(&t, &r);
+}

@@ -11,7 +11,12 @@ int64_t pcb_answer_count(const pcb_task *t)
 {
     if (!t || (unsigned)t->problem >= PCB_NPROBLEMS)
         return 0;
-    return t->batch * (t->problem == PCB_FPS ? t->m : t->problem == PCB_NN ? t->nq : t->n);
+    switch (t->problem) {
+    case PCB_FPS: return t->batch * t->m;
+    case PCB_NN: return t->batch * t->nq;
+    case PCB_CHAMFER: return t->batch * (t->n + t->nq);
+    default: return t->batch * t->n;
+    }
 }
 
 void pcb_result_poison(const pcb_task *t, pcb_result *r)
@@ -156,6 +161,14 @@ int pcb_task_check(const pcb_task *t)
         if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem)) != PCB_OK)
             return rc;
         return check_cloud("cloud B", t->b, t->batch, t->n, mem);
+    case PCB_CHAMFER:
+        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem)) != PCB_OK ||
+            (rc = check_cloud("cloud B", t->b, t->batch, t->nq, mem)) != PCB_OK)
+            return rc;
+        if (t->n + t->nq > PCB_MAX_POINTS)
+            return pcb_fail(PCB_EINVAL, "chamfer: %lld + %lld points exceed %d a pair",
+                            (long long)t->n, (long long)t->nq, PCB_MAX_POINTS);
+        return PCB_OK;
     default:
         return pcb_fail(PCB_EINVAL, "unknown problem");
     }

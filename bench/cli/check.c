@@ -6,15 +6,19 @@
 
 #include "cli.h"
 #include "../../impl/emd/emd.h"
+#include "../../impl/nn/nn.h"
 
 static const char check_help[] =
     "usage: pcbench check fps -i CLOUD -m M [--start S] --answer FILE\n"
     "       pcbench check nn -r REF -q QUERY --answer FILE\n"
     "       pcbench check emd -a A -b B --answer FILE [--max-gap G]\n"
+    "       pcbench check chamfer -a A -b B [--answer FILE] [--value V [--convention C]]\n"
     "Judge an answer made anywhere (another library, your own kernel) with the\n"
     "double-precision validators. FILE ('-': stdin) holds one answer a line: FPS the\n"
     "M sample indices in order; NN 'index [squared distance]' for every query point;\n"
-    "EMD the index of B matched to each point of A. Header lines, '#' comments and CSV\n"
+    "EMD the index of B matched to each point of A; chamfer 'index [squared distance]'\n"
+    "for every point of A (its nearest in B), then of B. --value V judges a chamfer\n"
+    "value (convention as in pcbench chamfer --help). Header lines, '#' comments and CSV\n"
     "(numpy, pandas) are read. Prints 'pass' or 'FAIL: <the first thing wrong>', then\n"
     "a summary. An EMD matching must be a bijection within 1e-6 (relative) of the\n"
     "optimum of the exact solver, or within G with --max-gap G. --shift X,Y,Z and\n"
@@ -26,8 +30,26 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
 {
     /* an answer of unknown origin: exact, or (EMD) within the gap allowed */
     const pcb_promise promise = {.exact = t->problem != PCB_EMD, .max_gap = max_gap};
+    float *own = NULL; /* a chamfer answer without distances: its indices' */
+    pcb_result with = *r;
+    if (t->problem == PCB_CHAMFER && !r->dist2) {
+        const int64_t count = pcb_answer_count(t), first = t->batch * t->n;
+        if (!(own = malloc((size_t)count * sizeof *own)))
+            return cli_report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count),
+                              "check");
+        for (int64_t i = 0; i < count; i++) {
+            const int32_t j = r->index[i];
+            const int64_t other = i < first ? t->nq : t->n;
+            const float *x = i < first ? t->a + 3 * i : t->b + 3 * (i - first);
+            const float *y = (i < first ? t->b : t->a) + 3 * (j >= 0 && j < other ? j : 0);
+            own[i] = pcb_nn_d2(x, y); /* an index out of range is still caught below */
+        }
+        with.dist2 = own;
+    }
+    r = &with;
     pcb_judgement j;
     int rc = pcb_judge(t, r, &promise, NULL, &j);
+    free(own);
     if (rc != PCB_OK)
         return cli_report(rc, "check");
     const pcb_report rep = j.rep;
@@ -36,6 +58,9 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
         printf("fps: %lld samples of %lld points from %lld%s%s\n", (long long)t->m,
                (long long)t->n, (long long)t->start, rep.ok ? ": " : "",
                rep.ok ? rep.detail : "");
+    } else if (t->problem == PCB_CHAMFER) {
+        printf("chamfer: %lld + %lld points%s\n", (long long)t->n, (long long)t->nq,
+               has_dist ? ", squared distances checked" : "");
     } else if (t->problem == PCB_NN) {
         printf("nn: %lld queries", (long long)t->nq);
         if (rep.recall >= 0)
@@ -63,29 +88,52 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
     return j.verdict == PCB_VERDICT_PASS ? 0 : PCB_EXIT_VERIFY;
 }
 
+/* A chamfer value judged against the true one in the convention asked. */
+static int check_value(const pcb_task *t, const run_args *a)
+{
+    double want = 0;
+    int ok = 0, rc = pcb_chamfer_check_value(t, a->value, &a->convention, &want, &ok);
+    if (rc != PCB_OK)
+        return cli_report(rc, "check");
+    char name[32];
+    pcb_chamfer_convention_name(&a->convention, name, sizeof name);
+    if (ok)
+        printf("pass\n");
+    else
+        printf("FAIL: value %.9g, the nearest distances give %.9g\n", a->value, want);
+    printf("chamfer: %s value %.9g, true %.9g\n", name, a->value, want);
+    return ok ? 0 : PCB_EXIT_VERIFY;
+}
+
 int cli_check(int argc, char **argv)
 {
     pcb_problem p;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         if (argc < 2)
-            return usage_error("check needs a problem: fps, nn or emd");
+            return usage_error("check needs a problem: fps, nn, emd or chamfer");
         fputs(check_help, stdout);
         return 0;
     }
     if (pcb_problem_parse(argv[1], &p) != PCB_OK)
-        return usage_error("unknown problem '%s' (fps, nn, emd)", argv[1]);
+        return usage_error("unknown problem '%s' (fps, nn, emd, chamfer)", argv[1]);
     run_args a = {.max_gap = 1e-6};
-    const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh" : p == PCB_NN ? "r:q:A:S:Nh" : "a:b:A:G:S:Nh";
-    const char *letters = p == PCB_FPS ? "imsASNh" : p == PCB_NN ? "rqASNh" : "abAGSNh";
+    const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh"
+                       : p == PCB_NN ? "r:q:A:S:Nh"
+                       : p == PCB_CHAMFER ? "a:b:A:S:Nh" : "a:b:A:G:S:Nh";
+    const char *letters = p == PCB_FPS ? "imsASNh"
+                          : p == PCB_NN ? "rqASNh"
+                          : p == PCB_CHAMFER ? "abAVCSNh" : "abAGSNh";
     int rc = cli_parse_run_args(argc - 1, argv + 1, opts, letters, check_help, &a);
     if (rc >= 0)
         return rc;
-    if (!a.answer)
-        return usage_error("check needs --answer FILE");
+    if (!a.answer && !(p == PCB_CHAMFER && a.have_value))
+        return usage_error(p == PCB_CHAMFER ? "check chamfer needs --answer FILE or --value V"
+                                            : "check needs --answer FILE");
     if (p == PCB_FPS ? !a.in_a || !a.have_m : !a.in_a || !a.in_b)
         return usage_error(p == PCB_FPS  ? "check fps needs -i CLOUD and -m M"
                            : p == PCB_NN ? "check nn needs -r REF and -q QUERY"
-                                         : "check emd needs -a A and -b B");
+                           : p == PCB_CHAMFER ? "check chamfer needs -a A and -b B"
+                                              : "check emd needs -a A and -b B");
     pcb_cloud ca = {0}, cb = {0};
     if ((rc = cli_load(a.in_a, &ca)) || (p != PCB_FPS && (rc = cli_load(a.in_b, &cb))) ||
         (rc = cli_apply_shift(&a, &ca, p == PCB_FPS ? NULL : &cb))) {
@@ -102,13 +150,15 @@ int cli_check(int argc, char **argv)
     int has = 0;
     if ((rc = pcb_task_check(&t)) != PCB_OK)
         rc = cli_report(rc, "check");
+    else if (p == PCB_CHAMFER && !a.answer)
+        rc = check_value(&t, &a);
     else if (!(idx = malloc((size_t)count * sizeof *idx)) ||
              !(val = malloc((size_t)count * sizeof *val)) ||
              !(d2 = malloc((size_t)count * sizeof *d2)))
         rc = cli_report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count), "check");
     else if ((rc = pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
         rc = cli_report(rc, NULL);
-    else if (has && p != PCB_NN)
+    else if (has && p != PCB_NN && p != PCB_CHAMFER)
         rc = cli_report(pcb_fail(PCB_EBADFILE, "%s: %s answers are one index a line, these have two "
                                            "fields", a.answer, pcb_problem_name(p)), NULL);
     else {
@@ -121,6 +171,10 @@ int cli_check(int argc, char **argv)
             setenv("PCB_EMD_GAP_MAX_N", n, 1);
         }
         rc = judge(&t, &r, a.max_gap, has);
+        if (p == PCB_CHAMFER && a.have_value) {
+            const int value_rc = check_value(&t, &a);
+            rc = rc ? rc : value_rc;
+        }
     }
     free(idx), free(val), free(d2);
     pcb_cloud_free(&ca);

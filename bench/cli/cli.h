@@ -18,6 +18,7 @@ int cli_gen(int argc, char **argv);
 int cli_fps(int argc, char **argv);
 int cli_nn(int argc, char **argv);
 int cli_emd(int argc, char **argv);
+int cli_chamfer(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_bench(int argc, char **argv);
@@ -31,12 +32,15 @@ extern const char *cli_command;
 /* Print "pcbench: <what>: <message>" and return the exit status for rc. */
 int cli_report(int rc, const char *what);
 
-/* ---- the running commands: fps, nn, emd, check ---------------------------- */
+/* ---- the running commands: fps, nn, emd, chamfer, check ---------------------------- */
 typedef struct {
     const char *impl, *out, *in_a, *in_b, *answer;
     int64_t m, start;
     int have_m;
     double max_gap; /* check emd */
+    pcb_chamfer_convention convention; /* chamfer, check chamfer: the default is zeros */
+    double value; /* check chamfer --value */
+    int have_value;
     double shift[3];
     int have_shift, no_shift;
     pcb_options opt;

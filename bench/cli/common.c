@@ -31,7 +31,9 @@ static const struct option run_opts[] = {
     {"partitions", required_argument, 0, 'P'}, {"eps", required_argument, 0, 'e'},
     {"answer", required_argument, 0, 'A'},   {"max-gap", required_argument, 0, 'G'},
     {"shift", required_argument, 0, 'S'},    {"no-shift", no_argument, 0, 'N'},
-    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    {"convention", required_argument, 0, 'C'}, {"value", required_argument, 0, 'V'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
 
 /* Parse a running command's options: shortopts as getopt's, letters the
  * options (short or long) it takes. Returns -1 to go on, else an exit
@@ -94,6 +96,15 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             break;
         }
         case 'N': a->no_shift = 1; break;
+        case 'V':
+            if (!pcb_opt_f64(cli_command, "--value", optarg, -HUGE_VAL, HUGE_VAL, &a->value))
+                return PCB_EXIT_USAGE;
+            a->have_value = 1;
+            break;
+        case 'C':
+            if (pcb_chamfer_convention_parse(optarg, &a->convention) != PCB_OK)
+                return usage_error("%s", pcb_errmsg());
+            break;
         case 'G': /* 0: the exact optimum; check: inf, any bijection; emd: at most 1 */
             if (!pcb_opt_f64(cli_command, "--max-gap", optarg, 0,
                              strcmp(cli_command, "emd") == 0 ? 1 : HUGE_VAL, &a->max_gap))

@@ -1,0 +1,153 @@
+/* nn_cuda_tiles.cu - exact nearest neighbour for batches of small clouds:
+ * nn_tiles.cuh's brute force, every pair of the batch in one launch.
+ *
+ * Where point networks call NN (batches of 8-64 clouds of 1k-16k points) a
+ * tree's build is a dozen launches a cloud, while the whole batch's pairs
+ * are tens of microseconds of arithmetic. A device run is that one launch
+ * on the caller's arrays: no copy, no scratch memory, no state to cache.
+ * Host runs upload both clouds in prepare, like the other CUDA attempts. */
+#include "nn_cuda.cuh"
+#include "nn_tiles.cuh"
+
+extern "C" const pcb_impl pcb_nn_cuda_tiles;
+
+typedef struct {
+    nn_cuda_base base;
+} tiles_state;
+
+static tiles_dirs one_dir(const float *ref, const float *qry, int64_t n, int64_t nq, int32_t *idx,
+                          float *dist2)
+{
+    tiles_dirs d = {};
+    d.dir[0] = {ref, qry, (int32_t)n, (int32_t)nq, idx, dist2};
+    return d;
+}
+
+static void tiles_release(void *state)
+{
+    tiles_state *s = (tiles_state *)state;
+    if (!s)
+        return;
+    nn_cuda_base_free(&s->base);
+    free(s);
+}
+
+static int tiles_prepare(const pcb_task *t, void **state)
+{
+    tiles_state *s = (tiles_state *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "nn cuda_tiles: out of memory");
+    int rc = nn_cuda_base_init(&s->base, t, "cuda_tiles", 1);
+    if (rc != PCB_OK) {
+        tiles_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int tiles_compute(void *state)
+{
+    tiles_state *s = (tiles_state *)state;
+    const pcb_task *t = &s->base.task;
+    int rc = pcb_cuda_begin(&s->base.ctx);
+    if (rc != PCB_OK)
+        return rc;
+    tiles_dirs d = one_dir(s->base.ref, s->base.qry, t->n, t->nq, s->base.idx, s->base.dist2);
+    if ((rc = tiles_launch(&d, 1, t->batch, (float)PCB_NN_MAX_COORD, NULL, s->base.ctx.stream)) !=
+        PCB_OK)
+        return rc;
+    return pcb_cuda_end(&s->base.ctx);
+}
+
+/* A device-resident run: one launch on the caller's arrays and stream. */
+static int tiles_run_device(const pcb_task *t, pcb_result *out)
+{
+    tiles_dirs d = one_dir(t->a, t->b, t->n, t->nq, out->index, out->dist2);
+    return tiles_launch(&d, 1, t->batch, (float)PCB_NN_MAX_COORD, out->finite,
+                        (cudaStream_t)t->stream);
+}
+
+/* ---- an index kept on the device: the reference's copy ---------------------- */
+typedef struct {
+    float *ref;
+    int64_t batch, n, capacity;
+    cudaEvent_t copied; /* after the reference's copy, on the build's stream */
+} tiles_index;
+
+static void tiles_index_release(void *state)
+{
+    tiles_index *x = (tiles_index *)state;
+    if (!x)
+        return;
+    cudaDeviceSynchronize(); /* searches queued on any stream may read the copy */
+    if (x->copied)
+        cudaEventDestroy(x->copied);
+    cudaFree(x->ref);
+    free(x);
+}
+
+static int tiles_index_build(const pcb_task *t, int32_t *finite, void **state)
+{
+    tiles_index *x = (tiles_index *)calloc(1, sizeof *x);
+    if (!x)
+        return pcb_fail(PCB_ENOMEM, "nn cuda_tiles: out of memory");
+    const int64_t count = t->batch * t->n * 3;
+    cudaError_t e = cudaMalloc((void **)&x->ref, (size_t)count * sizeof(float));
+    int rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
+    if (rc == PCB_OK)
+        rc = pcb_cuda_finite_copy(x->ref, t->a, count, (float)PCB_NN_MAX_COORD, finite,
+                                  (cudaStream_t)t->stream);
+    if (rc == PCB_OK && (e = cudaEventCreateWithFlags(&x->copied, cudaEventDisableTiming)) == cudaSuccess)
+        e = cudaEventRecord(x->copied, (cudaStream_t)t->stream);
+    if (rc == PCB_OK && e != cudaSuccess)
+        rc = pcb_cuda_fail(e, "nn cuda_tiles: index event", __FILE__, __LINE__);
+    if (rc != PCB_OK) {
+        tiles_index_release(x);
+        return rc;
+    }
+    x->batch = t->batch, x->n = t->n, x->capacity = t->nq;
+    *state = x;
+    return PCB_OK;
+}
+
+/* A search: the one launch on stream, after the reference's copy. */
+static int tiles_index_query(void *state, const float *query, int64_t nq, pcb_result *out,
+                             void *stream)
+{
+    tiles_index *x = (tiles_index *)state;
+    if (nq > x->capacity)
+        return pcb_fail(PCB_EINVAL, "nn cuda_tiles index: %lld queries a cloud, built for at "
+                        "most %lld", (long long)nq, (long long)x->capacity);
+    PCB_CUDA_TRY(cudaStreamWaitEvent((cudaStream_t)stream, x->copied, 0));
+    tiles_dirs d = one_dir(x->ref, query, x->n, nq, out->index, out->dist2);
+    return tiles_launch(&d, 1, x->batch, (float)PCB_NN_MAX_COORD, out->finite,
+                        (cudaStream_t)stream);
+}
+
+static const pcb_index_ops tiles_index_ops = {tiles_index_build, tiles_index_query,
+                                              tiles_index_release};
+
+extern "C" const pcb_impl pcb_nn_cuda_tiles = {
+    .name = "cuda_tiles",
+    .problem = PCB_NN,
+    .device = PCB_CUDA,
+    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
+    /* above 16,384 points a cloud cuda_bvh's index wins whatever the batch */
+    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535},
+    .cost = PCB_COST_ALL_PAIRS,
+    .reference = 0,
+    .gap_option = 0,
+    .summary = "GPU brute force for batches of small clouds: every pair in one launch, queries "
+               "in registers, reference tiles in shared memory, ties to the lowest index",
+    .available = pcb_cuda_available,
+    .prepare = tiles_prepare,
+    .compute = tiles_compute,
+    .sync = nn_cuda_sync,
+    .fetch = nn_cuda_fetch,
+    .release = tiles_release,
+    .counters = nn_cuda_brute_counters,
+    .device_ms = nn_cuda_device_ms,
+    .run_device = tiles_run_device,
+    .device_index = &tiles_index_ops,
+};
