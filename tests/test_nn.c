@@ -495,6 +495,35 @@ static void test_spatial_indexes_match_naive(void)
         free_pair(&sets2[s]);
 }
 
+/* cuda_tiles visits points in index order and keeps the first strictly
+ * nearer one, with naive's rounding: naive's answer bit for bit, indices
+ * too, on batches, partial tiles, ties, duplicates and offsets. */
+static void test_cuda_tiles_equals_naive(void)
+{
+    const pcb_impl *impl = pcb_find(PCB_NN, "cuda_tiles");
+    if (!impl || !available(impl))
+        SKIP_NOT_BUILT("nn cuda_tiles: not built or no CUDA device here");
+    pair sets[] = {make_pair("sphere", "sphere", 1024, 1024, 32, 0),
+                   make_pair("uniform", "clusters", 1500, 700, 3, 0),
+                   make_pair("duplicates", "duplicates", 2000, 2000, 1, 1),
+                   make_pair("equal", "uniform", 600, 900, 2, 0),
+                   make_pair("offset", "offset", 513, 129, 5, 0),
+                   make_pair("uniform", "uniform", 1, 3, 7, 0)};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        const pcb_task *t = &sets[s].task;
+        const size_t total = (size_t)(t->batch * t->nq);
+        int32_t *i0 = malloc(total * sizeof *i0), *i1 = malloc(total * sizeof *i1);
+        float *d0 = malloc(total * sizeof *d0), *d1 = malloc(total * sizeof *d1);
+        run_ok("naive", t, i0, d0);
+        pcb_result r = {.index = i1, .dist2 = d1};
+        CHECK_RC(pcb_run(impl, t, &r, NULL), PCB_OK);
+        CHECK(memcmp(i0, i1, total * sizeof *i0) == 0);
+        CHECK(memcmp(d0, d1, total * sizeof *d0) == 0);
+        free(i0), free(i1), free(d0), free(d1);
+        free_pair(&sets[s]);
+    }
+}
+
 /* cuda_bvh's host runs keep their device state between runs of the same
  * sizes: a run on new clouds of those sizes must answer for them (not for
  * the clouds the state last held), and two runs prepared at once must get
@@ -542,6 +571,7 @@ static void test_bvh_state_kept_between_runs(void)
 
 TEST_MAIN(T(test_oracle_matches_brute_force), T(test_bvh_state_kept_between_runs), T(test_every_impl_validates),
           T(test_omp_matches_naive_and_threads), T(test_spatial_indexes_match_naive),
+          T(test_cuda_tiles_equals_naive),
           T(test_ties_accepted),
           T(test_validator_rejects_wrong_answers), T(test_validator_tolerance),
           T(test_approximate_report),

@@ -194,6 +194,49 @@ def test_losses_values():
         pcbench.chamfer(a.half(), b.half())
 
 
+def test_chamfer_nearest_matches_brute_force():
+    a, b = cloud(14, 2, 300), cloud(15, 2, 200)
+    ia, da, ib, db = pcbench.chamfer_nearest(a, b)
+    d = ((a[:, :, None, :].astype("f8") - b[:, None, :, :]) ** 2).sum(-1)
+    assert ia.shape == (2, 300) and ib.shape == (2, 200) and ia.dtype == np.int64
+    assert (ia == d.argmin(2)).all() and (ib == d.argmin(1)).all()
+    assert np.allclose(da, d.min(2), rtol=1e-5) and np.allclose(db, d.min(1), rtol=1e-5)
+    one = pcbench.chamfer_nearest(a[0], b[0])
+    assert one[0].shape == (300,) and (one[0] == ia[0]).all() and (one[2] == ib[0]).all()
+
+
+@needs_torch
+@pytest.mark.parametrize("convention", ["squared-mean-sum", "squared-sum-forward",
+                                        "euclidean-mean-average", "euclidean-sum-sum"])
+def test_chamfer_conventions(convention):
+    a, b = torch.from_numpy(cloud(16, 2, 80)).double(), torch.from_numpy(cloud(17, 2, 50)).double()
+    d = torch.cdist(a, b)
+    distance, points, directions = convention.split("-")
+    f = (lambda x: x ** 2) if distance == "squared" else (lambda x: x)
+    red = (lambda x: x.mean(-1)) if points == "mean" else (lambda x: x.sum(-1))
+    ab, ba = red(f(d.min(2).values)), red(f(d.min(1).values))
+    want = ab if directions == "forward" else ab + ba if directions == "sum" else (ab + ba) / 2
+    got = pcbench.chamfer(a, b, reduction="none", convention=convention)
+    assert torch.allclose(got, want, rtol=1e-9)
+    with pytest.raises(ValueError, match="DISTANCE-POINTS-DIRECTIONS"):
+        pcbench.chamfer(a, b, convention="l2")
+
+
+@needs_torch
+def test_chamfer_gradient_finite_at_zero_distance():
+    g = torch.Generator().manual_seed(4)
+    a = torch.rand(1, 10, 3, generator=g, dtype=torch.float64)
+    b = a.clone()  # every nearest distance 0
+    for convention in ("squared-mean-sum", "euclidean-mean-average"):
+        x, y = a.clone().requires_grad_(), b.clone().requires_grad_()
+        pcbench.chamfer(x, y, convention=convention).backward()
+        assert torch.isfinite(x.grad).all() and torch.isfinite(y.grad).all()
+    x = torch.rand(2, 9, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    y = torch.rand(2, 7, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda x, y: pcbench.chamfer(x, y, convention="euclidean-mean-average"), (x, y))
+
+
 # ---- CUDA: device-resident runs, bit for bit the host path ------------------------
 def on_gpu(x):
     return torch.from_numpy(x).cuda()
@@ -218,6 +261,42 @@ def test_cuda_nn_equals_host_path(b, n, nq):
     di, dd = pcbench.nn(on_gpu(ref), on_gpu(q))
     assert (di.cpu().numpy() == hi).all() and (dd.cpu().numpy() == hd).all()
     assert pcbench.check_nn(ref, q, di, dd)
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, nq", [(32, 1024, 1024), (8, 2048, 1500), (3, 513, 7)])
+def test_cuda_tiles_batches_equal_host_path(b, n, nq):
+    ref, q = cloud(50 + n, b, n), cloud(51 + nq, b, nq)
+    hi, hd = pcbench.nn(ref, q, impl="naive")  # ties to the lowest index, as cuda_tiles
+    di, dd = pcbench.nn(on_gpu(ref), on_gpu(q))
+    assert (di.cpu().numpy() == hi).all() and (dd.cpu().numpy() == hd).all()
+    index = pcbench.NNIndex(on_gpu(ref))  # cuda_tiles keeps a copy of ref
+    ki, kd = index.query(on_gpu(q))
+    assert (ki.cpu().numpy() == hi).all() and (kd.cpu().numpy() == hd).all()
+    ia, da, ib, db = pcbench.chamfer_nearest(on_gpu(ref), on_gpu(q))
+    wa, wda, wb, wdb = pcbench.chamfer_nearest(ref, q, impl="naive")
+    assert (ia.cpu().numpy() == wa).all() and (ib.cpu().numpy() == wb).all()
+    assert (da.cpu().numpy() == wda).all() and (db.cpu().numpy() == wdb).all()
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, nq", [(32, 2048, 2048), (4, 3000, 1000), (2, 20000, 18000)])
+def test_cuda_chamfer_loss_and_gradient(b, n, nq):
+    """The fused CUDA chamfer (forward one call, backward one) against the
+    same loss in float64 on the CPU, the nearest points the same."""
+    a, c = cloud(60 + n, b, n), cloud(61 + nq, b, nq)
+    x, y = on_gpu(a).requires_grad_(), on_gpu(c).requires_grad_()
+    loss = pcbench.chamfer(x, y)
+    loss.backward()
+    xd = torch.from_numpy(a).double().requires_grad_()
+    yd = torch.from_numpy(c).double().requires_grad_()
+    want = pcbench.chamfer(xd, yd)
+    want.backward()
+    assert abs(loss.item() - want.item()) <= 1e-5 * want.item()
+    assert torch.allclose(x.grad.cpu().double(), xd.grad, rtol=1e-4, atol=1e-9)
+    assert torch.allclose(y.grad.cpu().double(), yd.grad, rtol=1e-4, atol=1e-9)
+    per = pcbench.chamfer(x.detach(), y.detach(), reduction="none")
+    assert per.shape == (b,) and per.dtype == torch.float32
 
 
 @needs_cuda

@@ -100,17 +100,19 @@ static void calibrate(bench_ctx *ctx, const pcb_impl *im)
         cfg.n = 2000, cfg.m = 200;
     else if (im->problem == PCB_NN)
         cfg.n = cfg.nq = 4000;
+    else if (im->problem == PCB_CHAMFER)
+        cfg.n = cfg.nq = 2000;
     else
         cfg.n = cfg.nq = 256;
     bench_data d;
     if (bench_data_make(&cfg, &d) != PCB_OK)
         return;
-    size_t count = (size_t)(im->problem == PCB_FPS ? cfg.m : cfg.n);
+    pcb_task t = {.problem = im->problem, .batch = 1, .n = cfg.n, .nq = cfg.nq, .m = cfg.m,
+                  .a = d.a, .b = d.b};
+    size_t count = (size_t)pcb_answer_count(&t);
     int32_t *index = malloc(count * sizeof *index);
     float *dist2 = malloc(count * sizeof *dist2);
     double value, best = INFINITY;
-    pcb_task t = {.problem = im->problem, .batch = 1, .n = cfg.n, .nq = cfg.nq, .m = cfg.m,
-                  .a = d.a, .b = d.b};
     pcb_result r = {.index = index, .dist2 = dist2, .value = &value};
     for (int i = 0; i < 2 && index && dist2; i++) {
         double t0 = bench_now();

@@ -74,7 +74,9 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
 
 static double work_points(const bench_config *c)
 {
-    return (double)c->batch * (double)(c->problem == PCB_NN ? c->nq : c->n);
+    return (double)c->batch * (double)(c->problem == PCB_NN        ? c->nq
+                                       : c->problem == PCB_CHAMFER ? c->n + c->nq
+                                                                   : c->n);
 }
 
 /* The reference's answer for the canonical rule (FPS: dp's sequence), once
@@ -190,7 +192,9 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
      * load modules and clocks ramp up; short CPU runs want warm caches. */
     t->warmup = e->compute_s <= (im->device == PCB_CUDA ? 1.0 : 0.05);
     t->points = work_points(cfg);
-    t->pairs = cfg->problem == PCB_NN ? (double)cfg->batch * (double)cfg->n * (double)cfg->nq : 0;
+    t->pairs = cfg->problem == PCB_NN        ? (double)cfg->batch * (double)cfg->n * (double)cfg->nq
+               : cfg->problem == PCB_CHAMFER ? 2.0 * (double)cfg->batch * (double)cfg->n * (double)cfg->nq
+                                             : 0;
     return 1;
 }
 

@@ -45,9 +45,9 @@ static int add(list *l, pcb_problem p, const char *dataset, int64_t batch, int64
     if (p == PCB_FPS)
         snprintf(c->id, sizeof c->id, "fps/%s/b%lld/n%lld/m%lld", dataset, (long long)batch,
                  (long long)n, (long long)m);
-    else if (p == PCB_NN)
-        snprintf(c->id, sizeof c->id, "nn/%s/b%lld/n%lld/q%lld", dataset, (long long)batch,
-                 (long long)n, (long long)nq);
+    else if (p == PCB_NN || p == PCB_CHAMFER)
+        snprintf(c->id, sizeof c->id, "%s/%s/b%lld/n%lld/q%lld", pcb_problem_name(p), dataset,
+                 (long long)batch, (long long)n, (long long)nq);
     else
         snprintf(c->id, sizeof c->id, "emd/%s/b%lld/n%lld", dataset, (long long)batch,
                  (long long)n);
@@ -74,6 +74,7 @@ static double size_key(const bench_config *c)
     switch (c->problem) {
     case PCB_FPS: return b * n * (double)c->m;
     case PCB_NN: return b * n * (double)c->nq;
+    case PCB_CHAMFER: return 2 * b * n * (double)c->nq;
     default: return b * n * n * n;
     }
 }
@@ -93,6 +94,35 @@ static int fps_beyond(list *l)
 {
     int rc = add(l, PCB_FPS, "lidar", 1, 120000, 0, 4096);
     return rc == PCB_OK ? add(l, PCB_FPS, "uniform", 1, 50000, 0, 4096) : rc;
+}
+
+/* Where training loops call NN and chamfer: batches of 8-32 clouds of 1k-16k
+ * points, uniform and object-like (sphere surfaces); one cloud for
+ * comparison, and chamfer between a prediction and a target of other sizes. */
+static int train_configs(list *l)
+{
+    static const int64_t tb[] = {8, 16, 32}, tn[] = {1024, 2048, 4096, 8192, 16384};
+    static const char *const kinds[] = {"uniform", "sphere"};
+    int rc = PCB_OK;
+    for (int p = 0; p < 2; p++)
+        for (int k = 0; k < 2; k++) {
+            const pcb_problem pr = p ? PCB_CHAMFER : PCB_NN;
+            for (int i = 0; i < 5; i++)
+                for (int j = 0; j < 3 && rc == PCB_OK; j++)
+                    rc = add(l, pr, kinds[k], tb[j], tn[i], tn[i], 0);
+            for (int i = 0; i < 5 && rc == PCB_OK; i += 4)
+                rc = add(l, pr, kinds[k], 1, tn[i], tn[i], 0);
+        }
+    if (rc == PCB_OK)
+        rc = add(l, PCB_CHAMFER, "sphere", 32, 2048, 1024, 0);
+    if (rc == PCB_OK)
+        rc = add(l, PCB_CHAMFER, "sphere", 16, 16384, 4096, 0);
+    return rc;
+}
+
+static int train_suite(list *l)
+{
+    return train_configs(l);
 }
 
 static int seed_suite(list *l)
@@ -150,6 +180,8 @@ static int full_suite(list *l)
         rc = add(l, PCB_FPS, "uniform", 1, 1000000, 0, 16384);
     if (rc == PCB_OK)
         rc = fps_beyond(l);
+    if (rc == PCB_OK)
+        rc = train_configs(l);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
         rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
@@ -182,6 +214,7 @@ static int quick_suite(list *l)
     if (rc == PCB_OK) rc = add(l, PCB_NN, "uniform", 2, 2000, 3000, 0);
     if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 1, 128, 128, 0);
     if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 2, 256, 256, 0);
+    if (rc == PCB_OK) rc = add(l, PCB_CHAMFER, "uniform", 2, 2000, 1500, 0);
     return rc;
 }
 
@@ -199,13 +232,15 @@ static const struct {
     {"seed", "the configurations the source documents report", seed_suite, 5, 0.1, 3, 30, 0},
     {"full", "sweeps over batch, points and samples for the plots", full_suite, 3, 0.1, 1.5, 20,
      0},
+    {"train", "NN and chamfer at training batches (B = 8-32, N = 1k-16k)", train_suite, 5, 0.1,
+     1.5, 20, 0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", quick_suite, 7,
      0.03, 0.25, 5, 1},
 };
 
 const char *bench_suite_names(void)
 {
-    return "seed, full, quick";
+    return "seed, full, train, quick";
 }
 
 int bench_suite_get(const char *name, bench_suite *out)
@@ -269,7 +304,7 @@ static int make_cloud(const bench_config *c, int side, int64_t i, int64_t n, flo
 /* Points in each cloud of the second side: NN queries, EMD's second clouds. */
 static int64_t second_side(const bench_config *c)
 {
-    return c->problem == PCB_FPS ? 0 : c->problem == PCB_NN ? c->nq : c->n;
+    return c->problem == PCB_FPS ? 0 : c->problem == PCB_EMD ? c->n : c->nq;
 }
 
 int bench_data_make(const bench_config *c, bench_data *d)

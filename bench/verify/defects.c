@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../impl/chamfer/chamfer.h"
 #include "../../impl/emd/emd.h"
 #include "../../impl/fps/fps.h"
 #include "../../impl/pcbench_judge.h"
@@ -56,9 +57,9 @@ static int v_fetch(void *state, pcb_result *out)
     variant *v = state;
     const size_t count = (size_t)pcb_answer_count(&v->task);
     memcpy(out->index, v->idx, count * sizeof *v->idx);
-    if (out->dist2 && v->task.problem == PCB_NN)
+    if (out->dist2 && (v->task.problem == PCB_NN || v->task.problem == PCB_CHAMFER))
         memcpy(out->dist2, v->dist2, count * sizeof *v->dist2);
-    if (out->value && v->task.problem == PCB_EMD)
+    if (out->value && (v->task.problem == PCB_EMD || v->task.problem == PCB_CHAMFER))
         memcpy(out->value, v->value, (size_t)v->task.batch * sizeof *v->value);
     return PCB_OK;
 }
@@ -103,11 +104,10 @@ static int capped_compute(void *s) { return fps_with(s, CAP_INIT); }
 static int repeat_compute(void *s) { return fps_with(s, REPEAT_WHEN_DONE); }
 
 /* ---- NN ------------------------------------------------------------------------ */
-/* |q|^2 + |p|^2 - 2 q.p in float32: cancels to noise far from the origin. */
-static int expanded_compute(void *state)
+/* |q|^2 + |p|^2 - 2 q.p in float32: cancels to noise far from the origin.
+ * t an NN task; answers into idx and dist2. */
+static void expanded_into(const pcb_task *t, int32_t *idx, float *dist2)
 {
-    variant *v = state;
-    const pcb_task *t = &v->task;
     for (int64_t b = 0; b < t->batch; b++)
         for (int64_t i = 0; i < t->nq; i++) {
             const float *q = t->b + (b * t->nq + i) * 3, *ref = t->a + b * t->n * 3;
@@ -121,9 +121,15 @@ static int expanded_compute(void *state)
                 if (d < best)
                     best = d, at = (int32_t)k;
             }
-            v->idx[b * t->nq + i] = at;
-            v->dist2[b * t->nq + i] = best < 0 ? 0 : best;
+            idx[b * t->nq + i] = at;
+            dist2[b * t->nq + i] = best < 0 ? 0 : best;
         }
+}
+
+static int expanded_compute(void *state)
+{
+    variant *v = state;
+    expanded_into(&v->task, v->idx, v->dist2);
     return PCB_OK;
 }
 
@@ -172,6 +178,31 @@ static int wedge_compute(void *state)
     free(wedge);
     return PCB_OK;
 }
+
+/* ---- chamfer ------------------------------------------------------------------- */
+/* Both directions in the expanded form (a chamfer loss written with cdist),
+ * or right (naive) but the value of A to B only (one direction taken for
+ * the symmetric distance); values from the distances found. */
+static int chamfer_with(variant *v, int one_way)
+{
+    const pcb_task *t = &v->task;
+    const int64_t first = t->batch * t->n;
+    int rc = PCB_OK;
+    for (int k = 0; k < 2 && !one_way; k++) {
+        const pcb_task dir = pcb_chamfer_direction(t, k);
+        expanded_into(&dir, v->idx + (k ? first : 0), v->dist2 + (k ? first : 0));
+    }
+    if (one_way) {
+        pcb_result r = {.index = v->idx, .dist2 = v->dist2};
+        rc = pcb_run(pcb_reference(PCB_CHAMFER), t, &r, NULL);
+    }
+    const pcb_chamfer_convention c = {PCB_CD_SQUARED, PCB_CD_MEAN,
+                                      one_way ? PCB_CD_FORWARD : PCB_CD_BOTH};
+    return rc == PCB_OK ? pcb_chamfer_values(t, v->dist2, &c, v->value) : rc;
+}
+
+static int gemm_chamfer_compute(void *s) { return chamfer_with(s, 0); }
+static int one_way_compute(void *s) { return chamfer_with(s, 1); }
 
 /* ---- EMD ----------------------------------------------------------------------- */
 /* Every point of A to its nearest point of B, taken or not. */
@@ -281,7 +312,7 @@ static int overread_compute(void *state)
     static const pcb_impl nm = {.name = #nm, .problem = p, .device = PCB_CPU,                 \
                                 .promise = {.exact = ex, .max_gap = gap},                     \
                                 .cost = p == PCB_FPS  ? PCB_COST_SAMPLES                      \
-                                        : p == PCB_NN ? PCB_COST_ALL_PAIRS                    \
+                                        : p != PCB_EMD ? PCB_COST_ALL_PAIRS                   \
                                                       : PCB_COST_CUBIC,                       \
                                 .summary = about, .prepare = v_prepare,                       \
                                 .compute = fn, .fetch = v_fetch, .release = v_release}
@@ -291,6 +322,8 @@ VARIANT(PCB_FPS, capped_init, 1, 0, capped_compute, "dp, minima starting at 5e4"
 VARIANT(PCB_FPS, repeat_when_done, 1, 0, repeat_compute, "dp, repeating once all are chosen");
 VARIANT(PCB_NN, expanded_norm, 1, 0, expanded_compute, "brute force, expanded squared norm");
 VARIANT(PCB_NN, azimuth_wedge, 1, 0, wedge_compute, "brute force within the query's wedge");
+VARIANT(PCB_CHAMFER, gemm_chamfer, 1, 0, gemm_chamfer_compute, "brute force, expanded norm");
+VARIANT(PCB_CHAMFER, one_way_value, 1, 0, one_way_compute, "exact, value of A to B only");
 VARIANT(PCB_EMD, nearest_target, 0, 0, nearest_compute, "each point to its nearest target");
 VARIANT(PCB_EMD, early_stop, 0, 0.01, early_compute, "one auction phase at a coarse eps");
 VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point misread");
@@ -328,6 +361,11 @@ static const pcb_defect catalog[] = {
                                "approximate, misses neighbours in 3-D", "FLANN's defaults, as "
                                "scan-matching code uses them", 0, 1},
 #endif
+    {&gemm_chamfer, "chamfer from |a|^2 + |b|^2 - 2 a.b distances in float32 (both ways): "
+                    "wrong neighbours and values far from the origin, negative distances "
+                    "clamped", "chamfer losses written with torch.cdist or a matrix product", 0, 0},
+    {&one_way_value, "the nearest points right, the value only the mean from A to B",
+     "one-directional chamfer (chamferdist's default) compared with the symmetric one", 0, 0},
     {&nearest_target, "matches each point of A to its nearest point of B, so two points can "
                       "share one target: not a bijection", "MSN's EMD", 0, 0},
     {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "

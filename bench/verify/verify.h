@@ -20,6 +20,15 @@ int pcb_verify_large(void);
 int pcb_verify_fps(const char *impl, FILE *out);
 int pcb_verify_nn(const char *impl, FILE *out);
 int pcb_verify_emd(const char *impl, FILE *out);
+int pcb_verify_chamfer(const char *impl, FILE *out);
+
+/* The pairs NN's matrix is made of, for NN and chamfer (verify_nn.c): a
+ * generated pair of kinds, batch clouds each, and a lidar sweep against
+ * the next; the failures or a negative status. */
+int pcb_verify_generated_pair(pcb_problem p, const char *kind_ref, const char *kind_qry,
+                              int64_t n, int64_t nq, int64_t batch, int same_seed,
+                              const char *impl, FILE *out);
+int pcb_verify_lidar_pair(pcb_problem p, int64_t n, const char *impl, FILE *out);
 
 /* One case of a matrix: a label and a fully built task (the caller owns
  * the point arrays). */

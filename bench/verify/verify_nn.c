@@ -12,11 +12,12 @@
 
 enum { REAL_MAX_FILES = 3, REAL_MAX_POINTS = 30000 };
 
-/* Run one case; clouds ref and qry hold batch clouds each. Frees them. */
-static int run_pair(const char *label, pcb_cloud *ref, pcb_cloud *qry, int64_t batch,
-                    const char *impl, FILE *out)
+/* Run one case of problem p (NN, or chamfer with ref as A and qry as B);
+ * clouds ref and qry hold batch clouds each. Frees them. */
+static int run_pair(pcb_problem p, const char *label, pcb_cloud *ref, pcb_cloud *qry,
+                    int64_t batch, const char *impl, FILE *out)
 {
-    pcb_verify_case c = {.task = {.problem = PCB_NN, .batch = batch, .n = ref->n / batch,
+    pcb_verify_case c = {.task = {.problem = p, .batch = batch, .n = ref->n / batch,
                                   .nq = qry->n / batch, .a = ref->xyz, .b = qry->xyz}};
     snprintf(c.label, sizeof c.label, "%s", label);
     int failures = pcb_verify_case_run(&c, impl, out);
@@ -28,7 +29,7 @@ static int run_pair(const char *label, pcb_cloud *ref, pcb_cloud *qry, int64_t b
 /* A generated pair: batch reference clouds of n points and batch query
  * clouds of nq points, each cloud its own seed unless same_seed (then a
  * query cloud of the reference's kind and size is the reference itself). */
-static int generated(const char *kind_ref, const char *kind_qry, int64_t n, int64_t nq,
+int pcb_verify_generated_pair(pcb_problem p, const char *kind_ref, const char *kind_qry, int64_t n, int64_t nq,
                      int64_t batch, int same_seed, const char *impl, FILE *out)
 {
     char label[96];
@@ -56,10 +57,18 @@ static int generated(const char *kind_ref, const char *kind_qry, int64_t n, int6
         pcb_cloud_free(&qry);
         return rc;
     }
-    return run_pair(label, &ref, &qry, batch, impl, out);
+    return run_pair(p, label, &ref, &qry, batch, impl, out);
 }
 
-static int lidar(int64_t n, const char *impl, FILE *out)
+static int generated(const char *kind_ref, const char *kind_qry, int64_t n, int64_t nq,
+                     int64_t batch, int same_seed, const char *impl, FILE *out)
+{
+    return pcb_verify_generated_pair(PCB_NN, kind_ref, kind_qry, n, nq, batch, same_seed, impl,
+                                     out);
+}
+
+/* A lidar sweep against the next one (the slides' case), for problem p. */
+int pcb_verify_lidar_pair(pcb_problem p, int64_t n, const char *impl, FILE *out)
 {
     char label[96];
     snprintf(label, sizeof label, "lidar sweep->next %lldk", (long long)(n / 1000));
@@ -78,7 +87,12 @@ static int lidar(int64_t n, const char *impl, FILE *out)
         pcb_cloud_free(&ref);
         return rc;
     }
-    return run_pair(label, &ref, &qry, 1, impl, out);
+    return run_pair(p, label, &ref, &qry, 1, impl, out);
+}
+
+static int lidar(int64_t n, const char *impl, FILE *out)
+{
+    return pcb_verify_lidar_pair(PCB_NN, n, impl, out);
 }
 
 /* A real cloud against itself jittered: at most REAL_MAX_POINTS points (an
@@ -118,7 +132,7 @@ static int real_cloud(const char *path, const char *name, const char *impl, FILE
     pcb_rng_seed(&r, 11);
     for (int64_t i = 0; i < 3 * n; i++)
         qry.xyz[i] = (float)(ref.xyz[i] + 1e-3 * diag * pcb_rng_normal(&r));
-    return run_pair(label, &ref, &qry, 1, impl, out);
+    return run_pair(PCB_NN, label, &ref, &qry, 1, impl, out);
 }
 
 int pcb_verify_nn(const char *impl, FILE *out)
@@ -143,6 +157,9 @@ int pcb_verify_nn(const char *impl, FILE *out)
         {"uniform", "uniform", 2000, 1, 1, 0},     /* one query */
         {"uniform", "uniform", 1, 1, 1, 0},
         {"uniform", "uniform", 1000, 700, 4, 0},   /* batch */
+        {"sphere", "sphere", 1024, 1024, 32, 0},   /* training batches: cuda_tiles' */
+        {"uniform", "uniform", 2048, 2048, 8, 0},
+        {"offset", "offset", 1500, 1000, 3, 0},    /* partial tiles, far from the origin */
     };
     int failures = 0, rc;
     if ((rc = lidar(30000, impl, out)) < 0)

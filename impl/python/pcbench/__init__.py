@@ -22,7 +22,7 @@ import sys
 from . import _native as _n
 from ._native import PcbenchError
 
-__all__ = ["fps", "nn", "NNIndex", "emd", "check_fps", "check_nn", "check_emd", "emd_loss", "chamfer",
+__all__ = ["fps", "nn", "NNIndex", "emd", "check_fps", "check_nn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
            "Verdict", "PcbenchError", "clear_device_cache"]
 __version__ = "0.1.0"
 
@@ -122,6 +122,22 @@ def _int64(idx):
     return idx.to(_torch().int64) if _is_tensor(idx) else idx.astype("int64")
 
 
+_flags = {}
+
+
+def _finite_flag(device):
+    """The device's finite flag: one int32 1 a device, kept (an allocation a
+    call cost more than the kernels at small sizes). A run that meets a
+    non-finite coordinate sets it to 0; the assertion that reads it then
+    fails, which ends the CUDA context as every device-side assertion does,
+    so a flag that was cleared is never read again."""
+    flag = _flags.get(device)
+    if flag is None:
+        torch = _torch()
+        flag = _flags[device] = torch.ones((), dtype=torch.int32, device=device)
+    return flag
+
+
 def _call(cloud, what, run):
     """run(finite) on cloud's device (the library takes the current one),
     library errors prefixed with "pcbench.<what>". On CUDA with the
@@ -132,10 +148,12 @@ def _call(cloud, what, run):
         if not cloud.cuda:
             return run(None)
         torch = _torch()
-        flag = (torch.ones((), dtype=torch.int32, device=cloud.device)
-                if finite_check == "async" else None)
-        with torch.cuda.device(cloud.device):
+        flag = _finite_flag(cloud.device) if finite_check == "async" else None
+        if torch.cuda.current_device() == cloud.device.index:  # entering the device costs
             out = run(_ptr(flag))
+        else:
+            with torch.cuda.device(cloud.device):
+                out = run(_ptr(flag))
         if flag is not None:
             torch._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
                                 % what)
@@ -179,6 +197,27 @@ def nn(ref, query, impl=None):
     task.b = q.ptr
     _run(r, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
     return _int64(idx), d2
+
+
+def chamfer_nearest(a, b, impl=None):
+    """Both directions of a chamfer distance at once: every point of a's
+    nearest point of b, and every point of b's nearest point of a, exact.
+    Returns (idx_ab, d2_ab, idx_ba, d2_ba): int64 indices and float32
+    squared distances, (B, Na) and (B, Nb), or unbatched for (N, 3) clouds.
+    On CUDA, clouds up to 16,384 points run both directions of the whole
+    batch in one launch (cuda_tiles)."""
+    ca, cb = _Cloud(a, "a", "chamfer_nearest"), _Cloud(b, "b", "chamfer_nearest")
+    ca.same_place(cb, ("a", "b"))
+    first, count = ca.batch * ca.n, ca.batch * (ca.n + cb.n)
+    idx, d2 = ca.empty((1, count), "int32"), ca.empty((1, count), "float32")
+    task = ca.task(_n.CHAMFER, nq=cb.n)
+    task.b = cb.ptr
+    _run(ca, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
+    idx, d2 = idx.reshape(-1), d2.reshape(-1)
+    shape_a = (ca.batch, ca.n) if ca.batched else (ca.n,)
+    shape_b = (ca.batch, cb.n) if ca.batched else (cb.n,)
+    return (_int64(idx[:first].reshape(shape_a)), d2[:first].reshape(shape_a),
+            _int64(idx[first:].reshape(shape_b)), d2[first:].reshape(shape_b))
 
 
 class NNIndex:
@@ -459,16 +498,98 @@ def emd_loss(a, b, max_gap=1e-2, reduction="mean"):
     return _reduce(per_pair, reduction, "emd_loss")
 
 
-def chamfer(a, b, reduction="mean"):
-    """Chamfer distance: the mean squared distance from each point of a to
-    its nearest point of b, plus the same from b to a; the nearest points
-    from pcbench's exact nearest-neighbour search (cuda_bvh on CUDA)."""
+_CONVENTION_WORDS = (("squared", "euclidean"), ("mean", "sum"), ("sum", "average", "forward"))
+
+
+def _convention(name):
+    words = str(name).split("-")
+    if len(words) != 3 or any(w not in allowed for w, allowed in zip(words, _CONVENTION_WORDS)):
+        raise ValueError("pcbench.chamfer: convention %r: need DISTANCE-POINTS-DIRECTIONS, "
+                         "DISTANCE squared or euclidean, POINTS mean or sum, DIRECTIONS sum, "
+                         "average or forward (e.g. 'squared-mean-sum')" % (name,))
+    return words
+
+
+_chamfer_fn = None
+
+
+def _chamfer_function():
+    """The fused CUDA chamfer as an autograd function: forward one library
+    call (both directions' nearest points and each pair's value, two
+    launches), backward one (pcb_chamfer_backward: the gradient of the
+    value with the nearest points held fixed, into zeroed tensors)."""
+    global _chamfer_fn
+    if _chamfer_fn is not None:
+        return _chamfer_fn
+    torch = _torch()
+
+    class ChamferFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
+            count = ca.batch * (ca.n + cb.n)
+            idx = torch.empty(count, dtype=torch.int32, device=a.device)
+            d2 = torch.empty(count, dtype=torch.float32, device=a.device)
+            value = torch.empty(ca.batch, dtype=torch.float64, device=a.device)
+            task = ca.task(_n.CHAMFER, nq=cb.n)
+            task.b = cb.ptr
+            _run(ca, task, None, _n.Result(index=_ptr(idx), dist2=_ptr(d2), value=_ptr(value)))
+            ctx.save_for_backward(a, b, idx)
+            return value.to(torch.float32)
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b, idx = ctx.saved_tensors
+            ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
+            grad = grad.to(torch.float32).contiguous()
+            grad_a, grad_b = torch.zeros_like(a), torch.zeros_like(b)
+            task = ca.task(_n.CHAMFER, nq=cb.n)
+            task.b = cb.ptr
+
+            def run(finite):
+                _n.check(_n.lib.pcb_chamfer_backward(ctypes.byref(task), _ptr(idx), _ptr(grad),
+                                                     _ptr(grad_a), _ptr(grad_b)))
+            with torch.cuda.device(a.device):
+                run(None)
+            return grad_a, grad_b
+
+    _chamfer_fn = ChamferFunction
+    return _chamfer_fn
+
+
+def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
+    """Chamfer distance, differentiable: by default the mean squared
+    distance from each point of a to its nearest point of b plus the same
+    from b to a (PyTorch3D's chamfer_distance). convention
+    "DISTANCE-POINTS-DIRECTIONS" gives the others: squared or euclidean,
+    mean or sum over points, the directions summed, averaged or forward (a
+    to b only); e.g. "euclidean-mean-average" is PoinTr's L1 variant. The
+    nearest points come from pcbench's exact search; the gradient is that of
+    the distances with them held fixed (finite where a distance is 0). On
+    CUDA in float32 with the default convention, forward and backward are
+    one library call each."""
+    distance, points, directions = _convention(convention)
+    torch = _torch()
+    if (convention == "squared-mean-sum" and _is_tensor(a) and _is_tensor(b) and
+            a.dtype == torch.float32 and b.dtype == torch.float32 and a.is_cuda and b.is_cuda
+            and a.dim() == 3 and a.is_contiguous() and b.is_contiguous()):
+        return _reduce(_chamfer_function().apply(a, b), reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
-    with _torch().no_grad():
-        ia = nn(fb, fa)[0]  # nearest point of b for every point of a
-        ib = nn(fa, fb)[0]
-    per_pair = (((a - _gather(b, ia)) ** 2).sum(-1).mean(-1) +
-                ((b - _gather(a, ib)) ** 2).sum(-1).mean(-1))
+    with torch.no_grad():
+        ia, _, ib, _ = chamfer_nearest(fa, fb)
+
+    def direction(x, y, idx):
+        d2 = ((x - _gather(y, idx)) ** 2).sum(-1)
+        if distance == "euclidean":  # sqrt with a finite gradient at 0
+            pos = d2 > 0
+            d2 = torch.where(pos, torch.sqrt(torch.where(pos, d2, torch.ones_like(d2))),
+                             torch.zeros_like(d2))
+        return d2.mean(-1) if points == "mean" else d2.sum(-1)
+    per_pair = direction(a, b, ia)
+    if directions != "forward":
+        per_pair = per_pair + direction(b, a, ib)
+        if directions == "average":
+            per_pair = per_pair / 2
     return _reduce(per_pair, reduction, "chamfer")
 
 

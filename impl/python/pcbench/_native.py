@@ -11,7 +11,8 @@ import ctypes
 import os
 from pathlib import Path
 
-FPS, NN, EMD = 0, 1, 2
+FPS, NN, EMD, CHAMFER = 0, 1, 2, 3
+PROBLEMS = ("fps", "nn", "emd", "chamfer")
 CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1
 EINVAL, EUNSUPPORTED, EUNAVAIL = -1, -2, -3
@@ -102,7 +103,8 @@ for name, res, args in [
         ("pcb_nn_index_build", ctypes.c_int, [_P, ctypes.POINTER(Task), _P, ctypes.POINTER(_P)]),
         ("pcb_nn_index_query", ctypes.c_int, [_P, _P, ctypes.c_int64, ctypes.POINTER(Result),
                                               _P]),
-        ("pcb_nn_index_free", None, [_P])]:
+        ("pcb_nn_index_free", None, [_P]),
+        ("pcb_chamfer_backward", ctypes.c_int, [ctypes.POINTER(Task), _P, _P, _P, _P])]:
     fn = getattr(lib, name)
     fn.restype, fn.argtypes = res, args
 
@@ -131,7 +133,7 @@ def implementation(task, device, name):
         impl = lib.pcb_find(task.problem, name.encode())
         if not impl:
             raise ValueError("pcbench: no %s implementation named %r was built"
-                             % (("fps", "nn", "emd")[task.problem], name))
+                             % (PROBLEMS[task.problem], name))
         return impl
     impl = _P()
     check(lib.pcb_choose(ctypes.byref(task), device, ctypes.byref(impl)))

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""train_timing.py - NN and chamfer as a training loop calls them: per-call
+GPU time from Python beside the plain torch.cdist forms users write, and the
+host time a call costs.
+
+For each batch x points (uniform cube and sphere-surface clouds, seeded):
+  - per call (CUDA events around a loop of calls, median of 15 loops):
+    pcbench.nn, NNIndex.query, torch.cdist(q, r).min(-1); pcbench.chamfer
+    forward, and forward + backward, beside the same by torch.cdist
+    (squared distances' min both ways, the mean, summed); the cdist forms
+    are timed, not trusted: their answers are compared with pcbench's;
+  - host time a call (time.perf_counter over 200 calls queued behind a
+    long GPU sleep, so nothing waits for the GPU): what a call costs the
+    CPU beyond its kernels (checks, ctypes, allocation, launches).
+Every pcbench answer timed is checked first: nn's distances against a
+float64 brute force of the first pair, chamfer's value against float64.
+
+    PYTHONPATH=impl/python python3 scripts/train_timing.py --out FILE.json
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import time
+
+SIZES = [(32, 1024), (32, 2048), (32, 4096), (16, 16384), (1, 16384), (8, 1024), (16, 2048),
+         (8, 8192), (32, 8192)]
+
+
+def clouds(kind, b, n, seed):
+    import torch
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    if kind == "uniform":
+        x = torch.rand(b, n, 3, generator=g)
+    else:  # points on a unit sphere's surface
+        x = torch.randn(b, n, 3, generator=g)
+        x = x / x.norm(dim=-1, keepdim=True)
+    return x.cuda().contiguous()
+
+
+def per_call_ms(call, reps=15, min_ms=20.0):
+    """Median over reps of (a loop of calls) / calls, CUDA events, warm."""
+    import torch
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    call()
+    stop.record()
+    torch.cuda.synchronize()
+    calls = max(1, min(200, int(min_ms / max(start.elapsed_time(stop), 1e-3))))
+    samples = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(calls):
+            call()
+        stop.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(stop) / calls)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def host_us(call, calls=200):
+    """Host microseconds a call, queued behind a GPU sleep (nothing waits)."""
+    import torch
+    call()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(2e9))  # about a second of GPU cycles: the queue never drains
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        call()
+    host = (time.perf_counter() - t0) / calls * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
+def cdist_nn(q, r):
+    return torch_mod().cdist(q, r).min(-1)
+
+
+def cdist_chamfer(a, b):
+    d = torch_mod().cdist(a, b) ** 2
+    return (d.min(2).values.mean(1) + d.min(1).values.mean(1)).mean()
+
+
+def torch_mod():
+    import torch
+    return torch
+
+
+def check(pcbench, a, b):
+    """pcbench's answers on the first pair against float64 brute force."""
+    torch = torch_mod()
+    idx, d2 = pcbench.nn(a, b)
+    ad, bd = a[0].double(), b[0].double()
+    full = ((bd[:, None, :] - ad[None, :, :]) ** 2).sum(-1)
+    truth = full.min(1).values
+    got = ((bd - ad[idx[0]]) ** 2).sum(-1)
+    ok_nn = bool((got <= truth * (1 + 2 ** -18) + 1e-36).all())
+    value = pcbench.chamfer(a[:1], b[:1]).item()
+    want = (full.min(1).values.mean() + full.min(0).values.mean()).item()
+    ok_ch = abs(value - want) <= 1e-5 * want
+    cd = cdist_chamfer(a[:1], b[:1]).item()
+    return ok_nn and ok_ch, abs(cd - want) / want
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sizes", help="BxN,BxN,... (default: the issue's and training's)")
+    args = ap.parse_args()
+    torch = torch_mod()
+    import pcbench
+    sizes = SIZES if not args.sizes else [tuple(int(v) for v in s.split("x"))
+                                          for s in args.sizes.split(",")]
+    rows = []
+    print("%-8s %-12s %9s %9s %9s %9s %9s %9s %9s %8s %8s" % (
+        "kind", "B x N", "nn", "index", "cdist", "ch fwd", "ch f+b", "cd f+b", "nearest",
+        "host nn", "host ch"), flush=True)
+    for kind in ("uniform", "sphere"):
+        for b, n in sizes:
+            a, q = clouds(kind, b, n, 1), clouds(kind, b, n, 2)
+            ok, cdist_err = check(pcbench, a, q)
+            index = pcbench.NNIndex(a)
+            xa, xq = a.clone().requires_grad_(), q.clone().requires_grad_()
+
+            def ch_fb():
+                pcbench.chamfer(xa, xq).backward()
+
+            def cd_fb():
+                cdist_chamfer(xa, xq).backward()
+            row = {"kind": kind, "batch": b, "n": n, "verified": ok,
+                   "cdist_chamfer_rel_error": cdist_err,
+                   "nn_ms": per_call_ms(lambda: pcbench.nn(a, q)),
+                   "index_query_ms": per_call_ms(lambda: index.query(q)),
+                   "chamfer_fwd_ms": per_call_ms(lambda: pcbench.chamfer(a, q)),
+                   "chamfer_fwd_bwd_ms": per_call_ms(ch_fb),
+                   "chamfer_nearest_ms": per_call_ms(lambda: pcbench.chamfer_nearest(a, q)),
+                   "nn_host_us": host_us(lambda: pcbench.nn(a, q)),
+                   "chamfer_fwd_bwd_host_us": host_us(ch_fb)}
+            # cdist's distance matrices: b n n floats, skipped beyond 16 GiB
+            if b * n * n * 4 <= 16 << 30:
+                row["cdist_nn_ms"] = per_call_ms(lambda: cdist_nn(q, a))
+                row["cdist_chamfer_fwd_bwd_ms"] = per_call_ms(cd_fb)
+            index.close()
+            rows.append(row)
+            print("%-8s %-12s %9.4f %9.4f %9s %9.4f %9.4f %9s %9.4f %8.1f %8.1f%s" % (
+                kind, "%d x %d" % (b, n), row["nn_ms"], row["index_query_ms"],
+                "%.4f" % row["cdist_nn_ms"] if "cdist_nn_ms" in row else "-",
+                row["chamfer_fwd_ms"], row["chamfer_fwd_bwd_ms"],
+                "%.4f" % row["cdist_chamfer_fwd_bwd_ms"] if "cdist_chamfer_fwd_bwd_ms" in row
+                else "-", row["chamfer_nearest_ms"], row["nn_host_us"],
+                row["chamfer_fwd_bwd_host_us"], "" if ok else "  WRONG"), flush=True)
+            del a, q, xa, xq, index
+            torch.cuda.empty_cache()
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,"
+                              "clocks.sm,power.limit", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        smi = ""
+    doc = {"format": "pcbench-train-timing/1", "torch": torch.__version__,
+           "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi,
+           "python": platform.python_version(), "host": platform.node(),
+           "method": "CUDA events around loops of calls, median of 15 loops; host time over "
+                     "200 calls queued behind a GPU sleep", "rows": rows}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    tmp = args.out + ".tmp.%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, args.out)
+
+
+if __name__ == "__main__":
+    main()
