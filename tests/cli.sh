@@ -7,15 +7,15 @@ expect "no command" 2 -- "$tool"
 expect "unknown command" 2 -- "$tool" frobnicate
 grep -q '^pcbench: ' "$tmp/err" && ok || bad "usage message does not start with pcbench:"
 expect "--help" 0 -- "$tool" --help
-for c in list gen fps nn emd verify bench; do
+for c in list gen fps nn emd chamfer verify bench; do
     expect "$c --help" 0 -- "$tool" "$c" --help
     grep -qi usage "$tmp/out" && ok || bad "$c --help prints no usage"
 done
 
 # list: <problem> <name> <device> <exact|approx> <status>
 expect "list" 0 -- "$tool" list
-awk '!($1 ~ /^(fps|nn|emd)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
-for p in fps nn emd; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
+awk '!($1 ~ /^(fps|nn|emd|chamfer)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
+for p in fps nn emd chamfer; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
 cp "$tmp/out" "$tmp/list"
 # Where no NVIDIA driver is installed at all, the CUDA entries say so (not the
 # runtime's "driver version is insufficient", which means an old driver).
@@ -50,12 +50,14 @@ grep -q "missing.ply" "$tmp/err" && ok || bad "error does not name the missing f
 expect "fps without -m" 2 -- "$tool" fps -i "$tmp/a.ply"
 expect "fps unknown impl" 2 -- "$tool" fps -i "$tmp/a.ply" -m 3 --impl nosuch
 
+"$tool" gen sphere -n 299 --seed 7 -o "$tmp/c.ply" >/dev/null 2>&1
 # every implementation listed: runs when available, says so (exit 4) when not
 while read -r problem name device kind status rest; do
     case $problem in
     fps) set -- fps -i "$tmp/a.ply" -m 8 ;;
     nn) set -- nn -r "$tmp/a.ply" -q "$tmp/b.ply" ;;
     emd) set -- emd -a "$tmp/a.ply" -b "$tmp/b.ply" ;;
+    chamfer) set -- chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" ;;
     esac
     case $status in
     available) expect "$problem $name" 0 -- "$tool" "$@" --impl "$name" ;;
@@ -73,8 +75,27 @@ expect "nn without -q" 2 -- "$tool" nn -r "$tmp/a.ply"
 expect "emd" 0 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
 grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: $(cat "$tmp/out")"
 [ "$(sort -n "$tmp/m.txt" | uniq | wc -l)" = 300 ] && ok || bad "emd matching is not a bijection"
-"$tool" gen uniform -n 299 -o "$tmp/c.ply" >/dev/null 2>&1
 expect "emd different sizes" 3 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/c.ply"
+
+# chamfer: the value line, the per-point answers with -o, conventions, and
+# check chamfer judging both (a wrong value fails, a wrong index fails)
+expect "chamfer self" 0 -- "$tool" chamfer -a "$tmp/a.ply" -b "$tmp/a.ply"
+grep -q '^chamfer 0$' "$tmp/out" && ok || bad "chamfer of a cloud with itself is not 0: $(cat "$tmp/out")"
+expect "chamfer -o" 0 -- "$tool" chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" -o "$tmp/ch.txt"
+value=$(sed -n 's/^chamfer //p' "$tmp/out")
+[ "$(wc -l <"$tmp/ch.txt")" = 599 ] && [ "$(wc -l <"$tmp/out")" = 1 ] && ok || bad "chamfer -o: 300 + 299 lines in the file, the value alone on stdout"
+expect "check chamfer value" 0 "pass" -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --value "$value"
+expect "check chamfer answer" 0 "pass" -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --answer "$tmp/ch.txt"
+expect "check chamfer wrong value" 1 "FAIL: value" -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --value 1e-3
+awk 'NR == 310 {$1 = ($1 + 1) % 300} {print}' "$tmp/ch.txt" >"$tmp/ch-bad.txt"
+expect "check chamfer wrong index" 1 "B to A" -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --answer "$tmp/ch-bad.txt"
+expect "chamfer convention" 0 "chamfer " -- "$tool" chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --convention euclidean-mean-average
+l1=$(sed -n 's/^chamfer //p' "$tmp/out")
+expect "check chamfer convention" 0 "euclidean-mean-average" -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --value "$l1" --convention euclidean-mean-average
+expect "check chamfer other convention" 1 -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --value "$l1"
+expect "chamfer bad convention" 2 "DISTANCE-POINTS-DIRECTIONS" -- "$tool" chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --convention l2
+expect "chamfer without -b" 2 -- "$tool" chamfer -a "$tmp/a.ply"
+expect "check chamfer without answer" 2 -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply"
 expect "verify unknown problem" 2 -- "$tool" verify --problem knn
 
 # The defect catalog: listed apart from the implementations, and every FPS

@@ -203,7 +203,9 @@ static void test_device_tasks(void)
         const pcb_impl *impl = *it;
         t.problem = impl->problem;
         t.b = impl->problem == PCB_FPS ? NULL : nowhere;
-        t.nq = impl->problem == PCB_NN ? 50 : impl->problem == PCB_EMD ? 100 : 0;
+        t.nq = impl->problem == PCB_NN || impl->problem == PCB_CHAMFER ? 50
+               : impl->problem == PCB_EMD                             ? 100
+                                                                      : 0;
         if (impl->run_device) {
             devices++;
             CHECK(impl->device == PCB_CUDA && pcb_task_fits(impl, &t) == PCB_OK);
@@ -213,7 +215,7 @@ static void test_device_tasks(void)
         }
     }
 #ifdef PCB_HAVE_CUDA
-    CHECK(devices == 3); /* cuda_pruned, cuda_bvh, cuda_auction */
+    CHECK(devices == 6); /* cuda_pruned, nn's and chamfer's cuda_tiles and cuda_bvh, cuda_auction */
 #else
     CHECK(devices == 0);
 #endif

@@ -18,7 +18,6 @@ const pcb_impl pcb_chamfer_naive = {
     .summary = "serial double loop both ways (nn naive twice)",
     .prepare = naive_prepare,
     .compute = pcb_chamfer_by_nn_compute,
-    .sync = pcb_chamfer_by_nn_sync,
     .fetch = pcb_chamfer_by_nn_fetch,
     .release = pcb_chamfer_by_nn_release,
     .counters = pcb_chamfer_by_nn_counters,
