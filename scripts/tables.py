@@ -413,6 +413,8 @@ def config_label(cfg):
         return "fps %s: %d x %d, %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["m"])
     if cfg["problem"] == "nn":
         return "nn %s: %d x %d, %d queries" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
+    if cfg["problem"] == "chamfer":
+        return "chamfer %s: %d x %d and %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
     return "emd %s: %d x %d" % (cfg["dataset"], cfg["batch"], cfg["n"])
 
 
