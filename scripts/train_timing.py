@@ -22,7 +22,11 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import binding_timing  # noqa: E402
 
 SIZES = [(32, 1024), (32, 2048), (32, 4096), (16, 16384), (1, 16384), (8, 1024), (16, 2048),
          (8, 8192), (32, 8192)]
@@ -39,28 +43,9 @@ def clouds(kind, b, n, seed):
     return x.cuda().contiguous()
 
 
-def per_call_ms(call, reps=15, min_ms=20.0):
-    """Median over reps of (a loop of calls) / calls, CUDA events, warm."""
-    import torch
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    call()
-    stop.record()
-    torch.cuda.synchronize()
-    calls = max(1, min(200, int(min_ms / max(start.elapsed_time(stop), 1e-3))))
-    samples = []
-    for _ in range(reps):
-        start.record()
-        for _ in range(calls):
-            call()
-        stop.record()
-        torch.cuda.synchronize()
-        samples.append(start.elapsed_time(stop) / calls)
-    samples.sort()
-    return samples[len(samples) // 2]
+def per_call_ms(call):
+    """Median over 15 loops of (a loop of calls) / calls: binding_timing's."""
+    return binding_timing.per_call_ms(call, reps=15, min_ms=20.0)[0]
 
 
 def host_us(call, calls=200):
