@@ -23,6 +23,7 @@ those plots merge the suites. A line needs at least two points; a plot is drawn
 only when it has a line. The quick suite (OpenMP on one thread) is left out.
 """
 import math
+import json
 import os
 import shutil
 import subprocess
@@ -258,6 +259,37 @@ def nn_plots(p, suites):
                 "points per sweep n (references = queries)", "median compute time (ms)", t)
 
 
+def train_plots(p, suites, root):
+    """NN and chamfer at training batches (suite train): compute time against points
+    per cloud, a line per implementation and batch; beside them, where the Python
+    timings of the same machine were stored, torch.cdist's per call from Python."""
+    docs = suites.get("train", [])
+    timing = os.path.join(root, p.machine, "python", "train-timing.json")
+    rows = []
+    if os.path.exists(timing):
+        with open(timing, encoding="utf-8") as f:
+            rows = json.load(f).get("rows", [])
+    what = {"nn": ("cdist_nn_ms", "torch.cdist(q, r).min(-1), from Python, batch 32"),
+            "chamfer": ("cdist_chamfer_fwd_bwd_ms",
+                        "chamfer by torch.cdist, forward + backward, from Python, batch 32")}
+    for problem in ("nn", "chamfer"):
+        lines = []
+        for batch in (32, 8):
+            got = series([d for d in docs if d["config"]["problem"] == problem],
+                         lambda c: c["batch"] == batch and c["dataset"] == "uniform" and
+                         c["n"] == c["nq"], lambda c: c["n"], lambda d, i, e: R.median_ms(e))
+            lines += [(impl, "batch %d" % batch, pts) for impl, pts in got.items()]
+        if not lines:
+            continue
+        key, label = what[problem]
+        cdist = sorted((r["n"], r[key]) for r in rows
+                       if r["kind"] == "uniform" and r["batch"] == 32 and r.get(key))
+        extra = [(label, cdist, "linespoints dt 3 lw 2 pt 6 lc rgb 'black'")] if cdist else []
+        p.lines("%s-train" % problem, "%s at training batches: compute time against points "
+                "per cloud, uniform clouds" % problem.upper(), "points per cloud (both clouds)",
+                "median compute time (ms; CUDA: device events)", lines, extra=extra)
+
+
 def emd_plots(p, suites):
     cube = lambda c: c["batch"] == 1 and c["dataset"] == "uniform"  # noqa: E731
     t = timing_lines(suites, "emd", cube, lambda c: c["n"], lambda d, i, e: R.median_ms(e))
@@ -417,6 +449,7 @@ def main():
             p = Plotter(outdir, machine, tmp)
             fps_plots(p, suites)
             nn_plots(p, suites)
+            train_plots(p, suites, root)
             emd_plots(p, suites)
             emd_bound_plot(p, suites, peers.get(machine, {}))
             peer_plots(p, suites, peers.get(machine, {}))
