@@ -67,15 +67,10 @@ double pcb_chamfer_combine(const double *ab, int64_t n, const double *ba, int64_
     return c->directions == PCB_CD_AVERAGE ? both / 2 : both;
 }
 
-int pcb_chamfer_values(const pcb_task *t, const float *dist2, const pcb_chamfer_convention *c,
-                       double *value)
+/* pcb_chamfer_values on a task already checked (a run's fetch: pcb_run did). */
+static int values_of(const pcb_task *t, const float *dist2, const pcb_chamfer_convention *c,
+                     double *value)
 {
-    int rc = pcb_task_check(t);
-    if (rc != PCB_OK)
-        return rc;
-    if (t->problem != PCB_CHAMFER || t->memory != PCB_MEM_HOST || !dist2 || !c || !value)
-        return pcb_fail(PCB_EINVAL, "chamfer values: need a host chamfer task, its distances, "
-                        "a convention and an output");
     const int64_t per = t->n + t->nq;
     double *d = malloc((size_t)per * sizeof *d);
     if (!d)
@@ -90,6 +85,18 @@ int pcb_chamfer_values(const pcb_task *t, const float *dist2, const pcb_chamfer_
     }
     free(d);
     return PCB_OK;
+}
+
+int pcb_chamfer_values(const pcb_task *t, const float *dist2, const pcb_chamfer_convention *c,
+                       double *value)
+{
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return rc;
+    if (t->problem != PCB_CHAMFER || t->memory != PCB_MEM_HOST || !dist2 || !c || !value)
+        return pcb_fail(PCB_EINVAL, "chamfer values: need a host chamfer task, its distances, "
+                        "a convention and an output");
+    return values_of(t, dist2, c, value);
 }
 
 #ifdef PCB_HAVE_CUDA
@@ -198,8 +205,7 @@ int pcb_chamfer_by_nn_fetch(void *state, pcb_result *out)
         rc = s->nn->fetch(s->state[k], &r);
     }
     const pcb_chamfer_convention standard = {PCB_CD_SQUARED, PCB_CD_MEAN, PCB_CD_BOTH};
-    return rc == PCB_OK && out->value ? pcb_chamfer_values(t, out->dist2, &standard, out->value)
-                                      : rc;
+    return rc == PCB_OK && out->value ? values_of(t, out->dist2, &standard, out->value) : rc;
 }
 
 int pcb_chamfer_by_nn_counters(void *state, pcb_counters *c)

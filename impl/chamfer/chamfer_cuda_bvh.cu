@@ -24,8 +24,7 @@ static int bvh_run_device(const pcb_task *t, pcb_result *out)
         r.index = out->index + (k ? first : 0);
         r.dist2 = out->dist2 + (k ? first : 0);
         r.finite = out->finite;
-        if ((rc = pcb_task_fits(&pcb_nn_cuda_bvh, &dir)) == PCB_OK)
-            rc = pcb_run(&pcb_nn_cuda_bvh, &dir, &r, NULL);
+        rc = pcb_nn_cuda_bvh.run_device(&dir, &r); /* checked as the chamfer task: same limits */
     }
     if (rc == PCB_OK && out->value)
         rc = chamfer_value_launch(t, out->dist2, out->value, (cudaStream_t)t->stream);

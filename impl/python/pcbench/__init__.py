@@ -138,6 +138,16 @@ def _finite_flag(device):
     return flag
 
 
+def _on_device(device, fn):
+    """fn() with device current (the library takes the current one); entering
+    a device costs more than some calls, so only when it is not current."""
+    torch = _torch()
+    if torch.cuda.current_device() == device.index:
+        return fn()
+    with torch.cuda.device(device):
+        return fn()
+
+
 def _call(cloud, what, run):
     """run(finite) on cloud's device (the library takes the current one),
     library errors prefixed with "pcbench.<what>". On CUDA with the
@@ -147,13 +157,8 @@ def _call(cloud, what, run):
     try:
         if not cloud.cuda:
             return run(None)
-        torch = _torch()
         flag = _finite_flag(cloud.device) if finite_check == "async" else None
-        if torch.cuda.current_device() == cloud.device.index:  # entering the device costs
-            out = run(_ptr(flag))
-        else:
-            with torch.cuda.device(cloud.device):
-                out = run(_ptr(flag))
+        out = _on_device(cloud.device, lambda: run(_ptr(flag)))
         if flag is not None:
             torch._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
                                 % what)
@@ -546,11 +551,8 @@ def _chamfer_function():
             task = ca.task(_n.CHAMFER, nq=cb.n)
             task.b = cb.ptr
 
-            def run(finite):
-                _n.check(_n.lib.pcb_chamfer_backward(ctypes.byref(task), _ptr(idx), _ptr(grad),
-                                                     _ptr(grad_a), _ptr(grad_b)))
-            with torch.cuda.device(a.device):
-                run(None)
+            _on_device(a.device, lambda: _n.check(_n.lib.pcb_chamfer_backward(
+                ctypes.byref(task), _ptr(idx), _ptr(grad), _ptr(grad_a), _ptr(grad_b))))
             return grad_a, grad_b
 
     _chamfer_fn = ChamferFunction
