@@ -133,9 +133,9 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .problem = PCB_NN,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    /* the crossover measured on an H100 (impl/nn/README.md): at 8,192 points a cloud
-     * this is 1.7-2x cuda_bvh at batches 8-32, at 16,384 cuda_bvh is 1.5-3x this */
-    .limits = {.max_n = 8192, .max_m = 0, .max_batch = 65535},
+    /* a call, cuda_bvh's build included, is slower up to 16,384 points a cloud at
+     * every batch measured (H100, impl/nn/README.md); beyond, its index wins */
+    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

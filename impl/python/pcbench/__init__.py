@@ -160,7 +160,7 @@ def _call(cloud, what, run):
         flag = _finite_flag(cloud.device) if finite_check == "async" else None
         out = _on_device(cloud.device, lambda: run(_ptr(flag)))
         if flag is not None:
-            torch._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
+            _torch()._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
                                 % what)
         return out
     except (ValueError, PcbenchError) as e:
@@ -209,7 +209,7 @@ def chamfer_nearest(a, b, impl=None):
     nearest point of b, and every point of b's nearest point of a, exact.
     Returns (idx_ab, d2_ab, idx_ba, d2_ba): int64 indices and float32
     squared distances, (B, Na) and (B, Nb), or unbatched for (N, 3) clouds.
-    On CUDA, clouds up to 8,192 points run both directions of the whole
+    On CUDA, clouds up to 16,384 points run both directions of the whole
     batch in one launch (cuda_tiles)."""
     ca, cb = _Cloud(a, "a", "chamfer_nearest"), _Cloud(b, "b", "chamfer_nearest")
     ca.same_place(cb, ("a", "b"))
