@@ -81,10 +81,13 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
     for i, ans in enumerate(answers):
         path = os.path.join(scratch, "answer-%d.txt" % i)
         flat = as_list(ans)
-        with open(path, "w", encoding="ascii") as f:
-            f.writelines("%d\n" % int(v) for v in flat)
         a = os.path.join(folder, "a-%d.ply" % i)
         b = os.path.join(folder, "b-%d.ply" % i)
+        if cfg["problem"] == "chamfer":  # a value a pair, in the default convention
+            cmds.append([pcbench, "check", "chamfer", "-a", a, "-b", b, "--value", repr(float(flat[0]))])
+            continue
+        with open(path, "w", encoding="ascii") as f:
+            f.writelines("%d\n" % int(v) for v in flat)
         if cfg["problem"] == "fps":
             start = int(flat[0]) if peer.own_start else cfg["start"]
             cmd = [pcbench, "check", "fps", "-i", a, "-m", str(cfg["m"]), "--start",

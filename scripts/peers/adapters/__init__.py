@@ -1,10 +1,11 @@
 """The peers by family (cpu, gpu, built from source, the user's own) and the list
 the runner chooses from, in the order the tables show them."""
 from .base import Peer
-from .built import (MsnEmd, Pointnet2Fps, PytorchEmd, Pytorch3dFps, Pytorch3dKnn, TorchClusterFps,
-                    TorchClusterKnn, TorchClusterNearest)
+from .built import (MsnEmd, Pointnet2Fps, PytorchEmd, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn,
+                    TorchClusterFps, TorchClusterKnn, TorchClusterNearest)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
-from .gpu import GeomlossSinkhorn, KeopsNN, PcbenchPython, TorchCdist, TorchFps
+from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsNN, PcbenchPython, TorchCdist,
+                  TorchCdistChamfer, TorchFps)
 from .user import UserPeer
 
 __all__ = ["PEERS", "Peer", "UserPeer"]
@@ -12,4 +13,5 @@ __all__ = ["PEERS", "Peer", "UserPeer"]
 PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
          GeomlossSinkhorn(), TorchFps(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
          TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
-         PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd")]
+         TorchCdistChamfer(), Pytorch3dChamfer(), KeopsChamfer(),
+         PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd"), PcbenchPython("chamfer")]

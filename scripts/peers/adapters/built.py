@@ -65,6 +65,29 @@ class Pytorch3dKnn(BuiltPeer):
         return list(idx[:, :, 0])
 
 
+class Pytorch3dChamfer(BuiltPeer):
+    """PyTorch3D's chamfer_distance as it is made: knn_points K = 1 both ways (its
+    kernel, built from its source), the squared distances of the points it
+    found, means summed (point_reduction "mean", batch_reduction None)."""
+    name, problem, build = "pytorch3d", "chamfer", "pytorch3d"
+    what = ("PyTorch3D chamfer_distance's steps: knn_points K = 1 both ways, squared-mean-sum "
+            "from the gathered points; forward and backward")
+
+    def solve(self, st):
+        import torch
+        from .gpu import chamfer_step, nearest_chamfer
+        a, b, _ = st
+        bsz = a.shape[0]
+        na = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
+        nb = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
+
+        def per_pair(x, y):
+            ia, _ = self.ext.knn_points_idx(x.detach(), y.detach(), na, nb, 2, 1, -1)
+            ib, _ = self.ext.knn_points_idx(y.detach(), x.detach(), nb, na, 2, 1, -1)
+            return nearest_chamfer(x, y, ia[:, :, 0], ib[:, :, 0])
+        return chamfer_step(per_pair, a, b)
+
+
 class TorchClusterPeer(BuiltPeer):
     build = "torch_cluster"
 

@@ -74,6 +74,41 @@ def cuda_batch(clouds):
     return stack("a"), stack("b") if "b" in clouds[0] else None
 
 
+def chamfer_step(per_pair, a, b):
+    """A chamfer loss as a training step uses it: per_pair(x, y) the pairs'
+    values, then the backward of their sum into fresh leaves; the values (one a
+    pair) are the answer judged."""
+    x, y = a.detach().requires_grad_(), b.detach().requires_grad_()
+    values = per_pair(x, y)
+    values.sum().backward()
+    return list(values.detach())
+
+
+def nearest_chamfer(x, y, ia, ib):
+    """Squared-mean-sum chamfer of each pair from the nearest indices both ways,
+    differentiable through the gathered points."""
+    gather = lambda c, i: c.gather(1, i.unsqueeze(-1).expand(-1, -1, 3))  # noqa: E731
+    return (((x - gather(y, ia)) ** 2).sum(-1).mean(-1) +
+            ((y - gather(x, ib)) ** 2).sum(-1).mean(-1))
+
+
+class TorchCdistChamfer(TorchPeer):
+    name, problem, batched = "torch_cdist", "chamfer", True
+    what = ("chamfer as users write it: torch.cdist(a, b) ** 2, minima both ways, means summed; "
+            "forward and backward")
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds)]
+
+    def solve(self, st):
+        import torch
+
+        def per_pair(x, y):
+            d = torch.cdist(x, y) ** 2
+            return d.min(2).values.mean(1) + d.min(1).values.mean(1)
+        return chamfer_step(per_pair, *st)
+
+
 class PcbenchPython(TorchPeer):
     """pcbench itself through its Python package on CUDA tensors: the same
     Python path and CUDA-event timing as the GPU peers, so their figures
@@ -86,8 +121,9 @@ class PcbenchPython(TorchPeer):
         self.name = "pcbench_py"
         if problem == "emd":  # held to the bound it asks for, as the harness holds cuda_auction
             self.exact, self.max_gap = False, 1e-3
-        impl = {"fps": "cuda_pruned", "nn": "cuda_bvh (index built in the call)",
-                "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0)}[problem]
+        impl = {"fps": "cuda_pruned", "nn": "cuda_tiles up to 16,384 points, else cuda_bvh "
+                "(index built in the call)", "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0),
+                "chamfer": "forward and backward (cuda_tiles, pcb_chamfer_backward)"}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
 
     def available(self):
@@ -103,6 +139,8 @@ class PcbenchPython(TorchPeer):
             return list(pcbench.fps(a, cfg["m"], start=cfg["start"]))
         if self.problem == "nn":
             return list(pcbench.nn(a, b)[0])
+        if self.problem == "chamfer":
+            return chamfer_step(lambda x, y: pcbench.chamfer(x, y, reduction="none"), a, b)
         return list(pcbench.emd(a, b, max_gap=self.max_gap)[0])
 
 
@@ -128,6 +166,30 @@ class TorchFps(TorchPeer):
         a, mask, start, m = st
         return list(torch_fps.farthest_point_sampling(a, mask, m, start_idx=start,
                                                       random_start=False))
+
+
+class KeopsChamfer(TorchPeer):
+    """KeOps' argmin both ways, the loss from the gathered points (the gradient
+    of a chamfer loss with the nearest points held, as every library takes it)."""
+    name, problem, module, batched = "keops", "chamfer", "pykeops", True
+    what = ("pykeops LazyTensor argmin both ways, squared-mean-sum from the gathered points; "
+            "forward and backward")
+
+    def available(self):
+        return KeopsNN.available(self)
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds)]
+
+    def solve(self, st):
+        from pykeops.torch import LazyTensor
+
+        def per_pair(x, y):
+            xi, yj = LazyTensor(x.detach()[:, :, None, :]), LazyTensor(y.detach()[:, None, :, :])
+            d = ((xi - yj) ** 2).sum(-1)
+            ia, ib = d.argmin(dim=2)[:, :, 0], d.argmin(dim=1)[:, :, 0]
+            return nearest_chamfer(x, y, ia.long(), ib.long())
+        return chamfer_step(per_pair, *st)
 
 
 class KeopsNN(TorchPeer):
