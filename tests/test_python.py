@@ -297,6 +297,8 @@ def test_cuda_chamfer_loss_and_gradient(b, n, nq):
     assert torch.allclose(y.grad.cpu().double(), yd.grad, rtol=1e-4, atol=1e-9)
     per = pcbench.chamfer(x.detach(), y.detach(), reduction="none")
     assert per.shape == (b,) and per.dtype == torch.float32
+    with pytest.raises(ValueError, match="same batch"):
+        pcbench.chamfer(x, y[:1] if b > 1 else torch.cat([y, y]))
 
 
 @needs_cuda

@@ -532,6 +532,7 @@ def _chamfer_function():
         @staticmethod
         def forward(ctx, a, b):
             ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
+            ca.same_place(cb, ("a", "b"))  # the library reads batch x nq points of b
             count = ca.batch * (ca.n + cb.n)
             idx = torch.empty(count, dtype=torch.int32, device=a.device)
             d2 = torch.empty(count, dtype=torch.float32, device=a.device)
