@@ -18,6 +18,7 @@ static const char main_help[] =
     "  nn -r REF -q QUERY        nearest neighbour of each query point\n"
     "  emd -a A -b B             earth mover's distance by assignment\n"
     "  chamfer -a A -b B         chamfer distance (nearest points both ways)\n"
+    "  knn -r REF -q QUERY -k K  the k nearest neighbours of each query point\n"
     "  verify [--problem P]      verify every implementation\n"
     "  check PROBLEM ...         judge an answer made anywhere (pass / FAIL)\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
@@ -48,8 +49,8 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"list", cli_list},   {"gen", cli_gen},     {"fps", cli_fps},
                 {"nn", cli_nn},       {"emd", cli_emd},     {"verify", cli_verify},
-                {"chamfer", cli_chamfer}, {"check", cli_check}, {"bench", cli_bench},
-                {"count", cli_count}, {"compare", cli_compare}};
+                {"chamfer", cli_chamfer}, {"knn", cli_knn}, {"check", cli_check},
+                {"bench", cli_bench}, {"count", cli_count}, {"compare", cli_compare}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

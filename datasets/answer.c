@@ -31,10 +31,10 @@ static int64_t byte_cap(int64_t count)
     return ((int64_t)1 << 20) + 256 * count;
 }
 
-/* The next line into buf (LINE_CAP + 1 bytes) without its line end: 1, 0
+/* The next line into buf (line_cap + 1 bytes) without its line end: 1, 0
  * at the end of the input, or PCB_EBADFILE naming file and line. */
-static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, int64_t *bytes,
-                     int64_t cap)
+static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, size_t line_cap,
+                     int64_t *bytes, int64_t cap)
 {
     size_t n = 0;
     int ch;
@@ -47,9 +47,9 @@ static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, int64
         if (ch == '\0')
             return pcb_fail(PCB_EBADFILE, "%s:%lld: a NUL byte in the line", name,
                             (long long)lineno);
-        if (n == LINE_CAP)
-            return pcb_fail(PCB_EBADFILE, "%s:%lld: a line longer than %d characters", name,
-                            (long long)lineno, LINE_CAP);
+        if (n == line_cap)
+            return pcb_fail(PCB_EBADFILE, "%s:%lld: a line longer than %zu characters", name,
+                            (long long)lineno, line_cap);
         buf[n++] = (char)ch;
     }
     if (ch == EOF && (ferror(f) || n == 0))
@@ -62,20 +62,20 @@ static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, int64
     return 1;
 }
 
-/* Split line (NUL-terminated) into at most MAX_FIELDS fields, in place;
- * returns the count, or MAX_FIELDS + 1 when there are more. Empty fields
+/* Split line (NUL-terminated) into at most most fields, in place;
+ * returns the count, or most + 1 when there are more. Empty fields
  * between commas count ("a,,b" has three). */
-static int split(char *line, char **field)
+static int64_t split(char *line, char **field, int64_t most)
 {
-    int count = 0;
+    int64_t count = 0;
     char *p = line;
     while (*p == ' ' || *p == '\t')
         p++;
     if (!*p)
         return 0;
     for (;;) {
-        if (count == MAX_FIELDS)
-            return MAX_FIELDS + 1;
+        if (count == most)
+            return most + 1;
         field[count++] = p;
         while (*p && *p != ',' && *p != ' ' && *p != '\t')
             p++;
@@ -137,7 +137,8 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
     const int64_t cap = byte_cap(count);
     int skip = 0, fields = -1, rc = PCB_OK, first = 1, more;
     *has_value = 0;
-    while (rc == PCB_OK && (more = read_line(f, name, lineno + 1, line, &bytes, cap)) != 0) {
+    while (rc == PCB_OK &&
+           (more = read_line(f, name, lineno + 1, line, LINE_CAP, &bytes, cap)) != 0) {
         lineno++;
         if (more < 0) {
             rc = more;
@@ -146,7 +147,7 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
         const char *lead = line + strspn(line, " \t");
         if (!*lead || *lead == '#')
             continue;
-        int n = split(line, field);
+        int n = (int)split(line, field, MAX_FIELDS);
         if (n > MAX_FIELDS) {
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: more than %d fields", name, (long long)lineno,
                           MAX_FIELDS);
@@ -195,6 +196,90 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
         rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %lld answers, expected %lld (truncated?)", name,
                       (long long)lineno, (long long)got, (long long)count);
     *has_value = rc == PCB_OK && fields == 2;
+    if (!is_stdin)
+        fclose(f);
+    return rc;
+}
+
+/* kNN rows: a line a query, its len neighbours' indices, or index and
+ * squared-distance pairs; a row may also carry its padding (k entries).
+ * No header or pandas column here: every field is an answer. */
+int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_t *index,
+                  double *value, int *has_value)
+{
+    if (!path || rows < 0 || k < 1 || len < 1 || len > k || !index || !value || !has_value)
+        return pcb_fail(PCB_EINVAL, "read rows: missing argument");
+    const int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    int not_regular = 0;
+    FILE *f = is_stdin ? stdin : pcb_open_regular(path, &not_regular, NULL);
+    if (!f)
+        return not_regular ? pcb_fail(PCB_EBADFILE, "%s: not a regular file (a FIFO, device or "
+                                      "socket; use '-' for a stream)", name)
+                           : pcb_fail(PCB_EBADFILE, "%s: cannot open: %s", name,
+                                      strerror(errno));
+    const size_t line_cap = LINE_CAP + (size_t)k * 2 * 48; /* 48 characters a number */
+    const int64_t cap = ((int64_t)1 << 20) + rows * (int64_t)line_cap;
+    char *line = malloc(line_cap + 1), **field = malloc((size_t)(2 * k + 1) * sizeof *field);
+    int64_t lineno = 0, got = 0, bytes = 0, pairs = -1;
+    int rc = line && field ? PCB_OK : pcb_fail(PCB_ENOMEM, "%s: no memory for rows of %lld", name,
+                                                (long long)k),
+        more;
+    while (rc == PCB_OK &&
+           (more = read_line(f, name, lineno + 1, line, line_cap, &bytes, cap)) != 0) {
+        lineno++;
+        if (more < 0) {
+            rc = more;
+            break;
+        }
+        const char *lead = line + strspn(line, " \t");
+        if (!*lead || *lead == '#')
+            continue;
+        const int64_t n = split(line, field, 2 * k);
+        /* len or k indices, or len or k pairs; the first row says which */
+        const int64_t p = n == len || n == k ? 0 : n == 2 * len || n == 2 * k ? 1 : -1;
+        if (p < 0 || n > 2 * k) {
+            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %lld fields; a row holds %lld neighbours (or "
+                          "%lld with padding), as indices or index and distance pairs", name,
+                          (long long)lineno, (long long)(n > 2 * k ? 2 * k + 1 : n),
+                          (long long)len, (long long)k);
+            break;
+        }
+        if (pairs < 0)
+            pairs = p;
+        else if (p != pairs) {
+            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %s where the rows before have %s", name,
+                          (long long)lineno, p ? "pairs" : "indices",
+                          pairs ? "pairs" : "indices");
+            break;
+        }
+        if (got == rows) {
+            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: more than the %lld rows expected", name,
+                          (long long)lineno, (long long)rows);
+            break;
+        }
+        const int64_t entries = p ? n / 2 : n;
+        int32_t *id = index + got * k;
+        double *v = value + got * k;
+        for (int64_t s = 0; s < k; s++)
+            id[s] = -1, v[s] = INFINITY; /* the declared padding where the row stops */
+        for (int64_t s = 0; s < entries && rc == PCB_OK; s++) {
+            const char *fi = field[p ? 2 * s : s];
+            if (!parse_index(fi, &id[s]))
+                rc = pcb_fail(PCB_EBADFILE, "%s:%lld: field %lld '%.40s' is not an index", name,
+                              (long long)lineno, (long long)(p ? 2 * s + 1 : s + 1), fi);
+            else if (p && !parse_number(field[2 * s + 1], &v[s]))
+                rc = pcb_fail(PCB_EBADFILE, "%s:%lld: field %lld '%.40s' is not a number", name,
+                              (long long)lineno, (long long)(2 * s + 2), field[2 * s + 1]);
+        }
+        got++;
+    }
+    if (rc == PCB_OK && got < rows)
+        rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %lld rows, expected %lld (truncated?)", name,
+                      (long long)lineno, (long long)got, (long long)rows);
+    *has_value = rc == PCB_OK && pairs == 1;
+    free(line);
+    free(field);
     if (!is_stdin)
         fclose(f);
     return rc;

@@ -47,6 +47,12 @@ int pcb_cloud_shift(pcb_cloud *c, const double shift[3]);
  * anything else is PCB_EBADFILE naming the file and line. */
 int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *value,
                      int *has_value);
+/* kNN answers (pcbench check knn): rows lines of len (= min(k, n)) or k
+ * entries, each an index or an index and its squared distance, into rows
+ * of k (index[rows * k], value likewise), a short row padded with -1 and
+ * +inf; *has_value 1 when the rows are pairs. Errors name file and line. */
+int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_t *index,
+                  double *value, int *has_value);
 
 /* ---- deterministic random numbers (xoshiro256**, seeded by splitmix64) --
  * They return numbers, not statuses: a NULL generator gives 0. */

@@ -72,6 +72,25 @@ static void gen_duplicates(pcb_cloud *c, pcb_rng *r)
     pcb_cloud_free(&base);
 }
 
+/* Integer lattice points (spacing 1, side ceil(cbrt(n))) in a random
+ * order: every point has 6 neighbours at distance 1, 12 at sqrt 2, ..., so
+ * k-th neighbours tie everywhere and the tie order is not the storage one. */
+static void gen_lattice(pcb_cloud *c, pcb_rng *r)
+{
+    int64_t side = 1;
+    while (side * side * side < c->n)
+        side++;
+    for (int64_t i = 0; i < c->n; i++)
+        put(c, i, (double)(i % side), (double)(i / side % side), (double)(i / side / side));
+    for (int64_t i = c->n - 1; i > 0; i--) { /* Fisher-Yates */
+        const int64_t j = (int64_t)(pcb_rng_next(r) % (uint64_t)(i + 1));
+        float t[3];
+        memcpy(t, c->xyz + 3 * i, sizeof t);
+        memmove(c->xyz + 3 * i, c->xyz + 3 * j, sizeof t);
+        memcpy(c->xyz + 3 * j, t, sizeof t);
+    }
+}
+
 static void gen_collinear(pcb_cloud *c, pcb_rng *r)
 {
     for (int64_t i = 0; i < c->n; i++) {
@@ -103,7 +122,7 @@ typedef struct {
 static const generator generators[] = {
     {"uniform", gen_uniform},     {"sphere", gen_sphere},       {"clusters", gen_clusters},
     {"lidar", NULL},              {"equal", gen_equal},         {"duplicates", gen_duplicates},
-    {"collinear", gen_collinear}, {"offset", gen_offset},
+    {"collinear", gen_collinear}, {"offset", gen_offset},         {"lattice", gen_lattice},
 };
 #define NGEN (sizeof generators / sizeof generators[0])
 

@@ -33,6 +33,7 @@ static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p
     case PCB_NN: return pcb_nn_validate(t, r, p->exact, rep);
     case PCB_EMD: return pcb_emd_validate(t, r, p->exact, p->max_gap, rep);
     case PCB_CHAMFER: return pcb_chamfer_validate(t, r, rep);
+    case PCB_KNN: return pcb_knn_validate(t, r, rep);
     default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
     }
 }
@@ -47,7 +48,7 @@ int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, p
 
 const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p)
 {
-    if (!t || !p || !p->canonical || t->problem != PCB_FPS)
+    if (!t || !p || !p->canonical || (t->problem != PCB_FPS && t->problem != PCB_KNN))
         return NULL;
     const pcb_impl *ref = pcb_reference(t->problem);
     return ref && ref->promise.canonical ? ref : NULL;
@@ -90,9 +91,12 @@ int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
             i++;
         if (i < count) {
             ok = 0;
+            const int knn = t->problem == PCB_KNN;
+            const int64_t row = knn ? t->k : t->m; /* answers a query, samples a cloud */
             snprintf(j->detail, sizeof j->detail,
-                     "not canonical: cloud %lld step %lld is %ld, %s took %ld",
-                     (long long)(i / t->m), (long long)(i % t->m), (long)answer->index[i],
+                     knn ? "not canonical: query %lld neighbour %lld is %ld, %s has %ld"
+                         : "not canonical: cloud %lld step %lld is %ld, %s took %ld",
+                     (long long)(i / row), (long long)(i % row), (long)answer->index[i],
                      ref->name, (long)reference[i]);
         }
     }

@@ -4,7 +4,7 @@
 
 #include "pcbench_impl.h"
 
-static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd", "chamfer"};
+static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd", "chamfer", "knn"};
 
 const char *pcb_problem_name(pcb_problem p)
 {
@@ -20,7 +20,7 @@ int pcb_problem_parse(const char *s, pcb_problem *out)
             *out = (pcb_problem)i;
             return PCB_OK;
         }
-    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd, chamfer)", s ? s : "");
+    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd, chamfer, knn)", s ? s : "");
 }
 
 const char *pcb_device_name(pcb_device d)

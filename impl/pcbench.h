@@ -51,12 +51,19 @@ const char *pcb_status_name(int code);
 /* Detailed message of the calling thread's last error ("" if none). */
 const char *pcb_errmsg(void);
 /* ---- problems ---------------------------------------------------------- */
-typedef enum { PCB_FPS = 0, PCB_NN = 1, PCB_EMD = 2, PCB_CHAMFER = 3, PCB_NPROBLEMS = 4 } pcb_problem;
+typedef enum {
+    PCB_FPS = 0,
+    PCB_NN = 1,
+    PCB_EMD = 2,
+    PCB_CHAMFER = 3,
+    PCB_KNN = 4,
+    PCB_NPROBLEMS = 5
+} pcb_problem;
 typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;
 /* Where a task's arrays live (pcb_task.memory). */
 typedef enum { PCB_MEM_HOST = 0, PCB_MEM_DEVICE = 1 } pcb_memory;
 
-const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd", "chamfer" */
+const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd", "chamfer", "knn" */
 int pcb_problem_parse(const char *s, pcb_problem *out);
 const char *pcb_device_name(pcb_device d);     /* "cpu", "cuda" */
 
@@ -75,6 +82,9 @@ typedef struct {
  *   FPS: a = batch x n x 3 clouds, n = points, m = samples, start = first index.
  *   NN:  a = batch x n x 3 reference clouds, b = batch x nq x 3 query clouds.
  *   EMD: a, b = batch x n x 3 clouds (nq == n).
+ *   KNN: as NN, and k = neighbours a query (1 or more; more than n is
+ *        allowed: the row is padded). b may be a (self-kNN: every point is
+ *        its own nearest, at distance 0).
  * memory PCB_MEM_DEVICE: a, b and every array of the result are device
  * pointers of the current CUDA device, and pcb_run queues the whole run on
  * stream (a cudaStream_t; NULL: the legacy default stream) and returns
@@ -91,6 +101,7 @@ typedef struct {
     int64_t nq;
     int64_t m;
     int64_t start;
+    int64_t k;
     const float *a;
     const float *b;
     pcb_options opt;
@@ -116,6 +127,11 @@ typedef struct {
  *        nearest point of A; value[batch] (may be NULL) the chamfer distance
  *        in the default convention: the mean over A of the squared distance
  *        to B plus the same from B to A (pcb_chamfer_values gives the others).
+ *   KNN: index[batch*nq*k] and dist2 (may be NULL), a row of k a query:
+ *        its min(k, n) nearest reference points in ascending squared
+ *        distance, ties to the lower index (the canonical answer; the
+ *        validator accepts any order among equal distances), then padding
+ *        that is no point: index PCB_KNN_PAD (-1), distance +inf.
  * Device runs only: finite, a device int32 the run sets to 0 when it read
  * a coordinate that is not finite (or beyond the implementation's range) as
  * 0, and leaves as it was otherwise (may be NULL): the caller can check it
@@ -165,7 +181,8 @@ int pcb_impl_available(const pcb_impl *impl);
 /* Check a task's arguments (sizes, overflow, non-finite coordinates). */
 int pcb_task_check(const pcb_task *t);
 /* How many answers a task has, the length of pcb_result.index: FPS batch*m,
- * NN batch*nq, EMD batch*n (0 for a task of no known problem). */
+ * NN batch*nq, EMD batch*n, chamfer batch*(n+nq), kNN batch*nq*k (0 for a
+ * task of no known problem). */
 int64_t pcb_answer_count(const pcb_task *t);
 /* What a caller fills pcb_result.index with before a run, so an element the
  * implementation never wrote is caught: out of range for every problem. */
@@ -227,6 +244,11 @@ int pcb_nn(const float *ref, const float *query, int64_t batch, int64_t n, int64
            int32_t *idx, float *dist2 /* may be NULL */);
 int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *match,
             double *value /* may be NULL */);
+/* The k nearest reference points of every query (idx and dist2:
+ * batch*nq*k, rows as pcb_result says; dist2 may be NULL). */
+#define PCB_KNN_PAD (-1)
+int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq, int64_t k,
+            int32_t *idx, float *dist2 /* may be NULL */);
 /* Both directions' nearest points (idx and dist2: batch*(n+nq), laid out as
  * pcb_result says) and the value a pair in the default convention. */
 int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,

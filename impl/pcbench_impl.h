@@ -31,6 +31,7 @@ typedef struct {
     int64_t max_n;
     int64_t max_m;
     int64_t max_batch;
+    int64_t max_k; /* kNN neighbours a query */
 } pcb_limits;
 
 /* How an implementation's work grows (b batch, n points, nq queries, m
@@ -64,7 +65,8 @@ typedef struct {
     int exact;        /* NN: every query's true nearest; EMD: the optimum */
     double max_gap;   /* EMD when not exact; PCB_EMD_ANY_GAP: a bijection only */
     int canonical;    /* must equal its problem's reference answer, element for
-                         element (FPS: dp's sequence, ties to the lowest index) */
+                         element (FPS: dp's sequence, ties to the lowest index;
+                         kNN: naive's rows, ascending, ties to the lower index) */
     const char *known_defect; /* unmatched EMD points from it are "known" */
 } pcb_promise;
 

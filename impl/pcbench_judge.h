@@ -47,6 +47,13 @@ int pcb_chamfer_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep
 int pcb_chamfer_check_value(const pcb_task *t, double value, const pcb_chamfer_convention *c,
                             double *want, int *ok);
 
+/* kNN: every row's entries are reference points (distinct, squared
+ * distances recomputed in double, ascending), every point clearly nearer
+ * than the true k-th is present and none is beyond it, up to the float32
+ * tie band (impl/knn/knn.h), then the declared padding. recall: the share
+ * of rows right. */
+int pcb_knn_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* The promise impl's answer to t is held to: its declared promise, with a
  * max_gap of 0 (none) as PCB_EMD_ANY_GAP, the task's opt.max_gap instead
@@ -71,7 +78,7 @@ typedef struct {
 } pcb_judgement;
 
 /* The implementation whose answer the canonical rule compares with, when it
- * applies to this task and promise (FPS, canonical promise, the problem's
+ * applies to this task and promise (FPS or kNN, canonical promise, the problem's
  * reference built and canonical); NULL when it does not apply. */
 const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p);
 /* Judge an answer: the problem's validator with the promise's exactness and

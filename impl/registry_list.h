@@ -38,3 +38,12 @@ CUDA_IMPL(chamfer, cuda_bvh)
 IMPL(chamfer, kdtree)
 IMPL(chamfer, omp)
 IMPL(chamfer, naive)
+
+/* KNN */
+CUDA_IMPL(knn, cuda_tiles)
+CUDA_IMPL(knn, cuda_brute)
+IMPL(knn, kdtree)
+NANOFLANN_IMPL(knn, nanoflann)
+FLANN_IMPL(knn, flann)
+IMPL(knn, omp)
+IMPL(knn, naive)

@@ -183,6 +183,15 @@ int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *m
     return run_best(&t, &r);
 }
 
+int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq, int64_t k,
+            int32_t *idx, float *dist2)
+{
+    pcb_task t = {.problem = PCB_KNN, .batch = batch, .n = n, .nq = nq, .k = k, .a = ref,
+                  .b = query};
+    pcb_result r = {.index = idx, .dist2 = dist2};
+    return run_best(&t, &r);
+}
+
 int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,
                 int32_t *idx, float *dist2, double *value)
 {

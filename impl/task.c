@@ -15,6 +15,7 @@ int64_t pcb_answer_count(const pcb_task *t)
     case PCB_FPS: return t->batch * t->m;
     case PCB_NN: return t->batch * t->nq;
     case PCB_CHAMFER: return t->batch * (t->n + t->nq);
+    case PCB_KNN: return t->batch * t->nq * t->k;
     default: return t->batch * t->n;
     }
 }
@@ -169,6 +170,17 @@ int pcb_task_check(const pcb_task *t)
             return pcb_fail(PCB_EINVAL, "chamfer: %lld + %lld points exceed %d a pair",
                             (long long)t->n, (long long)t->nq, PCB_MAX_POINTS);
         return PCB_OK;
+    case PCB_KNN:
+        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem)) != PCB_OK ||
+            (rc = check_cloud("query cloud", t->b, t->batch, t->nq, mem)) != PCB_OK)
+            return rc;
+        if (t->k < 1 || t->k > PCB_MAX_POINTS)
+            return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%d (more than n is "
+                            "padded)", (long long)t->k, PCB_MAX_POINTS);
+        if (t->batch * t->nq > (int64_t)(SIZE_MAX / sizeof(float)) / t->k)
+            return pcb_fail(PCB_EINVAL, "batch %lld x %lld queries x k %lld overflows memory sizes",
+                            (long long)t->batch, (long long)t->nq, (long long)t->k);
+        return PCB_OK;
     default:
         return pcb_fail(PCB_EINVAL, "unknown problem");
     }
@@ -194,6 +206,10 @@ int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld samples exceed its limit of %lld",
                         pcb_problem_name(impl->problem), impl->name, (long long)t->m,
                         (long long)l->max_m);
+    if (l->max_k && t->problem == PCB_KNN && t->k > l->max_k)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: k = %lld neighbours exceed its limit of %lld",
+                        pcb_problem_name(impl->problem), impl->name, (long long)t->k,
+                        (long long)l->max_k);
     if (l->max_batch && t->batch > l->max_batch)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: batch %lld exceeds its limit of %lld",
                         pcb_problem_name(impl->problem), impl->name, (long long)t->batch,

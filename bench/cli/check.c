@@ -13,11 +13,14 @@ static const char check_help[] =
     "       pcbench check nn -r REF -q QUERY --answer FILE\n"
     "       pcbench check emd -a A -b B --answer FILE [--max-gap G]\n"
     "       pcbench check chamfer -a A -b B [--answer FILE] [--value V [--convention C]]\n"
+    "       pcbench check knn -r REF -q QUERY -k K --answer FILE\n"
     "Judge an answer made anywhere (another library, your own kernel) with the\n"
     "double-precision validators. FILE ('-': stdin) holds one answer a line: FPS the\n"
     "M sample indices in order; NN 'index [squared distance]' for every query point;\n"
     "EMD the index of B matched to each point of A; chamfer 'index [squared distance]'\n"
-    "for every point of A (its nearest in B), then of B. --value V judges a chamfer\n"
+    "for every point of A (its nearest in B), then of B; kNN a line a query point, its\n"
+    "min(K, n) neighbours as indices or 'index squared-distance' pairs, nearest first\n"
+    "(any order among equal distances). --value V judges a chamfer\n"
     "value (convention as in pcbench chamfer --help). Header lines, '#' comments and CSV\n"
     "(numpy, pandas) are read. Prints 'pass' or 'FAIL: <the first thing wrong>', then\n"
     "a summary. An EMD matching must be a bijection within 1e-6 (relative) of the\n"
@@ -61,6 +64,11 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
     } else if (t->problem == PCB_CHAMFER) {
         printf("chamfer: %lld + %lld points%s\n", (long long)t->n, (long long)t->nq,
                has_dist ? ", squared distances checked" : "");
+    } else if (t->problem == PCB_KNN) {
+        printf("knn: %lld queries, k = %lld", (long long)t->nq, (long long)t->k);
+        if (rep.recall >= 0)
+            printf(", rows right %.6g", rep.recall);
+        printf("%s\n", has_dist ? ", squared distances checked" : "");
     } else if (t->problem == PCB_NN) {
         printf("nn: %lld queries", (long long)t->nq);
         if (rep.recall >= 0)
@@ -110,18 +118,20 @@ int cli_check(int argc, char **argv)
     pcb_problem p;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         if (argc < 2)
-            return usage_error("check needs a problem: fps, nn, emd or chamfer");
+            return usage_error("check needs a problem: fps, nn, emd, chamfer or knn");
         fputs(check_help, stdout);
         return 0;
     }
     if (pcb_problem_parse(argv[1], &p) != PCB_OK)
-        return usage_error("unknown problem '%s' (fps, nn, emd, chamfer)", argv[1]);
+        return usage_error("unknown problem '%s' (fps, nn, emd, chamfer, knn)", argv[1]);
     run_args a = {.max_gap = 1e-6};
     const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh"
                        : p == PCB_NN ? "r:q:A:S:Nh"
+                       : p == PCB_KNN ? "r:q:k:A:S:Nh"
                        : p == PCB_CHAMFER ? "a:b:A:S:Nh" : "a:b:A:G:S:Nh";
     const char *letters = p == PCB_FPS ? "imsASNh"
                           : p == PCB_NN ? "rqASNh"
+                          : p == PCB_KNN ? "rqkASNh"
                           : p == PCB_CHAMFER ? "abAVCSNh" : "abAGSNh";
     int rc = cli_parse_run_args(argc - 1, argv + 1, opts, letters, check_help, &a);
     if (rc >= 0)
@@ -129,9 +139,10 @@ int cli_check(int argc, char **argv)
     if (!a.answer && !(p == PCB_CHAMFER && a.have_value))
         return usage_error(p == PCB_CHAMFER ? "check chamfer needs --answer FILE or --value V"
                                             : "check needs --answer FILE");
-    if (p == PCB_FPS ? !a.in_a || !a.have_m : !a.in_a || !a.in_b)
+    if (p == PCB_FPS ? !a.in_a || !a.have_m : !a.in_a || !a.in_b || (p == PCB_KNN && !a.have_k))
         return usage_error(p == PCB_FPS  ? "check fps needs -i CLOUD and -m M"
                            : p == PCB_NN ? "check nn needs -r REF and -q QUERY"
+                           : p == PCB_KNN ? "check knn needs -r REF, -q QUERY and -k K"
                            : p == PCB_CHAMFER ? "check chamfer needs -a A and -b B"
                                               : "check emd needs -a A and -b B");
     pcb_cloud ca = {0}, cb = {0};
@@ -142,7 +153,8 @@ int cli_check(int argc, char **argv)
         return rc;
     }
     pcb_task t = {.problem = p, .batch = 1, .n = ca.n, .nq = p == PCB_FPS ? 0 : cb.n,
-                  .m = p == PCB_FPS ? a.m : 0, .start = a.start, .a = ca.xyz, .b = cb.xyz};
+                  .m = p == PCB_FPS ? a.m : 0, .start = a.start, .k = p == PCB_KNN ? a.k : 0,
+                  .a = ca.xyz, .b = cb.xyz};
     const int64_t count = pcb_answer_count(&t);
     int32_t *idx = NULL;
     double *val = NULL;
@@ -156,9 +168,11 @@ int cli_check(int argc, char **argv)
              !(val = malloc((size_t)count * sizeof *val)) ||
              !(d2 = malloc((size_t)count * sizeof *d2)))
         rc = cli_report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count), "check");
-    else if ((rc = pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
+    else if ((rc = p == PCB_KNN ? pcb_read_rows(a.answer, t.nq, t.k, t.k < t.n ? t.k : t.n, idx,
+                                                val, &has)
+                                : pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
         rc = cli_report(rc, NULL);
-    else if (has && p != PCB_NN && p != PCB_CHAMFER)
+    else if (has && p != PCB_NN && p != PCB_CHAMFER && p != PCB_KNN)
         rc = cli_report(pcb_fail(PCB_EBADFILE, "%s: %s answers are one index a line, these have two "
                                            "fields", a.answer, pcb_problem_name(p)), NULL);
     else {

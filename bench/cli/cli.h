@@ -19,6 +19,7 @@ int cli_fps(int argc, char **argv);
 int cli_nn(int argc, char **argv);
 int cli_emd(int argc, char **argv);
 int cli_chamfer(int argc, char **argv);
+int cli_knn(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_bench(int argc, char **argv);
@@ -32,11 +33,11 @@ extern const char *cli_command;
 /* Print "pcbench: <what>: <message>" and return the exit status for rc. */
 int cli_report(int rc, const char *what);
 
-/* ---- the running commands: fps, nn, emd, chamfer, check ---------------------------- */
+/* ---- the running commands: fps, nn, emd, chamfer, knn, check ---------------------------- */
 typedef struct {
     const char *impl, *out, *in_a, *in_b, *answer;
-    int64_t m, start;
-    int have_m;
+    int64_t m, start, k;
+    int have_m, have_k;
     double max_gap; /* check emd */
     pcb_chamfer_convention convention; /* chamfer, check chamfer: the default is zeros */
     double value; /* check chamfer --value */

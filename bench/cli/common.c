@@ -32,6 +32,7 @@ static const struct option run_opts[] = {
     {"answer", required_argument, 0, 'A'},   {"max-gap", required_argument, 0, 'G'},
     {"shift", required_argument, 0, 'S'},    {"no-shift", no_argument, 0, 'N'},
     {"convention", required_argument, 0, 'C'}, {"value", required_argument, 0, 'V'},
+    {"neighbours", required_argument, 0, 'k'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
 
@@ -66,6 +67,11 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             if (!pcb_opt_i64(cli_command, "-m", optarg, 1, PCB_MAX_POINTS, &a->m))
                 return PCB_EXIT_USAGE;
             a->have_m = 1;
+            break;
+        case 'k':
+            if (!pcb_opt_i64(cli_command, "-k", optarg, 1, PCB_MAX_POINTS, &a->k))
+                return PCB_EXIT_USAGE;
+            a->have_k = 1;
             break;
         case 's':
             if (!pcb_opt_i64(cli_command, "--start", optarg, 0, PCB_MAX_POINTS - 1, &a->start))

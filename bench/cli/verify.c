@@ -21,8 +21,8 @@ static const char verify_help[] =
  * negative status. */
 static int verify_problems(int problem, const char *impl)
 {
-    int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {pcb_verify_fps, pcb_verify_nn,
-                                                             pcb_verify_emd, pcb_verify_chamfer};
+    int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {
+        pcb_verify_fps, pcb_verify_nn, pcb_verify_emd, pcb_verify_chamfer, pcb_verify_knn};
     int failures = 0;
     for (int p = 0; p < PCB_NPROBLEMS; p++) {
         if (problem >= 0 && p != problem)

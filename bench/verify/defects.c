@@ -19,6 +19,7 @@
 #include "../../impl/chamfer/chamfer.h"
 #include "../../impl/emd/emd.h"
 #include "../../impl/fps/fps.h"
+#include "../../impl/knn/knn.h"
 #include "../../impl/pcbench_judge.h"
 #include "defects.h"
 
@@ -57,7 +58,8 @@ static int v_fetch(void *state, pcb_result *out)
     variant *v = state;
     const size_t count = (size_t)pcb_answer_count(&v->task);
     memcpy(out->index, v->idx, count * sizeof *v->idx);
-    if (out->dist2 && (v->task.problem == PCB_NN || v->task.problem == PCB_CHAMFER))
+    if (out->dist2 && (v->task.problem == PCB_NN || v->task.problem == PCB_CHAMFER ||
+                       v->task.problem == PCB_KNN))
         memcpy(out->dist2, v->dist2, count * sizeof *v->dist2);
     if (out->value && (v->task.problem == PCB_EMD || v->task.problem == PCB_CHAMFER))
         memcpy(out->value, v->value, (size_t)v->task.batch * sizeof *v->value);
@@ -204,6 +206,58 @@ static int chamfer_with(variant *v, int one_way)
 static int gemm_chamfer_compute(void *s) { return chamfer_with(s, 0); }
 static int one_way_compute(void *s) { return chamfer_with(s, 1); }
 
+/* ---- kNN: a brute force with one of the field's faults ------------------------ */
+enum {
+    KNN_PAD_ZERO = 1,  /* short rows padded with point 0 at distance 0 */
+    KNN_START_1E10 = 2, /* rows start at (0, 1e10): nothing farther ever enters */
+    KNN_GEMM = 4,      /* expanded-norm distances */
+    KNN_HIGH_TIES = 8, /* equal distances by decreasing index */
+    KNN_CAP32 = 16     /* at most 32 neighbours, whatever k, the rest padding */
+};
+
+static int knn_with(variant *v, int fault)
+{
+    const pcb_task *t = &v->task;
+    const int64_t k = t->k, len = k < t->n ? k : t->n;
+    const int64_t cap = fault & KNN_CAP32 && len > 32 ? 32 : len;
+    for (int64_t q = 0; q < t->batch * t->nq; q++) {
+        const float *p = t->b + 3 * q, *ref = t->a + q / t->nq * t->n * 3;
+        float *d = v->dist2 + q * k;
+        int32_t *id = v->idx + q * k;
+        for (int64_t s = 0; s < k; s++) {
+            const int start = fault & KNN_START_1E10 && s < cap;
+            d[s] = start ? 1e10f : INFINITY, id[s] = start ? 0 : PCB_KNN_PAD;
+        }
+        for (int64_t j = 0; j < t->n; j++) {
+            const float *r = ref + 3 * j;
+            float e = pcb_nn_d2(r, p);
+            if (fault & KNN_GEMM) {
+                e = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) +
+                    (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]) -
+                    2 * (p[0] * r[0] + p[1] * r[1] + p[2] * r[2]);
+                e = e < 0 ? 0 : e;
+            }
+            int64_t s = cap;
+            while (s > 0 && (e < d[s - 1] || (fault & KNN_HIGH_TIES && e == d[s - 1])))
+                s--;
+            if (s == cap)
+                continue;
+            memmove(d + s + 1, d + s, (size_t)(cap - s - 1) * sizeof *d);
+            memmove(id + s + 1, id + s, (size_t)(cap - s - 1) * sizeof *id);
+            d[s] = e, id[s] = (int32_t)j;
+        }
+        for (int64_t s = len; s < k && fault & KNN_PAD_ZERO; s++)
+            d[s] = 0, id[s] = 0;
+    }
+    return PCB_OK;
+}
+
+static int knn_pad_zero_compute(void *s) { return knn_with(s, KNN_PAD_ZERO); }
+static int knn_start_compute(void *s) { return knn_with(s, KNN_START_1E10); }
+static int knn_gemm_compute(void *s) { return knn_with(s, KNN_GEMM); }
+static int knn_ties_compute(void *s) { return knn_with(s, KNN_HIGH_TIES); }
+static int knn_cap_compute(void *s) { return knn_with(s, KNN_CAP32); }
+
 /* ---- EMD ----------------------------------------------------------------------- */
 /* Every point of A to its nearest point of B, taken or not. */
 static int nearest_compute(void *state)
@@ -324,6 +378,17 @@ VARIANT(PCB_NN, expanded_norm, 1, 0, expanded_compute, "brute force, expanded sq
 VARIANT(PCB_NN, azimuth_wedge, 1, 0, wedge_compute, "brute force within the query's wedge");
 VARIANT(PCB_CHAMFER, gemm_chamfer, 1, 0, gemm_chamfer_compute, "brute force, expanded norm");
 VARIANT(PCB_CHAMFER, one_way_value, 1, 0, one_way_compute, "exact, value of A to B only");
+VARIANT(PCB_KNN, knn_pad_zero, 1, 0, knn_pad_zero_compute, "brute force, padding (0, 0)");
+VARIANT(PCB_KNN, knn_start_1e10, 1, 0, knn_start_compute, "brute force, rows start at 1e10");
+VARIANT(PCB_KNN, knn_gemm, 1, 0, knn_gemm_compute, "brute force, expanded squared norm");
+VARIANT(PCB_KNN, knn_cap32, 1, 0, knn_cap_compute, "brute force, k silently capped at 32");
+/* exact (any tie order is right) but promising the canonical one */
+static const pcb_impl knn_high_ties = {.name = "knn_high_ties", .problem = PCB_KNN,
+                                       .device = PCB_CPU, .promise = {.exact = 1, .canonical = 1},
+                                       .cost = PCB_COST_ALL_PAIRS,
+                                       .summary = "brute force, ties by decreasing index",
+                                       .prepare = v_prepare, .compute = knn_ties_compute,
+                                       .fetch = v_fetch, .release = v_release};
 VARIANT(PCB_EMD, nearest_target, 0, 0, nearest_compute, "each point to its nearest target");
 VARIANT(PCB_EMD, early_stop, 0, 0.01, early_compute, "one auction phase at a coarse eps");
 VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point misread");
@@ -366,6 +431,18 @@ static const pcb_defect catalog[] = {
                     "clamped", "chamfer losses written with torch.cdist or a matrix product", 0, 0},
     {&one_way_value, "the nearest points right, the value only the mean from A to B",
      "one-directional chamfer (chamferdist's default) compared with the symmetric one", 0, 0},
+    {&knn_pad_zero, "a row shorter than k (k > n) padded with index 0 at distance 0: a real "
+                    "point", "PyTorch3D's knn_points", 0, 0},
+    {&knn_start_1e10, "every row starts at (0, 1e10): a neighbour farther than that (1e5 "
+                      "units) never enters, point 0 is returned in its place",
+     "torch_cluster's knn and mmcv's knn", 0, 0},
+    {&knn_gemm, "squared distances as |q|^2 + |p|^2 - 2 q.p in float32: wrong neighbours far "
+                "from the origin", "torch.cdist + topk, faiss GPU's flat index", 0, 0},
+    {&knn_high_ties, "equal distances by decreasing index while promising the canonical order "
+                     "(ties to the lower index)", "kNN kernels with an unstable sort or heap "
+                                                  "that document a tie rule", 0, 0},
+    {&knn_cap32, "at most 32 neighbours whatever k, the rest of the row padding, no error",
+     "silent k caps (torch_cluster 100, mmcv 99, Open3D GPU 2,048)", 0, 0},
     {&nearest_target, "matches each point of A to its nearest point of B, so two points can "
                       "share one target: not a bijection", "MSN's EMD", 0, 0},
     {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "

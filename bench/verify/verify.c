@@ -1,6 +1,6 @@
 /* verify.c - the shared part of `pcbench verify`: run one case through every
  * implementation, validate, print a row. The problems' matrices live in
- * verify_fps.c, verify_nn.c and verify_emd.c. */
+ * verify_<problem>.c. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>

@@ -294,7 +294,7 @@ static int unrolled_device_ms(void *state, double *ms)
 #define PCB_UNROLLED_ENTRY(entry_name, entry_summary, entry_prepare)                            \
     .name = entry_name, .problem = PCB_FPS, .device = PCB_CUDA,                                 \
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},               \
-    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX},                    \
+    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0},        \
     .cost = PCB_COST_SAMPLES, .reference = 0, .gap_option = 0, .summary = entry_summary,        \
     .available = pcb_cuda_available, .prepare = entry_prepare, .compute = unrolled_compute,    \
     .sync = unrolled_sync, .fetch = unrolled_fetch, .release = unrolled_release,               \

@@ -1,6 +1,7 @@
 /* nn_cuda.cuh - what the CUDA NN attempts share: the device buffers and
  * their life cycle, and the shared-memory (distance, index) min-reduction.
- * Included by the nn_cuda_*.cu files only. */
+ * Included by the nn_cuda_*.cu files and the kNN ones (their host runs
+ * keep the same buffers, a row of k answers a query). */
 #ifndef PCB_NN_CUDA_CUH
 #define PCB_NN_CUDA_CUH
 
@@ -15,7 +16,7 @@ typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;     /* zeroed until created: pcb_cuda_ctx_free accepts that */
     float *ref, *qry;     /* device clouds, batch*n*3 and batch*nq*3 */
-    int32_t *idx;         /* device results, batch*nq */
+    int32_t *idx;         /* device results, pcb_answer_count: batch*nq (kNN: *k) */
     float *dist2;
 } nn_cuda_base;
 
@@ -40,11 +41,12 @@ static inline int nn_cuda_base_init(nn_cuda_base *s, const pcb_task *t, const ch
         return rc;
     s->task = *t;
     size_t refs = (size_t)(t->batch * t->n), q = (size_t)(t->batch * t->nq);
+    size_t answers = (size_t)pcb_answer_count(t);
     if ((rc = pcb_cuda_ctx_init(&s->ctx)) != PCB_OK)
         return rc;
     PCB_CUDA_TRY(cudaMalloc((void **)&s->qry, q * 3 * sizeof(float)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->idx, q * sizeof(int32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->dist2, q * sizeof(float)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->idx, answers * sizeof(int32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->dist2, answers * sizeof(float)));
     PCB_CUDA_TRY(cudaMemcpyAsync(s->qry, t->b, q * 3 * sizeof(float), cudaMemcpyHostToDevice,
                                  s->ctx.stream));
     if (upload_ref) {
@@ -59,7 +61,7 @@ static inline int nn_cuda_base_init(nn_cuda_base *s, const pcb_task *t, const ch
 
 static inline int nn_cuda_base_fetch(nn_cuda_base *s, pcb_result *out)
 {
-    size_t q = (size_t)(s->task.batch * s->task.nq);
+    size_t q = (size_t)pcb_answer_count(&s->task);
     PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->idx, q * sizeof(int32_t), cudaMemcpyDeviceToHost,
                                  s->ctx.stream));
     if (out->dist2)

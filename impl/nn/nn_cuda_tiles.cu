@@ -135,7 +135,7 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
     /* a call, cuda_bvh's build included, is slower up to 16,384 points a cloud at
      * every batch measured (H100, impl/nn/README.md); beyond, its index wins */
-    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535},
+    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

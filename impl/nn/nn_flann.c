@@ -1,4 +1,6 @@
-/* nn_flann.c - the slides' baseline: FLANN through its C API, serial.
+/* nn_flann.c - the slides' baseline: FLANN through its C API, serial, for
+ * the nearest neighbour (nn flann, nn flann_randomized) and the k nearest
+ * (knn flann: the same single tree's knnSearch, exact).
  *
  * flann: FLANN_INDEX_KDTREE_SINGLE, one k-d tree searched exactly (eps 0,
  * unlimited checks). prepare builds one index per cloud of the batch, so a
@@ -8,13 +10,18 @@
  * unlimited checks), registered as such, and not repeatable (see
  * base_params). The two differ only in their
  * parameters, so they share this file. cores = 1: the baseline is serial.
- * FLANN returns squared Euclidean distances, as this interface does. */
+ * FLANN returns squared Euclidean distances, as this interface does, and
+ * kNN rows ascending (its own order among ties: exact, not canonical). It
+ * is asked for min(k, n) neighbours, never more: with k > n it returns
+ * zeros for the missing ones (a real point 0); the rest of the row is
+ * padded here. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <flann/flann.h>
 
+#include "../knn/knn.h"
 #include "nn.h"
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "FLANN writes int indices into int32_t arrays");
@@ -24,8 +31,11 @@ typedef struct {
     const char *name;
     struct FLANNParameters params;
     flann_index_t *index; /* one per cloud of the batch; NULL where not built */
-    int32_t *idx;
+    int64_t row, len;     /* answers a query (1, or kNN's k), of them FLANN's: min(k, n) */
+    int32_t *idx;         /* batch * nq * row */
     float *dist2;
+    int32_t *short_idx;   /* one cloud's nq * len answers when len < row, else NULL */
+    float *short_d2;
 } flann_state;
 
 static void flann_release(void *state)
@@ -39,6 +49,8 @@ static void flann_release(void *state)
     free(s->index);
     free(s->idx);
     free(s->dist2);
+    free(s->short_idx);
+    free(s->short_d2);
     free(s);
 }
 
@@ -51,13 +63,20 @@ static int flann_prepare_with(const pcb_task *t, void **state, const char *name,
     if (t->n > INT_MAX || t->nq > INT_MAX)
         return pcb_fail(PCB_EUNSUPPORTED, "nn %s: FLANN counts rows in int (%d at most)", name,
                         INT_MAX);
-    size_t q = (size_t)(t->batch * t->nq);
+    const int64_t row = t->problem == PCB_KNN ? t->k : 1, len = row < t->n ? row : t->n;
+    if (t->nq > INT_MAX / len)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: FLANN counts %lld x %lld answers in int",
+                        pcb_problem_name(t->problem), name, (long long)t->nq, (long long)len);
+    size_t q = (size_t)(t->batch * t->nq * row), one = (size_t)(t->nq * len);
     flann_state *s = calloc(1, sizeof *s);
     if (!s || !(s->index = calloc((size_t)t->batch, sizeof *s->index)) ||
-        !(s->idx = malloc(q * sizeof *s->idx)) || !(s->dist2 = malloc(q * sizeof *s->dist2))) {
+        !(s->idx = malloc(q * sizeof *s->idx)) || !(s->dist2 = malloc(q * sizeof *s->dist2)) ||
+        (len < row && (!(s->short_idx = malloc(one * sizeof *s->short_idx)) ||
+                       !(s->short_d2 = malloc(one * sizeof *s->short_d2))))) {
         flann_release(s);
-        return pcb_fail(PCB_ENOMEM, "nn %s: out of memory", name);
+        return pcb_fail(PCB_ENOMEM, "%s %s: out of memory", pcb_problem_name(t->problem), name);
     }
+    s->row = row, s->len = len;
     s->task = *t;
     s->name = name;
     s->params = params;
@@ -82,13 +101,23 @@ static int flann_compute(void *state)
 {
     flann_state *s = state;
     const pcb_task *t = &s->task;
+    const int64_t row = s->row, len = s->len;
     for (int64_t b = 0; b < t->batch; b++) {
+        int32_t *idx = s->short_idx ? s->short_idx : s->idx + b * t->nq * row;
+        float *d2 = s->short_d2 ? s->short_d2 : s->dist2 + b * t->nq * row;
         int rc = flann_find_nearest_neighbors_index_float(
-            s->index[b], (float *)(t->b + b * t->nq * 3), (int)t->nq, (int *)(s->idx + b * t->nq),
-            s->dist2 + b * t->nq, 1, &s->params);
+            s->index[b], (float *)(t->b + b * t->nq * 3), (int)t->nq, (int *)idx, d2, (int)len,
+            &s->params);
         if (rc != 0)
-            return pcb_fail(PCB_EDEVICE, "nn %s: FLANN search failed on cloud %lld (%d)", s->name,
-                            (long long)b, rc);
+            return pcb_fail(PCB_EDEVICE, "%s %s: FLANN search failed on cloud %lld (%d)",
+                            pcb_problem_name(t->problem), s->name, (long long)b, rc);
+        for (int64_t i = 0; s->short_idx && i < t->nq; i++) { /* k > n: pad each row */
+            int32_t *to = s->idx + (b * t->nq + i) * row;
+            float *dto = s->dist2 + (b * t->nq + i) * row;
+            pcb_knn_row_clear(dto, to, row);
+            memcpy(to, idx + i * len, (size_t)len * sizeof *to);
+            memcpy(dto, d2 + i * len, (size_t)len * sizeof *dto);
+        }
     }
     return PCB_OK;
 }
@@ -96,7 +125,7 @@ static int flann_compute(void *state)
 static int flann_fetch(void *state, pcb_result *out)
 {
     flann_state *s = state;
-    size_t q = (size_t)(s->task.batch * s->task.nq);
+    size_t q = (size_t)(s->task.batch * s->task.nq * s->row);
     memcpy(out->index, s->idx, q * sizeof *s->idx);
     if (out->dist2)
         memcpy(out->dist2, s->dist2, q * sizeof *s->dist2);
@@ -159,6 +188,20 @@ const pcb_impl pcb_nn_flann_randomized = {
     .limits = {.max_n = INT_MAX},
     .summary = "FLANN 4 randomized k-d trees, 32 checks, one core (approximate)",
     .prepare = randomized_prepare,
+    .compute = flann_compute,
+    .fetch = flann_fetch,
+    .release = flann_release,
+};
+
+const pcb_impl pcb_knn_flann = {
+    .name = "flann",
+    .cost = PCB_COST_INDEXED,
+    .problem = PCB_KNN,
+    .device = PCB_CPU,
+    .promise = {.exact = 1},
+    .limits = {.max_n = INT_MAX},
+    .summary = "FLANN single k-d tree, exact knnSearch, one core (ties in FLANN's order)",
+    .prepare = single_prepare,
     .compute = flann_compute,
     .fetch = flann_fetch,
     .release = flann_release,

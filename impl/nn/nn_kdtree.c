@@ -1,5 +1,5 @@
-/* nn_kdtree.c - exact nearest neighbour through a k-d tree tuned for 3-D
- * point clouds.
+/* nn_kdtree.c - exact nearest neighbours through a k-d tree tuned for 3-D
+ * point clouds: the nearest one (nn kdtree) and the k nearest (knn kdtree).
  *
  * prepare builds one tree per reference cloud: each node splits its points
  * at the median of their widest extent (lidar clouds are flat and their
@@ -25,7 +25,13 @@
  * its descent says), so on that axis its rounded term is >= the rounded
  * squared distance from the query to the plane; when that is >= the best for
  * every plane, no point outside is strictly nearer. Ties are kept by the first point found, a valid answer
- * (any index at the minimal distance is correct). */
+ * (any index at the minimal distance is correct).
+ *
+ * kNN (knn kdtree) searches the same tree with a sorted row of k in place
+ * of the best: the row's last distance is the bound, and a box or a plane
+ * as far as the bound is searched too (not skipped), since a point there
+ * with a lower index than the row's last would come before it: the row is
+ * the canonical one, naive's element for element. */
 #include <float.h>
 #include <omp.h>
 #ifdef __SSE2__
@@ -34,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../knn/knn.h"
 #include "nn.h"
 
 #ifndef KD_LEAF
@@ -491,4 +498,159 @@ const pcb_impl pcb_nn_kdtree = {
     .fetch = kd_fetch,
     .release = kd_release,
     .counters = kd_counters,
+};
+
+/* ---- k nearest: the same tree, a sorted row in place of the best -------------- */
+typedef struct {
+    float *d;
+    int32_t *id;
+    int64_t len; /* min(k, n): the row's last entry bounds the search */
+    int64_t evals;
+} kd_row;
+
+static inline void knn_scan_leaf(const kd_tree *t, const kd_node *n, const float *q, kd_row *r)
+{
+    const float *x = t->x + n->child, *y = t->y + n->child, *z = t->z + n->child;
+    r->evals += n->count;
+    for (int j = 0; j < n->count; j++) {
+        float dx = x[j] - q[0], dy = y[j] - q[1], dz = z[j] - q[2];
+        float e = dx * dx + dy * dy + dz * dz; /* pcb_nn_d2's operations */
+        if (e <= r->d[r->len - 1])
+            pcb_knn_offer(r->d, r->id, r->len, e, t->id[n->child + j]);
+    }
+}
+
+/* search_down with ties searched: boxes as far as the bound are entered. */
+static void knn_down(const kd_tree *t, int32_t at, const float *q, kd_qv qv, kd_row *r)
+{
+    struct {
+        int32_t node;
+        float d2;
+    } stack[64];
+    int top = 0;
+    for (;;) {
+        const kd_node *n = &t->node[at];
+        if (n->dim < 0) {
+            knn_scan_leaf(t, n, q, r);
+        } else {
+            const kd_node *c = &t->node[n->child];
+            float d0 = box_d2(c, qv), d1 = box_d2(c + 1, qv);
+            int near = d1 < d0;
+            float dn = near ? d1 : d0, df = near ? d0 : d1;
+            if (dn <= r->d[r->len - 1]) {
+                if (df <= r->d[r->len - 1])
+                    stack[top].node = n->child + !near, stack[top++].d2 = df;
+                at = n->child + near;
+                continue;
+            }
+        }
+        do {
+            if (!top)
+                return;
+            --top;
+        } while (stack[top].d2 > r->d[r->len - 1]);
+        at = stack[top].node;
+    }
+}
+
+/* Every point outside the cell strictly farther than best (ball_inside with
+ * ties excluded). */
+static inline int ball_clear(const kd_cell *c, const float *q, float best)
+{
+    for (int d = 0; d < 3; d++) {
+        float a = q[d] - c->lo[d], b = c->hi[d] - q[d];
+        if (!(a * a > best && b * b > best))
+            return 0;
+    }
+    return 1;
+}
+
+static void knn_search(const kd_tree *t, int32_t leaf, const float *q, kd_row *r)
+{
+    kd_qv qv = QVEC(q);
+    knn_scan_leaf(t, &t->node[leaf], q, r);
+    for (int32_t at = leaf; t->node[at].parent >= 0; at = t->node[at].parent) {
+        if (ball_clear(&t->cell[at], q, r->d[r->len - 1]))
+            return;
+        int32_t first = t->node[t->node[at].parent].child;
+        int32_t sibling = at == first ? first + 1 : first;
+        if (box_d2(&t->node[sibling], qv) <= r->d[r->len - 1])
+            knn_down(t, sibling, q, qv, r);
+    }
+}
+
+typedef struct {
+    pcb_knn_rows rows; /* first: pcb_knn_rows_fetch reads it */
+    kd_tree *tree;
+    int64_t evals;
+} knn_kd_state;
+
+static void knn_kd_release(void *state)
+{
+    knn_kd_state *s = state;
+    if (!s)
+        return;
+    for (int64_t b = 0; s->tree && b < s->rows.task.batch; b++)
+        tree_free(&s->tree[b]);
+    free(s->tree);
+    pcb_knn_rows_free(&s->rows);
+    free(s);
+}
+
+static int knn_kd_prepare(const pcb_task *t, void **state)
+{
+    knn_kd_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "knn kdtree: out of memory");
+    int rc = pcb_knn_rows_init(&s->rows, t, "kdtree");
+    if (rc == PCB_OK && !(s->tree = calloc((size_t)t->batch, sizeof *s->tree)))
+        rc = pcb_fail(PCB_ENOMEM, "knn kdtree: out of memory");
+    for (int64_t b = 0; b < t->batch && rc == PCB_OK; b++)
+        rc = tree_build(t->a + b * t->n * 3, (int32_t)t->n, &s->tree[b]);
+    if (rc != PCB_OK) {
+        knn_kd_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int knn_kd_compute(void *state)
+{
+    knn_kd_state *s = state;
+    const pcb_task *t = &s->rows.task;
+    const int threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
+    const int64_t k = t->k, len = k < t->n ? k : t->n, total = t->batch * t->nq;
+    int64_t evals = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64) reduction(+ : evals)
+    for (int64_t i = 0; i < total; i++) {
+        const kd_tree *tree = &s->tree[i / t->nq];
+        const float *q = t->b + 3 * i;
+        kd_row r = {s->rows.dist2 + i * k, s->rows.idx + i * k, len, 0};
+        pcb_knn_row_clear(r.d, r.id, k);
+        knn_search(tree, descend(tree, q), q, &r);
+        evals += r.evals;
+    }
+    s->evals = evals;
+    return PCB_OK;
+}
+
+static int knn_kd_counters(void *state, pcb_counters *c)
+{
+    c->distance_evals = ((knn_kd_state *)state)->evals;
+    return PCB_OK;
+}
+
+const pcb_impl pcb_knn_kdtree = {
+    .name = "kdtree",
+    .cost = PCB_COST_INDEXED,
+    .problem = PCB_KNN,
+    .device = PCB_CPU,
+    .promise = {.exact = 1, .canonical = 1},
+    .summary = "nn kdtree's tree searched with a sorted row of k, ties searched (canonical)",
+    .prepare = knn_kd_prepare,
+    .compute = knn_kd_compute,
+    .fetch = pcb_knn_rows_fetch,
+    .release = knn_kd_release,
+    .counters = knn_kd_counters,
 };

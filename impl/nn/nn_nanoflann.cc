@@ -7,7 +7,10 @@
  * one neighbour), OpenMP over the queries like kdtree's. Its metric is
  * L2_Simple: (q - p)^2 summed directly in float, the same form as
  * pcb_nn_d2, never |q|^2 + |p|^2 - 2qp. C++ only because nanoflann is a C++
- * template library; nothing escapes this file but the entry. */
+ * template library; nothing escapes this file but the entries: nn
+ * nanoflann (one neighbour) and knn nanoflann (its KNNResultSet of min(k, n),
+ * ascending, ties in nanoflann's order: exact, not canonical; the rest of a
+ * row padded here). */
 #include <omp.h>
 
 #include <cstdint> /* before nanoflann.hpp, which uses uint32_t without it (1.4.3, gcc 13) */
@@ -18,6 +21,7 @@
 #include <nanoflann.hpp>
 
 extern "C" {
+#include "../knn/knn.h"
 #include "nn.h"
 }
 
@@ -40,6 +44,7 @@ struct state {
     pcb_task task;
     cloud_view *views; /* one per cloud of the batch */
     tree **trees;
+    int64_t row; /* answers a query: 1, or kNN's k */
     int32_t *idx;
     float *dist2;
 };
@@ -63,11 +68,13 @@ int prepare(const pcb_task *t, void **out)
     int rc = pcb_nn_coords_fit(t, "nanoflann");
     if (rc != PCB_OK)
         return rc;
-    const size_t q = static_cast<size_t>(t->batch * t->nq);
+    const int64_t row = t->problem == PCB_KNN ? t->k : 1;
+    const size_t q = static_cast<size_t>(t->batch * t->nq * row);
     state *s = static_cast<state *>(std::calloc(1, sizeof(state)));
     if (!s)
         return pcb_fail(PCB_ENOMEM, "nn nanoflann: out of memory");
     s->task = *t;
+    s->row = row;
     s->views = static_cast<cloud_view *>(std::calloc(t->batch, sizeof(cloud_view)));
     s->trees = static_cast<tree **>(std::calloc(t->batch, sizeof(tree *)));
     s->idx = static_cast<int32_t *>(std::malloc(q * sizeof(int32_t)));
@@ -97,12 +104,54 @@ int prepare(const pcb_task *t, void **out)
     return PCB_OK;
 }
 
+/* kNN: each query's KNNResultSet of min(k, n), kept sorted by nanoflann. */
+int compute_rows(state *s)
+{
+    const pcb_task *t = &s->task;
+    const int threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
+    const int64_t k = t->k, len = k < t->n ? k : t->n, total = t->batch * t->nq;
+    const nanoflann::SearchParams exact(32, 0.0f, true);
+    int failed = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        uint32_t *near = static_cast<uint32_t *>(std::malloc(len * sizeof(uint32_t)));
+        float *dist = static_cast<float *>(std::malloc(len * sizeof(float)));
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t i = 0; i < total; i++) {
+            if (!near || !dist) {
+#pragma omp atomic write
+                failed = 1;
+                continue;
+            }
+            const int64_t b = i / t->nq;
+            const float *q = t->b + 3 * i;
+            nanoflann::KNNResultSet<float, uint32_t> result(static_cast<uint32_t>(len));
+            result.init(near, dist);
+            s->trees[b]->findNeighbors(result, q, exact);
+            int32_t *id = s->idx + i * k;
+            float *d2 = s->dist2 + i * k;
+            pcb_knn_row_clear(d2, id, k);
+            for (int64_t j = 0; j < len; j++) {
+                id[j] = static_cast<int32_t>(near[j]);
+                d2[j] = pcb_nn_d2(t->a + (b * t->n + near[j]) * 3, q);
+            }
+        }
+        std::free(near);
+        std::free(dist);
+    }
+    return failed ? pcb_fail(PCB_ENOMEM, "knn nanoflann: no memory for a row of %lld",
+                             static_cast<long long>(len))
+                  : PCB_OK;
+}
+
 int compute(void *p)
 {
     state *s = static_cast<state *>(p);
     const pcb_task *t = &s->task;
     const int threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
     const nanoflann::SearchParams exact(32, 0.0f, false); /* eps 0: exact; unsorted: k = 1 */
+    if (t->problem == PCB_KNN)
+        return compute_rows(s);
     for (int64_t b = 0; b < t->batch; b++) {
         const tree *index = s->trees[b];
         const float *queries = t->b + b * t->nq * 3;
@@ -126,23 +175,26 @@ int compute(void *p)
 int fetch(void *p, pcb_result *out)
 {
     state *s = static_cast<state *>(p);
-    const size_t q = static_cast<size_t>(s->task.batch * s->task.nq);
+    const size_t q = static_cast<size_t>(s->task.batch * s->task.nq * s->row);
     std::memcpy(out->index, s->idx, q * sizeof(int32_t));
     if (out->dist2)
         std::memcpy(out->dist2, s->dist2, q * sizeof(float));
     return PCB_OK;
 }
 
-pcb_impl make_entry()
+pcb_impl make_entry(pcb_problem problem)
 {
     pcb_impl e = {};
     e.name = "nanoflann";
-    e.problem = PCB_NN;
+    e.problem = problem;
     e.device = PCB_CPU;
     e.promise.exact = 1;
     e.limits.max_n = INT32_MAX;
     e.cost = PCB_COST_INDEXED;
-    e.summary = "nanoflann single k-d tree (leaf 10), exact search, OpenMP over queries";
+    e.summary = problem == PCB_KNN ? "nanoflann single k-d tree (leaf 10), exact k nearest, "
+                                     "OpenMP over queries (ties in nanoflann's order)"
+                                   : "nanoflann single k-d tree (leaf 10), exact search, OpenMP "
+                                     "over queries";
     e.prepare = prepare;
     e.compute = compute;
     e.fetch = fetch;
@@ -152,4 +204,5 @@ pcb_impl make_entry()
 
 } // namespace
 
-extern "C" const pcb_impl pcb_nn_nanoflann = make_entry();
+extern "C" const pcb_impl pcb_nn_nanoflann = make_entry(PCB_NN);
+extern "C" const pcb_impl pcb_knn_nanoflann = make_entry(PCB_KNN);

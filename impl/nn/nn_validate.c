@@ -11,6 +11,7 @@
 
 #include "../pcbench_judge.h"
 #include "nn.h"
+#include "../knn/knn.h"
 
 enum { LEAF_SIZE = 8 };
 
@@ -106,8 +107,10 @@ static void kd_free(kd_tree *t)
 
 static int kd_build(kd_tree *t, const float *cloud, int64_t n)
 {
-    double *xyz = malloc((size_t)n * 3 * sizeof *xyz);
     memset(t, 0, sizeof *t);
+    if (n < 1) /* the task checks say so first; here for the compiler's flow analysis */
+        return pcb_fail(PCB_EINVAL, "nn validate: an oracle of %lld points", (long long)n);
+    double *xyz = malloc((size_t)n * 3 * sizeof *xyz);
     t->pts = malloc((size_t)n * 3 * sizeof *t->pts);
     t->orig = malloc((size_t)n * sizeof *t->orig);
     /* Median splits keep both halves non-empty: at most 2n - 1 nodes. */
@@ -155,6 +158,60 @@ static void search(const kd_tree *t, int32_t node, const double *q, double *best
     search(t, diff < 0 ? nd->left : nd->right, q, best, besti);
     if (diff * diff < *best)
         search(t, diff < 0 ? nd->right : nd->left, q, best, besti);
+}
+
+/* kNN: the len nearest squared distances, ascending, in best[0..len)
+ * (+inf where none yet). Only distances are kept, so a far child whose
+ * plane is as far as the last kept cannot change them. */
+static void search_k(const kd_tree *t, int32_t node, const double *q, double *best, int64_t len)
+{
+    const kd_node *nd = &t->nodes[node];
+    if (nd->left < 0) {
+        /* a leaf of identical points: one distance, offered as often as it fits */
+        const int32_t end = nd->same ? nd->lo + (int32_t)(nd->hi - nd->lo < len ? nd->hi - nd->lo
+                                                                                 : len)
+                                     : nd->hi;
+        for (int32_t i = nd->lo; i < end; i++) {
+            const double d = dist2(t->pts + 3 * (int64_t)(nd->same ? nd->lo : i), q);
+            if (!(d < best[len - 1]))
+                continue;
+            int64_t p = len - 1;
+            for (; p > 0 && d < best[p - 1]; p--)
+                best[p] = best[p - 1];
+            best[p] = d;
+        }
+        return;
+    }
+    double diff = q[nd->dim] - nd->split;
+    search_k(t, diff < 0 ? nd->left : nd->right, q, best, len);
+    if (diff * diff < best[len - 1])
+        search_k(t, diff < 0 ? nd->right : nd->left, q, best, len);
+}
+
+int pcb_knn_oracle(const pcb_task *t, double *d2)
+{
+    int rc = pcb_task_check(t);
+    if (rc != PCB_OK)
+        return rc;
+    if (t->problem != PCB_KNN || !d2)
+        return pcb_fail(PCB_EINVAL, "knn oracle: not a kNN task or no output array");
+    const int64_t len = t->k < t->n ? t->k : t->n;
+    for (int64_t b = 0; b < t->batch; b++) {
+        kd_tree tree;
+        if ((rc = kd_build(&tree, t->a + b * t->n * 3, t->n)) != PCB_OK)
+            return rc;
+        const float *qry = t->b + b * t->nq * 3;
+#pragma omp parallel for schedule(dynamic, 64)
+        for (int64_t i = 0; i < t->nq; i++) {
+            double q[3] = {qry[3 * i], qry[3 * i + 1], qry[3 * i + 2]};
+            double *best = d2 + (b * t->nq + i) * len;
+            for (int64_t s = 0; s < len; s++)
+                best[s] = INFINITY;
+            search_k(&tree, 0, q, best, len);
+        }
+        kd_free(&tree);
+    }
+    return PCB_OK;
 }
 
 int pcb_nn_oracle(const pcb_task *t, double *d2, int32_t *idx)
