@@ -39,11 +39,11 @@ IMPL(chamfer, kdtree)
 IMPL(chamfer, omp)
 IMPL(chamfer, naive)
 
-/* KNN */
+/* KNN (cuda_brute after the k-d trees: slower than them on lidar sweeps) */
 CUDA_IMPL(knn, cuda_tiles)
-CUDA_IMPL(knn, cuda_brute)
 IMPL(knn, kdtree)
 NANOFLANN_IMPL(knn, nanoflann)
 FLANN_IMPL(knn, flann)
+CUDA_IMPL(knn, cuda_brute)
 IMPL(knn, omp)
 IMPL(knn, naive)

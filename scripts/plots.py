@@ -290,6 +290,29 @@ def train_plots(p, suites, root):
                 "median compute time (ms; CUDA: device events)", lines, extra=extra)
 
 
+def knn_plots(p, suites, peer_suites):
+    """kNN (suite knn): compute time against k, self-kNN of 32 sphere clouds of 1,024
+    points, a line per implementation; the peers' calls from Python dashed beside
+    them (pcbench's own call among them), those that answered right."""
+    cfg = lambda c: c["batch"] == 32 and c["n"] == 1024 and c["dataset"] == "sphere"  # noqa: E731
+    k_of = lambda c: c.get("k") or int(c["id"].rsplit("/k", 1)[1])  # noqa: E731
+    got = series(suites.get("knn", []), cfg, k_of, lambda d, i, e: R.median_ms(e))
+    lines = [(impl, None, pts) for impl, pts in got.items()]
+    if not lines:
+        return
+    peers = {}
+    for pd in peer_suites.get("knn", []):
+        if cfg(pd["config"]):
+            for e in pd["results"]:
+                if R.peer_ms(e):
+                    peers.setdefault(e["peer"], []).append((k_of(pd["config"]), R.peer_ms(e)))
+    extra = [("%s (from Python)" % name, sorted(pts), "linespoints dt 3 lw 2 pt 6")
+             for name, pts in sorted(peers.items())]
+    p.lines("knn-time-vs-k", "kNN compute time against k: self-kNN of 32 clouds of 1,024 points "
+            "(sphere surfaces)", "neighbours k", "median time (ms; CUDA: device events)", lines,
+            extra=extra)
+
+
 def emd_plots(p, suites):
     cube = lambda c: c["batch"] == 1 and c["dataset"] == "uniform"  # noqa: E731
     t = timing_lines(suites, "emd", cube, lambda c: c["n"], lambda d, i, e: R.median_ms(e))
@@ -386,7 +409,7 @@ def peer_plots(p, suites, peer_suites):
     for problem in R.PROBLEMS:
         rows = [(pd, next((d for d in suites.get(s, []) if d["config"]["id"] == pd["config"]["id"]),
                           None), s)
-                for s in ("seed", "full") for pd in peer_suites.get(s, [])
+                for s in ("seed", "full", "knn") for pd in peer_suites.get(s, [])
                 if pd["config"]["problem"] == problem]
         if not rows:
             continue
@@ -399,7 +422,8 @@ def peer_plots(p, suites, peer_suites):
         for k, (pd, doc, suite) in enumerate(rows):
             c = pd["config"]
             label = "%s b%d n%d%s%s" % (c["dataset"], c["batch"], c["n"],
-                                        " m%d" % c["m"] if problem == "fps" else "",
+                                        " m%d" % c["m"] if problem == "fps" else
+                                        " k%d" % c.get("k", 0) if problem == "knn" else "",
                                         R.suite_mark(suite))
             best = R.fastest_ours(doc, False)
             ours = best[1] if best else None
@@ -450,6 +474,7 @@ def main():
             fps_plots(p, suites)
             nn_plots(p, suites)
             train_plots(p, suites, root)
+            knn_plots(p, suites, peers.get(machine, {}))
             emd_plots(p, suites)
             emd_bound_plot(p, suites, peers.get(machine, {}))
             peer_plots(p, suites, peers.get(machine, {}))

@@ -192,7 +192,7 @@ def problem_tables(problem, docs):
 # ---- headline ------------------------------------------------------------------------
 # Every figure the documents report, with ours from each machine beside it. A figure
 # comes from the seed suite (the documents' configurations), else from the full suite.
-HEADLINE_SUITES = ("seed", "full")
+HEADLINE_SUITES = ("seed", "full", "knn")
 
 
 class Machine:
@@ -415,6 +415,11 @@ def config_label(cfg):
         return "nn %s: %d x %d, %d queries" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
     if cfg["problem"] == "chamfer":
         return "chamfer %s: %d x %d and %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
+    if cfg["problem"] == "knn":
+        return "knn %s: %d x %d, %s, k = %d" % (
+            cfg["dataset"], cfg["batch"], cfg["n"],
+            "self" if cfg.get("self") or "/self/" in cfg["id"] else "%d queries" % cfg["nq"],
+            cfg.get("k") or int(cfg["id"].rsplit("/k", 1)[1]))
     return "emd %s: %d x %d" % (cfg["dataset"], cfg["batch"], cfg["n"])
 
 
@@ -587,6 +592,8 @@ SUMMARY_ROWS = [
     ("NN", dict(problem="nn", dataset="lidar", batch=1, n=120000, nq=120000), "cuda_attempt2", "cuda_bvh"),
     ("EMD", dict(problem="emd", dataset="uniform", batch=32, n=4096), "cuda_auction_match", "cuda_auction"),
     ("EMD", dict(problem="emd", dataset="sphere", batch=32, n=4096), "cuda_auction_match", "cuda_auction"),
+    ("kNN", dict(problem="knn", dataset="sphere", batch=16, n=4096, nq=4096, k=32), "cuda_brute",
+     "cuda_tiles"),
 ]
 
 
@@ -598,6 +605,8 @@ SUMMARY_PEER_ROWS = [
     dict(problem="nn", dataset="lidar", batch=1, n=1000000, nq=1000000),
     dict(problem="emd", dataset="uniform", batch=32, n=1024),
     dict(problem="emd", dataset="sphere", batch=32, n=8192),
+    dict(problem="knn", dataset="sphere", batch=32, n=1024, nq=1024, k=16),
+    dict(problem="knn", dataset="lidar", batch=1, n=120000, nq=120000, k=16),
 ]
 
 

@@ -32,7 +32,7 @@ expect "fps with a header" 0 "pass" -- fps "$tmp/f7.csv"
 expect "fps from stdin" 0 "pass" -- sh -c "'$tool' check fps -i '$tmp/c.ply' -m 50 --answer - <'$tmp/f.txt'"
 expect "fps missing answer file" 3 "missing.txt" -- fps "$tmp/missing.txt"
 expect "fps without --answer" 2 "needs --answer" -- "$tool" check fps -i "$tmp/c.ply" -m 50
-expect "check of an unknown problem" 2 "unknown problem" -- "$tool" check knn --answer "$tmp/f.txt"
+expect "check of an unknown problem" 2 "unknown problem" -- "$tool" check ballquery --answer "$tmp/f.txt"
 expect "check without a problem" 2 "" -- "$tool" check
 expect "fps m > n" 3 "" -- "$tool" check fps -i "$tmp/c.ply" -m 5000 --answer "$tmp/f.txt"
 

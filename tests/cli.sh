@@ -7,15 +7,15 @@ expect "no command" 2 -- "$tool"
 expect "unknown command" 2 -- "$tool" frobnicate
 grep -q '^pcbench: ' "$tmp/err" && ok || bad "usage message does not start with pcbench:"
 expect "--help" 0 -- "$tool" --help
-for c in list gen fps nn emd chamfer verify bench; do
+for c in list gen fps nn emd chamfer knn verify bench; do
     expect "$c --help" 0 -- "$tool" "$c" --help
     grep -qi usage "$tmp/out" && ok || bad "$c --help prints no usage"
 done
 
 # list: <problem> <name> <device> <exact|approx> <status>
 expect "list" 0 -- "$tool" list
-awk '!($1 ~ /^(fps|nn|emd|chamfer)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
-for p in fps nn emd chamfer; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
+awk '!($1 ~ /^(fps|nn|emd|chamfer|knn)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
+for p in fps nn emd chamfer knn; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
 cp "$tmp/out" "$tmp/list"
 # Where no NVIDIA driver is installed at all, the CUDA entries say so (not the
 # runtime's "driver version is insufficient", which means an old driver).
@@ -58,6 +58,7 @@ while read -r problem name device kind status rest; do
     nn) set -- nn -r "$tmp/a.ply" -q "$tmp/b.ply" ;;
     emd) set -- emd -a "$tmp/a.ply" -b "$tmp/b.ply" ;;
     chamfer) set -- chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" ;;
+    knn) set -- knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 5 ;;
     esac
     case $status in
     available) expect "$problem $name" 0 -- "$tool" "$@" --impl "$name" ;;
@@ -71,6 +72,27 @@ expect "nn self" 0 -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/a.ply"
 expect "nn" 0 -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/b.ply" -o "$tmp/nn.txt"
 awk 'NF != 2 || $1 < 0 || $1 >= 300 || $2 < 0 {exit 1}' "$tmp/nn.txt" && ok || bad "nn output format"
 expect "nn without -q" 2 -- "$tool" nn -r "$tmp/a.ply"
+
+# knn: a line a query of index and squared-distance pairs, nearest first;
+# check knn judges it, catches a point twice, and a row short of k (k > n)
+# needs no padding written
+expect "knn self" 0 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/a.ply" -k 4
+[ "$(wc -l <"$tmp/out")" = 300 ] && awk 'NF != 8 || $1 != NR - 1 || $2 != 0 || $4 < $2 || $8 < $6 {exit 1}' "$tmp/out" && ok || bad "knn self: 300 rows of 4 pairs, each point its own nearest"
+expect "knn -o" 0 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 6 -o "$tmp/knn.txt"
+expect "check knn" 0 "pass" -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 6 --answer "$tmp/knn.txt"
+awk '{print $1, $3, $5, $7, $9, $11}' "$tmp/knn.txt" >"$tmp/knn-idx.txt"
+expect "check knn indices" 0 "pass" -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 6 --answer "$tmp/knn-idx.txt"
+awk 'NR == 7 {$3 = $1; $4 = $2} {print}' "$tmp/knn.txt" >"$tmp/knn-bad.txt"
+expect "check knn twice" 1 "twice" -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 6 --answer "$tmp/knn-bad.txt"
+head -n 5 "$tmp/knn.txt" >"$tmp/knn-short.txt"
+expect "check knn truncated" 3 "truncated" -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 6 --answer "$tmp/knn-short.txt"
+"$tool" gen uniform -n 3 --seed 9 -o "$tmp/three.ply" >/dev/null 2>&1
+expect "knn k > n" 0 -- "$tool" knn -r "$tmp/three.ply" -q "$tmp/b.ply" -k 5 -o "$tmp/knn3.txt"
+awk 'NF != 6 {exit 1}' "$tmp/knn3.txt" && ok || bad "knn k > n: the 3 neighbours a line"
+expect "check knn k > n" 0 "pass" -- "$tool" check knn -r "$tmp/three.ply" -q "$tmp/b.ply" -k 5 --answer "$tmp/knn3.txt"
+expect "knn without -k" 2 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply"
+expect "knn -k 0" 2 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 0
+expect "check knn without -k" 2 -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" --answer "$tmp/knn.txt"
 
 expect "emd" 0 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
 grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: $(cat "$tmp/out")"
@@ -96,7 +118,7 @@ expect "check chamfer other convention" 1 -- "$tool" check chamfer -a "$tmp/a.pl
 expect "chamfer bad convention" 2 "DISTANCE-POINTS-DIRECTIONS" -- "$tool" chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --convention l2
 expect "chamfer without -b" 2 -- "$tool" chamfer -a "$tmp/a.ply"
 expect "check chamfer without answer" 2 -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply"
-expect "verify unknown problem" 2 -- "$tool" verify --problem knn
+expect "verify unknown problem" 2 -- "$tool" verify --problem ballquery
 
 # The defect catalog: listed apart from the implementations, and every FPS
 # and EMD defect caught by the verify matrices while the accepted one passes

@@ -73,7 +73,7 @@ static void test_problem_names(void)
         CHECK_RC(pcb_problem_parse(pcb_problem_name((pcb_problem)i), &p), PCB_OK);
         CHECK((int)p == i);
     }
-    CHECK_RC(pcb_problem_parse("knn", &p), PCB_EINVAL);
+    CHECK_RC(pcb_problem_parse("ballquery", &p), PCB_EINVAL);
     CHECK_RC(pcb_problem_parse(NULL, &p), PCB_EINVAL);
 }
 
@@ -203,9 +203,12 @@ static void test_device_tasks(void)
         const pcb_impl *impl = *it;
         t.problem = impl->problem;
         t.b = impl->problem == PCB_FPS ? NULL : nowhere;
-        t.nq = impl->problem == PCB_NN || impl->problem == PCB_CHAMFER ? 50
-               : impl->problem == PCB_EMD                             ? 100
-                                                                      : 0;
+        t.nq = impl->problem == PCB_NN || impl->problem == PCB_CHAMFER ||
+                       impl->problem == PCB_KNN
+                   ? 50
+               : impl->problem == PCB_EMD ? 100
+                                          : 0;
+        t.k = impl->problem == PCB_KNN ? 8 : 0;
         if (impl->run_device) {
             devices++;
             CHECK(impl->device == PCB_CUDA && pcb_task_fits(impl, &t) == PCB_OK);
@@ -215,7 +218,8 @@ static void test_device_tasks(void)
         }
     }
 #ifdef PCB_HAVE_CUDA
-    CHECK(devices == 6); /* cuda_pruned, nn's and chamfer's cuda_tiles and cuda_bvh, cuda_auction */
+    CHECK(devices == 8); /* cuda_pruned, nn's and chamfer's cuda_tiles and cuda_bvh, cuda_auction,
+                            knn's cuda_tiles and cuda_brute */
 #else
     CHECK(devices == 0);
 #endif

@@ -59,6 +59,42 @@ def test_nn_matches_brute_force():
     assert not verdict and 0 <= verdict.recall < 0.1
 
 
+def test_knn_matches_brute_force_and_pads():
+    ref, q = cloud(5, 2, 400), cloud(6, 2, 150)
+    idx, d2 = pcbench.knn(ref, q, 12)
+    assert idx.shape == (2, 150, 12) and idx.dtype == np.int64 and d2.dtype == np.float32
+    all_d2 = ((q[:, :, None, :].astype(np.float64) - ref[:, None, :, :]) ** 2).sum(-1)
+    want = np.sort(all_d2, -1)[..., :12]
+    assert np.allclose(d2, want, rtol=1e-5, atol=1e-12)
+    got = np.take_along_axis(all_d2, idx, -1)
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-12)
+    assert pcbench.check_knn(ref, q, idx, d2, canonical=True)
+    self_idx, self_d2 = pcbench.knn(ref, k=3)  # self-kNN: every point its own nearest
+    assert (self_idx[..., 0] == np.arange(400)).all() and (self_d2[..., 0] == 0).all()
+    short_idx, short_d2 = pcbench.knn(ref[0, :5], q[0], 8)  # k > n: padded, no real point
+    assert short_idx.shape == (150, 8) and (short_idx[:, 5:] == -1).all()
+    assert np.isinf(short_d2[:, 5:]).all() and (np.sort(short_idx[:, :5], -1) == np.arange(5)).all()
+    assert pcbench.check_knn(ref[0, :5], q[0], short_idx, short_d2)
+
+
+def test_knn_judge_rejects_wrong_answers():
+    ref, q = cloud(7, 300), cloud(8, 90)
+    idx, d2 = pcbench.knn(ref, q, 6)
+    twice = idx.copy()
+    twice[4, 2] = twice[4, 1]
+    assert not pcbench.check_knn(ref, q, twice)
+    flipped = idx.copy()
+    flipped[9, [0, 5]] = flipped[9, [5, 0]]
+    assert "ascending" in pcbench.check_knn(ref, q, flipped).detail
+    zero_pad = pcbench.knn(ref[:4], q, 6)[0]
+    zero_pad[:, 4:] = 0  # PyTorch3D's padding: a real point
+    assert not pcbench.check_knn(ref[:4], q, zero_pad)
+    with pytest.raises(ValueError, match="elements"):
+        pcbench.check_knn(ref, q, idx[:, :5], k=6)
+    with pytest.raises(ValueError, match="k = 0"):
+        pcbench.knn(ref, q, 0)
+
+
 def test_nn_index_answers_as_nn_and_keeps_its_reference():
     ref, q = cloud(14, 2, 800), cloud(15, 2, 300)
     index = pcbench.NNIndex(ref, max_queries=300)
@@ -277,6 +313,19 @@ def test_cuda_tiles_batches_equal_host_path(b, n, nq):
     wa, wda, wb, wdb = pcbench.chamfer_nearest(ref, q, impl="naive")
     assert (ia.cpu().numpy() == wa).all() and (ib.cpu().numpy() == wb).all()
     assert (da.cpu().numpy() == wda).all() and (db.cpu().numpy() == wdb).all()
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, nq, k", [(32, 1024, 0, 16), (16, 2048, 0, 20), (8, 1024, 4096, 3),
+                                        (2, 40, 30, 64), (3, 5, 700, 8), (1, 20000, 5000, 32)])
+def test_cuda_knn_equals_naive(b, n, nq, k):
+    ref = cloud(60 + n, b, n)
+    q = ref if nq == 0 else cloud(61 + nq, b, nq)
+    want_i, want_d = pcbench.knn(ref, q, k, impl="kdtree")  # canonical, naive's rows
+    for impl in (None, "cuda_brute"):
+        gi, gd = pcbench.knn(on_gpu(ref), None if nq == 0 else on_gpu(q), k, impl=impl)
+        assert gi.is_cuda and gi.shape == want_i.shape
+        assert (gi.cpu().numpy() == want_i).all() and (gd.cpu().numpy() == want_d).all()
 
 
 @needs_cuda

@@ -15,28 +15,30 @@
 
 
 static const char help[] =
-    "usage: pcbench bench [--suite seed|full|train|quick] [options]\n"
+    "usage: pcbench bench [--suite seed|full|train|knn|quick] [options]\n"
     "Verify, then time, every implementation on each configuration of a suite with\n"
     "Google Benchmark. Results go to RESULTS/MACHINE/SUITE/<configuration>.json, one\n"
     "file per configuration written as soon as it is done; a later run skips the\n"
     "configurations already stored (resume), so a long run may be split or stopped.\n"
     "  --suite NAME         seed (default): the configurations the documents report;\n"
     "                       full: sweeps for the plots; train: NN and chamfer at\n"
-    "                       training batches; quick: small, for CI\n"
-    "  --problem P[,P]      only these problems (fps, nn, emd, chamfer)\n"
+    "                       training batches; knn: k nearest at training batches\n"
+    "                       and on lidar; quick: small, for CI\n"
+    "  --problem P[,P]      only these problems (fps, nn, emd, chamfer, knn)\n"
     "  --impl NAME[,NAME]   only these implementations\n"
     "  --filter TEXT[,TEXT] only configurations whose id contains one of the TEXTs\n"
     "                       (ids look like fps/uniform/b6/n10000/m1000)\n"
     "  --budget S           skip runs predicted to take over S seconds each\n"
-    "                       (default per suite: seed 30, full 20, train 20, quick 5)\n"
+    "                       (default per suite: seed 30, full 20, train 20, knn 20,\n"
+    "                       quick 5)\n"
     "  --target-noise P     take samples until the median's relative standard error\n"
     "                       is under P (default 0.005), the figure's time is up, or\n"
     "                       100 samples are kept\n"
     "  --min-reps N         samples per figure at least (default: GPU 10; CPU per\n"
-    "                       suite: 5, 3, 5, 7)\n"
+    "                       suite: 5, 3, 5, 5, 7)\n"
     "  --figure-time S      seconds a figure may take once it has its minimum\n"
-    "                       (default per suite: 3, 1.5, 1.5, 0.25; never over its share\n"
-    "                       of --budget)\n"
+    "                       (default per suite: 3, 1.5, 1.5, 1.5, 0.25; never over its\n"
+    "                       share of --budget)\n"
     "  --reps R             exactly R samples per figure, no noise target\n"
     "  --throttle-threshold F  drop GPU samples taken while the SM clock was under F\n"
     "                       times its maximum (default 0.75; NVML, read around\n"
@@ -329,7 +331,7 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     fprintf(table.f, "# suite %s reps %d budget %g machine %s\n", suite->name,
             o->reps ? o->reps : suite->reps, o->have_budget ? o->budget : suite->budget,
             env.machine);
-    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\n", table.f);
+    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\n", table.f);
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
@@ -339,9 +341,9 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
         bench_config_name(c, name);
         snprintf(path, sizeof path, "%s/%s", o->inputs_dir, name);
         rc = bench_data_write(c, path);
-        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\n", c->id, name,
+        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\n", c->id, name,
                 pcb_problem_name(c->problem), c->dataset, (long long)c->batch, (long long)c->n,
-                (long long)c->nq, (long long)c->m);
+                (long long)c->nq, (long long)c->m, (long long)c->k);
         written++;
     }
     bench_env_free(&env);

@@ -27,9 +27,12 @@ typedef struct {
     pcb_problem problem;
     const char *dataset; /* generator kind; NN "lidar" is a pair of sensor poses */
     int64_t batch, n, nq, m;
+    int64_t k;           /* kNN: neighbours a query */
+    int self;            /* kNN: the queries are the reference clouds (self-kNN) */
     double max_gap;      /* EMD: the certified gap asked of implementations with a
                             gap option (loss mode), 0 = their own promise */
-    char id[96];         /* "fps/uniform/b6/n10000/m1000", "emd/sphere/b32/n1024/gap0.01" */
+    char id[96];         /* "fps/uniform/b6/n10000/m1000", "emd/sphere/b32/n1024/gap0.01",
+                            "knn/sphere/b32/n1024/self/k16", "knn/uniform/b16/n1024/q4096/k3" */
 } bench_config;
 
 typedef struct {

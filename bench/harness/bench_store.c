@@ -297,6 +297,8 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
     json_put_str(f, c->dataset);
     fprintf(f, ", \"batch\": %lld, \"n\": %lld, \"nq\": %lld, \"m\": %lld",
             (long long)c->batch, (long long)c->n, (long long)c->nq, (long long)c->m);
+    if (c->problem == PCB_KNN)
+        fprintf(f, ", \"k\": %lld, \"self\": %s", (long long)c->k, c->self ? "true" : "false");
     if (c->max_gap > 0) {
         fputs(", \"max_gap\": ", f);
         json_put_num(f, c->max_gap);

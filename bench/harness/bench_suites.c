@@ -54,6 +54,23 @@ static int add(list *l, pcb_problem p, const char *dataset, int64_t batch, int64
     return PCB_OK;
 }
 
+/* A kNN configuration: k neighbours of nq queries, or of every point of
+ * the cloud itself (self, as DGCNN and Point Transformer ask). */
+static int add_knn(list *l, const char *dataset, int64_t batch, int64_t n, int64_t nq, int64_t k,
+                   int self)
+{
+    int rc = add(l, PCB_KNN, dataset, batch, self ? n : nq, self ? n : nq, 0);
+    if (rc != PCB_OK)
+        return rc;
+    bench_config *c = &l->v[l->count - 1];
+    c->n = n, c->k = k, c->self = self;
+    char q[32];
+    snprintf(q, sizeof q, self ? "self" : "q%lld", (long long)c->nq);
+    snprintf(c->id, sizeof c->id, "knn/%s/b%lld/n%lld/%s/k%lld", dataset, (long long)batch,
+             (long long)n, q, (long long)k);
+    return PCB_OK;
+}
+
 /* An EMD configuration in loss mode: the certified gap asked for. */
 static int add_gap(list *l, const char *dataset, int64_t batch, int64_t n, double gap)
 {
@@ -75,6 +92,7 @@ static double size_key(const bench_config *c)
     case PCB_FPS: return b * n * (double)c->m;
     case PCB_NN: return b * n * (double)c->nq;
     case PCB_CHAMFER: return 2 * b * n * (double)c->nq;
+    case PCB_KNN: return b * n * (double)c->nq * (1 + (double)c->k / 64);
     default: return b * n * n * n;
     }
 }
@@ -123,6 +141,34 @@ static int train_configs(list *l)
 static int train_suite(list *l)
 {
     return train_configs(l);
+}
+
+/* kNN where networks run it: self-kNN of training batches at k = 3-64
+ * (DGCNN k = 20, Point Transformer 16, PointNet++'s three_nn 3), three_nn's
+ * shape (4,096 queries into 1,024), and lidar sweeps at k = 8-32. */
+static int knn_configs(list *l)
+{
+    static const int64_t ks[] = {3, 8, 16, 20, 32, 64};
+    static const struct {
+        int64_t batch, n;
+    } sizes[] = {{32, 1024}, {32, 2048}, {16, 4096}};
+    int rc = PCB_OK;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (size_t j = 0; j < sizeof ks / sizeof ks[0] && rc == PCB_OK; j++)
+            rc = add_knn(l, "sphere", sizes[i].batch, sizes[i].n, 0, ks[j], 1);
+    for (int64_t k = 16; k <= 32 && rc == PCB_OK; k += 16)
+        rc = add_knn(l, "sphere", 16, 8192, 0, k, 1);
+    if (rc == PCB_OK)
+        rc = add_knn(l, "sphere", 16, 16384, 0, 16, 1);
+    if (rc == PCB_OK)
+        rc = add_knn(l, "uniform", 32, 1024, 0, 16, 1);
+    if (rc == PCB_OK) /* three_nn: a layer's points into the coarser layer's */
+        rc = add_knn(l, "uniform", 16, 1024, 4096, 3, 0);
+    for (int64_t k = 8; k <= 32 && rc == PCB_OK; k *= 2)
+        rc = add_knn(l, "lidar", 1, 120000, 120000, k, 0);
+    if (rc == PCB_OK)
+        rc = add_knn(l, "lidar", 1, 1000000, 1000000, 16, 0);
+    return rc;
 }
 
 static int seed_suite(list *l)
@@ -182,6 +228,8 @@ static int full_suite(list *l)
         rc = fps_beyond(l);
     if (rc == PCB_OK)
         rc = train_configs(l);
+    if (rc == PCB_OK)
+        rc = knn_configs(l);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
         rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
@@ -215,6 +263,7 @@ static int quick_suite(list *l)
     if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 1, 128, 128, 0);
     if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 2, 256, 256, 0);
     if (rc == PCB_OK) rc = add(l, PCB_CHAMFER, "uniform", 2, 2000, 1500, 0);
+    if (rc == PCB_OK) rc = add_knn(l, "uniform", 2, 2000, 1500, 8, 0);
     return rc;
 }
 
@@ -234,13 +283,15 @@ static const struct {
      0},
     {"train", "NN and chamfer at training batches (B = 8-32, N = 1k-16k)", train_suite, 5, 0.1,
      1.5, 20, 0},
+    {"knn", "k nearest neighbours: self-kNN batches at k = 3-64, three_nn, lidar sweeps",
+     knn_configs, 5, 0.1, 1.5, 20, 0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", quick_suite, 7,
      0.03, 0.25, 5, 1},
 };
 
 const char *bench_suite_names(void)
 {
-    return "seed, full, train, quick";
+    return "seed, full, train, knn, quick";
 }
 
 int bench_suite_get(const char *name, bench_suite *out)

@@ -1,28 +1,89 @@
 /* knn_cuda_tiles.cu - our kNN for batches of clouds: nn cuda_tiles'
- * brute force with a sorted row of K in registers.
+ * brute force with sorted rows of K in registers.
  *
- * One launch answers every query of the batch: a block takes 128 queries
- * of one pair (blockIdx.y), a thread one query, and the reference goes
+ * One launch answers every query of the batch: a block takes the queries
+ * of one pair (blockIdx.y), T threads a query, and the reference goes
  * through shared memory in tiles of 512 points, as in nn_tiles.cuh. A
  * thread keeps its row in registers: K (4, 8, 16, 32 or 64, the smallest
- * >= k) distances and indices, every loop over them unrolled so the
- * compiler can name each slot. A point nearer than the row's last (the
- * bound, kept in a register of its own) is shifted in from the front: the
- * slots it passes keep their order, so equal distances stay in increasing
- * index. Distances are spatial.h's sp_d2 (naive's bit for bit) and points
- * come in increasing index: the canonical row. Nothing is allocated; a
- * device run reads and writes the caller's arrays. */
+ * >= min(k, n)) distances and indices, every loop over them unrolled so
+ * the compiler can name each slot. What costs is not the distances but the
+ * insertions, and that lanes of a warp insert at different points (the
+ * classic kernel, cuda_brute, runs them one lane after another): here a
+ * nearer point waits in a buffer of 4 and the warp inserts together, each
+ * insertion computing every slot at once. Distances are spatial.h's sp_d2
+ * (naive's bit for bit), each thread's points come in increasing index and
+ * rows merge by (distance, index): the canonical row. Nothing is
+ * allocated; a device run reads and writes the caller's arrays. */
 #include "knn_cuda.cuh"
 
-enum { KNN_TILES_MAX_K = 64 };
+enum { KNN_TILES_MAX_K = 64, KNN_BUF = 4 };
 
+/* (e, j) before (d, i): nearer, or as near with a lower index (padding's -1
+ * read unsigned is last). */
+__device__ __forceinline__ bool knn_less(float e, int32_t j, float d, int32_t i)
+{
+    return e < d || (e == d && (uint32_t)j < (uint32_t)i);
+}
+
+/* Put (e, j) into the row (sorted, first len slots kept) if it comes before
+ * the last: every slot computed at once from the old row (take[s]: e goes
+ * at or before s), so the K steps do not wait on each other. Candidates
+ * come in increasing index, so "e < d" puts an equal distance after. */
 template <int K>
+__device__ __forceinline__ void knn_insert(float (&d)[K], int32_t (&id)[K], float e, int32_t j,
+                                           int32_t len, float &bound)
+{
+#pragma unroll
+    for (int s = K - 1; s >= 0; s--) {
+        const bool take = s < len && e < d[s];
+        const bool before = s > 0 && e < d[s > 0 ? s - 1 : 0]; /* e goes before slot s */
+        const float nd = before ? d[s > 0 ? s - 1 : 0] : e;
+        const int32_t ni = before ? id[s > 0 ? s - 1 : 0] : j;
+        d[s] = take ? nd : d[s];
+        id[s] = take ? ni : id[s];
+        if (s == len - 1)
+            bound = d[s];
+    }
+}
+
+/* The K first of two sorted rows (lexicographic), into a: the elementwise
+ * least of a and b reversed is a bitonic sequence holding them, which a
+ * bitonic merge sorts. */
+template <int K>
+__device__ __forceinline__ void knn_merge(float (&d)[K], int32_t (&id)[K], const float (&bd)[K],
+                                          const int32_t (&bi)[K])
+{
+#pragma unroll
+    for (int s = 0; s < K; s++)
+        if (knn_less(bd[K - 1 - s], bi[K - 1 - s], d[s], id[s]))
+            d[s] = bd[K - 1 - s], id[s] = bi[K - 1 - s];
+#pragma unroll
+    for (int stride = K / 2; stride > 0; stride /= 2)
+#pragma unroll
+        for (int s = 0; s < K; s++)
+            if (!(s & stride) && knn_less(d[s + stride], id[s + stride], d[s], id[s])) {
+                const float td = d[s];
+                const int32_t ti = id[s];
+                d[s] = d[s + stride], id[s] = id[s + stride];
+                d[s + stride] = td, id[s + stride] = ti;
+            }
+}
+
+/* T threads a query (T = 1, 2, 4 or 8, neighbouring lanes), each over the
+ * points of index = its part mod T, in increasing index, with a row of its
+ * own; a nearer point than the row's last goes to a small buffer first, and
+ * the warp empties every lane's buffer into its row together once one is
+ * full, so the lanes that insert do it side by side rather than one after
+ * the other. At the end the T rows are merged by shuffles (all T lanes then
+ * hold the query's row) and written, K / T slots by each lane. */
+template <int K, int T>
 __global__ void __launch_bounds__(TILES_THREADS)
     knn_tiles_kernel(const float *ref, const float *qry, int32_t n, int32_t nq, int32_t k,
                      int32_t *idx, float *dist2, float limit, int32_t *finite)
 {
     __shared__ float4 tile[TILES_TILE];
-    const int32_t i = (int32_t)(blockIdx.x * TILES_THREADS + threadIdx.x);
+    const int part = (int)threadIdx.x % T;
+    const int32_t i = (int32_t)((blockIdx.x * TILES_THREADS + threadIdx.x) / T);
     const size_t pair = blockIdx.y;
     const float *r = ref + pair * (size_t)n * 3;
     const int32_t c = i < nq ? i : nq - 1; /* spare lanes repeat the last query */
@@ -30,11 +91,14 @@ __global__ void __launch_bounds__(TILES_THREADS)
     const float qx = tiles_coord(q, limit, finite), qy = tiles_coord(q + 1, limit, finite),
                 qz = tiles_coord(q + 2, limit, finite);
     const int32_t len = k < n ? k : n; /* <= K */
-    float d[K], bound = INFINITY;
-    int32_t id[K];
+    float d[K], bound = INFINITY, bd[KNN_BUF];
+    int32_t id[K], bi[KNN_BUF], held = 0;
 #pragma unroll
     for (int s = 0; s < K; s++)
         d[s] = INFINITY, id[s] = PCB_KNN_PAD;
+#pragma unroll
+    for (int s = 0; s < KNN_BUF; s++)
+        bd[s] = INFINITY, bi[s] = PCB_KNN_PAD;
     for (int32_t base = 0; base < n; base += TILES_TILE) {
         __syncthreads(); /* the last tile's readers are done */
         for (int32_t j = (int32_t)threadIdx.x; j < TILES_TILE; j += TILES_THREADS) {
@@ -47,58 +111,95 @@ __global__ void __launch_bounds__(TILES_THREADS)
             tile[j] = p;
         }
         __syncthreads();
-        const int32_t count = n - base < TILES_TILE ? n - base : TILES_TILE;
-        for (int32_t j = 0; j < count; j++) {
+        const int32_t steps = ((n - base < TILES_TILE ? n - base : TILES_TILE) + T - 1) / T;
+        for (int32_t t = 0; t < steps; t++) {
+            const int32_t j = t * T + part;
             const float4 p = tile[j];
             const float e = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
-            if (!(e < bound))
-                continue;
-            /* shift (e, j) in: from its place on, every slot takes the one before */
-            float cd = e;
-            int32_t ci = base + j;
-            bool moved = false;
+            if (e < bound) { /* held < KNN_BUF: the warp emptied the buffers when one filled */
 #pragma unroll
-            for (int s = 0; s < K; s++) {
-                const bool take = s < len && (moved || cd < d[s]);
-                const float td = d[s];
-                const int32_t ti = id[s];
-                d[s] = take ? cd : td;
-                id[s] = take ? ci : ti;
-                cd = take ? td : cd;
-                ci = take ? ti : ci;
-                moved = take;
-                if (s == len - 1)
-                    bound = d[s];
+                for (int s = 0; s < KNN_BUF; s++)
+                    if (s == held)
+                        bd[s] = e, bi[s] = base + j;
+                held++;
+            }
+            if (__any_sync(0xffffffffu, held == KNN_BUF)) {
+#pragma unroll
+                for (int s = 0; s < KNN_BUF; s++)
+                    if (s < held && bd[s] < bound)
+                        knn_insert<K>(d, id, bd[s], bi[s], len, bound);
+                held = 0;
             }
         }
+    }
+#pragma unroll
+    for (int s = 0; s < KNN_BUF; s++)
+        if (s < held && bd[s] < bound)
+            knn_insert<K>(d, id, bd[s], bi[s], len, bound);
+#pragma unroll
+    for (int off = 1; off < T; off *= 2) { /* butterfly: every lane of the query ends with all */
+        float od[K];
+        int32_t oi[K];
+#pragma unroll
+        for (int s = 0; s < K; s++) {
+            od[s] = __shfl_xor_sync(0xffffffffu, d[s], off);
+            oi[s] = __shfl_xor_sync(0xffffffffu, id[s], off);
+        }
+        knn_merge<K>(d, id, od, oi);
     }
     if (i >= nq)
         return;
     const size_t row = (pair * (size_t)nq + i) * (size_t)k;
 #pragma unroll
     for (int s = 0; s < K; s++)
-        if (s < k) {
+        if (s % T == part && s < k) {
             idx[row + s] = id[s];
             if (dist2)
                 dist2[row + s] = d[s];
         }
-    for (int32_t s = K; s < k; s++) { /* k > n: the row was cut to n <= K */
+    for (int32_t s = K + part; s < k; s += T) { /* k > n: the row was cut to n <= K */
         idx[row + s] = PCB_KNN_PAD;
         if (dist2)
             dist2[row + s] = INFINITY;
     }
 }
 
+template <int K, int T>
+static int tiles_kt_launch(const float *ref, const float *qry, int64_t batch, int64_t n,
+                           int64_t nq, int64_t k, int32_t *idx, float *dist2, float limit,
+                           int32_t *finite, cudaStream_t st)
+{
+    const int64_t per_block = TILES_THREADS / T;
+    dim3 grid((unsigned)((nq + per_block - 1) / per_block), (unsigned)batch);
+    knn_tiles_kernel<K, T><<<grid, TILES_THREADS, 0, st>>>(ref, qry, (int32_t)n, (int32_t)nq,
+                                                           (int32_t)k, idx, dist2, limit, finite);
+    PCB_CUDA_LAUNCHED("knn_tiles_kernel");
+    return PCB_OK;
+}
+
+/* T: threads a query. Each thread keeps a whole row, so T threads fill T
+ * rows: more insertions, which are the cost. Measured on an H100 (NOTES.md):
+ * rows of 16 and more are fastest at T = 1 at every size of the knn suite;
+ * rows of 3 gain from more threads while the grid is small (32 x 1,024:
+ * 0.069 ms at T = 4, 0.105 at T = 1), up to T = 4 (T = 8: 0.079). */
 template <int K>
 static int tiles_k_launch(const float *ref, const float *qry, int64_t batch, int64_t n,
                           int64_t nq, int64_t k, int32_t *idx, float *dist2, float limit,
                           int32_t *finite, cudaStream_t st)
 {
-    dim3 grid((unsigned)((nq + TILES_THREADS - 1) / TILES_THREADS), (unsigned)batch);
-    knn_tiles_kernel<K><<<grid, TILES_THREADS, 0, st>>>(ref, qry, (int32_t)n, (int32_t)nq,
-                                                        (int32_t)k, idx, dist2, limit, finite);
-    PCB_CUDA_LAUNCHED("knn_tiles_kernel");
-    return PCB_OK;
+    int sms = 0, rc = tiles_sms(&sms);
+    if (rc != PCB_OK)
+        return rc;
+    const int64_t queries = batch * nq, want = (int64_t)sms * 64 * 32 / 2;
+    if constexpr (K >= 16) {
+        return tiles_kt_launch<K, 1>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+    } else {
+        if (queries >= want || n < 2 * TILES_TILE)
+            return tiles_kt_launch<K, 1>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+        if (2 * queries >= want)
+            return tiles_kt_launch<K, 2>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+        return tiles_kt_launch<K, 4>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+    }
 }
 
 static int knn_tiles_launch(const float *ref, const float *qry, int64_t batch, int64_t n,
@@ -129,7 +230,9 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .problem = PCB_KNN,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = KNN_TILES_MAX_K},
+    /* a brute force: on a 120k-point lidar sweep a k-d tree on 16 cores is as
+     * fast (H100 host, NOTES.md), beyond it faster (1M: 179 ms against 820) */
+    .limits = {.max_n = 131072, .max_m = 0, .max_batch = 65535, .max_k = KNN_TILES_MAX_K},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

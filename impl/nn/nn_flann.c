@@ -64,6 +64,9 @@ static int flann_prepare_with(const pcb_task *t, void **state, const char *name,
         return pcb_fail(PCB_EUNSUPPORTED, "nn %s: FLANN counts rows in int (%d at most)", name,
                         INT_MAX);
     const int64_t row = t->problem == PCB_KNN ? t->k : 1, len = row < t->n ? row : t->n;
+    if (len < 1)
+        return pcb_fail(PCB_EINVAL, "%s %s: %lld neighbours of %lld points",
+                        pcb_problem_name(t->problem), name, (long long)row, (long long)t->n);
     if (t->nq > INT_MAX / len)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: FLANN counts %lld x %lld answers in int",
                         pcb_problem_name(t->problem), name, (long long)t->nq, (long long)len);

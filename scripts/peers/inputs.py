@@ -39,7 +39,7 @@ def read_configs(folder):
     configs = []
     for line in lines[2:]:
         row = dict(zip(head, line.split("\t")))
-        for k in ("batch", "n", "nq", "m", "start"):
-            row[k] = int(row[k])
+        for k in ("batch", "n", "nq", "m", "start", "k"):
+            row[k] = int(row.get(k, 0))
         configs.append(row)
     return meta, configs

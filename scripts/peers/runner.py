@@ -86,14 +86,18 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
         if cfg["problem"] == "chamfer":  # a value a pair, in the default convention
             cmds.append([pcbench, "check", "chamfer", "-a", a, "-b", b, "--value", repr(float(flat[0]))])
             continue
+        row = cfg["k"] if cfg["problem"] == "knn" else 1  # kNN: a line a query, k indices
         with open(path, "w", encoding="ascii") as f:
-            f.writelines("%d\n" % int(v) for v in flat)
+            f.writelines(" ".join("%d" % int(v) for v in flat[i:i + row]) + "\n"
+                         for i in range(0, len(flat), row))
         if cfg["problem"] == "fps":
             start = int(flat[0]) if peer.own_start else cfg["start"]
             cmd = [pcbench, "check", "fps", "-i", a, "-m", str(cfg["m"]), "--start",
                    str(start), "--answer", path]
         elif cfg["problem"] == "nn":
             cmd = [pcbench, "check", "nn", "-r", a, "-q", b, "--answer", path]
+        elif cfg["problem"] == "knn":  # any order among equal distances
+            cmd = [pcbench, "check", "knn", "-r", a, "-q", b, "-k", str(cfg["k"]), "--answer", path]
         else:  # an approximate peer is held to a bijection; its gap is reported
             cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
             bound = peer.max_gap if peer.max_gap is not None else 0 if peer.exact else "inf"

@@ -22,7 +22,7 @@ import sys
 from . import _native as _n
 from ._native import PcbenchError
 
-__all__ = ["fps", "nn", "NNIndex", "emd", "check_fps", "check_nn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
+__all__ = ["fps", "nn", "knn", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
            "Verdict", "PcbenchError", "clear_device_cache"]
 __version__ = "0.1.0"
 
@@ -199,6 +199,26 @@ def nn(ref, query, impl=None):
     r.same_place(q, ("ref", "query"))
     idx, d2 = r.empty((r.batch, q.n), "int32"), r.empty((r.batch, q.n), "float32")
     task = r.task(_n.NN, nq=q.n)
+    task.b = q.ptr
+    _run(r, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
+    return _int64(idx), d2
+
+
+def knn(ref, query=None, k=16, impl=None):
+    """Exact k nearest neighbours of every query point among ref's points (a
+    batch of pairs; query None: ref itself, self-kNN as DGCNN and Point
+    Transformer run it). Returns (index int64, squared distance float32),
+    each (B, Nq, k), or (Nq, k) for unbatched clouds: a row ascending, equal
+    distances by increasing index with the default implementations; where
+    ref has fewer than k points the row ends in padding that is no point,
+    index -1 at distance +inf. On CUDA it runs without a host sync (k <= 64
+    there)."""
+    r = _Cloud(ref, "ref", "knn")
+    q = r if query is None else _Cloud(query, "query", "knn")
+    r.same_place(q, ("ref", "query"))
+    k = _integer(k, "knn", "k", 1, 2**31 - 1)
+    idx, d2 = r.empty((r.batch, q.n, k), "int32"), r.empty((r.batch, q.n, k), "float32")
+    task = r.task(_n.KNN, nq=q.n, k=k)
     task.b = q.ptr
     _run(r, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
     return _int64(idx), d2
@@ -439,6 +459,29 @@ def check_nn(ref, query, idx, dist2=None, exact=True):
     task.b = q.ptr
     return _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
                   _n.Promise(exact=int(bool(exact))))
+
+
+def check_knn(ref, query, idx, dist2=None, k=None, canonical=False):
+    """Judge a kNN answer made anywhere: idx (and dist2, when given) of shape
+    (Nq, k) or (B, Nq, k), rows ascending, padded with -1 (and +inf) past
+    the reference's points. Any order among equal distances is right unless
+    canonical=True asks for naive's rows (ties to the lower index)."""
+    cs = _clouds("check_knn", ref=ref, query=query)
+    r, q = cs["ref"], cs["query"]
+    r.same_place(q, ("ref", "query"))
+    ia = _host(idx, "int32", "check_knn", "idx")
+    if k is None:
+        k = ia.shape[-1] if ia.ndim >= 2 else 0
+    k = _integer(k, "check_knn", "k", 1, 2**31 - 1)
+    ia = _host(idx, "int32", "check_knn", "idx", count=r.batch * q.n * k)
+    da = None if dist2 is None else _host(dist2, "float32", "check_knn", "dist2",
+                                          count=r.batch * q.n * k)
+    task = r.task(_n.KNN, nq=q.n, k=k)
+    task.b = q.ptr
+    promise = _n.Promise(exact=1, max_gap=_n.ANY_GAP, canonical=1 if canonical else 0)
+    return _judge(task, _n.Result(index=ia.ctypes.data,
+                                  dist2=None if da is None else da.ctypes.data),
+                  promise, full=canonical)
 
 
 def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):

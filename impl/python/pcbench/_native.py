@@ -11,8 +11,8 @@ import ctypes
 import os
 from pathlib import Path
 
-FPS, NN, EMD, CHAMFER = 0, 1, 2, 3
-PROBLEMS = ("fps", "nn", "emd", "chamfer")
+FPS, NN, EMD, CHAMFER, KNN = 0, 1, 2, 3, 4
+PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn")
 CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1
 EINVAL, EUNSUPPORTED, EUNAVAIL = -1, -2, -3
@@ -35,7 +35,7 @@ class Options(ctypes.Structure):
 class Task(ctypes.Structure):
     _fields_ = [("problem", ctypes.c_int), ("batch", ctypes.c_int64), ("n", ctypes.c_int64),
                 ("nq", ctypes.c_int64), ("m", ctypes.c_int64), ("start", ctypes.c_int64),
-                ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
+                ("k", ctypes.c_int64), ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
                 ("memory", ctypes.c_int), ("stream", ctypes.c_void_p)]
 
 

@@ -2,10 +2,11 @@
 the runner chooses from, in the order the tables show them."""
 from .base import Peer
 from .built import (MsnEmd, Pointnet2Fps, PytorchEmd, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn,
-                    TorchClusterFps, TorchClusterKnn, TorchClusterNearest)
+                    Pytorch3dKnnK, TorchClusterFps, TorchClusterKnn, TorchClusterKnnK,
+                    TorchClusterNearest)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
-from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsNN, PcbenchPython, TorchCdist,
-                  TorchCdistChamfer, TorchFps)
+from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsKnn, KeopsNN, PcbenchPython, TorchCdist,
+                  TorchCdistChamfer, TorchCdistKnn, TorchFps)
 from .user import UserPeer
 
 __all__ = ["PEERS", "Peer", "UserPeer"]
@@ -13,5 +14,6 @@ __all__ = ["PEERS", "Peer", "UserPeer"]
 PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
          GeomlossSinkhorn(), TorchFps(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
          TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
-         TorchCdistChamfer(), Pytorch3dChamfer(), KeopsChamfer(),
-         PcbenchPython("fps"), PcbenchPython("nn"), PcbenchPython("emd"), PcbenchPython("chamfer")]
+         TorchCdistChamfer(), Pytorch3dChamfer(), KeopsChamfer(), TorchCdistKnn(), Pytorch3dKnnK(),
+         TorchClusterKnnK(), KeopsKnn(), PcbenchPython("fps"), PcbenchPython("nn"),
+         PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn")]

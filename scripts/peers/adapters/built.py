@@ -65,6 +65,25 @@ class Pytorch3dKnn(BuiltPeer):
         return list(idx[:, :, 0])
 
 
+class Pytorch3dKnnK(BuiltPeer):
+    """PyTorch3D knn_points at the suite's k as its Python function makes it: the
+    kernel (its version chosen for K, another above K = 32) returns each row
+    unsorted, and knn_points (return_sorted=True) sorts it by distance, with
+    no stable order among ties."""
+    name, problem, build = "pytorch3d_knn", "knn", "pytorch3d"
+    what = "PyTorch3D knn_points (its kernel version for K, rows sorted as knn_points does)"
+
+    def solve(self, st):
+        import torch
+        a, b, cfg = st
+        bsz = a.shape[0]
+        nq = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
+        nr = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
+        idx, dists = self.ext.knn_points_idx(b, a, nq, nr, 2, cfg["k"], -1)
+        dists, order = dists.sort(dim=2)
+        return list(idx.gather(2, order))
+
+
 class Pytorch3dChamfer(BuiltPeer):
     """PyTorch3D's chamfer_distance as it is made: knn_points K = 1 both ways (its
     kernel, built from its source), the squared distances of the points it
@@ -137,6 +156,20 @@ class TorchClusterKnn(TorchClusterNN):
 
     def indices(self, ref, q, pr, pq):
         return self.ext.knn(ref, q, pr, pq, 1, False)[1]  # rows (query, reference), by query
+
+
+class TorchClusterKnnK(TorchClusterPeer):
+    """torch_cluster knn at the suite's k (it asserts k <= 100): edges (query,
+    reference) grouped by query, each query's ascending."""
+    name, problem = "torch_cluster_knn", "knn"
+    what = "torch_cluster knn (k <= 100; lists start at 1e10)"
+
+    def solve(self, st):
+        a, b, cfg = st
+        ref, pr, n = self.flat(a)
+        q, pq, nq = self.flat(b)
+        col = self.ext.knn(ref, q, pr, pq, cfg["k"], False)[1]
+        return list(col.view(b.shape[0], nq, cfg["k"]) - pr[:-1, None, None])
 
 
 class Pointnet2Fps(BuiltPeer):

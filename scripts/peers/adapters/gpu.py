@@ -123,7 +123,8 @@ class PcbenchPython(TorchPeer):
             self.exact, self.max_gap = False, 1e-3
         impl = {"fps": "cuda_pruned", "nn": "cuda_tiles up to 16,384 points, else cuda_bvh "
                 "(index built in the call)", "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0),
-                "chamfer": "forward and backward (cuda_tiles, pcb_chamfer_backward)"}[problem]
+                "chamfer": "forward and backward (cuda_tiles, pcb_chamfer_backward)",
+                "knn": "cuda_tiles (canonical rows)"}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
 
     def available(self):
@@ -141,6 +142,8 @@ class PcbenchPython(TorchPeer):
             return list(pcbench.nn(a, b)[0])
         if self.problem == "chamfer":
             return chamfer_step(lambda x, y: pcbench.chamfer(x, y, reduction="none"), a, b)
+        if self.problem == "knn":
+            return list(pcbench.knn(a, b, cfg["k"])[0])
         return list(pcbench.emd(a, b, max_gap=self.max_gap)[0])
 
 
@@ -217,3 +220,38 @@ class KeopsNN(TorchPeer):
         q = LazyTensor(b[:, :, None, :])
         r = LazyTensor(a[:, None, :, :])
         return list(((q - r) ** 2).sum(-1).argmin(dim=2)[:, :, 0])
+
+
+class TorchCdistKnn(TorchPeer):
+    """kNN as PyTorch users write it: the distance matrix by torch.cdist (its
+    matrix-product form), then topk; the batch in one call, in chunks of
+    queries so the matrix stays under 1 GiB."""
+    name, problem, batched = "torch_cdist_topk", "knn", True
+    what = "torch.cdist(q, ref).topk(k, largest=False) on the GPU, the batch in one call"
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds) + (cfg,)]
+
+    def solve(self, st):
+        import torch
+        a, b, cfg = st
+        rows = max(1, (1 << 28) // (a.shape[0] * a.shape[1]))
+        out = [torch.cdist(b[:, i:i + rows], a).topk(cfg["k"], dim=2, largest=False)[1]
+               for i in range(0, b.shape[1], rows)]
+        return list(torch.cat(out, 1))
+
+
+class KeopsKnn(KeopsNN):
+    """KeOps' exact brute force reduced by argKmin (its k smallest, ascending)."""
+    name, problem = "keops_knn", "knn"
+    what = "pykeops LazyTensor ((q_i - r_j)^2).sum().argKmin(k, j), exact brute force"
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds) + (cfg,)]
+
+    def solve(self, st):
+        from pykeops.torch import LazyTensor
+        a, b, cfg = st
+        q = LazyTensor(b[:, :, None, :])
+        r = LazyTensor(a[:, None, :, :])
+        return list(((q - r) ** 2).sum(-1).argKmin(cfg["k"], dim=2))
