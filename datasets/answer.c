@@ -236,8 +236,9 @@ int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_
         if (!*lead || *lead == '#')
             continue;
         const int64_t n = split(line, field, 2 * k);
-        /* len or k indices, or len or k pairs; the first row says which */
-        const int64_t p = n == len || n == k ? 0 : n == 2 * len || n == 2 * k ? 1 : -1;
+        /* len or k indices, or len or k pairs; the first row says which (where
+         * k = 2 len, len pairs: what pcbench knn writes) */
+        const int64_t p = n == len ? 0 : n == 2 * len ? 1 : n == k ? 0 : n == 2 * k ? 1 : -1;
         if (p < 0 || n > 2 * k) {
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %lld fields; a row holds %lld neighbours (or "
                           "%lld with padding), as indices or index and distance pairs", name,

@@ -82,14 +82,16 @@ PEERS = [
     },
     {
         "name": "pointnet2_ops",
-        "what": "pointnet2_ops furthest_point_sample (CUDA), the classic kernel's original",
+        "what": "pointnet2_ops furthest_point_sample (CUDA), the classic kernel's original, and "
+                "three_nn (PointNet++'s feature propagation)",
         "version": "commit b5ceb6d9ca0467ea34beb81023f96ee82228f626 (2021-07-30)",
         "archive": "Pointnet2_PyTorch-b5ceb6d9ca0467ea34beb81023f96ee82228f626.tar.gz",
         "url": "https://github.com/erikwijmans/Pointnet2_PyTorch/archive/"
                "b5ceb6d9ca0467ea34beb81023f96ee82228f626.tar.gz",
         "root": "Pointnet2_PyTorch-b5ceb6d9ca0467ea34beb81023f96ee82228f626/pointnet2_ops_lib/"
                 "pointnet2_ops/_ext-src",
-        "sources": ["src/sampling.cpp", "src/sampling_gpu.cu"],
+        "sources": ["src/sampling.cpp", "src/sampling_gpu.cu", "src/interpolate.cpp",
+                    "src/interpolate_gpu.cu"],
         "includes": ["include"],
         "binding": "pointnet2_ops.cpp",
         "defines": [],

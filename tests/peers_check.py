@@ -192,6 +192,55 @@ def emd_peers(tool, tmp):
     check("not a bijection" in pcbresults.peer_cell(c), "the table marks it: %s" % pcbresults.peer_cell(c))
 
 
+class BruteKnn(peers.Peer):
+    """k nearest by numpy brute force (float64 distances, stable sort)."""
+    name, problem, module, what = "numpy_knn", "knn", "numpy", "numpy brute force"
+
+    def prepare(self, clouds, cfg):
+        return [(c["a"], c["b"], cfg) for c in clouds]
+
+    def solve(self, st):
+        import numpy
+        a, b, cfg = st
+        d = ((b[:, None, :].astype(numpy.float64) - a[None, :, :]) ** 2).sum(-1)
+        return numpy.argsort(d, axis=1, kind="stable")[:, :cfg["k"]]
+
+
+class RepeatKnn(BruteKnn):
+    name, what = "repeat_knn", "the nearest point k times"
+
+    def solve(self, st):
+        nearest = BruteKnn.solve(self, st)[:, :1]
+        return nearest.repeat(st[2]["k"], axis=1)
+
+
+class ThreeOnly(BruteKnn):
+    name, what = "three_only", "k = 3 only"
+
+    def unsupported(self, cfg):
+        return None if cfg["k"] == 3 else "k = 3 only (this is k = %d)" % cfg["k"]
+
+
+def knn_peers(tool, tmp):
+    """kNN rows are judged a row a line (check knn), a wrong row is wrong and not
+    timed, and a peer that answers only some k says so as unavailable."""
+    res = os.path.join(tmp, "r5")
+    rc = peers.main(["--suite", "quick", "--problem", "knn", "--results", res, "--pcbench", tool,
+                     "--machine", "testbox", "--reps", "2"], [BruteKnn(), RepeatKnn(), ThreeOnly()])
+    with open(os.path.join(res, "testbox", "quick", "peers-knn-uniform-b2-n2000-q1500-k8.json"),
+              encoding="utf-8") as f:
+        doc = json.load(f)
+    e = {x["peer"]: x for x in doc["results"]}
+    r, w, t = e.get("numpy_knn", {}), e.get("repeat_knn", {}), e.get("three_only", {})
+    check(rc == 0 and doc["config"].get("k") == 8 and r.get("status") == "ok" and
+          "k = 8" in r.get("detail", "") and (r.get("compute") or {}).get("reps") == 2,
+          "a right kNN peer: judged a row a query, timed: %s" % r)
+    check(w.get("status") == "wrong" and "twice" in w.get("detail", "") and w.get("compute") is None,
+          "rows of one repeated point: wrong, not timed: %s" % w)
+    check(t.get("status") == "unavailable" and "k = 3 only" in t.get("detail", ""),
+          "a peer for k = 3 only, at k = 8: unavailable, with why: %s" % t)
+
+
 def user_peer(tool, tmp):
     # A callable of the user's, named module:function, timed and judged with no
     # code in pcbench: a right one, a wrong one, a name that is not a function.
@@ -476,6 +525,7 @@ def main():
     site_edits(tmp)
     explanations()
     emd_peers(tool, tmp)
+    knn_peers(tool, tmp)
     res = os.path.join(tmp, "r")
     base = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res,
             "--pcbench", tool, "--machine", "testbox", "--reps", "3"]

@@ -160,7 +160,7 @@ def entry_head(peer):
 
 
 def run_peer(peer, cfg, folder, args, meta):
-    why = peer.available()  # first: it may learn the peer's device
+    why = peer.available() or peer.unsupported(cfg)  # first: it may learn the peer's device
     entry = entry_head(peer)
     if why:
         entry.update(status="unavailable", detail=why, version=None)

@@ -2,8 +2,10 @@
  * check (make fuzz).
  *
  * The first byte of an input is the count of answers expected (0..255),
- * the rest the file. Beyond what the sanitizers catch, it checks the
- * reader's promises: success fills exactly count answers; a refusal is
+ * the rest the file, read twice: as one answer a line, and as kNN rows (the
+ * byte's low 4 bits the rows, the next 3 bits k - 1, the top bit whether
+ * the reference is short of k). Beyond what the sanitizers catch, it checks
+ * the readers' promises: success fills exactly what was asked; a refusal is
  * PCB_EBADFILE naming the file. */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +38,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (rc != PCB_OK && (rc != PCB_EBADFILE || !strstr(msg, path)))) {
         fprintf(stderr, "fuzz_answer: broken promise: rc %d, has %d, message: %s\n", rc, has,
                 msg);
+        abort();
+    }
+    free(index);
+    free(value);
+
+    const int64_t rows = data[0] & 15, k = 1 + (data[0] >> 4 & 7);
+    const int64_t len = data[0] >> 7 && k > 1 ? k - 1 : k, cells = rows * k;
+    index = malloc((size_t)(cells + 1) * sizeof *index);
+    value = malloc((size_t)(cells + 1) * sizeof *value);
+    if (!index || !value)
+        abort();
+    index[cells] = INT32_MIN + 7;
+    value[cells] = -7.0;
+    has = -1;
+    rc = pcb_read_rows(path, rows, k, len, index, value, &has);
+    msg = pcb_errmsg();
+    if (index[cells] != INT32_MIN + 7 || value[cells] != -7.0 || (has != 0 && has != 1) ||
+        (rc != PCB_OK && (rc != PCB_EBADFILE || !strstr(msg, path)))) {
+        fprintf(stderr, "fuzz_answer: rows: broken promise: rc %d, has %d, message: %s\n", rc,
+                has, msg);
         abort();
     }
     free(index);

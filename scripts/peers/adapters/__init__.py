@@ -1,9 +1,9 @@
 """The peers by family (cpu, gpu, built from source, the user's own) and the list
 the runner chooses from, in the order the tables show them."""
 from .base import Peer
-from .built import (MsnEmd, Pointnet2Fps, PytorchEmd, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn,
-                    Pytorch3dKnnK, TorchClusterFps, TorchClusterKnn, TorchClusterKnnK,
-                    TorchClusterNearest)
+from .built import (MsnEmd, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd, Pytorch3dChamfer,
+                    Pytorch3dFps, Pytorch3dKnn, Pytorch3dKnnK, TorchClusterFps, TorchClusterKnn,
+                    TorchClusterKnnK, TorchClusterNearest)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
 from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsKnn, KeopsNN, PcbenchPython, TorchCdist,
                   TorchCdistChamfer, TorchCdistKnn, TorchFps)
@@ -15,5 +15,5 @@ PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), T
          GeomlossSinkhorn(), TorchFps(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
          TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
          TorchCdistChamfer(), Pytorch3dChamfer(), KeopsChamfer(), TorchCdistKnn(), Pytorch3dKnnK(),
-         TorchClusterKnnK(), KeopsKnn(), PcbenchPython("fps"), PcbenchPython("nn"),
+         TorchClusterKnnK(), KeopsKnn(), Pointnet2ThreeNN(), PcbenchPython("fps"), PcbenchPython("nn"),
          PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn")]

@@ -26,6 +26,10 @@ class Peer:
             return "%s not importable: %s" % (self.module, str(e).splitlines()[0][:120])
         return None
 
+    def unsupported(self, cfg):
+        """None when it answers this configuration, else the reason (three_nn: k = 3 only)."""
+        return None
+
     def version(self):
         """The installed distribution's version (not every module has __version__)."""
         from importlib.metadata import PackageNotFoundError, version

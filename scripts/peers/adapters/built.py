@@ -181,6 +181,20 @@ class Pointnet2Fps(BuiltPeer):
         return list(self.ext.furthest_point_sampling(a, cfg["m"]))
 
 
+class Pointnet2ThreeNN(BuiltPeer):
+    """pointnet2_ops three_nn, PointNet++'s feature propagation: the 3 nearest, one
+    thread a query over every reference point, lists starting at 1e40 and index 0."""
+    name, problem, build = "pointnet2_three_nn", "knn", "pointnet2_ops"
+    what = "pointnet2_ops three_nn (k = 3 only)"
+
+    def unsupported(self, cfg):
+        return None if cfg["k"] == 3 else "three_nn answers k = 3 only (this is k = %d)" % cfg["k"]
+
+    def solve(self, st):
+        a, b, _ = st
+        return list(self.ext.three_nn(b, a)[1])
+
+
 class MsnEmd(BuiltPeer):
     """MSN's auction EMD as its emd_module calls it (buffers allocated per call),
     at its evaluation (eps 0.002, 10,000 iterations) or training (0.005, 50)
