@@ -9,14 +9,24 @@
  * the compiler can name each slot. What costs is not the distances but the
  * insertions, and that lanes of a warp insert at different points (the
  * classic kernel, cuda_brute, runs them one lane after another): here a
- * nearer point waits in a buffer of 4 and the warp inserts together, each
- * insertion computing every slot at once. Distances are spatial.h's sp_d2
+ * nearer point waits in a small buffer and the warp inserts together, each
+ * insertion computing every slot at once; rows of 16 and more take their
+ * points 4 at a time (knn_pace). Distances are spatial.h's sp_d2
  * (naive's bit for bit), each thread's points come in increasing index and
  * rows merge by (distance, index): the canonical row. Nothing is
  * allocated; a device run reads and writes the caller's arrays. */
 #include "knn_cuda.cuh"
 
-enum { KNN_TILES_MAX_K = 64, KNN_BUF = 4 };
+enum { KNN_TILES_MAX_K = 64 };
+
+/* Rows of 16 and more take 4 points a step, their distances independent of
+ * each other (a grid of small batches holds few warps: each needs work in
+ * flight), and a buffer of 8; shorter rows, 1 point a step and a buffer of
+ * 4 (4 a step was slower for them: NOTES.md). A buffer is emptied when the
+ * next step could overflow it. */
+template <int K> struct knn_pace {
+    static constexpr int step = K >= 16 ? 4 : 1, buf = K >= 16 ? 8 : 4;
+};
 
 /* (e, j) before (d, i): nearer, or as near with a lower index (padding's -1
  * read unsigned is last). */
@@ -91,6 +101,7 @@ __global__ void __launch_bounds__(TILES_THREADS)
     const float qx = tiles_coord(q, limit, finite), qy = tiles_coord(q + 1, limit, finite),
                 qz = tiles_coord(q + 2, limit, finite);
     const int32_t len = k < n ? k : n; /* <= K */
+    constexpr int KNN_STEP = knn_pace<K>::step, KNN_BUF = knn_pace<K>::buf;
     float d[K], bound = INFINITY, bd[KNN_BUF];
     int32_t id[K], bi[KNN_BUF], held = 0;
 #pragma unroll
@@ -112,18 +123,24 @@ __global__ void __launch_bounds__(TILES_THREADS)
         }
         __syncthreads();
         const int32_t steps = ((n - base < TILES_TILE ? n - base : TILES_TILE) + T - 1) / T;
-        for (int32_t t = 0; t < steps; t++) {
-            const int32_t j = t * T + part;
-            const float4 p = tile[j];
-            const float e = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
-            if (e < bound) { /* held < KNN_BUF: the warp emptied the buffers when one filled */
+        for (int32_t t = 0; t < steps; t += KNN_STEP) {
+            float e[KNN_STEP];
 #pragma unroll
-                for (int s = 0; s < KNN_BUF; s++)
-                    if (s == held)
-                        bd[s] = e, bi[s] = base + j;
-                held++;
+            for (int c = 0; c < KNN_STEP; c++) { /* past the tile: +inf, never taken */
+                const float4 p = t + c < steps ? tile[(t + c) * T + part]
+                                               : make_float4(INFINITY, INFINITY, INFINITY, 0.0f);
+                e[c] = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
             }
-            if (__any_sync(0xffffffffu, held == KNN_BUF)) {
+#pragma unroll
+            for (int c = 0; c < KNN_STEP; c++)
+                if (e[c] < bound) { /* held <= KNN_BUF - KNN_STEP + c: room */
+#pragma unroll
+                    for (int s = 0; s < KNN_BUF; s++)
+                        if (s == held)
+                            bd[s] = e[c], bi[s] = base + (t + c) * T + part;
+                    held++;
+                }
+            if (__any_sync(0xffffffffu, held > KNN_BUF - KNN_STEP)) {
 #pragma unroll
                 for (int s = 0; s < KNN_BUF; s++)
                     if (s < held && bd[s] < bound)
