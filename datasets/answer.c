@@ -118,6 +118,18 @@ static int parse_number(const char *s, double *out)
     return *s && !*end && errno != ERANGE;
 }
 
+/* The answers' file ('-': stdin) into *f, or PCB_EBADFILE naming it. */
+static int open_source(const char *path, const char *name, FILE **f)
+{
+    int not_regular = 0;
+    *f = strcmp(path, "-") == 0 ? stdin : pcb_open_regular(path, &not_regular, NULL);
+    if (*f)
+        return PCB_OK;
+    return not_regular ? pcb_fail(PCB_EBADFILE, "%s: not a regular file (a FIFO, device or "
+                                  "socket; use '-' for a stream)", name)
+                       : pcb_fail(PCB_EBADFILE, "%s: cannot open: %s", name, strerror(errno));
+}
+
 int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *value,
                      int *has_value)
 {
@@ -125,17 +137,14 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
         return pcb_fail(PCB_EINVAL, "read answers: missing argument");
     const int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
-    int not_regular = 0;
-    FILE *f = is_stdin ? stdin : pcb_open_regular(path, &not_regular, NULL);
-    if (!f)
-        return not_regular ? pcb_fail(PCB_EBADFILE, "%s: not a regular file (a FIFO, device or "
-                                      "socket; use '-' for a stream)", name)
-                           : pcb_fail(PCB_EBADFILE, "%s: cannot open: %s", name,
-                                      strerror(errno));
+    FILE *f;
+    int rc = open_source(path, name, &f);
+    if (rc != PCB_OK)
+        return rc;
     char line[LINE_CAP + 1], *field[MAX_FIELDS + 1];
     int64_t lineno = 0, got = 0, bytes = 0;
     const int64_t cap = byte_cap(count);
-    int skip = 0, fields = -1, rc = PCB_OK, first = 1, more;
+    int skip = 0, fields = -1, first = 1, more;
     *has_value = 0;
     while (rc == PCB_OK &&
            (more = read_line(f, name, lineno + 1, line, LINE_CAP, &bytes, cap)) != 0) {
@@ -211,20 +220,17 @@ int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_
         return pcb_fail(PCB_EINVAL, "read rows: missing argument");
     const int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
-    int not_regular = 0;
-    FILE *f = is_stdin ? stdin : pcb_open_regular(path, &not_regular, NULL);
-    if (!f)
-        return not_regular ? pcb_fail(PCB_EBADFILE, "%s: not a regular file (a FIFO, device or "
-                                      "socket; use '-' for a stream)", name)
-                           : pcb_fail(PCB_EBADFILE, "%s: cannot open: %s", name,
-                                      strerror(errno));
+    FILE *f;
+    int rc = open_source(path, name, &f);
+    if (rc != PCB_OK)
+        return rc;
     const size_t line_cap = LINE_CAP + (size_t)k * 2 * 48; /* 48 characters a number */
     const int64_t cap = ((int64_t)1 << 20) + rows * (int64_t)line_cap;
     char *line = malloc(line_cap + 1), **field = malloc((size_t)(2 * k + 1) * sizeof *field);
     int64_t lineno = 0, got = 0, bytes = 0, pairs = -1;
-    int rc = line && field ? PCB_OK : pcb_fail(PCB_ENOMEM, "%s: no memory for rows of %lld", name,
-                                                (long long)k),
-        more;
+    int more;
+    if (!line || !field)
+        rc = pcb_fail(PCB_ENOMEM, "%s: no memory for rows of %lld", name, (long long)k);
     while (rc == PCB_OK &&
            (more = read_line(f, name, lineno + 1, line, line_cap, &bytes, cap)) != 0) {
         lineno++;
