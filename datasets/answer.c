@@ -62,6 +62,23 @@ static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, size_
     return 1;
 }
 
+/* The next line that is not blank or a '#' comment (read_line's results;
+ * *lineno counts every line read). */
+static int next_data_line(FILE *f, const char *name, int64_t *lineno, char *buf, size_t line_cap,
+                          int64_t *bytes, int64_t cap)
+{
+    int more;
+    while ((more = read_line(f, name, *lineno + 1, buf, line_cap, bytes, cap)) > 0) {
+        ++*lineno;
+        const char *lead = buf + strspn(buf, " \t");
+        if (*lead && *lead != '#')
+            return 1;
+    }
+    if (more < 0)
+        ++*lineno;
+    return more;
+}
+
 /* Split line (NUL-terminated) into at most most fields, in place;
  * returns the count, or most + 1 when there are more. Empty fields
  * between commas count ("a,,b" has three). */
@@ -147,15 +164,11 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
     int skip = 0, fields = -1, first = 1, more;
     *has_value = 0;
     while (rc == PCB_OK &&
-           (more = read_line(f, name, lineno + 1, line, LINE_CAP, &bytes, cap)) != 0) {
-        lineno++;
+           (more = next_data_line(f, name, &lineno, line, LINE_CAP, &bytes, cap)) != 0) {
         if (more < 0) {
             rc = more;
             break;
         }
-        const char *lead = line + strspn(line, " \t");
-        if (!*lead || *lead == '#')
-            continue;
         int n = (int)split(line, field, MAX_FIELDS);
         if (n > MAX_FIELDS) {
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: more than %d fields", name, (long long)lineno,
@@ -232,15 +245,11 @@ int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_
     if (!line || !field)
         rc = pcb_fail(PCB_ENOMEM, "%s: no memory for rows of %lld", name, (long long)k);
     while (rc == PCB_OK &&
-           (more = read_line(f, name, lineno + 1, line, line_cap, &bytes, cap)) != 0) {
-        lineno++;
+           (more = next_data_line(f, name, &lineno, line, line_cap, &bytes, cap)) != 0) {
         if (more < 0) {
             rc = more;
             break;
         }
-        const char *lead = line + strspn(line, " \t");
-        if (!*lead || *lead == '#')
-            continue;
         const int64_t n = split(line, field, 2 * k);
         /* len or k indices, or len or k pairs; the first row says which (where
          * k = 2 len, len pairs: what pcbench knn writes) */
