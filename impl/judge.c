@@ -34,6 +34,7 @@ static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p
     case PCB_EMD: return pcb_emd_validate(t, r, p->exact, p->max_gap, rep);
     case PCB_CHAMFER: return pcb_chamfer_validate(t, r, rep);
     case PCB_KNN: return pcb_knn_validate(t, r, rep);
+    case PCB_BALL: return pcb_ball_validate(t, r, rep);
     default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
     }
 }
@@ -48,7 +49,8 @@ int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, p
 
 const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p)
 {
-    if (!t || !p || !p->canonical || (t->problem != PCB_FPS && t->problem != PCB_KNN))
+    if (!t || !p || !p->canonical || (t->problem != PCB_FPS && t->problem != PCB_KNN &&
+                             t->problem != PCB_BALL))
         return NULL;
     const pcb_impl *ref = pcb_reference(t->problem);
     return ref && ref->promise.canonical ? ref : NULL;
@@ -91,7 +93,7 @@ int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
             i++;
         if (i < count) {
             ok = 0;
-            const int knn = t->problem == PCB_KNN;
+            const int knn = t->problem == PCB_KNN || t->problem == PCB_BALL;
             const int64_t row = knn ? t->k : t->m; /* answers a query, samples a cloud */
             snprintf(j->detail, sizeof j->detail,
                      knn ? "not canonical: query %lld neighbour %lld is %ld, %s has %ld"

@@ -4,7 +4,8 @@
 
 #include "pcbench_impl.h"
 
-static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd", "chamfer", "knn"};
+static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd", "chamfer", "knn",
+                                                             "ball"};
 
 const char *pcb_problem_name(pcb_problem p)
 {
@@ -20,10 +21,29 @@ int pcb_problem_parse(const char *s, pcb_problem *out)
             *out = (pcb_problem)i;
             return PCB_OK;
         }
-    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd, chamfer, knn)", s ? s : "");
+    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd, chamfer, knn, ball)", s ? s : "");
 }
 
 const char *pcb_device_name(pcb_device d)
 {
     return d == PCB_CUDA ? "cuda" : "cpu";
+}
+
+static const char *const ball_selections[] = {"first", "nearest"};
+
+const char *pcb_ball_select_name(int select)
+{
+    return select == PCB_BALL_FIRST || select == PCB_BALL_NEAREST ? ball_selections[select] : "?";
+}
+
+int pcb_ball_select_parse(const char *s, int32_t *out)
+{
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "ball selection parse: nowhere to put it");
+    for (int i = 0; i < 2; i++)
+        if (s && strcmp(s, ball_selections[i]) == 0) {
+            *out = i;
+            return PCB_OK;
+        }
+    return pcb_fail(PCB_EINVAL, "unknown ball selection '%s' (first, nearest)", s ? s : "");
 }

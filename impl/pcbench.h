@@ -57,13 +57,14 @@ typedef enum {
     PCB_EMD = 2,
     PCB_CHAMFER = 3,
     PCB_KNN = 4,
-    PCB_NPROBLEMS = 5
+    PCB_BALL = 5,
+    PCB_NPROBLEMS = 6
 } pcb_problem;
 typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;
 /* Where a task's arrays live (pcb_task.memory). */
 typedef enum { PCB_MEM_HOST = 0, PCB_MEM_DEVICE = 1 } pcb_memory;
 
-const char *pcb_problem_name(pcb_problem p);   /* "fps", "nn", "emd", "chamfer", "knn" */
+const char *pcb_problem_name(pcb_problem p); /* "fps", "nn", "emd", "chamfer", "knn", "ball" */
 int pcb_problem_parse(const char *s, pcb_problem *out);
 const char *pcb_device_name(pcb_device d);     /* "cpu", "cuda" */
 
@@ -85,6 +86,14 @@ typedef struct {
  *   KNN: as NN, and k = neighbours a query (1 or more; more than n is
  *        allowed: the row is padded). b may be a (self-kNN: every point is
  *        its own nearest, at distance 0).
+ *   BALL: as kNN (a the points, b the centres, k = K the most neighbours a
+ *        centre keeps), radius > 0 and select: the reference points inside
+ *        the ball of every centre, a point inside when its float32 squared
+ *        distance (q - p)^2 is below r2 = (float)radius * (float)radius in
+ *        float32 (pcb_ball_r2; PointNet++'s and PyTorch3D's strict test).
+ *        PCB_BALL_FIRST keeps the K inside points of lowest index (the
+ *        PointNet++ contract), PCB_BALL_NEAREST the K nearest (ties to the
+ *        lower index).
  * memory PCB_MEM_DEVICE: a, b and every array of the result are device
  * pointers of the current CUDA device, and pcb_run queues the whole run on
  * stream (a cudaStream_t; NULL: the legacy default stream) and returns
@@ -102,6 +111,8 @@ typedef struct {
     int64_t m;
     int64_t start;
     int64_t k;
+    double radius; /* ball */
+    int32_t select; /* ball: a pcb_ball_select */
     const float *a;
     const float *b;
     pcb_options opt;
@@ -132,6 +143,11 @@ typedef struct {
  *        distance, ties to the lower index (the canonical answer; the
  *        validator accepts any order among equal distances), then padding
  *        that is no point: index PCB_KNN_PAD (-1), distance +inf.
+ *   BALL: index[batch*nq*k] and dist2 (may be NULL), a row of k a centre:
+ *        its selected inside points (FIRST: increasing index; NEAREST:
+ *        ascending distance, ties to the lower index), then padding as kNN's
+ *        (-1, +inf): an empty ball is a row of padding, never point 0.
+ *        count[batch*nq] (may be NULL) how many a row holds.
  * Device runs only: finite, a device int32 the run sets to 0 when it read
  * a coordinate that is not finite (or beyond the implementation's range) as
  * 0, and leaves as it was otherwise (may be NULL): the caller can check it
@@ -145,6 +161,7 @@ typedef struct {
     int has_price;
     double *bound;
     int32_t *finite;
+    int32_t *count; /* ball: entries a row (may be NULL) */
 } pcb_result;
 
 /* Deterministic work counters; -1 where an implementation has none. */
@@ -249,6 +266,19 @@ int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *m
 #define PCB_KNN_PAD (-1)
 int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq, int64_t k,
             int32_t *idx, float *dist2 /* may be NULL */);
+/* Ball query: the selected inside points of every centre (idx and dist2:
+ * batch*nq*k, count: batch*nq; dist2 and count may be NULL). */
+typedef enum { PCB_BALL_FIRST = 0, PCB_BALL_NEAREST = 1 } pcb_ball_select;
+const char *pcb_ball_select_name(int select); /* "first", "nearest" */
+int pcb_ball_select_parse(const char *s, int32_t *out);
+/* The float32 squared radius of the inside test. */
+static inline float pcb_ball_r2(double radius)
+{
+    const float r = (float)radius;
+    return r * r;
+}
+int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, int64_t nq,
+             int64_t k, double radius, int select, int32_t *idx, float *dist2, int32_t *count);
 /* Both directions' nearest points (idx and dist2: batch*(n+nq), laid out as
  * pcb_result says) and the value a pair in the default convention. */
 int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,

@@ -66,7 +66,8 @@ typedef struct {
     double max_gap;   /* EMD when not exact; PCB_EMD_ANY_GAP: a bijection only */
     int canonical;    /* must equal its problem's reference answer, element for
                          element (FPS: dp's sequence, ties to the lowest index;
-                         kNN: naive's rows, ascending, ties to the lower index) */
+                         kNN: naive's rows, ascending, ties to the lower index;
+                         ball: naive's rows in the selection's order) */
     const char *known_defect; /* unmatched EMD points from it are "known" */
 } pcb_promise;
 

@@ -53,6 +53,13 @@ int pcb_chamfer_check_value(const pcb_task *t, double value, const pcb_chamfer_c
  * tie band (impl/knn/knn.h), then the declared padding. recall: the share
  * of rows right. */
 int pcb_knn_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+/* Ball query (impl/ball/ball_validate.c): every row's entries distinct
+ * points inside the ball, none missing that the selection keeps (FIRST: every
+ * inside point of lower index than the last returned, or every inside point
+ * when the row is not full; NEAREST: the kNN rule among the inside points),
+ * in the selection's order, then padding; the count the row's entries. Points
+ * within the float32 band of the radius may be in or out. */
+int pcb_ball_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
 
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* The promise impl's answer to t is held to: its declared promise, with a
@@ -78,7 +85,7 @@ typedef struct {
 } pcb_judgement;
 
 /* The implementation whose answer the canonical rule compares with, when it
- * applies to this task and promise (FPS or kNN, canonical promise, the problem's
+ * applies to this task and promise (FPS, kNN or ball, canonical promise, the problem's
  * reference built and canonical); NULL when it does not apply. */
 const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p);
 /* Judge an answer: the problem's validator with the promise's exactness and

@@ -47,3 +47,12 @@ FLANN_IMPL(knn, flann)
 CUDA_IMPL(knn, cuda_brute)
 IMPL(knn, omp)
 IMPL(knn, naive)
+
+/* BALL (the grid first: it visits the cells that meet a ball; the trees
+ * before the classic scan on large clouds) */
+CUDA_IMPL(ball, cuda_grid)
+NANOFLANN_IMPL(ball, nanoflann)
+FLANN_IMPL(ball, flann)
+CUDA_IMPL(ball, cuda_classic)
+IMPL(ball, omp)
+IMPL(ball, naive)

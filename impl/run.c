@@ -192,6 +192,15 @@ int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int6
     return run_best(&t, &r);
 }
 
+int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, int64_t nq,
+             int64_t k, double radius, int select, int32_t *idx, float *dist2, int32_t *count)
+{
+    pcb_task t = {.problem = PCB_BALL, .batch = batch, .n = n, .nq = nq, .k = k,
+                  .radius = radius, .select = select, .a = ref, .b = centres};
+    pcb_result r = {.index = idx, .dist2 = dist2, .count = count};
+    return run_best(&t, &r);
+}
+
 int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,
                 int32_t *idx, float *dist2, double *value)
 {

@@ -15,7 +15,8 @@ int64_t pcb_answer_count(const pcb_task *t)
     case PCB_FPS: return t->batch * t->m;
     case PCB_NN: return t->batch * t->nq;
     case PCB_CHAMFER: return t->batch * (t->n + t->nq);
-    case PCB_KNN: return t->batch * t->nq * t->k;
+    case PCB_KNN:
+    case PCB_BALL: return t->batch * t->nq * t->k;
     default: return t->batch * t->n;
     }
 }
@@ -37,7 +38,10 @@ int pcb_result_alloc(const pcb_task *t, pcb_result *r)
     r->dist2 = malloc(count * sizeof *r->dist2);
     r->value = malloc((size_t)t->batch * sizeof *r->value);
     r->price = malloc(count * sizeof *r->price);
-    if (!r->index || !r->dist2 || !r->value || !r->price) {
+    if (t->problem == PCB_BALL)
+        r->count = malloc((size_t)(t->batch * t->nq) * sizeof *r->count);
+    if (!r->index || !r->dist2 || !r->value || !r->price ||
+        (t->problem == PCB_BALL && !r->count)) {
         pcb_result_free(r);
         return pcb_fail(PCB_ENOMEM, "no memory for %zu results", count);
     }
@@ -49,7 +53,7 @@ void pcb_result_free(pcb_result *r)
 {
     if (!r)
         return;
-    free(r->index), free(r->dist2), free(r->value), free(r->price);
+    free(r->index), free(r->dist2), free(r->value), free(r->price), free(r->count);
     memset(r, 0, sizeof *r);
 }
 
@@ -171,12 +175,21 @@ int pcb_task_check(const pcb_task *t)
                             (long long)t->n, (long long)t->nq, PCB_MAX_POINTS);
         return PCB_OK;
     case PCB_KNN:
+    case PCB_BALL:
         if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem)) != PCB_OK ||
-            (rc = check_cloud("query cloud", t->b, t->batch, t->nq, mem)) != PCB_OK)
+            (rc = check_cloud(t->problem == PCB_BALL ? "centres" : "query cloud", t->b,
+                              t->batch, t->nq, mem)) != PCB_OK)
             return rc;
         if (t->k < 1 || t->k > PCB_MAX_POINTS)
             return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%d (more than n is "
                             "padded)", (long long)t->k, PCB_MAX_POINTS);
+        if (t->problem == PCB_BALL && !(t->radius > 0 && isfinite(pcb_ball_r2(t->radius))))
+            return pcb_fail(PCB_EINVAL, "radius %g: need a number > 0 whose float32 square is "
+                            "finite", t->radius);
+        if (t->problem == PCB_BALL && t->select != PCB_BALL_FIRST &&
+            t->select != PCB_BALL_NEAREST)
+            return pcb_fail(PCB_EINVAL, "unknown ball selection %d (first %d, nearest %d)",
+                            (int)t->select, PCB_BALL_FIRST, PCB_BALL_NEAREST);
         if (t->batch * t->nq > (int64_t)(SIZE_MAX / sizeof(float)) / t->k)
             return pcb_fail(PCB_EINVAL, "batch %lld x %lld queries x k %lld overflows memory sizes",
                             (long long)t->batch, (long long)t->nq, (long long)t->k);
@@ -206,7 +219,7 @@ int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld samples exceed its limit of %lld",
                         pcb_problem_name(impl->problem), impl->name, (long long)t->m,
                         (long long)l->max_m);
-    if (l->max_k && t->problem == PCB_KNN && t->k > l->max_k)
+    if (l->max_k && (t->problem == PCB_KNN || t->problem == PCB_BALL) && t->k > l->max_k)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: k = %lld neighbours exceed its limit of %lld",
                         pcb_problem_name(impl->problem), impl->name, (long long)t->k,
                         (long long)l->max_k);

@@ -14,13 +14,17 @@
  * kNN rows ascending (its own order among ties: exact, not canonical). It
  * is asked for min(k, n) neighbours, never more: with k > n it returns
  * zeros for the missing ones (a real point 0); the rest of the row is
- * padded here. */
+ * padded here. ball flann: the single tree's radiusSearch (squared radius,
+ * the strict d2 < r2 test), one centre a call: for NEAREST its k nearest
+ * inside points (KNNRadiusResultSet), for FIRST every inside point; the
+ * selection's row of k is made here (ball.h). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <flann/flann.h>
 
+#include "../ball/ball.h"
 #include "../knn/knn.h"
 #include "nn.h"
 
@@ -36,6 +40,9 @@ typedef struct {
     float *dist2;
     int32_t *short_idx;   /* one cloud's nq * len answers when len < row, else NULL */
     float *short_d2;
+    int32_t *count;       /* ball: batch * nq */
+    int32_t *found;       /* ball: one centre's inside points, n of them at most */
+    float *found_d2;
 } flann_state;
 
 static void flann_release(void *state)
@@ -51,6 +58,9 @@ static void flann_release(void *state)
     free(s->dist2);
     free(s->short_idx);
     free(s->short_d2);
+    free(s->count);
+    free(s->found);
+    free(s->found_d2);
     free(s);
 }
 
@@ -63,7 +73,7 @@ static int flann_prepare_with(const pcb_task *t, void **state, const char *name,
     if (t->n > INT_MAX || t->nq > INT_MAX)
         return pcb_fail(PCB_EUNSUPPORTED, "nn %s: FLANN counts rows in int (%d at most)", name,
                         INT_MAX);
-    const int64_t row = t->problem == PCB_KNN ? t->k : 1, len = row < t->n ? row : t->n;
+    const int64_t row = t->problem == PCB_NN ? 1 : t->k, len = row < t->n ? row : t->n;
     if (len < 1)
         return pcb_fail(PCB_EINVAL, "%s %s: %lld neighbours of %lld points",
                         pcb_problem_name(t->problem), name, (long long)row, (long long)t->n);
@@ -78,6 +88,13 @@ static int flann_prepare_with(const pcb_task *t, void **state, const char *name,
                        !(s->short_d2 = malloc(one * sizeof *s->short_d2))))) {
         flann_release(s);
         return pcb_fail(PCB_ENOMEM, "%s %s: out of memory", pcb_problem_name(t->problem), name);
+    }
+    if (t->problem == PCB_BALL &&
+        (!(s->count = malloc((size_t)(t->batch * t->nq) * sizeof *s->count)) ||
+         !(s->found = malloc((size_t)t->n * sizeof *s->found)) ||
+         !(s->found_d2 = malloc((size_t)t->n * sizeof *s->found_d2)))) {
+        flann_release(s);
+        return pcb_fail(PCB_ENOMEM, "ball %s: out of memory", name);
     }
     s->row = row, s->len = len;
     s->task = *t;
@@ -125,6 +142,33 @@ static int flann_compute(void *state)
     return PCB_OK;
 }
 
+static int flann_ball_compute(void *state)
+{
+    flann_state *s = state;
+    const pcb_task *t = &s->task;
+    const int nearest = t->select == PCB_BALL_NEAREST;
+    /* NEAREST: FLANN keeps the k nearest inside points; FIRST: all of them */
+    const int room = (int)(nearest ? s->len : t->n);
+    s->params.max_neighbors = -1;
+    s->params.sorted = 0;
+    for (int64_t i = 0; i < t->batch * t->nq; i++) {
+        const int64_t b = i / t->nq;
+        const float *q = t->b + 3 * i;
+        const int found = flann_radius_search_float(s->index[b], (float *)q, (int *)s->found,
+                                                    s->found_d2, room, pcb_ball_r2(t->radius),
+                                                    &s->params);
+        if (found < 0)
+            return pcb_fail(PCB_EDEVICE, "ball %s: FLANN radius search failed at centre %lld",
+                            s->name, (long long)i);
+        const int64_t len = found < room ? found : room;
+        for (int64_t j = 0; j < len; j++) /* the project's float form, as everywhere */
+            s->found_d2[j] = pcb_nn_d2(t->a + (b * t->n + s->found[j]) * 3, q);
+        s->count[i] = pcb_ball_row_from(t, s->found_d2, s->found, len, s->idx + i * t->k,
+                                        s->dist2 + i * t->k);
+    }
+    return PCB_OK;
+}
+
 static int flann_fetch(void *state, pcb_result *out)
 {
     flann_state *s = state;
@@ -132,6 +176,8 @@ static int flann_fetch(void *state, pcb_result *out)
     memcpy(out->index, s->idx, q * sizeof *s->idx);
     if (out->dist2)
         memcpy(out->dist2, s->dist2, q * sizeof *s->dist2);
+    if (s->count && out->count)
+        memcpy(out->count, s->count, (size_t)(s->task.batch * s->task.nq) * sizeof *s->count);
     return PCB_OK;
 }
 
@@ -206,6 +252,21 @@ const pcb_impl pcb_knn_flann = {
     .summary = "FLANN single k-d tree, exact knnSearch, one core (ties in FLANN's order)",
     .prepare = single_prepare,
     .compute = flann_compute,
+    .fetch = flann_fetch,
+    .release = flann_release,
+};
+
+const pcb_impl pcb_ball_flann = {
+    .name = "flann",
+    .cost = PCB_COST_INDEXED,
+    .problem = PCB_BALL,
+    .device = PCB_CPU,
+    .promise = {.exact = 1},
+    .limits = {.max_n = INT_MAX},
+    .summary = "FLANN single k-d tree, radiusSearch a centre, one core (nearest: its k nearest "
+               "inside; first: every inside point)",
+    .prepare = single_prepare,
+    .compute = flann_ball_compute,
     .fetch = flann_fetch,
     .release = flann_release,
 };

@@ -8,9 +8,11 @@
  * L2_Simple: (q - p)^2 summed directly in float, the same form as
  * pcb_nn_d2, never |q|^2 + |p|^2 - 2qp. C++ only because nanoflann is a C++
  * template library; nothing escapes this file but the entries: nn
- * nanoflann (one neighbour) and knn nanoflann (its KNNResultSet of min(k, n),
+ * nanoflann (one neighbour), knn nanoflann (its KNNResultSet of min(k, n),
  * ascending, ties in nanoflann's order: exact, not canonical; the rest of a
- * row padded here). */
+ * row padded here) and ball nanoflann (its radiusSearch with r2, the same
+ * strict d2 < r2 test, every inside point, then the selection's row of k
+ * made here). */
 #include <omp.h>
 
 #include <cstdint> /* before nanoflann.hpp, which uses uint32_t without it (1.4.3, gcc 13) */
@@ -21,9 +23,12 @@
 #include <nanoflann.hpp>
 
 extern "C" {
+#include "../ball/ball.h"
 #include "../knn/knn.h"
 #include "nn.h"
 }
+
+#include <vector>
 
 namespace {
 
@@ -47,6 +52,7 @@ struct state {
     int64_t row; /* answers a query: 1, or kNN's k */
     int32_t *idx;
     float *dist2;
+    int32_t *count; /* ball: batch * nq */
 };
 
 void release(void *p)
@@ -60,6 +66,7 @@ void release(void *p)
     std::free(s->views);
     std::free(s->idx);
     std::free(s->dist2);
+    std::free(s->count);
     std::free(s);
 }
 
@@ -68,7 +75,7 @@ int prepare(const pcb_task *t, void **out)
     int rc = pcb_nn_coords_fit(t, "nanoflann");
     if (rc != PCB_OK)
         return rc;
-    const int64_t row = t->problem == PCB_KNN ? t->k : 1;
+    const int64_t row = t->problem == PCB_NN ? 1 : t->k;
     const size_t q = static_cast<size_t>(t->batch * t->nq * row);
     state *s = static_cast<state *>(std::calloc(1, sizeof(state)));
     if (!s)
@@ -79,7 +86,9 @@ int prepare(const pcb_task *t, void **out)
     s->trees = static_cast<tree **>(std::calloc(t->batch, sizeof(tree *)));
     s->idx = static_cast<int32_t *>(std::malloc(q * sizeof(int32_t)));
     s->dist2 = static_cast<float *>(std::malloc(q * sizeof(float)));
-    if (!s->views || !s->trees || !s->idx || !s->dist2) {
+    if (t->problem == PCB_BALL)
+        s->count = static_cast<int32_t *>(std::malloc(t->batch * t->nq * sizeof(int32_t)));
+    if (!s->views || !s->trees || !s->idx || !s->dist2 || (t->problem == PCB_BALL && !s->count)) {
         release(s);
         return pcb_fail(PCB_ENOMEM, "nn nanoflann: out of memory");
     }
@@ -144,6 +153,47 @@ int compute_rows(state *s)
                   : PCB_OK;
 }
 
+/* Ball: every inside point of a centre from radiusSearch (unsorted), then
+ * the selection's row of k. */
+int compute_balls(state *s)
+{
+    const pcb_task *t = &s->task;
+    const int threads = t->opt.threads > 0 ? t->opt.threads : omp_get_max_threads();
+    const int64_t total = t->batch * t->nq;
+    const float r2 = pcb_ball_r2(t->radius);
+    const nanoflann::SearchParams exact(32, 0.0f, false);
+    int failed = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        std::vector<std::pair<uint32_t, float>> found;
+        std::vector<float> d2;
+        std::vector<int32_t> id;
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t i = 0; i < total; i++) {
+            const int64_t b = i / t->nq;
+            const float *q = t->b + 3 * i;
+            try {
+                s->trees[b]->radiusSearch(q, r2, found, exact);
+                d2.resize(found.size());
+                id.resize(found.size());
+            } catch (...) {
+#pragma omp atomic write
+                failed = 1;
+                continue;
+            }
+            for (size_t j = 0; j < found.size(); j++) {
+                id[j] = static_cast<int32_t>(found[j].first);
+                d2[j] = pcb_nn_d2(t->a + (b * t->n + found[j].first) * 3, q);
+            }
+            s->count[i] = pcb_ball_row_from(t, d2.data(), id.data(),
+                                            static_cast<int64_t>(found.size()),
+                                            s->idx + i * t->k, s->dist2 + i * t->k);
+        }
+    }
+    return failed ? pcb_fail(PCB_ENOMEM, "ball nanoflann: no memory for a ball's points")
+                  : PCB_OK;
+}
+
 int compute(void *p)
 {
     state *s = static_cast<state *>(p);
@@ -152,6 +202,8 @@ int compute(void *p)
     const nanoflann::SearchParams exact(32, 0.0f, false); /* eps 0: exact; unsorted: k = 1 */
     if (t->problem == PCB_KNN)
         return compute_rows(s);
+    if (t->problem == PCB_BALL)
+        return compute_balls(s);
     for (int64_t b = 0; b < t->batch; b++) {
         const tree *index = s->trees[b];
         const float *queries = t->b + b * t->nq * 3;
@@ -179,6 +231,8 @@ int fetch(void *p, pcb_result *out)
     std::memcpy(out->index, s->idx, q * sizeof(int32_t));
     if (out->dist2)
         std::memcpy(out->dist2, s->dist2, q * sizeof(float));
+    if (s->count && out->count)
+        std::memcpy(out->count, s->count, s->task.batch * s->task.nq * sizeof(int32_t));
     return PCB_OK;
 }
 
@@ -191,10 +245,12 @@ pcb_impl make_entry(pcb_problem problem)
     e.promise.exact = 1;
     e.limits.max_n = INT32_MAX;
     e.cost = PCB_COST_INDEXED;
-    e.summary = problem == PCB_KNN ? "nanoflann single k-d tree (leaf 10), exact k nearest, "
-                                     "OpenMP over queries (ties in nanoflann's order)"
-                                   : "nanoflann single k-d tree (leaf 10), exact search, OpenMP "
-                                     "over queries";
+    e.summary = problem == PCB_KNN    ? "nanoflann single k-d tree (leaf 10), exact k nearest, "
+                                        "OpenMP over queries (ties in nanoflann's order)"
+                : problem == PCB_BALL ? "nanoflann single k-d tree (leaf 10), radiusSearch, the "
+                                        "row of k made from every inside point"
+                                      : "nanoflann single k-d tree (leaf 10), exact search, OpenMP "
+                                        "over queries";
     e.prepare = prepare;
     e.compute = compute;
     e.fetch = fetch;
@@ -206,3 +262,4 @@ pcb_impl make_entry(pcb_problem problem)
 
 extern "C" const pcb_impl pcb_nn_nanoflann = make_entry(PCB_NN);
 extern "C" const pcb_impl pcb_knn_nanoflann = make_entry(PCB_KNN);
+extern "C" const pcb_impl pcb_ball_nanoflann = make_entry(PCB_BALL);

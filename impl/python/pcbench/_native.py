@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 FPS, NN, EMD, CHAMFER, KNN = 0, 1, 2, 3, 4
-PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn")
+PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn", "ball")
 CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1
 EINVAL, EUNSUPPORTED, EUNAVAIL = -1, -2, -3
@@ -35,7 +35,8 @@ class Options(ctypes.Structure):
 class Task(ctypes.Structure):
     _fields_ = [("problem", ctypes.c_int), ("batch", ctypes.c_int64), ("n", ctypes.c_int64),
                 ("nq", ctypes.c_int64), ("m", ctypes.c_int64), ("start", ctypes.c_int64),
-                ("k", ctypes.c_int64), ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
+                ("k", ctypes.c_int64), ("radius", ctypes.c_double), ("select", ctypes.c_int32),
+                ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
                 ("memory", ctypes.c_int), ("stream", ctypes.c_void_p)]
 
 
@@ -43,7 +44,7 @@ class Result(ctypes.Structure):
     _fields_ = [("index", ctypes.c_void_p), ("dist2", ctypes.c_void_p),
                 ("value", ctypes.c_void_p), ("price", ctypes.c_void_p),
                 ("has_price", ctypes.c_int), ("bound", ctypes.c_void_p),
-                ("finite", ctypes.c_void_p)]
+                ("finite", ctypes.c_void_p), ("count", ctypes.c_void_p)]
 
 
 class Report(ctypes.Structure):
