@@ -19,6 +19,7 @@ static const char main_help[] =
     "  emd -a A -b B             earth mover's distance by assignment\n"
     "  chamfer -a A -b B         chamfer distance (nearest points both ways)\n"
     "  knn -r REF -q QUERY -k K  the k nearest neighbours of each query point\n"
+    "  ball -r REF -q CENTRES --radius R -k K  ball query (first or nearest K inside)\n"
     "  verify [--problem P]      verify every implementation\n"
     "  check PROBLEM ...         judge an answer made anywhere (pass / FAIL)\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"list", cli_list},   {"gen", cli_gen},     {"fps", cli_fps},
                 {"nn", cli_nn},       {"emd", cli_emd},     {"verify", cli_verify},
-                {"chamfer", cli_chamfer}, {"knn", cli_knn}, {"check", cli_check},
+                {"chamfer", cli_chamfer}, {"knn", cli_knn}, {"ball", cli_ball},
+                {"check", cli_check},
                 {"bench", cli_bench}, {"count", cli_count}, {"compare", cli_compare}};
     if (argc < 2)
         return usage_error("no command given");

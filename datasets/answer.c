@@ -65,13 +65,13 @@ static int read_line(FILE *f, const char *name, int64_t lineno, char *buf, size_
 /* The next line that is not blank or a '#' comment (read_line's results;
  * *lineno counts every line read). */
 static int next_data_line(FILE *f, const char *name, int64_t *lineno, char *buf, size_t line_cap,
-                          int64_t *bytes, int64_t cap)
+                          int64_t *bytes, int64_t cap, int keep_blank)
 {
     int more;
     while ((more = read_line(f, name, *lineno + 1, buf, line_cap, bytes, cap)) > 0) {
         ++*lineno;
-        const char *lead = buf + strspn(buf, " \t");
-        if (*lead && *lead != '#')
+        const char *lead = buf + strspn(buf, " \t\r");
+        if ((*lead || keep_blank) && *lead != '#')
             return 1;
     }
     if (more < 0)
@@ -164,7 +164,7 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
     int skip = 0, fields = -1, first = 1, more;
     *has_value = 0;
     while (rc == PCB_OK &&
-           (more = next_data_line(f, name, &lineno, line, LINE_CAP, &bytes, cap)) != 0) {
+           (more = next_data_line(f, name, &lineno, line, LINE_CAP, &bytes, cap, 0)) != 0) {
         if (more < 0) {
             rc = more;
             break;
@@ -229,7 +229,7 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
 int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_t *index,
                   double *value, int *has_value)
 {
-    if (!path || rows < 0 || k < 1 || len < 1 || len > k || !index || !value || !has_value)
+    if (!path || rows < 0 || k < 1 || len < 0 || len > k || !index || !value || !has_value)
         return pcb_fail(PCB_EINVAL, "read rows: missing argument");
     const int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
@@ -245,15 +245,28 @@ int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_
     if (!line || !field)
         rc = pcb_fail(PCB_ENOMEM, "%s: no memory for rows of %lld", name, (long long)k);
     while (rc == PCB_OK &&
-           (more = next_data_line(f, name, &lineno, line, line_cap, &bytes, cap)) != 0) {
+           (more = next_data_line(f, name, &lineno, line, line_cap, &bytes, cap, len == 0)) != 0) {
         if (more < 0) {
             rc = more;
             break;
         }
         const int64_t n = split(line, field, 2 * k);
+        if (len == 0 && got == rows && n == 0)
+            continue; /* blank lines after the last row */
         /* len or k indices, or len or k pairs; the first row says which (where
-         * k = 2 len, len pairs: what pcbench knn writes) */
-        const int64_t p = n == len ? 0 : n == 2 * len ? 1 : n == k ? 0 : n == 2 * k ? 1 : -1;
+         * k = 2 len, len pairs: what pcbench knn writes); len 0 (ball rows):
+         * 0 to k indices, a blank line an empty row */
+        const int64_t p = len == 0   ? (n <= k ? 0 : -1)
+                          : n == len ? 0
+                          : n == 2 * len ? 1
+                          : n == k       ? 0
+                          : n == 2 * k   ? 1
+                                         : -1;
+        if (p < 0 && len == 0) {
+            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: more than %lld indices; a row holds at most k",
+                          name, (long long)lineno, (long long)k);
+            break;
+        }
         if (p < 0 || n > 2 * k) {
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: %lld fields; a row holds %lld neighbours (or "
                           "%lld with padding), as indices or index and distance pairs", name,

@@ -50,7 +50,9 @@ int pcb_read_answers(const char *path, int64_t count, int32_t *index, double *va
 /* kNN answers (pcbench check knn): rows lines of len (= min(k, n)) or k
  * entries, each an index or an index and its squared distance, into rows
  * of k (index[rows * k], value likewise), a short row padded with -1 and
- * +inf; *has_value 1 when the rows are pairs. Errors name file and line. */
+ * +inf; *has_value 1 when the rows are pairs. len 0 reads ball rows: 0 to
+ * k indices a line, a blank line an empty row (blank lines after the last
+ * row ignored). Errors name file and line. */
 int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_t *index,
                   double *value, int *has_value);
 

@@ -14,13 +14,18 @@ static const char check_help[] =
     "       pcbench check emd -a A -b B --answer FILE [--max-gap G]\n"
     "       pcbench check chamfer -a A -b B [--answer FILE] [--value V [--convention C]]\n"
     "       pcbench check knn -r REF -q QUERY -k K --answer FILE\n"
+    "       pcbench check ball -r REF -q CENTRES --radius R -k K [--select S] [--pad P]\n"
+    "                          --answer FILE\n"
     "Judge an answer made anywhere (another library, your own kernel) with the\n"
     "double-precision validators. FILE ('-': stdin) holds one answer a line: FPS the\n"
     "M sample indices in order; NN 'index [squared distance]' for every query point;\n"
     "EMD the index of B matched to each point of A; chamfer 'index [squared distance]'\n"
     "for every point of A (its nearest in B), then of B; kNN a line a query point, its\n"
     "min(K, n) neighbours as indices or 'index squared-distance' pairs, nearest first\n"
-    "(any order among equal distances). --value V judges a chamfer\n"
+    "(any order among equal distances); ball a line a centre, its selected indices as\n"
+    "pcbench ball writes them (an empty ball an empty line, -1 entries padding; with\n"
+    "--pad first a repeat of the first index at the end of a line is padding); points\n"
+    "within float32 rounding of the radius may be in or out. --value V judges a chamfer\n"
     "value (convention as in pcbench chamfer --help). Header lines, '#' comments and CSV\n"
     "(numpy, pandas) are read. Prints 'pass' or 'FAIL: <the first thing wrong>', then\n"
     "a summary. An EMD matching must be a bijection within 1e-6 (relative) of the\n"
@@ -69,6 +74,12 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
         if (rep.recall >= 0)
             printf(", rows right %.6g", rep.recall);
         printf("%s\n", has_dist ? ", squared distances checked" : "");
+    } else if (t->problem == PCB_BALL) {
+        printf("ball: %lld centres, k = %lld, radius %.9g, %s", (long long)t->nq, (long long)t->k,
+               t->radius, pcb_ball_select_name(t->select));
+        if (rep.recall >= 0)
+            printf(", rows right %.6g", rep.recall);
+        printf("\n");
     } else if (t->problem == PCB_NN) {
         printf("nn: %lld queries", (long long)t->nq);
         if (rep.recall >= 0)
@@ -118,20 +129,22 @@ int cli_check(int argc, char **argv)
     pcb_problem p;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         if (argc < 2)
-            return usage_error("check needs a problem: fps, nn, emd, chamfer or knn");
+            return usage_error("check needs a problem: fps, nn, emd, chamfer, knn or ball");
         fputs(check_help, stdout);
         return 0;
     }
     if (pcb_problem_parse(argv[1], &p) != PCB_OK)
-        return usage_error("unknown problem '%s' (fps, nn, emd, chamfer, knn)", argv[1]);
+        return usage_error("unknown problem '%s' (fps, nn, emd, chamfer, knn, ball)", argv[1]);
     run_args a = {.max_gap = 1e-6};
     const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh"
                        : p == PCB_NN ? "r:q:A:S:Nh"
                        : p == PCB_KNN ? "r:q:k:A:S:Nh"
+                       : p == PCB_BALL ? "r:q:k:A:S:Nh"
                        : p == PCB_CHAMFER ? "a:b:A:S:Nh" : "a:b:A:G:S:Nh";
     const char *letters = p == PCB_FPS ? "imsASNh"
                           : p == PCB_NN ? "rqASNh"
                           : p == PCB_KNN ? "rqkASNh"
+                          : p == PCB_BALL ? "rqkARLFSNh"
                           : p == PCB_CHAMFER ? "abAVCSNh" : "abAGSNh";
     int rc = cli_parse_run_args(argc - 1, argv + 1, opts, letters, check_help, &a);
     if (rc >= 0)
@@ -139,10 +152,13 @@ int cli_check(int argc, char **argv)
     if (!a.answer && !(p == PCB_CHAMFER && a.have_value))
         return usage_error(p == PCB_CHAMFER ? "check chamfer needs --answer FILE or --value V"
                                             : "check needs --answer FILE");
-    if (p == PCB_FPS ? !a.in_a || !a.have_m : !a.in_a || !a.in_b || (p == PCB_KNN && !a.have_k))
+    if (p == PCB_FPS ? !a.in_a || !a.have_m
+                     : !a.in_a || !a.in_b || ((p == PCB_KNN || p == PCB_BALL) && !a.have_k) ||
+                           (p == PCB_BALL && !a.have_radius))
         return usage_error(p == PCB_FPS  ? "check fps needs -i CLOUD and -m M"
                            : p == PCB_NN ? "check nn needs -r REF and -q QUERY"
                            : p == PCB_KNN ? "check knn needs -r REF, -q QUERY and -k K"
+                           : p == PCB_BALL ? "check ball needs -r REF, -q CENTRES, --radius R and -k K"
                            : p == PCB_CHAMFER ? "check chamfer needs -a A and -b B"
                                               : "check emd needs -a A and -b B");
     pcb_cloud ca = {0}, cb = {0};
@@ -153,8 +169,9 @@ int cli_check(int argc, char **argv)
         return rc;
     }
     pcb_task t = {.problem = p, .batch = 1, .n = ca.n, .nq = p == PCB_FPS ? 0 : cb.n,
-                  .m = p == PCB_FPS ? a.m : 0, .start = a.start, .k = p == PCB_KNN ? a.k : 0,
-                  .a = ca.xyz, .b = cb.xyz};
+                  .m = p == PCB_FPS ? a.m : 0, .start = a.start,
+                  .k = p == PCB_KNN || p == PCB_BALL ? a.k : 0, .radius = a.radius,
+                  .select = a.select, .a = ca.xyz, .b = cb.xyz};
     const int64_t count = pcb_answer_count(&t);
     int32_t *idx = NULL;
     double *val = NULL;
@@ -170,12 +187,18 @@ int cli_check(int argc, char **argv)
         rc = cli_report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count), "check");
     else if ((rc = p == PCB_KNN ? pcb_read_rows(a.answer, t.nq, t.k, t.k < t.n ? t.k : t.n, idx,
                                                 val, &has)
-                                : pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
+                   : p == PCB_BALL ? pcb_read_rows(a.answer, t.nq, t.k, 0, idx, val, &has)
+                                   : pcb_read_answers(a.answer, count, idx, val, &has)) != PCB_OK)
         rc = cli_report(rc, NULL);
     else if (has && p != PCB_NN && p != PCB_CHAMFER && p != PCB_KNN)
         rc = cli_report(pcb_fail(PCB_EBADFILE, "%s: %s answers are one index a line, these have two "
                                            "fields", a.answer, pcb_problem_name(p)), NULL);
     else {
+        for (int64_t q = 0; p == PCB_BALL && a.pad_first && q < t.nq; q++) {
+            int32_t *row = idx + q * t.k; /* the first index repeated at the end: padding */
+            for (int64_t s = t.k - 1; s > 0 && (row[s] == PCB_KNN_PAD || row[s] == row[0]); s--)
+                row[s] = PCB_KNN_PAD;
+        }
         for (int64_t i = 0; has && i < count; i++)
             d2[i] = (float)val[i];
         pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL};

@@ -20,6 +20,7 @@ int cli_nn(int argc, char **argv);
 int cli_emd(int argc, char **argv);
 int cli_chamfer(int argc, char **argv);
 int cli_knn(int argc, char **argv);
+int cli_ball(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_bench(int argc, char **argv);
@@ -33,7 +34,7 @@ extern const char *cli_command;
 /* Print "pcbench: <what>: <message>" and return the exit status for rc. */
 int cli_report(int rc, const char *what);
 
-/* ---- the running commands: fps, nn, emd, chamfer, knn, check ---------------------------- */
+/* ---- the running commands: fps, nn, emd, chamfer, knn, ball, check------------------------ */
 typedef struct {
     const char *impl, *out, *in_a, *in_b, *answer;
     int64_t m, start, k;
@@ -42,6 +43,10 @@ typedef struct {
     pcb_chamfer_convention convention; /* chamfer, check chamfer: the default is zeros */
     double value; /* check chamfer --value */
     int have_value;
+    double radius; /* ball */
+    int have_radius;
+    int32_t select; /* ball: a pcb_ball_select (first by default) */
+    int pad_first;  /* ball: --pad first (PointNet++'s repeat of the first hit) */
     double shift[3];
     int have_shift, no_shift;
     pcb_options opt;

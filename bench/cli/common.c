@@ -32,7 +32,8 @@ static const struct option run_opts[] = {
     {"answer", required_argument, 0, 'A'},   {"max-gap", required_argument, 0, 'G'},
     {"shift", required_argument, 0, 'S'},    {"no-shift", no_argument, 0, 'N'},
     {"convention", required_argument, 0, 'C'}, {"value", required_argument, 0, 'V'},
-    {"neighbours", required_argument, 0, 'k'},
+    {"neighbours", required_argument, 0, 'k'}, {"radius", required_argument, 0, 'R'},
+    {"select", required_argument, 0, 'L'},   {"pad", required_argument, 0, 'F'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
 
@@ -90,6 +91,21 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
                 return PCB_EXIT_USAGE;
             break;
         case 'A': a->answer = optarg; break;
+        case 'R': /* the float32 square must be finite: the task check says so */
+            if (!pcb_opt_f64(cli_command, "--radius", optarg, DBL_MIN, DBL_MAX, &a->radius))
+                return PCB_EXIT_USAGE;
+            a->have_radius = 1;
+            break;
+        case 'L':
+            if (pcb_ball_select_parse(optarg, &a->select) != PCB_OK)
+                return usage_error("%s", pcb_errmsg());
+            break;
+        case 'F':
+            if (strcmp(optarg, "first") != 0 && strcmp(optarg, "none") != 0)
+                return usage_error("--pad takes none (-1 entries, the default) or first (the "
+                                   "first hit repeated), not '%s'", optarg);
+            a->pad_first = strcmp(optarg, "first") == 0;
+            break;
         case 'S': {
             char *p = optarg, *end;
             for (int k = 0; k < 3; k++, p = end + 1) {

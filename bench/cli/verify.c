@@ -22,7 +22,8 @@ static const char verify_help[] =
 static int verify_problems(int problem, const char *impl)
 {
     int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {
-        pcb_verify_fps, pcb_verify_nn, pcb_verify_emd, pcb_verify_chamfer, pcb_verify_knn};
+        pcb_verify_fps, pcb_verify_nn, pcb_verify_emd, pcb_verify_chamfer, pcb_verify_knn,
+        pcb_verify_ball};
     int failures = 0;
     for (int p = 0; p < PCB_NPROBLEMS; p++) {
         if (problem >= 0 && p != problem)

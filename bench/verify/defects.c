@@ -19,6 +19,7 @@
 #include "../../impl/chamfer/chamfer.h"
 #include "../../impl/emd/emd.h"
 #include "../../impl/fps/fps.h"
+#include "../../impl/ball/ball.h"
 #include "../../impl/knn/knn.h"
 #include "../../impl/pcbench_judge.h"
 #include "defects.h"
@@ -28,13 +29,14 @@ typedef struct {
     int32_t *idx;
     float *dist2;
     double *value;
+    int32_t *count; /* ball */
 } variant;
 
 static void v_release(void *state)
 {
     variant *v = state;
     if (v)
-        free(v->idx), free(v->dist2), free(v->value);
+        free(v->idx), free(v->dist2), free(v->value), free(v->count);
     free(v);
 }
 
@@ -44,7 +46,9 @@ static int v_prepare(const pcb_task *t, void **state)
     const size_t count = (size_t)pcb_answer_count(t);
     if (!v || !(v->idx = malloc(count * sizeof *v->idx)) ||
         !(v->dist2 = malloc(count * sizeof *v->dist2)) ||
-        !(v->value = malloc((size_t)t->batch * sizeof *v->value))) {
+        !(v->value = malloc((size_t)t->batch * sizeof *v->value)) ||
+        (t->problem == PCB_BALL && !(v->count = malloc((size_t)(t->batch * t->nq) *
+                                                       sizeof *v->count)))) {
         v_release(v);
         return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
     }
@@ -59,8 +63,10 @@ static int v_fetch(void *state, pcb_result *out)
     const size_t count = (size_t)pcb_answer_count(&v->task);
     memcpy(out->index, v->idx, count * sizeof *v->idx);
     if (out->dist2 && (v->task.problem == PCB_NN || v->task.problem == PCB_CHAMFER ||
-                       v->task.problem == PCB_KNN))
+                       v->task.problem == PCB_KNN || v->task.problem == PCB_BALL))
         memcpy(out->dist2, v->dist2, count * sizeof *v->dist2);
+    if (out->count && v->count)
+        memcpy(out->count, v->count, (size_t)(v->task.batch * v->task.nq) * sizeof *v->count);
     if (out->value && (v->task.problem == PCB_EMD || v->task.problem == PCB_CHAMFER))
         memcpy(out->value, v->value, (size_t)v->task.batch * sizeof *v->value);
     return PCB_OK;
@@ -252,6 +258,66 @@ static int knn_with(variant *v, int fault)
     return PCB_OK;
 }
 
+/* ---- ball query: naive's scan with the fault switched on ------------------------ */
+enum {
+    BALL_FIRST_AS_NEAREST = 1, /* the first k by index whatever the selection */
+    BALL_PAD_POINT0 = 2,       /* rows padded with the first hit, an empty ball with point 0 */
+    BALL_STRIDED = 4,          /* an overfull ball cut to every ceil(inside / k)-th point */
+    BALL_DIST_INDEX = 8,       /* an overfull ball's distances overwritten by the indices */
+    BALL_SHRUNK = 16           /* the radius test d2 < r2 (1 - 1e-3) */
+};
+
+static int ball_with(variant *v, int fault)
+{
+    const pcb_task *t = &v->task;
+    const int64_t k = t->k;
+    const float r2 = pcb_ball_r2(t->radius) * (fault & BALL_SHRUNK ? 1 - 1e-3f : 1);
+    pcb_task as = *t;
+    if (fault & BALL_FIRST_AS_NEAREST)
+        as.select = PCB_BALL_FIRST;
+    float *cd = malloc((size_t)t->n * sizeof *cd);
+    int32_t *ci = malloc((size_t)t->n * sizeof *ci);
+    if (!cd || !ci) {
+        free(cd), free(ci);
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    }
+    for (int64_t q = 0; q < t->batch * t->nq; q++) {
+        const float *p = t->b + 3 * q, *ref = t->a + q / t->nq * t->n * 3;
+        float *d = v->dist2 + q * k;
+        int32_t *id = v->idx + q * k;
+        int64_t inside = 0;
+        for (int64_t j = 0; j < t->n; j++) {
+            const float e = pcb_nn_d2(ref + 3 * j, p);
+            if (e < r2)
+                cd[inside] = e, ci[inside++] = (int32_t)j;
+        }
+        int64_t kept = inside;
+        if (fault & BALL_STRIDED && inside > k) {
+            const int64_t stride = (inside + k - 1) / k;
+            kept = 0;
+            for (int64_t i = 0; i < inside; i += stride)
+                cd[kept] = cd[i], ci[kept++] = ci[i];
+        }
+        int32_t c = pcb_ball_row_from(&as, cd, ci, kept, id, d);
+        for (int64_t s = 0; fault & BALL_DIST_INDEX && inside > k && s < c; s++)
+            d[s] = (float)id[s];
+        if (fault & BALL_PAD_POINT0) {
+            for (int64_t s = c; s < k; s++)
+                id[s] = c ? id[0] : 0, d[s] = c ? d[0] : 0;
+            c = (int32_t)k;
+        }
+        v->count[q] = c;
+    }
+    free(cd), free(ci);
+    return PCB_OK;
+}
+
+static int ball_as_nearest_compute(void *s) { return ball_with(s, BALL_FIRST_AS_NEAREST); }
+static int ball_point0_compute(void *s) { return ball_with(s, BALL_PAD_POINT0); }
+static int ball_strided_compute(void *s) { return ball_with(s, BALL_STRIDED); }
+static int ball_dist_index_compute(void *s) { return ball_with(s, BALL_DIST_INDEX); }
+static int ball_shrunk_compute(void *s) { return ball_with(s, BALL_SHRUNK); }
+
 static int knn_pad_zero_compute(void *s) { return knn_with(s, KNN_PAD_ZERO); }
 static int knn_start_compute(void *s) { return knn_with(s, KNN_START_1E10); }
 static int knn_gemm_compute(void *s) { return knn_with(s, KNN_GEMM); }
@@ -389,6 +455,15 @@ static const pcb_impl knn_high_ties = {.name = "knn_high_ties", .problem = PCB_K
                                        .summary = "brute force, ties by decreasing index",
                                        .prepare = v_prepare, .compute = knn_ties_compute,
                                        .fetch = v_fetch, .release = v_release};
+VARIANT(PCB_BALL, ball_first_as_nearest, 1, 0, ball_as_nearest_compute,
+        "scan, the first k by index for either selection");
+VARIANT(PCB_BALL, ball_point0, 1, 0, ball_point0_compute,
+        "scan, rows padded with the first hit, point 0 for an empty ball");
+VARIANT(PCB_BALL, ball_strided, 1, 0, ball_strided_compute,
+        "scan, an overfull ball cut to a strided subset");
+VARIANT(PCB_BALL, ball_dist_index, 1, 0, ball_dist_index_compute,
+        "scan, an overfull ball's distances replaced by indices");
+VARIANT(PCB_BALL, ball_shrunk, 1, 0, ball_shrunk_compute, "scan, radius test d2 < r2 (1 - 1e-3)");
 VARIANT(PCB_EMD, nearest_target, 0, 0, nearest_compute, "each point to its nearest target");
 VARIANT(PCB_EMD, early_stop, 0, 0.01, early_compute, "one auction phase at a coarse eps");
 VARIANT(PCB_EMD, row_overread, 1, 0, overread_compute, "exact, B's last point misread");
@@ -443,6 +518,19 @@ static const pcb_defect catalog[] = {
                                                   "that document a tie rule", 0, 0},
     {&knn_cap32, "at most 32 neighbours whatever k, the rest of the row padding, no error",
      "silent k caps (torch_cluster 100, mmcv 99, Open3D GPU 2,048)", 0, 0},
+    {&ball_first_as_nearest, "the K inside points of lowest index returned as the K nearest",
+     "PyTorch3D ball_query, pointnet2_ops, mmcv and torch_cluster radius used where the "
+     "nearest are meant (yanx27/Pointnet_Pointnet2_pytorch #209, #245)", 0, 0},
+    {&ball_point0, "rows padded with the first hit and an empty ball filled with point 0, a "
+                   "real point, with no count", "pointnet2_ops ball_query", 0, 0},
+    {&ball_strided, "an overfull ball cut to every ceil(inside / K)-th inside point: neither "
+                    "the first nor the nearest K", "Pointcept's pointops ball query, "
+                    "torch_cluster radius on the CPU (k-d-tree order)", 0, 0},
+    {&ball_dist_index, "when a ball overflows, the distances of the row overwritten by the "
+                       "candidates' indices", "Pointcept's pointops ball query", 0, 0},
+    {&ball_shrunk, "the radius test d2 < r2 (1 - 1e-3): points inside by more than float32 "
+                   "rounding lost", "ball queries with a tolerance subtracted from the radius",
+     0, 0},
     {&nearest_target, "matches each point of A to its nearest point of B, so two points can "
                       "share one target: not a bijection", "MSN's EMD", 0, 0},
     {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "

@@ -22,6 +22,7 @@ int pcb_verify_nn(const char *impl, FILE *out);
 int pcb_verify_emd(const char *impl, FILE *out);
 int pcb_verify_chamfer(const char *impl, FILE *out);
 int pcb_verify_knn(const char *impl, FILE *out);
+int pcb_verify_ball(const char *impl, FILE *out);
 
 /* The pairs NN's matrix is made of, for NN and chamfer (verify_nn.c): a
  * generated pair of kinds, batch clouds each, and a lidar sweep against
