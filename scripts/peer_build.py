@@ -53,13 +53,14 @@ ATEN_1X = [
 PEERS = [
     {
         "name": "pytorch3d",
-        "what": "PyTorch3D sample_farthest_points and knn_points (CUDA)",
+        "what": "PyTorch3D sample_farthest_points, knn_points and ball_query (CUDA)",
         "version": "commit 9381c4016376345bb795b97c45a6c2de66db354a (2026-07-28)",
         "archive": "pytorch3d-9381c4016376345bb795b97c45a6c2de66db354a.tar.gz",
         "url": "https://github.com/facebookresearch/pytorch3d/archive/"
                "9381c4016376345bb795b97c45a6c2de66db354a.tar.gz",
         "root": "pytorch3d-9381c4016376345bb795b97c45a6c2de66db354a/pytorch3d/csrc",
-        "sources": ["knn/knn.cu", "knn/knn_cpu.cpp",
+        "sources": ["knn/knn.cu", "knn/knn_cpu.cpp", "ball_query/ball_query.cu",
+                    "ball_query/ball_query_cpu.cpp",
                     "sample_farthest_points/sample_farthest_points.cu",
                     "sample_farthest_points/sample_farthest_points_cpu.cpp"],
         "binding": "pytorch3d.cpp",
@@ -68,14 +69,15 @@ PEERS = [
     },
     {
         "name": "torch_cluster",
-        "what": "torch_cluster fps, nearest and knn (CUDA)",
+        "what": "torch_cluster fps, nearest, knn and radius (CUDA)",
         "version": "1.6.3 (PyPI sdist)",
         "archive": "torch_cluster-1.6.3.tar.gz",
         "url": "https://files.pythonhosted.org/packages/54/31/e7f7a28253cd907404eb652607613b35"
                "779140b326d15d0636511b7b9438/torch_cluster-1.6.3.tar.gz",
         "sha256": "78d5a930a5bbd0d8788df8c6d66addd68d6dd292fe3edb401e3dacba26308152",
         "root": "torch_cluster-1.6.3/csrc",
-        "sources": ["cuda/fps_cuda.cu", "cuda/nearest_cuda.cu", "cuda/knn_cuda.cu"],
+        "sources": ["cuda/fps_cuda.cu", "cuda/nearest_cuda.cu", "cuda/knn_cuda.cu",
+                    "cuda/radius_cuda.cu"],
         "binding": "torch_cluster.cpp",
         "defines": ["WITH_CUDA"],
         "edits": [],
@@ -83,7 +85,7 @@ PEERS = [
     {
         "name": "pointnet2_ops",
         "what": "pointnet2_ops furthest_point_sample (CUDA), the classic kernel's original, and "
-                "three_nn (PointNet++'s feature propagation)",
+                "three_nn (PointNet++'s feature propagation) and ball_query (its grouping)",
         "version": "commit b5ceb6d9ca0467ea34beb81023f96ee82228f626 (2021-07-30)",
         "archive": "Pointnet2_PyTorch-b5ceb6d9ca0467ea34beb81023f96ee82228f626.tar.gz",
         "url": "https://github.com/erikwijmans/Pointnet2_PyTorch/archive/"
@@ -91,7 +93,7 @@ PEERS = [
         "root": "Pointnet2_PyTorch-b5ceb6d9ca0467ea34beb81023f96ee82228f626/pointnet2_ops_lib/"
                 "pointnet2_ops/_ext-src",
         "sources": ["src/sampling.cpp", "src/sampling_gpu.cu", "src/interpolate.cpp",
-                    "src/interpolate_gpu.cu"],
+                    "src/interpolate_gpu.cu", "src/ball_query.cpp", "src/ball_query_gpu.cu"],
         "includes": ["include"],
         "binding": "pointnet2_ops.cpp",
         "defines": [],

@@ -406,11 +406,13 @@ def emd_bound_plot(p, suites, peer_suites):
 def peer_plots(p, suites, peer_suites):
     """Bars per configuration (suite seed, then full): our fastest verified beside each
     peer judged right."""
-    for problem in R.PROBLEMS:
+    for problem, select in [(p, None) for p in R.PROBLEMS if p != "ball"] + [
+            ("ball", "first"), ("ball", "nearest")]:
         rows = [(pd, next((d for d in suites.get(s, []) if d["config"]["id"] == pd["config"]["id"]),
                           None), s)
-                for s in ("seed", "full", "knn") for pd in peer_suites.get(s, [])
-                if pd["config"]["problem"] == problem]
+                for s in ("seed", "full", "knn", "ball") for pd in peer_suites.get(s, [])
+                if pd["config"]["problem"] == problem and
+                pd["config"].get("select", select) == select]
         if not rows:
             continue
         names = []
@@ -423,7 +425,9 @@ def peer_plots(p, suites, peer_suites):
             c = pd["config"]
             label = "%s b%d n%d%s%s" % (c["dataset"], c["batch"], c["n"],
                                         " m%d" % c["m"] if problem == "fps" else
-                                        " k%d" % c.get("k", 0) if problem == "knn" else "",
+                                        " k%d" % c.get("k", 0) if problem == "knn" else
+                                        " q%d r%g k%d" % (c["nq"], c.get("radius", 0), c.get("k", 0))
+                                        if problem == "ball" else "",
                                         R.suite_mark(suite))
             best = R.fastest_ours(doc, False)
             ours = best[1] if best else None
@@ -435,7 +439,8 @@ def peer_plots(p, suites, peer_suites):
                 continue
             table.append([k, '"%s"' % label] + ["%g" % v if v else "NaN" for v in cells])
             low = min([low] + [v for v in cells if v])
-        path = p.data_file("peers-" + problem, table)
+        name = "peers-" + problem + ("-" + select if select else "")
+        path = p.data_file(name, table)
         ours_label = "ours: fastest verified (%s)" % ", ".join(sorted(fastest))
         titles = [ours_label] + [next(R.peer_label(e) for pd, _, _ in rows for e in pd["results"]
                                       if e["peer"] == n) for n in names]
@@ -443,13 +448,14 @@ def peer_plots(p, suites, peer_suites):
         floor = 10.0 ** (math.floor(math.log10(low)) - 1) if low < math.inf else 0
         plots = ["'%s' using %d:xtic(2) title '%s'" % (path, 3 + i, t.replace("'", ""))
                  for i, t in enumerate(titles)]
-        p.draw("peers-" + problem, "%s: our fastest verified implementation beside the peers "
-               "that answered right" % problem.upper(), "configuration ([full]: suite full)",
+        p.draw(name, "%s%s: our fastest verified implementation beside the peers "
+               "that answered right" % (problem.upper(), " (%s)" % select if select else ""), "configuration ([full]: suite full)",
                "median compute time (ms)", "plot " + ", \\\n     ".join(plots), logy=True,
                axis=["set style data histogram", "set style histogram clustered gap 1",
                      "set style fill solid 0.8 border -1", "set xtics rotate by -20",
                      "set yrange [%g:*]" % floor if floor else "set yrange [*:*]",
-                     "set rmargin 14",  # the last rotated label runs past the last bar
+                     # the last rotated label runs past the last bar
+                     "set rmargin %d" % (26 if problem == "ball" else 14),
                      "set datafile missing 'NaN'"])
 
 

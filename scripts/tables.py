@@ -192,7 +192,7 @@ def problem_tables(problem, docs):
 # ---- headline ------------------------------------------------------------------------
 # Every figure the documents report, with ours from each machine beside it. A figure
 # comes from the seed suite (the documents' configurations), else from the full suite.
-HEADLINE_SUITES = ("seed", "full", "knn")
+HEADLINE_SUITES = ("seed", "full", "knn", "ball")
 
 
 class Machine:
@@ -420,6 +420,11 @@ def config_label(cfg):
             cfg["dataset"], cfg["batch"], cfg["n"],
             "self" if cfg.get("self") or "/self/" in cfg["id"] else "%d queries" % cfg["nq"],
             cfg.get("k") or int(cfg["id"].rsplit("/k", 1)[1]))
+    if cfg["problem"] == "ball":
+        return "ball %s %s: %d x %d, %d centres, r = %g, k = %d" % (
+            cfg.get("select") or cfg["id"].rsplit("/", 1)[1], cfg["dataset"], cfg["batch"],
+            cfg["n"], cfg["nq"], cfg.get("radius") or float(cfg["id"].split("/r")[1].split("/")[0]),
+            cfg.get("k") or int(cfg["id"].rsplit("/k", 1)[1].split("/")[0]))
     return "emd %s: %d x %d" % (cfg["dataset"], cfg["batch"], cfg["n"])
 
 
@@ -594,6 +599,10 @@ SUMMARY_ROWS = [
     ("EMD", dict(problem="emd", dataset="sphere", batch=32, n=4096), "cuda_auction_match", "cuda_auction"),
     ("kNN", dict(problem="knn", dataset="sphere", batch=16, n=4096, nq=4096, k=32), "cuda_brute",
      "cuda_tiles"),
+    ("ball, first", dict(problem="ball", dataset="uniform", batch=32, n=16384, nq=4096,
+                         select="first"), "cuda_classic", "cuda_grid"),
+    ("ball, nearest", dict(problem="ball", dataset="uniform", batch=32, n=16384, nq=4096,
+                           select="nearest"), "cuda_classic", "cuda_grid"),
 ]
 
 
@@ -607,6 +616,9 @@ SUMMARY_PEER_ROWS = [
     dict(problem="emd", dataset="sphere", batch=32, n=8192),
     dict(problem="knn", dataset="sphere", batch=32, n=1024, nq=1024, k=16),
     dict(problem="knn", dataset="lidar", batch=1, n=120000, nq=120000, k=16),
+    dict(problem="ball", dataset="uniform", batch=32, n=1024, nq=512, select="first"),
+    dict(problem="ball", dataset="uniform", batch=32, n=16384, nq=4096, select="first"),
+    dict(problem="ball", dataset="lidar", batch=1, n=120000, nq=4096, select="first"),
 ]
 
 

@@ -7,15 +7,15 @@ expect "no command" 2 -- "$tool"
 expect "unknown command" 2 -- "$tool" frobnicate
 grep -q '^pcbench: ' "$tmp/err" && ok || bad "usage message does not start with pcbench:"
 expect "--help" 0 -- "$tool" --help
-for c in list gen fps nn emd chamfer knn verify bench; do
+for c in list gen fps nn emd chamfer knn ball verify bench; do
     expect "$c --help" 0 -- "$tool" "$c" --help
     grep -qi usage "$tmp/out" && ok || bad "$c --help prints no usage"
 done
 
 # list: <problem> <name> <device> <exact|approx> <status>
 expect "list" 0 -- "$tool" list
-awk '!($1 ~ /^(fps|nn|emd|chamfer|knn)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
-for p in fps nn emd chamfer knn; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
+awk '!($1 ~ /^(fps|nn|emd|chamfer|knn|ball)$/ && $3 ~ /^(cpu|cuda)$/ && $4 ~ /^(exact|approx|-)$/ && $5 ~ /^(available|unavailable)/) {bad=1; print "bad list line: " $0} END {exit bad}' "$tmp/out" && ok || bad "list format"
+for p in fps nn emd chamfer knn ball; do grep -q "^$p " "$tmp/out" && ok || bad "list has no $p implementation"; done
 cp "$tmp/out" "$tmp/list"
 # Where no NVIDIA driver is installed at all, the CUDA entries say so (not the
 # runtime's "driver version is insufficient", which means an old driver).
@@ -59,6 +59,7 @@ while read -r problem name device kind status rest; do
     emd) set -- emd -a "$tmp/a.ply" -b "$tmp/b.ply" ;;
     chamfer) set -- chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" ;;
     knn) set -- knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 5 ;;
+    ball) set -- ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.3 -k 5 ;;
     esac
     case $status in
     available) expect "$problem $name" 0 -- "$tool" "$@" --impl "$name" ;;
@@ -93,6 +94,26 @@ expect "check knn k > n" 0 "pass" -- "$tool" check knn -r "$tmp/three.ply" -q "$
 expect "knn without -k" 2 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply"
 expect "knn -k 0" 2 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 0
 expect "check knn without -k" 2 -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" --answer "$tmp/knn.txt"
+
+# ball: a line a centre of at most k indices (first: increasing; nearest: the
+# centre itself first), an empty ball an empty line; check ball judges both,
+# reads --pad first, catches first-K sold as nearest and a point twice
+expect "ball first" 0 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/a.ply" --radius 0.25 -k 8 -o "$tmp/ball.txt"
+[ "$(wc -l <"$tmp/ball.txt")" = 300 ] && awk '{for (i = 2; i <= NF; i++) if ($i <= $(i - 1)) exit 1} NF > 8 || NF < 1 {exit 1}' "$tmp/ball.txt" && ok || bad "ball first: 300 lines of 1-8 increasing indices"
+expect "check ball first" 0 "pass" -- "$tool" check ball -r "$tmp/a.ply" -q "$tmp/a.ply" --radius 0.25 -k 8 --answer "$tmp/ball.txt"
+expect "check ball first as nearest" 1 "FAIL" -- "$tool" check ball -r "$tmp/a.ply" -q "$tmp/a.ply" --radius 0.25 -k 8 --select nearest --answer "$tmp/ball.txt"
+expect "ball nearest" 0 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/a.ply" --radius 0.25 -k 8 --select nearest -o "$tmp/balln.txt"
+awk '$1 != NR - 1 {exit 1}' "$tmp/balln.txt" && ok || bad "ball nearest: each centre its own nearest"
+expect "check ball nearest" 0 "pass" -- "$tool" check ball -r "$tmp/a.ply" -q "$tmp/a.ply" --radius 0.25 -k 8 --select nearest --answer "$tmp/balln.txt"
+awk 'NR == 9 && NF > 1 {$2 = $1} {print}' "$tmp/balln.txt" >"$tmp/ball-bad.txt"
+expect "check ball twice" 1 "FAIL" -- "$tool" check ball -r "$tmp/a.ply" -q "$tmp/a.ply" --radius 0.25 -k 8 --select nearest --answer "$tmp/ball-bad.txt"
+expect "ball --pad first" 0 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.1 -k 6 --pad first -o "$tmp/ballp.txt"
+awk 'NF != 0 && NF != 6 {exit 1}' "$tmp/ballp.txt" && grep -q '^$' "$tmp/ballp.txt" && ok || bad "ball --pad first: 6 entries a line, an empty ball empty"
+expect "check ball --pad first" 0 "pass" -- "$tool" check ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.1 -k 6 --pad first --answer "$tmp/ballp.txt"
+expect "ball without --radius" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4
+expect "ball --radius 0" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 0
+expect "ball --select random" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 0.1 --select random
+expect "ball --radius 1e30" 3 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 1e30
 
 expect "emd" 0 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
 grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: $(cat "$tmp/out")"

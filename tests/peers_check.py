@@ -241,6 +241,86 @@ def knn_peers(tool, tmp):
           "a peer for k = 3 only, at k = 8: unavailable, with why: %s" % t)
 
 
+class FirstBall(peers.Peer):
+    """Ball query by numpy, the first k by index inside (float32 distances, as
+    the kernels round them), in a layout of the peer's choosing."""
+    name, problem, module, what = "numpy_ball", "ball", "numpy", "numpy brute force"
+    pad_first = False
+
+    def unsupported(self, cfg):
+        return None if cfg["select"] == "first" else "the first k by index only"
+
+    def prepare(self, clouds, cfg):
+        return [(c["a"], c["b"], cfg) for c in clouds]
+
+    def solve(self, st):
+        import numpy
+        a, b, cfg = st
+        d = ((b[:, None, :] - a[None, :, :]) ** 2).sum(-1, dtype=numpy.float32)
+        inside = d < numpy.float32(cfg["radius"]) ** 2
+        rows = numpy.full((len(b), cfg["k"]), -1, dtype=numpy.int64)
+        for i, row in enumerate(inside):
+            hits = numpy.flatnonzero(row)[:cfg["k"]]
+            rows[i, :len(hits)] = hits
+            if self.pad_first and len(hits):
+                rows[i, len(hits):] = hits[0]
+        return rows
+
+
+class PaddedBall(FirstBall):
+    name, pad_first = "pointnet2_like_ball", True
+
+
+class UnpaddedAsIfRepeated(FirstBall):
+    """-1 padding while declaring PointNet++'s repeat of the first hit: the
+    declared layout is what is judged, and -1 rows are still read as padding."""
+    name = "minus_one_declared_repeat"
+    pad_first = True
+
+    def solve(self, st):
+        rows = FirstBall.solve(self, st)
+        rows[:, 1:][rows[:, 1:] == -1] = 0  # point 0 where the row ran out: a real point
+        return rows
+
+
+def ball_peers(tool, tmp):
+    """Ball rows are judged a row a line under the suite's selection and the peer's
+    declared padding (check ball --pad first); point 0 as padding is wrong, and a
+    first-only peer says so on nearest configurations."""
+    res = os.path.join(tmp, "r6")
+    rc = peers.main(["--suite", "quick", "--problem", "ball", "--results", res, "--pcbench", tool,
+                     "--machine", "testbox", "--reps", "2"],
+                    [FirstBall(), PaddedBall(), UnpaddedAsIfRepeated()])
+    folder = os.path.join(res, "testbox", "quick")
+    docs = [json.load(open(os.path.join(folder, f), encoding="utf-8"))
+            for f in sorted(os.listdir(folder)) if f.startswith("peers-ball-")]
+    check(rc == 0 and len(docs) == 1 and docs[0]["config"].get("select") == "nearest",
+          "the quick suite's ball configuration (nearest): %s" % [d["config"] for d in docs])
+    e = {x["peer"]: x for x in docs[0]["results"]}
+    check(all(x.get("status") == "unavailable" and "first k" in x.get("detail", "")
+              for x in e.values()) and len(e) == 3,
+          "first-only peers on a nearest configuration: unavailable, with why: %s" % e)
+    # the same peers judged on a first configuration of their own
+    cfg = dict(docs[0]["config"], select="first", dir="x")
+    folder_in = os.path.join(tmp, "ball-in")
+    os.makedirs(folder_in, exist_ok=True)
+    from peers import inputs, runner
+    subprocess.run([tool, "gen", "uniform", "-n", "2000", "--seed", "3", "-o",
+                    os.path.join(folder_in, "a-0.ply")], check=True, capture_output=True)
+    subprocess.run([tool, "gen", "uniform", "-n", "300", "--seed", "4", "-o",
+                    os.path.join(folder_in, "b-0.ply")], check=True, capture_output=True)
+    pts = inputs.read_ply(os.path.join(folder_in, "a-0.ply"))
+    b = inputs.read_ply(os.path.join(folder_in, "b-0.ply"))
+    verdicts = {}
+    for peer in (FirstBall(), PaddedBall(), UnpaddedAsIfRepeated()):
+        st = peer.prepare([{"a": pts, "b": b}], cfg)[0]
+        verdicts[peer.name] = runner.judge(tool, cfg, folder_in, peer, [peer.solve(st)], tmp)
+    check(verdicts["numpy_ball"][0] and verdicts["pointnet2_like_ball"][0],
+          "first-k rows, -1 padded or the first hit repeated as declared: right: %s" % verdicts)
+    check(not verdicts["minus_one_declared_repeat"][0],
+          "point 0 where a row ran out: wrong: %s" % (verdicts["minus_one_declared_repeat"],))
+
+
 def user_peer(tool, tmp):
     # A callable of the user's, named module:function, timed and judged with no
     # code in pcbench: a right one, a wrong one, a name that is not a function.
@@ -526,6 +606,7 @@ def main():
     explanations()
     emd_peers(tool, tmp)
     knn_peers(tool, tmp)
+    ball_peers(tool, tmp)
     res = os.path.join(tmp, "r")
     base = ["--suite", "quick", "--problem", "fps", "--filter", "/b1/", "--results", res,
             "--pcbench", tool, "--machine", "testbox", "--reps", "3"]

@@ -95,6 +95,34 @@ def test_knn_judge_rejects_wrong_answers():
         pcbench.knn(ref, q, 0)
 
 
+def test_ball_query_both_selections_and_padding():
+    xyz = cloud(21, 2, 600)
+    centres = xyz[:, :50].copy()  # a subset, as FPS output is
+    d2 = ((centres[:, :, None, :].astype(np.float64) - xyz[:, None, :, :]) ** 2).sum(-1)
+    inside = d2 < np.float32(0.15) ** 2
+    first, count = pcbench.ball_query(xyz, centres, 0.15, 8)
+    assert first.shape == (2, 50, 8) and first.dtype == np.int64 and count.dtype == np.int32
+    for b in range(2):
+        for m in range(50):
+            want = np.flatnonzero(inside[b, m])[:8]  # the lowest indices inside
+            assert count[b, m] == len(want) and (first[b, m, :len(want)] == want).all()
+            assert (first[b, m, len(want):] == -1).all()
+    near, count_n = pcbench.ball_query(xyz, centres, 0.15, 8, select="nearest")
+    assert (count_n == count).all() and (near[..., 0] == np.arange(50)).all()  # itself first
+    assert pcbench.check_ball(xyz, centres, near, 0.15, select="nearest", count=count_n,
+                              canonical=True)
+    assert not pcbench.check_ball(xyz, centres, first, 0.15, select="nearest")  # first != nearest
+    padded, _ = pcbench.ball_query(xyz, centres, 0.15, 8, pad="first")
+    assert (padded[first == -1] == np.broadcast_to(first[..., :1], first.shape)[first == -1]).all()
+    far = centres + 100  # empty balls: -1, never point 0, even with pad="first"
+    empty, none = pcbench.ball_query(xyz, far, 0.15, 4, pad="first")
+    assert (empty == -1).all() and (none == 0).all()
+    with pytest.raises(ValueError, match="radius"):
+        pcbench.ball_query(xyz, centres, 0, 4)
+    with pytest.raises(ValueError, match="select"):
+        pcbench.ball_query(xyz, centres, 0.1, 4, select="random")
+
+
 def test_nn_index_answers_as_nn_and_keeps_its_reference():
     ref, q = cloud(14, 2, 800), cloud(15, 2, 300)
     index = pcbench.NNIndex(ref, max_queries=300)
@@ -326,6 +354,21 @@ def test_cuda_knn_equals_naive(b, n, nq, k):
         gi, gd = pcbench.knn(on_gpu(ref), None if nq == 0 else on_gpu(q), k, impl=impl)
         assert gi.is_cuda and gi.shape == want_i.shape
         assert (gi.cpu().numpy() == want_i).all() and (gd.cpu().numpy() == want_d).all()
+
+
+@needs_cuda
+@pytest.mark.parametrize("b, n, m, radius, k", [(32, 1024, 512, 0.2, 32), (2, 16384, 4096, 0.1, 64),
+                                                (3, 2048, 256, 0.8, 128), (1, 500, 70, 1e-3, 8)])
+def test_cuda_ball_query_equals_naive(b, n, m, radius, k):
+    xyz = cloud(70 + n, b, n)
+    centres = xyz[:, :m].copy()
+    for select in ("first", "nearest"):
+        want_i, want_c = pcbench.ball_query(xyz, centres, radius, k, select=select, impl="naive")
+        for impl in (None, "cuda_classic"):
+            gi, gc = pcbench.ball_query(on_gpu(xyz), on_gpu(centres), radius, k, select=select,
+                                        impl=impl)
+            assert gi.is_cuda and gi.shape == want_i.shape
+            assert (gi.cpu().numpy() == want_i).all() and (gc.cpu().numpy() == want_c).all()
 
 
 @needs_cuda

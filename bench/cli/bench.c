@@ -331,7 +331,7 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     fprintf(table.f, "# suite %s reps %d budget %g machine %s\n", suite->name,
             o->reps ? o->reps : suite->reps, o->have_budget ? o->budget : suite->budget,
             env.machine);
-    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\n", table.f);
+    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\tradius\tselect\n", table.f);
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
@@ -341,9 +341,10 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
         bench_config_name(c, name);
         snprintf(path, sizeof path, "%s/%s", o->inputs_dir, name);
         rc = bench_data_write(c, path);
-        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\n", c->id, name,
-                pcb_problem_name(c->problem), c->dataset, (long long)c->batch, (long long)c->n,
-                (long long)c->nq, (long long)c->m, (long long)c->k);
+        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\t%.9g\t%s\n", c->id,
+                name, pcb_problem_name(c->problem), c->dataset, (long long)c->batch,
+                (long long)c->n, (long long)c->nq, (long long)c->m, (long long)c->k, c->radius,
+                c->problem == PCB_BALL ? pcb_ball_select_name(c->select) : "");
         written++;
     }
     bench_env_free(&env);

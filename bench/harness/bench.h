@@ -28,11 +28,15 @@ typedef struct {
     const char *dataset; /* generator kind; NN "lidar" is a pair of sensor poses */
     int64_t batch, n, nq, m;
     int64_t k;           /* kNN: neighbours a query */
-    int self;            /* kNN: the queries are the reference clouds (self-kNN) */
+    int self;            /* kNN: the queries are the reference clouds (self-kNN); ball:
+                            the centres are the first nq points of each cloud */
+    double radius;       /* ball */
+    int32_t select;      /* ball: a pcb_ball_select */
     double max_gap;      /* EMD: the certified gap asked of implementations with a
                             gap option (loss mode), 0 = their own promise */
     char id[96];         /* "fps/uniform/b6/n10000/m1000", "emd/sphere/b32/n1024/gap0.01",
-                            "knn/sphere/b32/n1024/self/k16", "knn/uniform/b16/n1024/q4096/k3" */
+                            "knn/sphere/b32/n1024/self/k16", "knn/uniform/b16/n1024/q4096/k3",
+                            "ball/uniform/b32/n1024/q512/r0.2/k32/first" */
 } bench_config;
 
 typedef struct {

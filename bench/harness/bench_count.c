@@ -201,7 +201,8 @@ static int count_inside(const count_sel *sel)
         }
         pcb_task task = {.problem = cfg->problem, .batch = cfg->batch, .n = cfg->n,
                          .nq = cfg->problem == PCB_EMD ? cfg->n : cfg->nq, .m = cfg->m,
-                         .k = cfg->k, .a = d.a, .b = d.b, .opt.threads = 1};
+                         .k = cfg->k, .radius = cfg->radius, .select = cfg->select, .a = d.a,
+                         .b = d.b, .opt.threads = 1};
         for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
             const pcb_impl *im = *it;
             if (im->problem != cfg->problem || im->device != PCB_CPU || !bench_listed(sel->impls, im->name) ||

@@ -74,7 +74,8 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
 
 static double work_points(const bench_config *c)
 {
-    return (double)c->batch * (double)(c->problem == PCB_NN || c->problem == PCB_KNN ? c->nq
+    return (double)c->batch * (double)(c->problem == PCB_NN || c->problem == PCB_KNN ||
+                                               c->problem == PCB_BALL ? c->nq
                                        : c->problem == PCB_CHAMFER ? c->n + c->nq
                                                                    : c->n);
 }
@@ -192,7 +193,7 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
      * load modules and clocks ramp up; short CPU runs want warm caches. */
     t->warmup = e->compute_s <= (im->device == PCB_CUDA ? 1.0 : 0.05);
     t->points = work_points(cfg);
-    t->pairs = cfg->problem == PCB_NN || cfg->problem == PCB_KNN
+    t->pairs = cfg->problem == PCB_NN || cfg->problem == PCB_KNN || cfg->problem == PCB_BALL
                    ? (double)cfg->batch * (double)cfg->n * (double)cfg->nq
                : cfg->problem == PCB_CHAMFER ? 2.0 * (double)cfg->batch * (double)cfg->n * (double)cfg->nq
                                              : 0;
@@ -272,7 +273,8 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     }
     pcb_task task = {.problem = cfg->problem, .batch = cfg->batch, .n = cfg->n,
                      .nq = cfg->problem == PCB_EMD ? cfg->n : cfg->nq, .m = cfg->m, .k = cfg->k,
-                     .a = d.a, .b = d.b, .opt.max_gap = cfg->max_gap};
+                     .radius = cfg->radius, .select = cfg->select, .a = d.a, .b = d.b,
+                     .opt.max_gap = cfg->max_gap};
     pcb_task timing = task; /* verified with every thread, maybe timed on fewer */
     timing.opt.threads = o->have_threads ? o->threads : ctx->suite->threads;
     timed *tv = calloc((size_t)np, sizeof *tv);

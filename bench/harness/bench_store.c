@@ -299,6 +299,12 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
             (long long)c->batch, (long long)c->n, (long long)c->nq, (long long)c->m);
     if (c->problem == PCB_KNN)
         fprintf(f, ", \"k\": %lld, \"self\": %s", (long long)c->k, c->self ? "true" : "false");
+    if (c->problem == PCB_BALL) {
+        fprintf(f, ", \"k\": %lld, \"radius\": ", (long long)c->k);
+        json_put_num(f, c->radius);
+        fputs(", \"select\": ", f);
+        json_put_str(f, pcb_ball_select_name(c->select));
+    }
     if (c->max_gap > 0) {
         fputs(", \"max_gap\": ", f);
         json_put_num(f, c->max_gap);

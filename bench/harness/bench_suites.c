@@ -71,6 +71,22 @@ static int add_knn(list *l, const char *dataset, int64_t batch, int64_t n, int64
     return PCB_OK;
 }
 
+/* A ball-query configuration: nq centres, the first nq points of each cloud
+ * (as an FPS output is a subset of it), up to k inside radius. */
+static int add_ball(list *l, const char *dataset, int64_t batch, int64_t n, int64_t nq,
+                    double radius, int64_t k, int select)
+{
+    int rc = add(l, PCB_BALL, dataset, batch, n, nq, 0);
+    if (rc != PCB_OK)
+        return rc;
+    bench_config *c = &l->v[l->count - 1];
+    c->k = k, c->self = 1, c->radius = radius, c->select = select;
+    snprintf(c->id, sizeof c->id, "ball/%s/b%lld/n%lld/q%lld/r%g/k%lld/%s", dataset,
+             (long long)batch, (long long)n, (long long)nq, radius, (long long)k,
+             pcb_ball_select_name(select));
+    return PCB_OK;
+}
+
 /* An EMD configuration in loss mode: the certified gap asked for. */
 static int add_gap(list *l, const char *dataset, int64_t batch, int64_t n, double gap)
 {
@@ -93,6 +109,7 @@ static double size_key(const bench_config *c)
     case PCB_NN: return b * n * (double)c->nq;
     case PCB_CHAMFER: return 2 * b * n * (double)c->nq;
     case PCB_KNN: return b * n * (double)c->nq * (1 + (double)c->k / 64);
+    case PCB_BALL: return b * n * (double)c->nq * (1 + (double)c->k / 64) + c->select;
     default: return b * n * n * n;
     }
 }
@@ -171,6 +188,34 @@ static int knn_configs(list *l)
     return rc;
 }
 
+/* Ball query where PointNet++ and its descendants group: SSG classification
+ * (32 x 1,024: 512 centres r 0.2, 128 centres r 0.4), MSG's radii, the
+ * segmentation network's first layers (16-32 x 16,384 points, 4,096 and
+ * 1,024 centres), large radii (0.8), and a lidar sweep (4,096 centres, r 0.8
+ * m); both selections. Unit-scaled clouds: uniform in the unit cube, sphere
+ * surfaces of radius 1. */
+static int ball_configs(list *l)
+{
+    static const struct {
+        const char *kind;
+        int64_t batch, n, nq;
+        double radius;
+        int64_t k;
+    } sizes[] = {
+        {"uniform", 32, 1024, 512, 0.2, 32},    {"uniform", 32, 1024, 128, 0.4, 64},
+        {"sphere", 32, 1024, 512, 0.1, 16},     {"sphere", 32, 2048, 512, 0.2, 32},
+        {"uniform", 16, 4096, 1024, 0.1, 32},   {"uniform", 32, 16384, 4096, 0.1, 32},
+        {"uniform", 16, 16384, 1024, 0.2, 64},  {"uniform", 32, 2048, 256, 0.8, 16},
+        {"lidar", 1, 120000, 4096, 0.8, 32},
+    };
+    int rc = PCB_OK;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int select = PCB_BALL_FIRST; select <= PCB_BALL_NEAREST && rc == PCB_OK; select++)
+            rc = add_ball(l, sizes[i].kind, sizes[i].batch, sizes[i].n, sizes[i].nq,
+                          sizes[i].radius, sizes[i].k, select);
+    return rc;
+}
+
 static int seed_suite(list *l)
 {
     int rc = PCB_OK;
@@ -230,6 +275,8 @@ static int full_suite(list *l)
         rc = train_configs(l);
     if (rc == PCB_OK)
         rc = knn_configs(l);
+    if (rc == PCB_OK)
+        rc = ball_configs(l);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
         rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
@@ -264,6 +311,7 @@ static int quick_suite(list *l)
     if (rc == PCB_OK) rc = add(l, PCB_EMD, "uniform", 2, 256, 256, 0);
     if (rc == PCB_OK) rc = add(l, PCB_CHAMFER, "uniform", 2, 2000, 1500, 0);
     if (rc == PCB_OK) rc = add_knn(l, "uniform", 2, 2000, 1500, 8, 0);
+    if (rc == PCB_OK) rc = add_ball(l, "uniform", 2, 2000, 500, 0.1, 16, PCB_BALL_NEAREST);
     return rc;
 }
 
@@ -285,13 +333,15 @@ static const struct {
      1.5, 20, 0},
     {"knn", "k nearest neighbours: self-kNN batches at k = 3-64, three_nn, lidar sweeps",
      knn_configs, 5, 0.1, 1.5, 20, 0},
+    {"ball", "ball query, first and nearest: PointNet++ groupings (B = 16-32, N = 1k-16k), lidar",
+     ball_configs, 5, 0.1, 1.5, 20, 0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", quick_suite, 7,
      0.03, 0.25, 5, 1},
 };
 
 const char *bench_suite_names(void)
 {
-    return "seed, full, train, knn, quick";
+    return "seed, full, train, knn, ball, quick";
 }
 
 int bench_suite_get(const char *name, bench_suite *out)
@@ -371,7 +421,9 @@ int bench_data_make(const bench_config *c, bench_data *d)
     int rc = PCB_OK;
     for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++) {
         rc = make_cloud(c, 0, i, c->n, d->a + i * c->n * 3);
-        if (rc == PCB_OK && nb)
+        if (rc == PCB_OK && nb && c->self) /* the queries: the cloud's first nb points */
+            memcpy(d->b + i * nb * 3, d->a + i * c->n * 3, (size_t)nb * 3 * sizeof(float));
+        else if (rc == PCB_OK && nb)
             rc = make_cloud(c, 1, i, nb, d->b + i * nb * 3);
     }
     if (rc != PCB_OK)

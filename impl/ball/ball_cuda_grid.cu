@@ -17,7 +17,9 @@
 
 #include "ball_cuda.cuh"
 
-enum { GRID_THREADS = 128, BOUNDS_THREADS = 256 };
+/* Clouds of at most GRID_BRUTE_N points get no grid: its build (a dozen
+ * launches) costs more than reading every point (H100, NOTES.md). */
+enum { QUERY_WARPS = 4, BOUNDS_THREADS = 256, GRID_BRUTE_N = 2048 };
 
 typedef struct {
     double lo[3];
@@ -29,9 +31,10 @@ typedef struct {
     int64_t batch, n, nq, cells; /* cells a cloud: a power of two */
     int end_bit;
     grid_cloud *clouds;
+    uint32_t *lo, *hi; /* batch * 3 bounds as grid_order keys */
     uint32_t *keys[2], *vals[2];
-    float4 *pts;   /* batch * n in cell order: x, y, z and the index's bits */
-    uint2 *ranges; /* batch * cells: [start, end) in pts */
+    float4 *pts;      /* batch * n in cell order: x, y, z and the index's bits */
+    uint32_t *starts; /* batch * cells + 1: where each cell's points start in pts */
     void *temp;
     size_t temp_bytes;
 } grid_scratch;
@@ -45,41 +48,71 @@ __device__ __forceinline__ int32_t grid_cell(double x, double lo, double inv_h, 
     return (int32_t)c;
 }
 
-/* A block a cloud: its bounds, then the widest cell count within budget at
- * a cell no narrower than the search radius rs. */
-__global__ void __launch_bounds__(BOUNDS_THREADS)
-    grid_bounds(const float *ref, int32_t n, int64_t cells, double rs, float limit,
-                int32_t *finite, grid_cloud *clouds)
+/* Floats as unsigned keys in the same order, for atomicMin and atomicMax. */
+__device__ __forceinline__ uint32_t grid_order(float f)
 {
-    __shared__ float lo[3][BOUNDS_THREADS], hi[3][BOUNDS_THREADS];
-    const float *r = ref + (size_t)blockIdx.x * n * 3;
+    const uint32_t u = __float_as_uint(f);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+__device__ __forceinline__ float grid_unorder(uint32_t k)
+{
+    return __uint_as_float(k & 0x80000000u ? k & 0x7fffffffu : ~k);
+}
+
+/* Blocks (x) of each cloud (y) fold their slice's bounds into the cloud's
+ * (lo cleared to all ones, hi to zeros: the order's extremes). */
+__global__ void __launch_bounds__(BOUNDS_THREADS)
+    grid_bounds(const float *ref, int32_t n, float limit, int32_t *finite, uint32_t *lo,
+                uint32_t *hi)
+{
+    __shared__ float sl[3][BOUNDS_THREADS / 32], sh[3][BOUNDS_THREADS / 32];
+    const float *r = ref + (size_t)blockIdx.y * n * 3;
     float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t j = threadIdx.x; j < n; j += BOUNDS_THREADS)
+    for (int32_t j = blockIdx.x * BOUNDS_THREADS + threadIdx.x; j < n;
+         j += gridDim.x * BOUNDS_THREADS)
         for (int a = 0; a < 3; a++) {
             const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
             l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
         }
     for (int a = 0; a < 3; a++)
-        lo[a][threadIdx.x] = l[a], hi[a][threadIdx.x] = h[a];
+        for (int d = 16; d > 0; d /= 2) {
+            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
+            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
+        }
+    if (threadIdx.x % 32 == 0)
+        for (int a = 0; a < 3; a++)
+            sl[a][threadIdx.x / 32] = l[a], sh[a][threadIdx.x / 32] = h[a];
     __syncthreads();
-    for (int s = BOUNDS_THREADS / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
-            for (int a = 0; a < 3; a++) {
-                lo[a][threadIdx.x] = fminf(lo[a][threadIdx.x], lo[a][threadIdx.x + s]);
-                hi[a][threadIdx.x] = fmaxf(hi[a][threadIdx.x], hi[a][threadIdx.x + s]);
-            }
-        __syncthreads();
-    }
-    if (threadIdx.x)
+    if (threadIdx.x >= 3)
         return;
-    double ext[3], vol = 1, wide = 0;
+    const int a = threadIdx.x;
+    float bl = INFINITY, bh = -INFINITY;
+    for (int w = 0; w < BOUNDS_THREADS / 32; w++)
+        bl = fminf(bl, sl[a][w]), bh = fmaxf(bh, sh[a][w]);
+    if (bl <= bh) { /* a block past the cloud's points saw none */
+        atomicMin(lo + 3 * blockIdx.y + a, grid_order(bl));
+        atomicMax(hi + 3 * blockIdx.y + a, grid_order(bh));
+    }
+}
+
+/* A thread a cloud: the widest cell count within budget at a cell no
+ * narrower than half the search radius rs (so a ball meets at most 5 cells
+ * along y and z: 25 runs along x, one a lane of the query's warp). */
+__global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_t batch, int64_t cells,
+                           double rs, grid_cloud *clouds)
+{
+    const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= batch)
+        return;
+    double ext[3], low[3], vol = 1, wide = 0;
     for (int a = 0; a < 3; a++) {
-        ext[a] = (double)hi[a][0] - lo[a][0];
+        low[a] = grid_unorder(lo[3 * b + a]);
+        ext[a] = (double)grid_unorder(hi[3 * b + a]) - low[a];
         vol *= ext[a] + rs;
         wide = fmax(wide, ext[a]);
     }
-    double cell = fmax(rs, fmax(cbrt(vol / (double)cells), wide / (double)cells));
-    grid_cloud g;
+    double cell = fmax(0.5000001 * rs, fmax(cbrt(vol / (double)cells), wide / (double)cells));
     for (;; cell *= 1.125) {
         double total = 1;
         for (int a = 0; a < 3; a++)
@@ -87,12 +120,13 @@ __global__ void __launch_bounds__(BOUNDS_THREADS)
         if (total <= (double)cells)
             break;
     }
+    grid_cloud g;
     for (int a = 0; a < 3; a++) {
-        g.lo[a] = lo[a][0];
+        g.lo[a] = low[a];
         g.dim[a] = (int32_t)(floor(ext[a] / cell) + 1);
     }
     g.inv_h = 1.0 / cell;
-    clouds[blockIdx.x] = g;
+    clouds[b] = g;
 }
 
 __global__ void grid_keys(const float *ref, int32_t n, int64_t points, int64_t cells,
@@ -110,18 +144,13 @@ __global__ void grid_keys(const float *ref, int32_t n, int64_t points, int64_t c
     vals[i] = (uint32_t)(i - b * n);
 }
 
-__global__ void grid_cells(const float *ref, int32_t n, int64_t points, int64_t cells,
-                           const uint32_t *keys, const uint32_t *vals, float limit, float4 *pts,
-                           uint2 *ranges)
+__global__ void grid_gather(const float *ref, int32_t n, int64_t points, int64_t cells,
+                            const uint32_t *keys, const uint32_t *vals, float limit, float4 *pts)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= points)
         return;
     const uint32_t key = keys[i], j = vals[i];
-    if (i == 0 || keys[i - 1] != key)
-        ranges[key].x = (uint32_t)i;
-    if (i == points - 1 || keys[i + 1] != key)
-        ranges[key].y = (uint32_t)(i + 1);
     const float *p = ref + ((size_t)(key / cells) * n + j) * 3;
     pts[i] = make_float4(tiles_coord(p, limit, NULL), tiles_coord(p + 1, limit, NULL),
                          tiles_coord(p + 2, limit, NULL), __int_as_float((int32_t)j));
@@ -135,50 +164,239 @@ __device__ __forceinline__ double grid_gap(double x, double lo, double h, int32_
     return g * g;
 }
 
-template <int K>
-__global__ void __launch_bounds__(GRID_THREADS)
-    grid_query(const float *ctr, int64_t centres, int32_t nq, int64_t cells,
-               const grid_cloud *clouds, const float4 *pts, const uint2 *ranges, int32_t k,
-               float r2, double rs, bool by_index, float limit, int32_t *finite, int32_t *idx,
-               float *dist2, int32_t *count)
+/* A candidate as one 64-bit key in the selection's order: FIRST the index
+ * above the distance's bits, NEAREST the distance's bits (non-negative
+ * floats order as their bits) above the index. */
+__device__ __forceinline__ uint64_t grid_key(bool by_index, float d2, int32_t j)
 {
-    const int64_t c = (int64_t)blockIdx.x * GRID_THREADS + threadIdx.x;
-    if (c >= centres)
+    const uint64_t d = __float_as_uint(d2), i = (uint32_t)j;
+    return by_index ? i << 32 | d : d << 32 | i;
+}
+
+/* How many of the n sorted keys of a are below key. */
+__device__ __forceinline__ int32_t grid_below(const uint64_t *a, int32_t n, uint64_t key)
+{
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A warp's row of a centre in shared memory: row[0, len) sorted keys, last
+ * its k-th key once full (else all ones: every candidate comes before). */
+template <int K>
+struct grid_row {
+    uint64_t *row, *batch; /* K and 32 keys of the warp's shared memory */
+    int32_t len, k;
+    uint64_t last;
+};
+
+/* The warp offers one candidate a lane (valid: inside the ball): those
+ * before the row's last are ranked among themselves (by the keys of the
+ * others), then both sorted lists are merged by binary search, cut at k. */
+template <int K>
+__device__ __forceinline__ void grid_offer(grid_row<K> &r, bool valid, uint64_t key, int lane)
+{
+    constexpr int PER = (K + 31) / 32;
+    valid = valid && key < r.last;
+    const unsigned m = __ballot_sync(0xffffffffu, valid);
+    if (!m)
         return;
+    int32_t rank = 0;
+    if (valid) {
+        for (unsigned rest = m; rest; rest &= rest - 1)
+            rank += __shfl_sync(m, key, __ffs(rest) - 1) < key;
+        r.batch[rank] = key;
+    }
+    __syncwarp();
+    const int32_t b = __popc(m);
+    uint64_t mine[PER];
+    int32_t to[PER];
+#pragma unroll
+    for (int t = 0; t < PER; t++) {
+        const int32_t i = lane + 32 * t;
+        to[t] = K;
+        if (i < r.len) {
+            mine[t] = r.row[i];
+            to[t] = i + grid_below(r.batch, b, mine[t]);
+        }
+    }
+    const int32_t at = valid ? rank + grid_below(r.row, r.len, key) : K;
+    __syncwarp();
+#pragma unroll
+    for (int t = 0; t < PER; t++)
+        if (to[t] < r.k)
+            r.row[to[t]] = mine[t];
+    if (at < r.k)
+        r.row[at] = key;
+    __syncwarp();
+    r.len = r.len + b < r.k ? r.len + b : r.k;
+    r.last = r.len == r.k ? r.row[r.k - 1] : ~0ull;
+}
+
+/* The cells meeting a centre's ball form at most 25 runs (a run: a row of
+ * cells along x, contiguous in cell order), one a lane; the warp reads their
+ * points as one list, 32 at a time, and offers them to the row. Returns the
+ * list's length; FIRST on a ball dense in its cloud (s^2 > 2 k n for the s
+ * points of the list: the k-th inside point is likely among the first few
+ * hundred indices) offers nothing, the caller scanning in index order. */
+template <int K>
+__device__ __forceinline__ uint32_t grid_runs(grid_row<K> &r, const grid_cloud &g, int64_t cells,
+                                              const uint32_t *starts, const float4 *pts, int64_t b,
+                                              int32_t n, int32_t k, float qx, float qy, float qz,
+                                              float r2, double rs, bool by_index, int lane)
+{
+    const double h = 1.0 / g.inv_h, rs2 = rs * rs;
+    const int32_t ylo = grid_cell((double)qy - rs, g.lo[1], g.inv_h, g.dim[1]),
+                  yhi = grid_cell((double)qy + rs, g.lo[1], g.inv_h, g.dim[1]),
+                  zlo = grid_cell((double)qz - rs, g.lo[2], g.inv_h, g.dim[2]),
+                  zhi = grid_cell((double)qz + rs, g.lo[2], g.inv_h, g.dim[2]);
+    /* this lane's run: [first, first + len) in pts */
+    const int32_t ny = yhi - ylo + 1, y = ylo + lane % ny, z = zlo + lane / ny;
+    uint32_t first = 0, len = 0;
+    if (z <= zhi) {
+        const double gap = grid_gap(qz, g.lo[2], h, z, g.dim[2]) +
+                           grid_gap(qy, g.lo[1], h, y, g.dim[1]);
+        if (gap <= rs2) {
+            const double half = sqrt(rs2 - gap);
+            const uint32_t *run = starts + b * cells + ((int64_t)z * g.dim[1] + y) * g.dim[0];
+            first = run[grid_cell((double)qx - half, g.lo[0], g.inv_h, g.dim[0])];
+            len = run[grid_cell((double)qx + half, g.lo[0], g.inv_h, g.dim[0]) + 1] - first;
+        }
+    }
+    uint32_t end = len; /* inclusive scan: where this lane's run ends in the list */
+    for (int d = 1; d < 32; d *= 2) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, end, d);
+        end += lane >= d ? v : 0;
+    }
+    const uint32_t total = __shfl_sync(0xffffffffu, end, 31), begin = end - len;
+    if (by_index && (double)total * total > 2.0 * k * n)
+        return total; /* dense: the caller scans the cloud in index order */
+    for (uint32_t at = 0; at < total; at += 32) {
+        const uint32_t v = at + lane;
+        int lo = 0, hi = 31; /* the last lane whose run begins at or before v */
+        for (int step = 0; step < 5; step++) {
+            const int mid = (lo + hi + 1) / 2;
+            if (__shfl_sync(0xffffffffu, begin, mid) <= v)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const uint32_t i = __shfl_sync(0xffffffffu, first, lo) + v -
+                           __shfl_sync(0xffffffffu, begin, lo);
+        bool inside = false;
+        uint64_t key = 0;
+        if (v < total) {
+            const float4 p = pts[i];
+            const float d = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
+            inside = d < r2;
+            key = grid_key(by_index, d, __float_as_int(p.w));
+        }
+        grid_offer<K>(r, inside, key, lane);
+    }
+    return total;
+}
+
+/* Point j of a cloud's squared distance to the centre, naive's rounding. */
+__device__ __forceinline__ float grid_d2(const float *cloud, int32_t j, float qx, float qy,
+                                         float qz, float limit, int32_t *finite)
+{
+    const float *p = cloud + 3 * (size_t)j;
+    return sp_d2(SP_SUB(qx, tiles_coord(p, limit, finite)),
+                 SP_SUB(qy, tiles_coord(p + 1, limit, finite)),
+                 SP_SUB(qz, tiles_coord(p + 2, limit, finite)));
+}
+
+/* A warp a centre: its row filled from the grid's runs (grid_runs), or
+ * without a grid (clouds NULL: small clouds, where building one costs more
+ * than it saves) from every point in index order; FIRST in index order stops
+ * at the k-th inside point. */
+template <int K>
+__global__ void __launch_bounds__(32 * QUERY_WARPS)
+    grid_query(const float *ref, int32_t n, const float *ctr, int64_t centres, int32_t nq,
+               int64_t cells, const grid_cloud *clouds, const float4 *pts, const uint32_t *starts,
+               int32_t k, float r2, double rs, bool by_index, float limit, int32_t *finite,
+               int32_t *idx, float *dist2, int32_t *count)
+{
+    __shared__ uint64_t rows[QUERY_WARPS][K], batches[QUERY_WARPS][32];
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t c = (int64_t)blockIdx.x * QUERY_WARPS + w;
+    if (c >= centres)
+        return; /* the whole warp */
     const int64_t b = c / nq;
-    const grid_cloud g = clouds[b];
     const float *q = ctr + 3 * c;
     const float qx = tiles_coord(q, limit, finite), qy = tiles_coord(q + 1, limit, finite),
                 qz = tiles_coord(q + 2, limit, finite);
-    const double h = 1.0 / g.inv_h, rs2 = rs * rs;
-    int32_t lo[3], hi[3];
-    const float qv[3] = {qx, qy, qz};
-    for (int a = 0; a < 3; a++) {
-        lo[a] = grid_cell((double)qv[a] - rs, g.lo[a], g.inv_h, g.dim[a]);
-        hi[a] = grid_cell((double)qv[a] + rs, g.lo[a], g.inv_h, g.dim[a]);
-    }
-    ball_row<K> row;
-    row.len = 0;
-    const uint2 *cloud_ranges = ranges + b * cells;
-    for (int32_t z = lo[2]; z <= hi[2]; z++) {
-        const double gz = grid_gap(qz, g.lo[2], h, z, g.dim[2]);
-        for (int32_t y = lo[1]; y <= hi[1]; y++) {
-            const double gy = gz + grid_gap(qy, g.lo[1], h, y, g.dim[1]);
-            for (int32_t x = lo[0]; x <= hi[0]; x++) {
-                if (gy + grid_gap(qx, g.lo[0], h, x, g.dim[0]) > rs2)
-                    continue; /* the cell does not meet the ball */
-                const uint2 span = cloud_ranges[((int64_t)z * g.dim[1] + y) * g.dim[0] + x];
-                for (uint32_t i = span.x; i < span.y; i++) {
-                    const float4 p = pts[i];
-                    const float e = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
-                    if (e < r2 && !ball_offer<K>(row, k, by_index, e, __float_as_int(p.w)) &&
-                        by_index)
-                        break; /* the rest of the cell comes later in index order */
-                }
+    grid_row<K> r = {rows[w], batches[w], 0, k, ~0ull};
+    const float *cloud = ref + (size_t)b * n * 3;
+    if (!clouds && !by_index) /* no grid, NEAREST: every point, in index order */
+        for (int32_t at = 0; at < n; at += 32) {
+            const int32_t j = at + lane;
+            bool inside = false;
+            uint64_t key = 0;
+            if (j < n) {
+                const float d = grid_d2(cloud, j, qx, qy, qz, limit, finite);
+                inside = d < r2;
+                key = grid_key(false, d, j);
             }
+            grid_offer<K>(r, inside, key, lane);
         }
+    uint32_t total = (uint32_t)n;
+    if (clouds)
+        total = grid_runs<K>(r, clouds[b], cells, starts, pts, b, n, k, qx, qy, qz, r2, rs,
+                             by_index, lane);
+    if (by_index && (!clouds || (double)total * total > 2.0 * k * n)) {
+        /* FIRST on a dense ball or without a grid: the cloud in index order */
+        for (int32_t at = 0; at < n && r.len < k; at += 32) {
+            const int32_t j = at + lane;
+            bool inside = false;
+            float d = 0;
+            if (j < n) {
+                d = grid_d2(cloud, j, qx, qy, qz, limit, finite);
+                inside = d < r2;
+            }
+            const unsigned m = __ballot_sync(0xffffffffu, inside);
+            const int32_t at_row = r.len + __popc(m & ((1u << lane) - 1));
+            if (inside && at_row < k)
+                r.row[at_row] = grid_key(true, d, j);
+            r.len = r.len + __popc(m) < k ? r.len + __popc(m) : k;
+        }
+        __syncwarp();
     }
-    ball_write<K>(row, (size_t)c, k, idx, dist2, count);
+    const size_t out = (size_t)c * k;
+    for (int32_t s = lane; s < k; s += 32) {
+        const uint64_t key = r.row[s < r.len ? s : 0];
+        const uint32_t hi = (uint32_t)(key >> 32), lo = (uint32_t)key;
+        idx[out + s] = s < r.len ? (int32_t)(by_index ? hi : lo) : PCB_KNN_PAD;
+        if (dist2)
+            dist2[out + s] = s < r.len ? __uint_as_float(by_index ? lo : hi) : INFINITY;
+    }
+    if (count && lane == 0)
+        count[c] = r.len;
+}
+
+/* starts[c] = the first sorted point whose key is c or more, for every cell
+ * key c of the batch and one past: a run of cells [c0, c1] is the points
+ * [starts[c0], starts[c1 + 1]). */
+__global__ void grid_starts(const uint32_t *keys, int64_t points, int64_t total, uint32_t *starts)
+{
+    const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c > total)
+        return;
+    int64_t lo = 0, hi = points;
+    while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        if ((int64_t)keys[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    starts[c] = (uint32_t)lo;
 }
 
 static void grid_free(void *state)
@@ -187,10 +405,11 @@ static void grid_free(void *state)
     if (!s)
         return;
     cudaFree(s->clouds);
+    cudaFree(s->lo), cudaFree(s->hi);
     cudaFree(s->keys[0]), cudaFree(s->keys[1]);
     cudaFree(s->vals[0]), cudaFree(s->vals[1]);
     cudaFree(s->pts);
-    cudaFree(s->ranges);
+    cudaFree(s->starts);
     cudaFree(s->temp);
     free(s);
 }
@@ -199,12 +418,15 @@ static int grid_alloc(grid_scratch *s)
 {
     const size_t points = (size_t)(s->batch * s->n);
     PCB_CUDA_TRY(cudaMalloc((void **)&s->clouds, (size_t)s->batch * sizeof *s->clouds));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->lo, (size_t)s->batch * 3 * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->hi, (size_t)s->batch * 3 * sizeof(uint32_t)));
     for (int i = 0; i < 2; i++) {
         PCB_CUDA_TRY(cudaMalloc((void **)&s->keys[i], points * sizeof(uint32_t)));
         PCB_CUDA_TRY(cudaMalloc((void **)&s->vals[i], points * sizeof(uint32_t)));
     }
     PCB_CUDA_TRY(cudaMalloc((void **)&s->pts, points * sizeof(float4)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->ranges, (size_t)(s->batch * s->cells) * sizeof(uint2)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->starts,
+                            (size_t)(s->batch * s->cells + 1) * sizeof(uint32_t)));
     PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, s->temp_bytes, s->keys[0], s->keys[1],
                                                  s->vals[0], s->vals[1], (int64_t)points, 0,
                                                  s->end_bit));
@@ -228,7 +450,7 @@ static int grid_make(const pcb_task *t, void **state)
     if (!s)
         return pcb_fail(PCB_ENOMEM, "ball cuda_grid: out of memory");
     s->batch = t->batch, s->n = t->n, s->nq = t->nq, s->cells = cells, s->end_bit = end_bit;
-    int rc = grid_alloc(s);
+    int rc = t->n <= GRID_BRUTE_N ? PCB_OK : grid_alloc(s);
     if (rc != PCB_OK) {
         grid_free(s);
         return rc;
@@ -244,26 +466,41 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     const float limit = (float)PCB_NN_MAX_COORD, r2 = pcb_ball_r2(t->radius);
     const double rs = (double)(float)t->radius * (1 + 1e-5);
     const unsigned point_blocks = (unsigned)((points + 255) / 256);
-    grid_bounds<<<(unsigned)t->batch, BOUNDS_THREADS, 0, st>>>(t->a, (int32_t)t->n, s->cells, rs,
-                                                               limit, out->finite, s->clouds);
+    const unsigned blocks = (unsigned)((centres + QUERY_WARPS - 1) / QUERY_WARPS);
+    const int brute = t->n <= GRID_BRUTE_N;
+#define GRID_CALL(K)                                                                            \
+    (grid_query<K><<<blocks, 32 * QUERY_WARPS, 0, st>>>(                                        \
+         t->a, (int32_t)t->n, t->b, centres, (int32_t)t->nq, s->cells,                          \
+         brute ? NULL : s->clouds, s->pts, s->starts, (int32_t)t->k, r2, rs,                    \
+         t->select == PCB_BALL_FIRST, limit, out->finite, out->index, out->dist2, out->count),  \
+     0)
+    if (brute) {
+        (void)BALL_DISPATCH_K(t->k, GRID_CALL);
+        PCB_CUDA_LAUNCHED("grid_query");
+        return PCB_OK;
+    }
+    const size_t bounds = (size_t)t->batch * 3 * sizeof(uint32_t);
+    PCB_CUDA_TRY(cudaMemsetAsync(s->lo, 0xff, bounds, st));
+    PCB_CUDA_TRY(cudaMemsetAsync(s->hi, 0, bounds, st));
+    const int64_t parts = (t->n + 4095) / 4096 < 64 ? (t->n + 4095) / 4096 : 64;
+    grid_bounds<<<dim3((unsigned)parts, (unsigned)t->batch), BOUNDS_THREADS, 0, st>>>(
+        t->a, (int32_t)t->n, limit, out->finite, s->lo, s->hi);
     PCB_CUDA_LAUNCHED("grid_bounds");
+    grid_shape<<<(unsigned)((t->batch + 127) / 128), 128, 0, st>>>(s->lo, s->hi, t->batch,
+                                                                    s->cells, rs, s->clouds);
+    PCB_CUDA_LAUNCHED("grid_shape");
     grid_keys<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->clouds,
                                             limit, s->keys[0], s->vals[0]);
     PCB_CUDA_LAUNCHED("grid_keys");
     PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0], s->keys[1],
                                                  s->vals[0], s->vals[1], points, 0, s->end_bit,
                                                  st));
-    PCB_CUDA_TRY(cudaMemsetAsync(s->ranges, 0, (size_t)(t->batch * s->cells) * sizeof(uint2), st));
-    grid_cells<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->keys[1],
-                                             s->vals[1], limit, s->pts, s->ranges);
-    PCB_CUDA_LAUNCHED("grid_cells");
-    const unsigned blocks = (unsigned)((centres + GRID_THREADS - 1) / GRID_THREADS);
-#define GRID_CALL(K)                                                                           \
-    (grid_query<K><<<blocks, GRID_THREADS, 0, st>>>(                                           \
-         t->b, centres, (int32_t)t->nq, s->cells, s->clouds, s->pts, s->ranges, (int32_t)t->k, \
-         r2, rs, t->select == PCB_BALL_FIRST, limit, out->finite, out->index, out->dist2,      \
-         out->count),                                                                          \
-     0)
+    const int64_t total = t->batch * s->cells;
+    grid_starts<<<(unsigned)((total + 256) / 256), 256, 0, st>>>(s->keys[1], points, total, s->starts);
+    PCB_CUDA_LAUNCHED("grid_starts");
+    grid_gather<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->keys[1],
+                                              s->vals[1], limit, s->pts);
+    PCB_CUDA_LAUNCHED("grid_gather");
     (void)BALL_DISPATCH_K(t->k, GRID_CALL);
 #undef GRID_CALL
     PCB_CUDA_LAUNCHED("grid_query");
@@ -288,7 +525,7 @@ extern "C" const pcb_impl pcb_ball_cuda_grid = {
     .problem = PCB_BALL,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 0, .max_k = BALL_CUDA_MAX_K},
+    .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = BALL_CUDA_MAX_K},
     .cost = PCB_COST_INDEXED,
     .reference = 0,
     .gap_option = 0,

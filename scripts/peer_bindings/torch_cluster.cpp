@@ -1,11 +1,12 @@
-// torch_cluster.cpp - torch_cluster's fps, nearest and knn CUDA functions
-// bound on their own (its extensions.h and the three .cu files), without
-// the package's operator registration.
+// torch_cluster.cpp - torch_cluster's fps, nearest, knn and radius CUDA
+// functions bound on their own (its extensions.h and the four .cu files),
+// without the package's operator registration.
 #include <torch/extension.h>
 
 #include "cuda/fps_cuda.h"
 #include "cuda/knn_cuda.h"
 #include "cuda/nearest_cuda.h"
+#include "cuda/radius_cuda.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
@@ -15,4 +16,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
     m.def("nearest", &nearest_cuda, "torch_cluster nearest (CUDA)");
     // x, y, ptr_x, ptr_y, k, cosine -> (2, k Ny) pairs (y index, x index)
     m.def("knn", &knn_cuda, "torch_cluster knn (CUDA)");
+    // x (Nx, 3), y (Ny, 3), ptr_x, ptr_y, r, max_num_neighbors -> (2, E) (y index, x index)
+    m.def("radius", &radius_cuda, "torch_cluster radius (CUDA)");
 }

@@ -41,5 +41,6 @@ def read_configs(folder):
         row = dict(zip(head, line.split("\t")))
         for k in ("batch", "n", "nq", "m", "start", "k"):
             row[k] = int(row.get(k, 0))
+        row["radius"] = float(row.get("radius") or 0)
         configs.append(row)
     return meta, configs

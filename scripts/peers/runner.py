@@ -86,7 +86,7 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
         if cfg["problem"] == "chamfer":  # a value a pair, in the default convention
             cmds.append([pcbench, "check", "chamfer", "-a", a, "-b", b, "--value", repr(float(flat[0]))])
             continue
-        row = cfg["k"] if cfg["problem"] == "knn" else 1  # kNN: a line a query, k indices
+        row = cfg["k"] if cfg["problem"] in ("knn", "ball") else 1  # a line a query, k indices
         with open(path, "w", encoding="ascii") as f:
             f.writelines(" ".join("%d" % int(v) for v in flat[i:i + row]) + "\n"
                          for i in range(0, len(flat), row))
@@ -98,6 +98,10 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
             cmd = [pcbench, "check", "nn", "-r", a, "-q", b, "--answer", path]
         elif cfg["problem"] == "knn":  # any order among equal distances
             cmd = [pcbench, "check", "knn", "-r", a, "-q", b, "-k", str(cfg["k"]), "--answer", path]
+        elif cfg["problem"] == "ball":  # under the suite's selection, the peer's own padding
+            cmd = [pcbench, "check", "ball", "-r", a, "-q", b, "-k", str(cfg["k"]), "--radius",
+                   repr(cfg["radius"]), "--select", cfg["select"], "--answer", path]
+            cmd += ["--pad", "first"] if getattr(peer, "pad_first", False) else []
         else:  # an approximate peer is held to a bijection; its gap is reported
             cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
             bound = peer.max_gap if peer.max_gap is not None else 0 if peer.exact else "inf"

@@ -56,8 +56,10 @@ def store_entry(outdir, suite, env, cfg, entry, candidates):
             doc["results"] = json.load(f).get("results", [])
     doc["config"] = {"id": cfg["id"], "problem": cfg["problem"], "dataset": cfg["dataset"],
                      "batch": cfg["batch"], "n": cfg["n"], "nq": cfg["nq"], "m": cfg["m"]}
-    if cfg["problem"] == "knn":
+    if cfg["problem"] in ("knn", "ball"):
         doc["config"]["k"] = cfg["k"]
+    if cfg["problem"] == "ball":
+        doc["config"].update(radius=cfg["radius"], select=cfg["select"])
     stored = {e["peer"]: e for e in doc["results"]}
     stored[entry["peer"]] = entry
     order = dict.fromkeys([p.name for p in candidates] + sorted(stored))  # pcbench_py: once

@@ -17,12 +17,13 @@ Either way the library never reads past its arrays: a device run computes
 with a non-finite coordinate read as 0.
 """
 import ctypes
+import math
 import sys
 
 from . import _native as _n
 from ._native import PcbenchError
 
-__all__ = ["fps", "nn", "knn", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
+__all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
            "Verdict", "PcbenchError", "clear_device_cache"]
 __version__ = "0.1.0"
 
@@ -222,6 +223,50 @@ def knn(ref, query=None, k=16, impl=None):
     task.b = q.ptr
     _run(r, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
     return _int64(idx), d2
+
+
+def _selection(select, fn):
+    if select not in _n.SELECTIONS:
+        raise ValueError("pcbench.%s: select must be 'first' or 'nearest', not %r" % (fn, select))
+    return _n.SELECTIONS.index(select)
+
+
+def _radius(radius, fn):
+    r = float(radius)
+    if not (r > 0 and math.isfinite(r)):
+        raise ValueError("pcbench.%s: radius must be a finite number > 0, not %r" % (fn, radius))
+    return r
+
+
+def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None):
+    """Ball query: for every centre, at most k points of xyz whose float32
+    squared distance to it is below radius**2 (PointNet++'s strict test).
+    select="first" keeps the k inside points of lowest index, in increasing
+    index (the PointNet++ contract, what pointnet2_ops and PyTorch3D return);
+    select="nearest" the k nearest, ascending, ties to the lower index.
+    Returns (index int64, count int32): index (B, M, k) or (M, k), padded with
+    -1 past count (an empty ball is all -1, never point 0); pad="first"
+    repeats each row's first hit instead (pointnet2_ops' layout; an empty ball
+    stays -1). On CUDA it runs without a host sync (k <= 128 there)."""
+    x = _Cloud(xyz, "xyz", "ball_query")
+    c = _Cloud(centres, "centres", "ball_query")
+    x.same_place(c, ("xyz", "centres"))
+    if c.batch != x.batch:
+        raise ValueError("pcbench.ball_query: xyz has %d clouds, centres %d" % (x.batch, c.batch))
+    k = _integer(k, "ball_query", "k", 1, 2**31 - 1)
+    sel = _selection(select, "ball_query")
+    if pad not in ("none", "first"):
+        raise ValueError("pcbench.ball_query: pad must be 'none' or 'first', not %r" % (pad,))
+    idx = x.empty((x.batch, c.n, k), "int32")
+    count = x.empty((x.batch, c.n), "int32")
+    task = x.task(_n.BALL, nq=c.n, k=k, radius=_radius(radius, "ball_query"), select=sel)
+    task.b = c.ptr
+    _run(x, task, impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
+    idx = _int64(idx)
+    if pad == "first":
+        lib = _torch() if x.kind == "torch" else _numpy()
+        idx = lib.where(idx < 0, idx[..., :1], idx)
+    return idx, count
 
 
 def chamfer_nearest(a, b, impl=None):
@@ -480,6 +525,32 @@ def check_knn(ref, query, idx, dist2=None, k=None, canonical=False):
     task.b = q.ptr
     promise = _n.Promise(exact=1, max_gap=_n.ANY_GAP, canonical=1 if canonical else 0)
     return _judge(task, _n.Result(index=ia.ctypes.data,
+                                  dist2=None if da is None else da.ctypes.data),
+                  promise, full=canonical)
+
+
+def check_ball(xyz, centres, idx, radius, k=None, select="first", count=None, dist2=None,
+               canonical=False):
+    """Judge a ball-query answer made anywhere: idx of shape (M, k) or
+    (B, M, k), each row's selected points then -1 padding (count, when
+    given, how many a row holds). Points within float32 rounding of the
+    radius may be in or out; canonical=True asks for naive's rows exactly."""
+    cs = _clouds("check_ball", xyz=xyz, centres=centres)
+    x, c = cs["xyz"], cs["centres"]
+    ia = _host(idx, "int32", "check_ball", "idx")
+    if k is None:
+        k = ia.shape[-1] if ia.ndim >= 2 else 0
+    k = _integer(k, "check_ball", "k", 1, 2**31 - 1)
+    ia = _host(idx, "int32", "check_ball", "idx", count=x.batch * c.n * k)
+    ca = None if count is None else _host(count, "int32", "check_ball", "count",
+                                          count=x.batch * c.n)
+    da = None if dist2 is None else _host(dist2, "float32", "check_ball", "dist2",
+                                          count=x.batch * c.n * k)
+    task = x.task(_n.BALL, nq=c.n, k=k, radius=_radius(radius, "check_ball"),
+                  select=_selection(select, "check_ball"))
+    task.b = c.ptr
+    promise = _n.Promise(exact=1, max_gap=_n.ANY_GAP, canonical=1 if canonical else 0)
+    return _judge(task, _n.Result(index=ia.ctypes.data, count=_ptr(ca),
                                   dist2=None if da is None else da.ctypes.data),
                   promise, full=canonical)
 

@@ -11,7 +11,8 @@ import ctypes
 import os
 from pathlib import Path
 
-FPS, NN, EMD, CHAMFER, KNN = 0, 1, 2, 3, 4
+FPS, NN, EMD, CHAMFER, KNN, BALL = 0, 1, 2, 3, 4, 5
+SELECTIONS = ("first", "nearest")
 PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn", "ball")
 CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1

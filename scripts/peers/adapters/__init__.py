@@ -1,12 +1,13 @@
 """The peers by family (cpu, gpu, built from source, the user's own) and the list
 the runner chooses from, in the order the tables show them."""
 from .base import Peer
-from .built import (MsnEmd, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd, Pytorch3dChamfer,
-                    Pytorch3dFps, Pytorch3dKnn, Pytorch3dKnnK, TorchClusterFps, TorchClusterKnn,
-                    TorchClusterKnnK, TorchClusterNearest)
+from .built import (MsnEmd, Pointnet2Ball, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd,
+                    Pytorch3dBall, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn, Pytorch3dKnnK,
+                    TorchClusterFps, TorchClusterKnn, TorchClusterKnnK, TorchClusterNearest,
+                    TorchClusterRadius)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
 from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsKnn, KeopsNN, PcbenchPython, TorchCdist,
-                  TorchCdistChamfer, TorchCdistKnn, TorchFps)
+                  TorchCdistBall, TorchCdistChamfer, TorchCdistKnn, TorchFps)
 from .user import UserPeer
 
 __all__ = ["PEERS", "Peer", "UserPeer"]
@@ -16,4 +17,5 @@ PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), T
          TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
          TorchCdistChamfer(), Pytorch3dChamfer(), KeopsChamfer(), TorchCdistKnn(), Pytorch3dKnnK(),
          TorchClusterKnnK(), KeopsKnn(), Pointnet2ThreeNN(), PcbenchPython("fps"), PcbenchPython("nn"),
-         PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn")]
+         PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn"), TorchCdistBall(),
+         Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball")]

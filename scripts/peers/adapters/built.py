@@ -195,6 +195,61 @@ class Pointnet2ThreeNN(BuiltPeer):
         return list(self.ext.three_nn(b, a)[1])
 
 
+class FirstBallPeer(BuiltPeer):
+    """A ball query that keeps the first k inside points by index (the PointNet++
+    contract): judged on the suite's first selection only."""
+    problem = "ball"
+
+    def unsupported(self, cfg):
+        return None if cfg["select"] == "first" else (
+            "it keeps the first %d by index, not the nearest" % cfg["k"])
+
+
+class Pytorch3dBall(FirstBallPeer):
+    name, build = "pytorch3d_ball", "pytorch3d"
+    what = "PyTorch3D ball_query (first K by index, -1 padding, dist2 < r^2)"
+
+    def solve(self, st):
+        import torch
+        a, b, cfg = st
+        bsz = a.shape[0]
+        nb = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
+        na = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
+        idx, _ = self.ext.ball_query(b, a, nb, na, cfg["k"], cfg["radius"], False)
+        return list(idx)
+
+
+class Pointnet2Ball(FirstBallPeer):
+    """pointnet2_ops ball_query: a thread a centre scanning every point; rows
+    padded with the first hit (point 0 for an empty ball), judged so."""
+    name, build, pad_first = "pointnet2_ball", "pointnet2_ops", True
+    what = "pointnet2_ops ball_query (first nsample by index, the first hit repeated)"
+
+    def solve(self, st):
+        a, b, cfg = st
+        return list(self.ext.ball_query(b, a, cfg["radius"], cfg["k"]))
+
+
+class TorchClusterRadius(FirstBallPeer):
+    """torch_cluster radius (PyG's radius graph), max_num_neighbors = k: on the
+    GPU the first k by index; its edges (centre, point) laid out as rows."""
+    name, build = "torch_cluster_radius", "torch_cluster"
+    what = "torch_cluster radius (max_num_neighbors = k; edges made rows of k, -1 padding)"
+
+    def solve(self, st):
+        import torch
+        a, b, cfg = st
+        bsz, n, m, k = a.shape[0], a.shape[1], b.shape[1], cfg["k"]
+        px = torch.arange(0, (bsz + 1) * n, n, dtype=torch.int64, device=a.device)
+        py = torch.arange(0, (bsz + 1) * m, m, dtype=torch.int64, device=a.device)
+        row, col = self.ext.radius(a.reshape(-1, 3), b.reshape(-1, 3), px, py, cfg["radius"], k)
+        start = torch.searchsorted(row, torch.arange(bsz * m, device=a.device))
+        pos = torch.arange(row.numel(), device=a.device) - start[row]
+        out = torch.full((bsz * m, k), -1, dtype=torch.int64, device=a.device)
+        out[row, pos] = col - px[row // m]
+        return list(out.view(bsz, m, k))
+
+
 class MsnEmd(BuiltPeer):
     """MSN's auction EMD as its emd_module calls it (buffers allocated per call),
     at its evaluation (eps 0.002, 10,000 iterations) or training (0.005, 50)

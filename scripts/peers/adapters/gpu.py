@@ -124,7 +124,8 @@ class PcbenchPython(TorchPeer):
         impl = {"fps": "cuda_pruned", "nn": "cuda_tiles up to 16,384 points, else cuda_bvh "
                 "(index built in the call)", "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0),
                 "chamfer": "forward and backward (cuda_tiles, pcb_chamfer_backward)",
-                "knn": "cuda_tiles (canonical rows)"}[problem]
+                "knn": "cuda_tiles (canonical rows)",
+                "ball": "cuda_grid (the suite's selection, canonical rows)"}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
 
     def available(self):
@@ -144,6 +145,8 @@ class PcbenchPython(TorchPeer):
             return chamfer_step(lambda x, y: pcbench.chamfer(x, y, reduction="none"), a, b)
         if self.problem == "knn":
             return list(pcbench.knn(a, b, cfg["k"])[0])
+        if self.problem == "ball":
+            return list(pcbench.ball_query(a, b, cfg["radius"], cfg["k"], select=cfg["select"])[0])
         return list(pcbench.emd(a, b, max_gap=self.max_gap)[0])
 
 
@@ -238,6 +241,35 @@ class TorchCdistKnn(TorchPeer):
         rows = max(1, (1 << 28) // (a.shape[0] * a.shape[1]))
         out = [torch.cdist(b[:, i:i + rows], a).topk(cfg["k"], dim=2, largest=False)[1]
                for i in range(0, b.shape[1], rows)]
+        return list(torch.cat(out, 1))
+
+
+class TorchCdistBall(TorchPeer):
+    """Ball query as PyTorch users write it: the distance matrix by torch.cdist
+    (its matrix-product form), points at r or farther masked, then the k
+    lowest indices (first) or the k nearest (nearest) by topk, -1 where the
+    ball ran out; the batch in one call, in chunks of centres."""
+    name, problem, batched = "torch_cdist_ball", "ball", True
+    what = "torch.cdist(centres, xyz) masked at r, then topk (by index or distance)"
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds) + (cfg,)]
+
+    def solve(self, st):
+        import torch
+        a, b, cfg = st
+        rows, k, n = max(1, (1 << 28) // (a.shape[0] * a.shape[1])), cfg["k"], a.shape[1]
+        order = torch.arange(n, device=a.device, dtype=torch.float32)
+        out = []
+        for i in range(0, b.shape[1], rows):
+            d = torch.cdist(b[:, i:i + rows], a)
+            inside = d < cfg["radius"]
+            key = torch.where(inside, order if cfg["select"] == "first" else d, float("inf"))
+            val, idx = key.topk(min(k, n), dim=2, largest=False)
+            idx = torch.where(torch.isinf(val), -1, idx)
+            if k > n:
+                idx = torch.nn.functional.pad(idx, (0, k - n), value=-1)
+            out.append(idx)
         return list(torch.cat(out, 1))
 
 
