@@ -204,11 +204,12 @@ static void test_device_tasks(void)
         t.problem = impl->problem;
         t.b = impl->problem == PCB_FPS ? NULL : nowhere;
         t.nq = impl->problem == PCB_NN || impl->problem == PCB_CHAMFER ||
-                       impl->problem == PCB_KNN
+                       impl->problem == PCB_KNN || impl->problem == PCB_BALL
                    ? 50
                : impl->problem == PCB_EMD ? 100
                                           : 0;
-        t.k = impl->problem == PCB_KNN ? 8 : 0;
+        t.k = impl->problem == PCB_KNN || impl->problem == PCB_BALL ? 8 : 0;
+        t.radius = impl->problem == PCB_BALL ? 0.1 : 0;
         if (impl->run_device) {
             devices++;
             CHECK(impl->device == PCB_CUDA && pcb_task_fits(impl, &t) == PCB_OK);
@@ -218,8 +219,9 @@ static void test_device_tasks(void)
         }
     }
 #ifdef PCB_HAVE_CUDA
-    CHECK(devices == 8); /* cuda_pruned, nn's and chamfer's cuda_tiles and cuda_bvh, cuda_auction,
-                            knn's cuda_tiles and cuda_brute */
+    CHECK(devices == 10); /* cuda_pruned, nn's and chamfer's cuda_tiles and cuda_bvh,
+                             cuda_auction, knn's cuda_tiles and cuda_brute, ball's cuda_grid
+                             and cuda_classic */
 #else
     CHECK(devices == 0);
 #endif

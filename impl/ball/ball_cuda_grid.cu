@@ -1,18 +1,17 @@
 /* ball_cuda_grid.cu - ball query through a uniform grid a cloud, built for
- * the whole batch in one launch a stage: bounds (a block a cloud), cell
- * keys, one stable radix sort of (cloud, cell) keys, cell ranges and the
- * points gathered in cell order. A thread a centre then visits only the
- * cells that meet its ball (cells at least as wide as the radius: 27 at
- * most) and offers their inside points to its row.
+ * the whole batch in one launch a stage: bounds (blocks of each cloud fold
+ * theirs in with atomics), cell shape, cell keys, one stable radix sort of
+ * (cloud, cell) keys, cell starts and the points gathered in cell order. A
+ * warp then answers a centre: the cells meeting its ball, as runs along x,
+ * read 32 points at a time and merged into its row (README.md says how).
  *
- * The sort is stable, so a cell lists its points in increasing index: for
- * FIRST a full row stops a cell at the first point after its last entry.
  * Cells are found in double precision with the radius widened by 1e-5, so
  * every point the float32 test d2 < r2 can accept lies in a visited cell;
  * the test itself is naive's, and the rows are naive's element for element.
  * Each cloud has a fixed budget of cells (a power of two >= n), so the host
  * allocates once a size and never waits for the bounds; a cloud wider than
- * its budget gets wider cells, slower but exact. */
+ * its budget gets wider cells, slower but exact. Clouds of at most
+ * GRID_BRUTE_N points get no grid. */
 #include <cub/device/device_radix_sort.cuh>
 
 #include "ball_cuda.cuh"

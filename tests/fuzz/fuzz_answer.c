@@ -60,6 +60,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 has, msg);
         abort();
     }
+    /* ball rows: 0 to k indices a line, blank lines empty balls */
+    has = -1;
+    rc = pcb_read_rows(path, rows, k, 0, index, value, &has);
+    msg = pcb_errmsg();
+    if (index[cells] != INT32_MIN + 7 || value[cells] != -7.0 || has != 0 ||
+        (rc != PCB_OK && (rc != PCB_EBADFILE || !strstr(msg, path)))) {
+        fprintf(stderr, "fuzz_answer: ball rows: broken promise: rc %d, has %d, message: %s\n",
+                rc, has, msg);
+        abort();
+    }
     free(index);
     free(value);
     unlink(path);
