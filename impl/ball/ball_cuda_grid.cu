@@ -12,7 +12,7 @@
  * allocates once a size and never waits for the bounds; a cloud wider than
  * its budget gets wider cells, slower but exact. Clouds of at most
  * GRID_BRUTE_N points get no grid. */
-#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "ball_cuda.cuh"
 
@@ -28,12 +28,13 @@ typedef struct {
 
 typedef struct {
     int64_t batch, n, nq, cells; /* cells a cloud: a power of two */
-    int end_bit;
     grid_cloud *clouds;
-    uint32_t *lo, *hi; /* batch * 3 bounds as grid_order keys */
-    uint32_t *keys[2], *vals[2];
-    float4 *pts;      /* batch * n in cell order: x, y, z and the index's bits */
-    uint32_t *starts; /* batch * cells + 1: where each cell's points start in pts */
+    uint32_t *lo, *hi;  /* batch * 3 bounds as grid_order keys */
+    uint32_t *keys;     /* batch * n: each point's cell key (cloud * cells + cell) */
+    uint32_t *slots;    /* batch * n: its place among its cell's points */
+    uint32_t *counts;   /* batch * cells + 1: points a cell */
+    uint32_t *starts;   /* batch * cells + 1: where each cell's points start in pts */
+    float4 *pts;        /* batch * n in cell order: x, y, z and the index's bits */
     void *temp;
     size_t temp_bytes;
 } grid_scratch;
@@ -128,8 +129,10 @@ __global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_t batch
     clouds[b] = g;
 }
 
-__global__ void grid_keys(const float *ref, int32_t n, int64_t points, int64_t cells,
-                          const grid_cloud *clouds, float limit, uint32_t *keys, uint32_t *vals)
+/* Each point's cell key and its place in its cell (counting sort, first half). */
+__global__ void grid_count(const float *ref, int32_t n, int64_t points, int64_t cells,
+                           const grid_cloud *clouds, float limit, uint32_t *keys, uint32_t *slots,
+                           uint32_t *counts)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= points)
@@ -139,20 +142,23 @@ __global__ void grid_keys(const float *ref, int32_t n, int64_t points, int64_t c
     int32_t c[3];
     for (int a = 0; a < 3; a++)
         c[a] = grid_cell(tiles_coord(ref + 3 * i + a, limit, NULL), g.lo[a], g.inv_h, g.dim[a]);
-    keys[i] = (uint32_t)(b * cells + ((int64_t)c[2] * g.dim[1] + c[1]) * g.dim[0] + c[0]);
-    vals[i] = (uint32_t)(i - b * n);
+    const uint32_t key = (uint32_t)(b * cells + ((int64_t)c[2] * g.dim[1] + c[1]) * g.dim[0] + c[0]);
+    keys[i] = key;
+    slots[i] = atomicAdd(counts + key, 1u);
 }
 
-__global__ void grid_gather(const float *ref, int32_t n, int64_t points, int64_t cells,
-                            const uint32_t *keys, const uint32_t *vals, float limit, float4 *pts)
+/* Every point to its place in cell order, with its index (second half). */
+__global__ void grid_scatter(const float *ref, int32_t n, int64_t points, const uint32_t *keys,
+                             const uint32_t *slots, const uint32_t *starts, float limit,
+                             float4 *pts)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= points)
         return;
-    const uint32_t key = keys[i], j = vals[i];
-    const float *p = ref + ((size_t)(key / cells) * n + j) * 3;
-    pts[i] = make_float4(tiles_coord(p, limit, NULL), tiles_coord(p + 1, limit, NULL),
-                         tiles_coord(p + 2, limit, NULL), __int_as_float((int32_t)j));
+    const float *p = ref + 3 * i;
+    pts[starts[keys[i]] + slots[i]] =
+        make_float4(tiles_coord(p, limit, NULL), tiles_coord(p + 1, limit, NULL),
+                    tiles_coord(p + 2, limit, NULL), __int_as_float((int32_t)(i % n)));
 }
 
 /* Squared distance in double from x to the interval of cells [c, c + 1). */
@@ -172,70 +178,68 @@ __device__ __forceinline__ uint64_t grid_key(bool by_index, float d2, int32_t j)
     return by_index ? i << 32 | d : d << 32 | i;
 }
 
-/* How many of the n sorted keys of a are below key. */
-__device__ __forceinline__ int32_t grid_below(const uint64_t *a, int32_t n, uint64_t key)
-{
-    int32_t lo = 0, hi = n;
-    while (lo < hi) {
-        const int32_t mid = (lo + hi) / 2;
-        if (a[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* A warp's row of a centre in shared memory: row[0, len) sorted keys, last
- * its k-th key once full (else all ones: every candidate comes before). */
+/* A warp's candidates for a centre, in shared memory: buf[0, len) keys,
+ * unsorted while collecting; last the k-th smallest key once a compaction
+ * has put the k smallest, sorted, in front (else all ones: every candidate
+ * is kept). CAP >= k + 32, so a chunk of 32 always fits after one. */
 template <int K>
-struct grid_row {
-    uint64_t *row, *batch; /* K and 32 keys of the warp's shared memory */
+struct grid_buf {
+    static constexpr int CAP = 2 * K > 128 ? 2 * K : 128;
+    uint64_t *buf;
     int32_t len, k;
     uint64_t last;
 };
 
-/* The warp offers one candidate a lane (valid: inside the ball): those
- * before the row's last are ranked among themselves (by the keys of the
- * others), then both sorted lists are merged by binary search, cut at k. */
+/* The k smallest keys of buf[0, len) sorted to its front: each lane ranks its
+ * keys by counting the smaller ones (the keys are distinct), then writes
+ * those of rank below k to their places. */
 template <int K>
-__device__ __forceinline__ void grid_offer(grid_row<K> &r, bool valid, uint64_t key, int lane)
+__device__ __forceinline__ void grid_compact(grid_buf<K> &r, int lane)
 {
-    constexpr int PER = (K + 31) / 32;
-    valid = valid && key < r.last;
-    const unsigned m = __ballot_sync(0xffffffffu, valid);
-    if (!m)
-        return;
-    int32_t rank = 0;
-    if (valid) {
-        for (unsigned rest = m; rest; rest &= rest - 1)
-            rank += __shfl_sync(m, key, __ffs(rest) - 1) < key;
-        r.batch[rank] = key;
-    }
-    __syncwarp();
-    const int32_t b = __popc(m);
+    constexpr int PER = grid_buf<K>::CAP / 32;
     uint64_t mine[PER];
-    int32_t to[PER];
+    int32_t rank[PER];
+    __syncwarp();
 #pragma unroll
     for (int t = 0; t < PER; t++) {
         const int32_t i = lane + 32 * t;
-        to[t] = K;
-        if (i < r.len) {
-            mine[t] = r.row[i];
-            to[t] = i + grid_below(r.batch, b, mine[t]);
-        }
+        mine[t] = i < r.len ? r.buf[i] : ~0ull;
+        rank[t] = 0;
     }
-    const int32_t at = valid ? rank + grid_below(r.row, r.len, key) : K;
+    for (int32_t j = 0; j < r.len; j++) {
+        const uint64_t other = r.buf[j]; /* one address for the warp: a broadcast */
+#pragma unroll
+        for (int t = 0; t < PER; t++)
+            rank[t] += other < mine[t];
+    }
     __syncwarp();
 #pragma unroll
     for (int t = 0; t < PER; t++)
-        if (to[t] < r.k)
-            r.row[to[t]] = mine[t];
-    if (at < r.k)
-        r.row[at] = key;
+        if (lane + 32 * t < r.len && rank[t] < r.k)
+            r.buf[rank[t]] = mine[t];
     __syncwarp();
-    r.len = r.len + b < r.k ? r.len + b : r.k;
-    r.last = r.len == r.k ? r.row[r.k - 1] : ~0ull;
+    r.len = r.len < r.k ? r.len : r.k;
+    r.last = r.len == r.k ? r.buf[r.k - 1] : ~0ull;
+}
+
+/* The warp's chunk of up to 32 candidates (one a lane; inside: in the ball):
+ * those before last are appended, after a compaction when they would not
+ * fit. */
+template <int K>
+__device__ __forceinline__ void grid_collect(grid_buf<K> &r, bool inside, uint64_t key, int lane)
+{
+    bool keep = inside && key < r.last;
+    unsigned m = __ballot_sync(0xffffffffu, keep);
+    if (!m)
+        return;
+    if (r.len + __popc(m) > grid_buf<K>::CAP) {
+        grid_compact<K>(r, lane);
+        keep = keep && key < r.last;
+        m = __ballot_sync(0xffffffffu, keep);
+    }
+    if (keep)
+        r.buf[r.len + __popc(m & ((1u << lane) - 1))] = key;
+    r.len += __popc(m);
 }
 
 /* The cells meeting a centre's ball form at most 25 runs (a run: a row of
@@ -245,7 +249,7 @@ __device__ __forceinline__ void grid_offer(grid_row<K> &r, bool valid, uint64_t 
  * points of the list: the k-th inside point is likely among the first few
  * hundred indices) offers nothing, the caller scanning in index order. */
 template <int K>
-__device__ __forceinline__ uint32_t grid_runs(grid_row<K> &r, const grid_cloud &g, int64_t cells,
+__device__ __forceinline__ uint32_t grid_runs(grid_buf<K> &r, const grid_cloud &g, int64_t cells,
                                               const uint32_t *starts, const float4 *pts, int64_t b,
                                               int32_t n, int32_t k, float qx, float qy, float qz,
                                               float r2, double rs, bool by_index, int lane)
@@ -296,7 +300,7 @@ __device__ __forceinline__ uint32_t grid_runs(grid_row<K> &r, const grid_cloud &
             inside = d < r2;
             key = grid_key(by_index, d, __float_as_int(p.w));
         }
-        grid_offer<K>(r, inside, key, lane);
+        grid_collect<K>(r, inside, key, lane);
     }
     return total;
 }
@@ -322,7 +326,7 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
                int32_t k, float r2, double rs, bool by_index, float limit, int32_t *finite,
                int32_t *idx, float *dist2, int32_t *count)
 {
-    __shared__ uint64_t rows[QUERY_WARPS][K], batches[QUERY_WARPS][32];
+    __shared__ uint64_t bufs[QUERY_WARPS][grid_buf<K>::CAP];
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t c = (int64_t)blockIdx.x * QUERY_WARPS + w;
     if (c >= centres)
@@ -331,7 +335,7 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
     const float *q = ctr + 3 * c;
     const float qx = tiles_coord(q, limit, finite), qy = tiles_coord(q + 1, limit, finite),
                 qz = tiles_coord(q + 2, limit, finite);
-    grid_row<K> r = {rows[w], batches[w], 0, k, ~0ull};
+    grid_buf<K> r = {bufs[w], 0, k, ~0ull};
     const float *cloud = ref + (size_t)b * n * 3;
     if (!clouds && !by_index) /* no grid, NEAREST: every point, in index order */
         for (int32_t at = 0; at < n; at += 32) {
@@ -343,7 +347,7 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
                 inside = d < r2;
                 key = grid_key(false, d, j);
             }
-            grid_offer<K>(r, inside, key, lane);
+            grid_collect<K>(r, inside, key, lane);
         }
     uint32_t total = (uint32_t)n;
     if (clouds)
@@ -362,14 +366,14 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
             const unsigned m = __ballot_sync(0xffffffffu, inside);
             const int32_t at_row = r.len + __popc(m & ((1u << lane) - 1));
             if (inside && at_row < k)
-                r.row[at_row] = grid_key(true, d, j);
+                r.buf[at_row] = grid_key(true, d, j);
             r.len = r.len + __popc(m) < k ? r.len + __popc(m) : k;
         }
-        __syncwarp();
     }
+    grid_compact<K>(r, lane); /* the row: its k smallest keys, sorted */
     const size_t out = (size_t)c * k;
     for (int32_t s = lane; s < k; s += 32) {
-        const uint64_t key = r.row[s < r.len ? s : 0];
+        const uint64_t key = r.buf[s < r.len ? s : 0];
         const uint32_t hi = (uint32_t)(key >> 32), lo = (uint32_t)key;
         idx[out + s] = s < r.len ? (int32_t)(by_index ? hi : lo) : PCB_KNN_PAD;
         if (dist2)
@@ -379,25 +383,6 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
         count[c] = r.len;
 }
 
-/* starts[c] = the first sorted point whose key is c or more, for every cell
- * key c of the batch and one past: a run of cells [c0, c1] is the points
- * [starts[c0], starts[c1 + 1]). */
-__global__ void grid_starts(const uint32_t *keys, int64_t points, int64_t total, uint32_t *starts)
-{
-    const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (c > total)
-        return;
-    int64_t lo = 0, hi = points;
-    while (lo < hi) {
-        const int64_t mid = (lo + hi) / 2;
-        if ((int64_t)keys[mid] < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    starts[c] = (uint32_t)lo;
-}
-
 static void grid_free(void *state)
 {
     grid_scratch *s = (grid_scratch *)state;
@@ -405,8 +390,8 @@ static void grid_free(void *state)
         return;
     cudaFree(s->clouds);
     cudaFree(s->lo), cudaFree(s->hi);
-    cudaFree(s->keys[0]), cudaFree(s->keys[1]);
-    cudaFree(s->vals[0]), cudaFree(s->vals[1]);
+    cudaFree(s->keys), cudaFree(s->slots);
+    cudaFree(s->counts);
     cudaFree(s->pts);
     cudaFree(s->starts);
     cudaFree(s->temp);
@@ -419,16 +404,14 @@ static int grid_alloc(grid_scratch *s)
     PCB_CUDA_TRY(cudaMalloc((void **)&s->clouds, (size_t)s->batch * sizeof *s->clouds));
     PCB_CUDA_TRY(cudaMalloc((void **)&s->lo, (size_t)s->batch * 3 * sizeof(uint32_t)));
     PCB_CUDA_TRY(cudaMalloc((void **)&s->hi, (size_t)s->batch * 3 * sizeof(uint32_t)));
-    for (int i = 0; i < 2; i++) {
-        PCB_CUDA_TRY(cudaMalloc((void **)&s->keys[i], points * sizeof(uint32_t)));
-        PCB_CUDA_TRY(cudaMalloc((void **)&s->vals[i], points * sizeof(uint32_t)));
-    }
+    const size_t cells = (size_t)(s->batch * s->cells + 1);
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->keys, points * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->slots, points * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->counts, cells * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->starts, cells * sizeof(uint32_t)));
     PCB_CUDA_TRY(cudaMalloc((void **)&s->pts, points * sizeof(float4)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->starts,
-                            (size_t)(s->batch * s->cells + 1) * sizeof(uint32_t)));
-    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, s->temp_bytes, s->keys[0], s->keys[1],
-                                                 s->vals[0], s->vals[1], (int64_t)points, 0,
-                                                 s->end_bit));
+    PCB_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, s->temp_bytes, s->counts, s->starts,
+                                               (int64_t)cells));
     PCB_CUDA_TRY(cudaMalloc(&s->temp, s->temp_bytes));
     return PCB_OK;
 }
@@ -439,16 +422,13 @@ static int grid_make(const pcb_task *t, void **state)
     int64_t cells = 64;
     while (cells < t->n)
         cells *= 2;
-    int end_bit = 0;
-    while (end_bit < 64 && ((int64_t)1 << end_bit) < t->batch * cells)
-        end_bit++;
-    if (end_bit > 32)
+    if (t->batch * cells >= ((int64_t)1 << 32))
         return pcb_fail(PCB_EUNSUPPORTED, "ball cuda_grid: %lld clouds of %lld cells exceed its "
                         "32-bit cell keys", (long long)t->batch, (long long)cells);
     grid_scratch *s = (grid_scratch *)calloc(1, sizeof *s);
     if (!s)
         return pcb_fail(PCB_ENOMEM, "ball cuda_grid: out of memory");
-    s->batch = t->batch, s->n = t->n, s->nq = t->nq, s->cells = cells, s->end_bit = end_bit;
+    s->batch = t->batch, s->n = t->n, s->nq = t->nq, s->cells = cells;
     int rc = t->n <= GRID_BRUTE_N ? PCB_OK : grid_alloc(s);
     if (rc != PCB_OK) {
         grid_free(s);
@@ -488,18 +468,16 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     grid_shape<<<(unsigned)((t->batch + 127) / 128), 128, 0, st>>>(s->lo, s->hi, t->batch,
                                                                     s->cells, rs, s->clouds);
     PCB_CUDA_LAUNCHED("grid_shape");
-    grid_keys<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->clouds,
-                                            limit, s->keys[0], s->vals[0]);
-    PCB_CUDA_LAUNCHED("grid_keys");
-    PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->keys[0], s->keys[1],
-                                                 s->vals[0], s->vals[1], points, 0, s->end_bit,
-                                                 st));
-    const int64_t total = t->batch * s->cells;
-    grid_starts<<<(unsigned)((total + 256) / 256), 256, 0, st>>>(s->keys[1], points, total, s->starts);
-    PCB_CUDA_LAUNCHED("grid_starts");
-    grid_gather<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->keys[1],
-                                              s->vals[1], limit, s->pts);
-    PCB_CUDA_LAUNCHED("grid_gather");
+    const int64_t cells = t->batch * s->cells + 1;
+    PCB_CUDA_TRY(cudaMemsetAsync(s->counts, 0, (size_t)cells * sizeof(uint32_t), st));
+    grid_count<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->clouds,
+                                             limit, s->keys, s->slots, s->counts);
+    PCB_CUDA_LAUNCHED("grid_count");
+    PCB_CUDA_TRY(cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->counts, s->starts,
+                                               cells, st));
+    grid_scatter<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->keys, s->slots,
+                                               s->starts, limit, s->pts);
+    PCB_CUDA_LAUNCHED("grid_scatter");
     (void)BALL_DISPATCH_K(t->k, GRID_CALL);
 #undef GRID_CALL
     PCB_CUDA_LAUNCHED("grid_query");
