@@ -48,11 +48,12 @@ CUDA_IMPL(knn, cuda_brute)
 IMPL(knn, omp)
 IMPL(knn, naive)
 
-/* BALL (the grid first: it visits the cells that meet a ball; the trees
- * before the classic scan on large clouds) */
+/* BALL (the grid first: it visits the cells that meet a ball; nanoflann
+ * before the classic scan on large clouds; FLANN, one core and every
+ * inside point for first, after omp: H100 host figures, impl/ball/README.md) */
 CUDA_IMPL(ball, cuda_grid)
 NANOFLANN_IMPL(ball, nanoflann)
-FLANN_IMPL(ball, flann)
 CUDA_IMPL(ball, cuda_classic)
 IMPL(ball, omp)
+FLANN_IMPL(ball, flann)
 IMPL(ball, naive)
