@@ -1,13 +1,14 @@
 /* ball_cuda.cuh - what the CUDA ball-query implementations share: the host
  * life cycle on nn_cuda.cuh's buffers (a row of k a centre, and the counts)
- * and the sorted row a thread keeps.
+ * and the launch for a row's capacity.
  *
  * Each .cu file gives its launch: one queued run answering every centre of
  * the batch from device clouds into device arrays, with scratch from its
  * make (NULL where it needs none). A host run uploads and launches on its
  * own buffers; a device run launches on the caller's. Coordinates are read
  * through tiles_coord: one not finite or beyond +-PCB_NN_MAX_COORD reads
- * as 0 and clears out->finite. */
+ * as 0 and clears out->finite. Kernels are templates on the row's capacity
+ * K, launched for the smallest of 8, 16, 32, 64, 128 that holds k. */
 #ifndef PCB_BALL_CUDA_CUH
 #define PCB_BALL_CUDA_CUH
 
@@ -89,58 +90,6 @@ static inline int ball_cuda_fetch(void *state, pcb_result *out)
                                      (size_t)(t->batch * t->nq) * sizeof(int32_t),
                                      cudaMemcpyDeviceToHost, s->base.ctx.stream));
     return nn_cuda_base_fetch(&s->base, out); /* waits for both */
-}
-
-/* A centre's row, kept sorted in the selection's order in a thread's local
- * array of K (K >= k): FIRST by index, NEAREST by distance then index. */
-template <int K>
-struct ball_row {
-    float d[K];
-    int32_t id[K];
-    int32_t len; /* entries held, at most k */
-};
-
-/* (e, j) before (d, i) in the selection's order. */
-__device__ __forceinline__ bool ball_before(bool by_index, float e, int32_t j, float d, int32_t i)
-{
-    return by_index ? j < i : (e < d || (e == d && j < i));
-}
-
-/* Offer an inside point: kept when the row has room or it comes before the
- * last entry (which then leaves). Returns false when it comes after a full
- * row's last: for FIRST in a list of increasing index, every later point
- * would too. */
-template <int K>
-__device__ __forceinline__ bool ball_offer(ball_row<K> &r, int32_t k, bool by_index, float e,
-                                           int32_t j)
-{
-    int32_t p;
-    if (r.len < k) {
-        p = r.len++;
-    } else if (ball_before(by_index, e, j, r.d[k - 1], r.id[k - 1])) {
-        p = k - 1;
-    } else {
-        return false;
-    }
-    for (; p > 0 && ball_before(by_index, e, j, r.d[p - 1], r.id[p - 1]); p--)
-        r.d[p] = r.d[p - 1], r.id[p] = r.id[p - 1];
-    r.d[p] = e, r.id[p] = j;
-    return true;
-}
-
-/* The row, its padding and its count written out for centre c (flattened). */
-template <int K>
-__device__ __forceinline__ void ball_write(const ball_row<K> &r, size_t c, int32_t k,
-                                           int32_t *idx, float *dist2, int32_t *count)
-{
-    const size_t row = c * (size_t)k;
-    for (int32_t s = 0; s < k; s++) {
-        idx[row + s] = s < r.len ? r.id[s] : PCB_KNN_PAD;
-        if (dist2)
-            dist2[row + s] = s < r.len ? r.d[s] : INFINITY;
-    }
-    if (count)
-        count[c] = r.len;
 }
 
 /* The launch of kernel template F<K> for the smallest K in 8..128 that

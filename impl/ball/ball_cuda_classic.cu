@@ -9,6 +9,58 @@
 
 enum { CLASSIC_THREADS = 128 };
 
+/* A centre's row, kept sorted in the selection's order in a thread's local
+ * array of K (K >= k): FIRST by index, NEAREST by distance then index. */
+template <int K>
+struct ball_row {
+    float d[K];
+    int32_t id[K];
+    int32_t len; /* entries held, at most k */
+};
+
+/* (e, j) before (d, i) in the selection's order. */
+__device__ __forceinline__ bool ball_before(bool by_index, float e, int32_t j, float d, int32_t i)
+{
+    return by_index ? j < i : (e < d || (e == d && j < i));
+}
+
+/* Offer an inside point: kept when the row has room or it comes before the
+ * last entry (which then leaves). Returns false when it comes after a full
+ * row's last: for FIRST in a list of increasing index, every later point
+ * would too. */
+template <int K>
+__device__ __forceinline__ bool ball_offer(ball_row<K> &r, int32_t k, bool by_index, float e,
+                                           int32_t j)
+{
+    int32_t p;
+    if (r.len < k) {
+        p = r.len++;
+    } else if (ball_before(by_index, e, j, r.d[k - 1], r.id[k - 1])) {
+        p = k - 1;
+    } else {
+        return false;
+    }
+    for (; p > 0 && ball_before(by_index, e, j, r.d[p - 1], r.id[p - 1]); p--)
+        r.d[p] = r.d[p - 1], r.id[p] = r.id[p - 1];
+    r.d[p] = e, r.id[p] = j;
+    return true;
+}
+
+/* The row, its padding and its count written out for centre c (flattened). */
+template <int K>
+__device__ __forceinline__ void ball_write(const ball_row<K> &r, size_t c, int32_t k,
+                                           int32_t *idx, float *dist2, int32_t *count)
+{
+    const size_t row = c * (size_t)k;
+    for (int32_t s = 0; s < k; s++) {
+        idx[row + s] = s < r.len ? r.id[s] : PCB_KNN_PAD;
+        if (dist2)
+            dist2[row + s] = s < r.len ? r.d[s] : INFINITY;
+    }
+    if (count)
+        count[c] = r.len;
+}
+
 template <int K>
 __global__ void __launch_bounds__(CLASSIC_THREADS)
     ball_classic_kernel(const float *ref, const float *ctr, int32_t n, int64_t centres, int32_t nq,
