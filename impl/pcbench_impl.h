@@ -68,7 +68,8 @@ typedef struct {
                          element (FPS: dp's sequence, ties to the lowest index;
                          kNN: naive's rows, ascending, ties to the lower index;
                          ball: naive's rows in the selection's order) */
-    const char *known_defect; /* unmatched EMD points from it are "known" */
+    const char *known_defect; /* what its unmatched EMD points or repeated FPS
+                                 samples come from: "known", not a failure */
 } pcb_promise;
 
 /* An implementation is one table entry. The life cycle separates what a

@@ -20,7 +20,8 @@ typedef struct {
     double worst_ratio;  /* NN: worst returned/true distance ratio; -1 n/a */
     double gap;          /* EMD: (cost - optimum) / optimum; -1 if not computed */
     double bound;        /* EMD: certified bound (P - D) / D; -1 n/a */
-    int64_t unmatched;   /* EMD: points left unmatched */
+    int64_t unmatched;   /* EMD: points left unmatched; FPS: samples repeating an
+                            earlier one where no unchosen point is farther */
 } pcb_report;
 
 /* Validate a result against the task; exact = whether to demand an exact

@@ -237,6 +237,9 @@ static void rounds_replay_equals_dp(void)
             replay_counts c = {0};
             CHECK(rounds_replay(xyz, (int)n, (int)m, (int)replay_sets[s].start, warps, ctas, got,
                                 &c) == 0);
+            /* the rounds take the old rule's sequence; the kernel's last
+             * launch makes it distinct as this does */
+            CHECK(pcb_fps_distinct_tail(got, n, m) == PCB_OK);
             if (!same(got, ref, m))
                 fprintf(stderr, "  the rounds (%d warps, %d blocks) differ from dp on %s n=%lld\n",
                         warps, ctas, replay_sets[s].kind, (long long)n);
@@ -316,13 +319,41 @@ static void start_and_sizes(void)
     free(xyz);
 }
 
-/* Once every distinct point is chosen, any index is a correct choice. */
-static void duplicates_accepted(void)
+/* Once every distinct point is chosen, any unchosen index is a correct
+ * choice and a repeated one is not: the repeats alone are counted (the
+ * classic kernel's known defect), a repeat while a farther point remains is
+ * plain wrong. Every exact CPU implementation returns distinct samples, the
+ * lowest unchosen indices in order once all remaining points are duplicates. */
+static void duplicates_distinct(void)
 {
     float *eq = make("equal", 1, 50, 1);
     pcb_task t = fps_task(eq, 1, 50, 10, 4, 0);
-    const int32_t any[] = {4, 4, 49, 0, 17, 17, 3, 2, 1, 0};
+    const int32_t any[] = {4, 49, 0, 17, 3, 2, 1, 5, 6, 7};
     CHECK(valid(&t, any));
+    const int32_t repeats[] = {4, 4, 49, 0, 17, 17, 3, 2, 1, 0};
+    pcb_report rep;
+    pcb_result r = {.index = (int32_t *)repeats};
+    CHECK(pcb_fps_validate(&t, &r, &rep) == PCB_OK && !rep.ok && rep.unmatched == 3);
+    CHECK(strstr(rep.detail, "repeated") != NULL);
+    for (int k = 0; k < 4; k++) { /* the lowest unchosen, in order */
+        int32_t *got = run(impl(k == 0 ? "naive" : k == 1 ? "dp" : k == 2 ? "omp" : "pruned"),
+                           &t, NULL);
+        const int32_t want[] = {4, 0, 1, 2, 3, 5, 6, 7, 8, 9};
+        CHECK(got && !memcmp(got, want, sizeof want));
+        free(got);
+    }
+    float *two = make("uniform", 1, 3, 2); /* three distinct points */
+    pcb_task t3 = fps_task(two, 1, 3, 3, 0, 0);
+    int32_t far[3];
+    int32_t *idx3 = run(impl("dp"), &t3, NULL);
+    CHECK(idx3 != NULL);
+    if (idx3) { /* a repeat with a point still at a positive distance */
+        far[0] = idx3[0], far[1] = idx3[1], far[2] = idx3[1];
+        r.index = far;
+        CHECK(pcb_fps_validate(&t3, &r, &rep) == PCB_OK && !rep.ok && rep.unmatched == 0);
+    }
+    free(idx3);
+    free(two);
     int32_t *idx = run(impl("omp"), &t, NULL);
     CHECK(valid(&t, idx));
     free(idx);
@@ -707,5 +738,5 @@ static void hilbert_order(void)
 
 TEST_MAIN(T(cpu_impls_agree), T(round_rows_rules), T(morton32_equals_morton), T(hilbert_order), T(ties_canonical), T(pruned_equals_dp), T(rounds_replay_equals_dp),
           T(batch_equals_single), T(start_and_sizes),
-          T(duplicates_accepted), T(invalid_arguments), T(validator_rejects), T(counters),
+          T(duplicates_distinct), T(invalid_arguments), T(validator_rejects), T(counters),
           T(cuda_unrolled), T(cuda_pruned))

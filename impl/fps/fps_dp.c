@@ -7,7 +7,8 @@
 
 #include "fps.h"
 
-/* One cloud; mind[n] holds each point's running minimum distance. */
+/* One cloud; mind[n] holds each point's running minimum distance, -1 for
+ * the samples (min(d, -1) keeps it there), so they are never taken again. */
 static void sample_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, float *mind,
                          int32_t *idx)
 {
@@ -15,6 +16,7 @@ static void sample_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, 
         mind[k] = INFINITY;
     int32_t last = (int32_t)start;
     idx[0] = last;
+    mind[last] = -1.0f; /* a sample's minimum: below every candidate's, for good */
     for (int64_t j = 1; j < m; j++) {
         const float *q = xyz + 3 * (int64_t)last;
         float best = -1.0f;
@@ -31,6 +33,7 @@ static void sample_cloud(const float *xyz, int64_t n, int64_t m, int64_t start, 
         }
         last = besti;
         idx[j] = last;
+        mind[last] = -1.0f;
     }
 }
 

@@ -32,12 +32,16 @@ static void sample_one(const float *xyz, int64_t n, int64_t m, int64_t start, in
         int32_t besti = 0;
         for (int64_t k = 0; k < n; k++) {
             float d = pcb_fps_d2(xyz + 3 * k, xyz + 3 * (int64_t)idx[0]);
+            int chosen = idx[0] == k;
             for (int64_t c = 1; c < j; c++) {
                 float dc = pcb_fps_d2(xyz + 3 * k, xyz + 3 * (int64_t)idx[c]);
                 if (dc < d)
                     d = dc;
+                chosen |= idx[c] == k;
             }
             *evals += j;
+            if (chosen) /* a sample is not a candidate again */
+                continue;
             if (d > best) {
                 best = d;
                 besti = (int32_t)k;

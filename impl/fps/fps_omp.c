@@ -71,8 +71,10 @@ static void sample_own_cloud(const omp_state *s, int64_t b, float *mind)
     for (int64_t k = 0; k < n; k++)
         mind[k] = INFINITY;
     idx[0] = (int32_t)s->task.start;
-    for (int64_t j = 1; j < m; j++)
+    for (int64_t j = 1; j < m; j++) {
+        mind[idx[j - 1]] = -1.0f; /* a sample is not a candidate again (dp's rule) */
         update_block(x, y, z, mind, 0, n, idx[j - 1], &idx[j]);
+    }
 }
 
 static void sample_shared_cloud(omp_state *s, int64_t b)
@@ -92,6 +94,8 @@ static void sample_shared_cloud(omp_state *s, int64_t b)
             idx[0] = last;
         for (int64_t j = 1; j < m; j++) {
             int32_t besti;
+            if (last >= lo && last < hi) /* its owner marks the sample, as dp does */
+                s->mind[last] = -1.0f;
             float best = update_block(x, y, z, s->mind, lo, hi, last, &besti);
             /* Step j writes one half and reads it after the barrier; the
              * next write to that half (step j + 2) comes after the barrier

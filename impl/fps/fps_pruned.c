@@ -176,6 +176,14 @@ static void sample_cloud(const pruned_state *s, const float *xyz, scratch *c, in
     }
 }
 
+/* Keys hold minima as float bits, so samples cannot be marked -1 as dp
+ * marks them: the old rule's sequence is sampled, then made distinct. */
+static int sample_distinct(const pruned_state *s, const float *xyz, scratch *c, int32_t *idx)
+{
+    sample_cloud(s, xyz, c, idx);
+    return pcb_fps_distinct_tail(idx, s->task.n, s->task.m);
+}
+
 static void scratch_free(scratch *c)
 {
     free(c->sort), free(c->tmp), free(c->x), free(c->y), free(c->z), free(c->mind);
@@ -238,10 +246,14 @@ static int pruned_compute(void *state)
     const pcb_task *t = &s->task;
     for (int i = 0; i < s->threads; i++)
         s->scr[i].evals = 0;
+    int rc = PCB_OK;
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int64_t b = 0; b < t->batch; b++)
-        sample_cloud(s, t->a + b * t->n * 3, &s->scr[omp_get_thread_num()], s->idx + b * t->m);
-    return PCB_OK;
+        if (sample_distinct(s, t->a + b * t->n * 3, &s->scr[omp_get_thread_num()],
+                            s->idx + b * t->m) != PCB_OK)
+#pragma omp atomic write
+            rc = PCB_ENOMEM;
+    return rc == PCB_OK ? PCB_OK : pcb_fail(rc, "fps pruned: out of memory");
 }
 
 static int pruned_fetch(void *state, pcb_result *out)

@@ -10,12 +10,18 @@
  *     d(chosen) >= dmax * (1 - FPS_REL_TOL) - FPS_ABS_TOL
  * with d = a point's minimum squared distance to the previous samples and
  * dmax its maximum over all points. FPS_REL_TOL = 1e-5 leaves a margin of
- * ~30x; FPS_ABS_TOL = 1e-36 covers float32 underflow of tiny distances. When
- * dmax = 0 (every distinct point already chosen) any index passes.
- * O(n * m) time, O(n) doubles of memory per call. */
+ * ~30x; FPS_ABS_TOL = 1e-36 covers float32 underflow of tiny distances. dmax
+ * is taken over the points not chosen yet: samples are distinct (m <= n), so
+ * when dmax = 0 (every remaining point duplicates a chosen one) any unchosen
+ * index passes, and a repeated index fails. An answer whose only fault is
+ * such repeats reports them in rep->unmatched (the classic kernel's known
+ * defect, PyTorch3D #1486); a repeat while a point at a positive distance
+ * remains is simply wrong.
+ * O(n * m) time, O(n) doubles and bytes of memory per call. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../pcbench_judge.h"
 #include "fps.h"
@@ -29,10 +35,12 @@ static double d2_double(const float *p, const float *q)
     return dx * dx + dy * dy + dz * dz;
 }
 
-/* Checks one cloud; on failure writes the reason to rep and returns 0.
- * *margin gets the smallest (d(chosen) - dmax) / dmax seen (0 = exact max). */
+/* Checks one cloud; on failure writes the reason to rep and returns 0. A
+ * repeat at distance 0 is counted in *repeats (its first one described in
+ * rep) and checking goes on. *margin gets the smallest (d(chosen) - dmax) /
+ * dmax seen (0 = exact max). */
 static int check_cloud(const pcb_task *t, int64_t b, const int32_t *idx, double *mind,
-                       pcb_report *rep, double *margin)
+                       unsigned char *taken, pcb_report *rep, double *margin, int64_t *repeats)
 {
     const float *xyz = t->a + b * t->n * 3;
     const int64_t n = t->n;
@@ -48,20 +56,38 @@ static int check_cloud(const pcb_task *t, int64_t b, const int32_t *idx, double 
                  (long long)b, (long)idx[0], (long long)t->start);
         return 0;
     }
-    for (int64_t k = 0; k < n; k++)
+    for (int64_t k = 0; k < n; k++) {
         mind[k] = INFINITY;
+        taken[k] = 0;
+    }
     for (int64_t j = 1; j < t->m; j++) {
         const float *q = xyz + 3 * (int64_t)idx[j - 1];
+        taken[idx[j - 1]] = 1;
         double dmax = -1;
         int64_t kmax = 0;
         for (int64_t k = 0; k < n; k++) {
             double d = d2_double(xyz + 3 * k, q);
             if (d < mind[k])
                 mind[k] = d;
-            if (mind[k] > dmax) {
+            if (!taken[k] && mind[k] > dmax) {
                 dmax = mind[k];
                 kmax = k;
             }
+        }
+        if (taken[idx[j]]) {
+            if (dmax > 0) {
+                snprintf(rep->detail, sizeof rep->detail,
+                         "cloud %lld step %lld: chose %ld again but %lld has d2=%.9g",
+                         (long long)b, (long long)j, (long)idx[j], (long long)kmax, dmax);
+                return 0;
+            }
+            if (!*repeats)
+                snprintf(rep->detail, sizeof rep->detail,
+                         "cloud %lld step %lld: index %ld repeated (samples must be distinct; "
+                         "%lld is not chosen yet)", (long long)b, (long long)j, (long)idx[j],
+                         (long long)kmax);
+            ++*repeats;
+            continue;
         }
         double chosen = mind[idx[j]];
         if (!(chosen >= dmax * (1 - FPS_REL_TOL) - FPS_ABS_TOL)) {
@@ -86,17 +112,31 @@ int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep)
     if (t->problem != PCB_FPS)
         return pcb_fail(PCB_EINVAL, "fps validate: not an FPS task");
     double *mind = malloc((size_t)t->n * sizeof *mind);
-    if (!mind)
+    unsigned char *taken = malloc((size_t)t->n);
+    if (!mind || !taken) {
+        free(mind);
+        free(taken);
         return pcb_fail(PCB_ENOMEM, "fps validate: no memory for %lld distances",
                         (long long)t->n);
+    }
     double margin = 0;
+    int64_t repeats = 0;
     rep->ok = 1;
+    rep->unmatched = 0;
     for (int64_t b = 0; b < t->batch && rep->ok; b++)
-        rep->ok = check_cloud(t, b, r->index + b * t->m, mind, rep, &margin);
+        rep->ok = check_cloud(t, b, r->index + b * t->m, mind, taken, rep, &margin, &repeats);
+    if (rep->ok && repeats) { /* wrong through the repeats alone */
+        rep->ok = 0;
+        rep->unmatched = repeats;
+        const size_t len = strlen(rep->detail);
+        snprintf(rep->detail + len, sizeof rep->detail - len, "; %lld repeated sample%s",
+                 (long long)repeats, repeats == 1 ? "" : "s");
+    }
     if (rep->ok)
         snprintf(rep->detail, sizeof rep->detail,
                  "%lld x %lld steps ok, worst relative shortfall %.2g (tolerance %.0e)",
                  (long long)t->batch, (long long)t->m, margin < 0 ? -margin : 0.0, FPS_REL_TOL);
     free(mind);
+    free(taken);
     return PCB_OK;
 }
