@@ -98,6 +98,26 @@ extern "C" int pcb_cuda_elapsed_ms(pcb_cuda_ctx *c, double *ms)
 #include <pthread.h>
 #include <string.h>
 
+extern "C" int pcb_cuda_capturing(cudaStream_t stream, unsigned long long *id)
+{
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long got = 0;
+    if (cudaStreamGetCaptureInfo(stream, &status, &got) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (id)
+        *id = got;
+    return status != cudaStreamCaptureStatusNone;
+}
+
+extern "C" int pcb_cuda_wait(cudaStream_t stream, cudaEvent_t event)
+{
+    const unsigned flags = pcb_cuda_capturing(stream, NULL) ? cudaEventWaitExternal : 0;
+    PCB_CUDA_TRY(cudaStreamWaitEvent(stream, event, flags));
+    return PCB_OK;
+}
+
 typedef struct {
     const pcb_impl *impl;
     void (*release)(void *);
@@ -107,7 +127,9 @@ typedef struct {
     cudaEvent_t last_use; /* recorded after the last call's work */
     cudaStream_t last_stream;
     int held;
-    unsigned long long used; /* for least recently used */
+    unsigned long long used;  /* for least recently used */
+    unsigned long long graph; /* the capture that took it (its graph keeps the buffers,
+                                 so no other call takes it again), or 0 */
 } cache_slot;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -128,20 +150,29 @@ static pcb_task shape_of(const pcb_task *t)
     return s;
 }
 
-/* Empty a slot (the lock held): wait for its last use, free everything. */
+/* Empty a slot (the lock held): wait for its last use, free everything. A
+ * graph's slot: its last use was recorded in the capture, so the device is
+ * waited for instead (its graphs must be gone by then). */
 static void cache_drop(cache_slot *c)
 {
-    if (c->last_use) {
+    if (c->graph) {
+        cudaDeviceSynchronize();
+        (void)cudaGetLastError();
+    } else if (c->last_use) {
         cudaEventSynchronize(c->last_use);
-        cudaEventDestroy(c->last_use);
     }
+    if (c->last_use)
+        cudaEventDestroy(c->last_use);
     if (c->state)
         c->release(c->state);
     memset(c, 0, sizeof *c);
 }
 
 /* A state for t, its slot (for give) in *slot; the task's stream waits for
- * its last use elsewhere. */
+ * its last use elsewhere. While the stream captures a CUDA graph nothing is
+ * made (an allocation there would end the capture): a free state of the
+ * same shape is taken for the graph for good, or one the same capture took
+ * before; none is PCB_EUNSUPPORTED, with the capture intact. */
 extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state,
                                    int *slot)
 {
@@ -149,6 +180,9 @@ extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, v
     PCB_CUDA_TRY(cudaGetDevice(&device));
     const pcb_task shape = shape_of(t);
     cudaStream_t stream = (cudaStream_t)t->stream;
+    unsigned long long graph = 0;
+    if (t->memory != PCB_MEM_DEVICE || !pcb_cuda_capturing(stream, &graph))
+        graph = 0;
     pthread_mutex_lock(&cache_lock);
     int found = -1, empty = -1, oldest = -1;
     for (int i = 0; i < PCB_CUDA_CACHE_SLOTS; i++) {
@@ -156,14 +190,34 @@ extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, v
         if (!c->state) {
             empty = empty < 0 ? i : empty;
         } else if (!c->held && c->impl == m->impl && c->device == device &&
-                   !memcmp(&c->shape, &shape, sizeof shape)) {
-            found = i;
-            break;
-        } else if (!c->held && (oldest < 0 || c->used < cache[oldest].used)) {
+                   !memcmp(&c->shape, &shape, sizeof shape) &&
+                   (c->graph == graph || (graph && !c->graph))) {
+            if (c->graph == graph) { /* the same capture's state first */
+                found = i;
+                break;
+            }
+            found = found < 0 ? i : found;
+        } else if (!c->held && !c->graph && (oldest < 0 || c->used < cache[oldest].used)) {
             oldest = i;
         }
     }
     int rc = PCB_OK;
+    if (found < 0 && graph) {
+        pthread_mutex_unlock(&cache_lock);
+        return pcb_fail(PCB_EUNSUPPORTED,
+                        "%s: no state for these sizes to capture in a CUDA graph (nothing may be "
+                        "allocated while a stream captures): run the call once, uncaptured, "
+                        "before the capture (each capture keeps the state it takes)",
+                        m->impl->name);
+    }
+    if (found >= 0 && graph && !cache[found].graph) {
+        /* the graph takes it for good; its first use waits for the last
+         * uncaptured one, as an external dependency of the capture */
+        cache[found].graph = graph;
+        cudaError_t e = cudaStreamWaitEvent(stream, cache[found].last_use, cudaEventWaitExternal);
+        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaStreamWaitEvent", __FILE__, __LINE__);
+        cache[found].last_stream = stream;
+    }
     if (found < 0) {
         found = empty >= 0 ? empty : oldest;
         if (found < 0) {
@@ -233,11 +287,11 @@ extern "C" int pcb_cuda_run_cached(const pcb_cuda_maker *m, const pcb_task *t, p
     return rc != PCB_OK ? rc : given;
 }
 
-extern "C" void pcb_device_cache_clear(void)
+extern "C" void pcb_device_cache_clear(int graphs)
 {
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < PCB_CUDA_CACHE_SLOTS; i++)
-        if (cache[i].state && !cache[i].held)
+        if (cache[i].state && !cache[i].held && (graphs || !cache[i].graph))
             cache_drop(&cache[i]);
     pthread_mutex_unlock(&cache_lock);
 }

@@ -44,6 +44,14 @@ int pcb_cuda_end(pcb_cuda_ctx *c);                /* record stop, check launch *
 int pcb_cuda_sync(pcb_cuda_ctx *c);               /* wait for the stream */
 int pcb_cuda_elapsed_ms(pcb_cuda_ctx *c, double *ms);
 
+/* 1 when stream is capturing a CUDA graph (the capture's id in *id, when
+ * given), else 0. While it captures nothing may allocate, wait for the
+ * host, or wait for an event recorded outside the capture but as an
+ * external dependency (pcb_cuda_wait). */
+int pcb_cuda_capturing(cudaStream_t stream, unsigned long long *id);
+/* stream waits for event (an external dependency while it captures). */
+int pcb_cuda_wait(cudaStream_t stream, cudaEvent_t event);
+
 /* ---- device-resident runs (pcb_impl.run_device) ----------------------
  * An implementation's prepared states are cached between calls, so a
  * training loop allocates nothing after its first step: up to
@@ -51,7 +59,12 @@ int pcb_cuda_elapsed_ms(pcb_cuda_ctx *c, double *ms);
  * the task's sizes and options. A state last used on one stream and taken
  * on another first makes that stream wait for the earlier use (an event),
  * never the host. A state is held by one caller at a time, from take to
- * give; a caller that finds every matching state held makes another. */
+ * give; a caller that finds every matching state held makes another.
+ * CUDA graphs: a call captured in a graph takes a state made earlier, for
+ * good (the graph replays on its buffers); later captures of the same
+ * capture reuse it, other calls never do. So a capture needs a call of the
+ * same sizes before it (the warm-up PyTorch asks for anyway), and
+ * pcb_device_cache_clear(1) frees graphs' states once the graphs are gone. */
 #define PCB_CUDA_CACHE_SLOTS 16
 
 typedef struct {

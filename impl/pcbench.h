@@ -249,8 +249,10 @@ void pcb_nn_index_free(pcb_nn_index *index);
 size_t pcb_abi_size(const char *type);
 /* Free the scratch memory device-resident runs keep between calls (and
  * cuda_bvh's host runs too: their device buffers, streams and graphs);
- * waits for the work queued with it. Nothing to do without CUDA. */
-void pcb_device_cache_clear(void);
+ * waits for the work queued with it. graphs = 1 frees the states calls
+ * captured in CUDA graphs took as well: only once those graphs are
+ * destroyed. Nothing to do without CUDA. */
+void pcb_device_cache_clear(int graphs);
 
 /* ---- simple entry points: fastest available verified exact ----------- */
 /* One argument order for every problem: the input clouds, then the sizes

@@ -148,8 +148,9 @@ size_t pcb_abi_size(const char *type)
 }
 
 #ifndef PCB_HAVE_CUDA
-void pcb_device_cache_clear(void)
+void pcb_device_cache_clear(int graphs)
 {
+    (void)graphs;
 }
 #endif
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../datasets/cloud.h"
+#include "../impl/fps/fps.h"
 #include "../impl/pcbench_judge.h"
 #include "fps_rounds_replay.h"
 #include "testlib.h"

@@ -525,7 +525,18 @@ static int bvh_device(void *state, const pcb_task *t, pcb_result *out, cudaStrea
     int rc = pcb_cuda_finite_copy(s->base.ref, t->a, t->batch * t->n * 3, limit, out->finite, st);
     if (rc == PCB_OK)
         rc = pcb_cuda_finite_copy(s->base.qry, t->b, t->batch * t->nq * 3, limit, out->finite, st);
-    return rc == PCB_OK ? replay_out(s, t->batch * t->nq, out, st) : rc;
+    if (rc != PCB_OK || !pcb_cuda_capturing(st, NULL))
+        return rc == PCB_OK ? replay_out(s, t->batch * t->nq, out, st) : rc;
+    /* inside the caller's capture the launches themselves join its graph */
+    const int64_t count = t->batch * t->nq;
+    if ((rc = enqueue_build_compute(s, st)) != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaMemcpyAsync(out->index, s->base.idx, (size_t)count * sizeof(int32_t),
+                                 cudaMemcpyDeviceToDevice, st));
+    if (out->dist2)
+        PCB_CUDA_TRY(cudaMemcpyAsync(out->dist2, s->base.dist2, (size_t)count * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, st));
+    return PCB_OK;
 }
 
 static int bvh_run_device(const pcb_task *t, pcb_result *out)
@@ -597,6 +608,9 @@ static int bvh_index_query(void *state, const float *query, int64_t nq, pcb_resu
     if (nq > x->capacity)
         return pcb_fail(PCB_EINVAL, "nn cuda_bvh index: %lld queries a cloud, built for at most "
                         "%lld", (long long)nq, (long long)x->capacity);
+    if (pcb_cuda_capturing(st, NULL)) /* its search is a graph of its own, replayed */
+        return pcb_fail(PCB_EUNSUPPORTED, "nn cuda_bvh index: a search cannot be captured in a "
+                        "CUDA graph (the NN call can: it builds and searches in the capture)");
     if (st != x->last_stream)
         PCB_CUDA_TRY(cudaStreamWaitEvent(st, x->last, 0));
     if (nq != x->graph_nq) { /* a new count: the last search must be done with the old graph */

@@ -119,7 +119,9 @@ static int tiles_index_query(void *state, const float *query, int64_t nq, pcb_re
     if (nq > x->capacity)
         return pcb_fail(PCB_EINVAL, "nn cuda_tiles index: %lld queries a cloud, built for at "
                         "most %lld", (long long)nq, (long long)x->capacity);
-    PCB_CUDA_TRY(cudaStreamWaitEvent((cudaStream_t)stream, x->copied, 0));
+    int rc = pcb_cuda_wait((cudaStream_t)stream, x->copied); /* may be in a capture */
+    if (rc != PCB_OK)
+        return rc;
     tiles_dirs d = one_dir(x->ref, query, x->n, nq, out->index, out->dist2);
     return tiles_launch(&d, 1, x->batch, (float)PCB_NN_MAX_COORD, out->finite,
                         (cudaStream_t)stream);

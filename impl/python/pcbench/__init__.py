@@ -17,11 +17,19 @@ Either way the library never reads past its arrays: a device run computes
 with a non-finite coordinate read as 0.
 """
 import ctypes
+import importlib
+import importlib.util
 import math
 import sys
 
 from . import _native as _n
 from ._native import PcbenchError
+
+# PyTorch, where installed, is imported now: the operators (_ops) must be
+# registered before torch.compile traces a call, not at the first one.
+_ops = None  # (not "from . import _ops" below: it would find this None and stop)
+if importlib.util.find_spec("torch") is not None:
+    _ops = importlib.import_module("._ops", __name__)
 
 __all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
            "Verdict", "PcbenchError", "clear_device_cache"]
@@ -31,7 +39,14 @@ finite_check = "async"
 
 
 def _torch():
-    return sys.modules.get("torch")
+    return _ops.torch if _ops is not None else sys.modules.get("torch")
+
+
+def _as_op(x, impl):
+    """Whether a call goes through the PyTorch operator: a CPU or CUDA
+    tensor and no implementation named (a name takes the direct path)."""
+    return (impl is None and _ops is not None and isinstance(x, _ops.torch.Tensor)
+            and x.device.type in ("cpu", "cuda"))
 
 
 def _is_tensor(x):
@@ -183,7 +198,15 @@ def _run(cloud, task, impl, result):
 def fps(xyz, m, start=0, impl=None):
     """Farthest point sampling: m indices of each cloud of xyz, in selection
     order, from index start (ties to the lowest index: the canonical
-    sequence). (B, N, 3) -> (B, m) int64; (N, 3) -> (m,)."""
+    sequence). The samples are distinct (m <= N): once every remaining point
+    duplicates a chosen one, the lowest unchosen index comes next.
+    (B, N, 3) -> (B, m) int64; (N, 3) -> (m,)."""
+    if _as_op(xyz, impl):
+        return _ops.torch.ops.pcbench.fps.default(xyz.detach(), m, start)
+    return _fps_direct(xyz, m, start, impl)
+
+
+def _fps_direct(xyz, m, start, impl):
     c = _Cloud(xyz, "xyz", "fps")
     m = _integer(m, "fps", "m (samples)", 1, c.n)  # checked before anything is allocated
     start = _integer(start, "fps", "start", 0, c.n - 1)
@@ -196,6 +219,12 @@ def nn(ref, query, impl=None):
     """Exact nearest neighbour of every query point among ref's points (a
     batch of pairs): (index int64, squared distance float32), each
     (B, Nq), or (Nq,) for unbatched clouds."""
+    if _as_op(ref, impl):
+        return _ops.torch.ops.pcbench.nn.default(ref.detach(), query.detach())
+    return _nn_direct(ref, query, impl)
+
+
+def _nn_direct(ref, query, impl):
     r, q = _Cloud(ref, "ref", "nn"), _Cloud(query, "query", "nn")
     r.same_place(q, ("ref", "query"))
     idx, d2 = r.empty((r.batch, q.n), "int32"), r.empty((r.batch, q.n), "float32")
@@ -214,6 +243,13 @@ def knn(ref, query=None, k=16, impl=None):
     ref has fewer than k points the row ends in padding that is no point,
     index -1 at distance +inf. On CUDA it runs without a host sync (k <= 64
     there)."""
+    if _as_op(ref, impl):
+        q = ref if query is None else query
+        return _ops.torch.ops.pcbench.knn.default(ref.detach(), q.detach(), k)
+    return _knn_direct(ref, query, k, impl)
+
+
+def _knn_direct(ref, query, k, impl):
     r = _Cloud(ref, "ref", "knn")
     q = r if query is None else _Cloud(query, "query", "knn")
     r.same_place(q, ("ref", "query"))
@@ -248,6 +284,20 @@ def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None):
     -1 past count (an empty ball is all -1, never point 0); pad="first"
     repeats each row's first hit instead (pointnet2_ops' layout; an empty ball
     stays -1). On CUDA it runs without a host sync (k <= 128 there)."""
+    if pad not in ("none", "first"):
+        raise ValueError("pcbench.ball_query: pad must be 'none' or 'first', not %r" % (pad,))
+    if _as_op(xyz, impl):
+        idx, count = _ops.torch.ops.pcbench.ball_query.default(
+            xyz.detach(), centres.detach(), float(radius), k, select)
+    else:
+        idx, count = _ball_direct(xyz, centres, radius, k, select, impl)
+    if pad == "first":
+        lib = _ops.torch if _ops is not None and isinstance(idx, _ops.torch.Tensor) else _numpy()
+        idx = lib.where(idx < 0, idx[..., :1], idx)
+    return idx, count
+
+
+def _ball_direct(xyz, centres, radius, k, select, impl):
     x = _Cloud(xyz, "xyz", "ball_query")
     c = _Cloud(centres, "centres", "ball_query")
     x.same_place(c, ("xyz", "centres"))
@@ -255,18 +305,12 @@ def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None):
         raise ValueError("pcbench.ball_query: xyz has %d clouds, centres %d" % (x.batch, c.batch))
     k = _integer(k, "ball_query", "k", 1, 2**31 - 1)
     sel = _selection(select, "ball_query")
-    if pad not in ("none", "first"):
-        raise ValueError("pcbench.ball_query: pad must be 'none' or 'first', not %r" % (pad,))
     idx = x.empty((x.batch, c.n, k), "int32")
     count = x.empty((x.batch, c.n), "int32")
     task = x.task(_n.BALL, nq=c.n, k=k, radius=_radius(radius, "ball_query"), select=sel)
     task.b = c.ptr
     _run(x, task, impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
-    idx = _int64(idx)
-    if pad == "first":
-        lib = _torch() if x.kind == "torch" else _numpy()
-        idx = lib.where(idx < 0, idx[..., :1], idx)
-    return idx, count
+    return _int64(idx), count
 
 
 def chamfer_nearest(a, b, impl=None):
@@ -276,18 +320,28 @@ def chamfer_nearest(a, b, impl=None):
     squared distances, (B, Na) and (B, Nb), or unbatched for (N, 3) clouds.
     On CUDA, clouds up to 16,384 points run both directions of the whole
     batch in one launch (cuda_tiles)."""
+    if _as_op(a, impl):
+        idx, d2 = _ops.torch.ops.pcbench.chamfer_nearest.default(a.detach(), b.detach())
+    else:
+        idx, d2 = _chamfer_nearest_flat(a, b, impl)
+    lead, na, nb = tuple(a.shape[:-2]), a.shape[-2], b.shape[-2]
+    first = idx.shape[0] * na // (na + nb)
+    shape_a, shape_b = lead + (na,), lead + (nb,)
+    return (idx[:first].reshape(shape_a), d2[:first].reshape(shape_a),
+            idx[first:].reshape(shape_b), d2[first:].reshape(shape_b))
+
+
+def _chamfer_nearest_flat(a, b, impl):
+    """Both directions' nearest points as one int64 array and one float32
+    array: a's points of the whole batch, then b's."""
     ca, cb = _Cloud(a, "a", "chamfer_nearest"), _Cloud(b, "b", "chamfer_nearest")
     ca.same_place(cb, ("a", "b"))
-    first, count = ca.batch * ca.n, ca.batch * (ca.n + cb.n)
+    count = ca.batch * (ca.n + cb.n)
     idx, d2 = ca.empty((1, count), "int32"), ca.empty((1, count), "float32")
     task = ca.task(_n.CHAMFER, nq=cb.n)
     task.b = cb.ptr
     _run(ca, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
-    idx, d2 = idx.reshape(-1), d2.reshape(-1)
-    shape_a = (ca.batch, ca.n) if ca.batched else (ca.n,)
-    shape_b = (ca.batch, cb.n) if ca.batched else (cb.n,)
-    return (_int64(idx[:first].reshape(shape_a)), d2[:first].reshape(shape_a),
-            _int64(idx[first:].reshape(shape_b)), d2[first:].reshape(shape_b))
+    return _int64(idx.reshape(-1)), d2.reshape(-1)
 
 
 class NNIndex:
@@ -355,6 +409,12 @@ def emd(a, b, max_gap=1e-3, impl=None):
     to point i of a (int64, a bijection); value the mean matched distance
     (float64, per pair); bound the certified relative gap (P - D) / D of that
     value above the optimum, at most max_gap."""
+    if _as_op(a, impl):
+        return _ops.torch.ops.pcbench.emd.default(a.detach(), b.detach(), float(max_gap))
+    return _emd_direct(a, b, max_gap, impl)
+
+
+def _emd_direct(a, b, max_gap, impl):
     ca, cb = _Cloud(a, "a", "emd"), _Cloud(b, "b", "emd")
     ca.same_place(cb, ("a", "b"))
     if ca.n != cb.n:
@@ -629,49 +689,50 @@ def _convention(name):
     return words
 
 
-_chamfer_fn = None
-
-
-def _chamfer_function():
-    """The fused CUDA chamfer as an autograd function: forward one library
-    call (both directions' nearest points and each pair's value, two
-    launches), backward one (pcb_chamfer_backward: the gradient of the
-    value with the nearest points held fixed, into zeroed tensors)."""
-    global _chamfer_fn
-    if _chamfer_fn is not None:
-        return _chamfer_fn
+def _chamfer_value_direct(a, b):
+    """The fused chamfer's forward (pcbench::chamfer_value's kernel): each
+    pair's value (float32, default convention) and both directions' nearest
+    points as one int32 array (a's points, then b's), kept for the backward.
+    On CUDA one library call (two launches)."""
+    ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
+    ca.same_place(cb, ("a", "b"))  # the library reads batch x nq points of b
     torch = _torch()
+    count = ca.batch * (ca.n + cb.n)
+    idx = torch.empty(count, dtype=torch.int32, device=a.device)
+    d2 = torch.empty(count, dtype=torch.float32, device=a.device)
+    value = torch.empty(ca.batch, dtype=torch.float64, device=a.device)
+    task = ca.task(_n.CHAMFER, nq=cb.n)
+    task.b = cb.ptr
+    _run(ca, task, None, _n.Result(index=_ptr(idx), dist2=_ptr(d2), value=_ptr(value)))
+    return value.to(torch.float32).reshape(a.shape[:-2]), idx
 
-    class ChamferFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
-            ca.same_place(cb, ("a", "b"))  # the library reads batch x nq points of b
-            count = ca.batch * (ca.n + cb.n)
-            idx = torch.empty(count, dtype=torch.int32, device=a.device)
-            d2 = torch.empty(count, dtype=torch.float32, device=a.device)
-            value = torch.empty(ca.batch, dtype=torch.float64, device=a.device)
-            task = ca.task(_n.CHAMFER, nq=cb.n)
-            task.b = cb.ptr
-            _run(ca, task, None, _n.Result(index=_ptr(idx), dist2=_ptr(d2), value=_ptr(value)))
-            ctx.save_for_backward(a, b, idx)
-            return value.to(torch.float32)
 
-        @staticmethod
-        def backward(ctx, grad):
-            a, b, idx = ctx.saved_tensors
-            ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
-            grad = grad.to(torch.float32).contiguous()
-            grad_a, grad_b = torch.zeros_like(a), torch.zeros_like(b)
-            task = ca.task(_n.CHAMFER, nq=cb.n)
-            task.b = cb.ptr
-
-            _on_device(a.device, lambda: _n.check(_n.lib.pcb_chamfer_backward(
-                ctypes.byref(task), _ptr(idx), _ptr(grad), _ptr(grad_a), _ptr(grad_b))))
-            return grad_a, grad_b
-
-    _chamfer_fn = ChamferFunction
-    return _chamfer_fn
+def _chamfer_backward_direct(a, b, idx, grad):
+    """The gradient of chamfer_value with the nearest points held fixed: on
+    CUDA one library call (pcb_chamfer_backward) into zeroed tensors; on the
+    CPU the same sums by torch."""
+    torch = _torch()
+    grad = grad.to(torch.float32).contiguous().reshape(-1)
+    if a.is_cuda:
+        ca, cb = _Cloud(a, "a", "chamfer"), _Cloud(b, "b", "chamfer")
+        grad_a, grad_b = torch.zeros_like(a), torch.zeros_like(b)
+        task = ca.task(_n.CHAMFER, nq=cb.n)
+        task.b = cb.ptr
+        _on_device(a.device, lambda: _n.check(_n.lib.pcb_chamfer_backward(
+            ctypes.byref(task), _ptr(idx), _ptr(grad), _ptr(grad_a), _ptr(grad_b))))
+        return grad_a, grad_b
+    a3, b3 = a.reshape(-1, a.shape[-2], 3), b.reshape(-1, b.shape[-2], 3)
+    first = a3.shape[0] * a3.shape[1]
+    ia = idx[:first].long().reshape(a3.shape[:2])
+    ib = idx[first:].long().reshape(b3.shape[:2])
+    g = grad.reshape(-1, 1, 1)
+    da = 2 * g * (a3 - _gather(b3, ia)) / a3.shape[1]  # a's points pulled to their nearest
+    db = 2 * g * (b3 - _gather(a3, ib)) / b3.shape[1]
+    grad_a = da.clone()
+    grad_b = db.clone()
+    grad_b.scatter_add_(1, ia.unsqueeze(-1).expand(*ia.shape, 3), -da)
+    grad_a.scatter_add_(1, ib.unsqueeze(-1).expand(*ib.shape, 3), -db)
+    return grad_a.reshape(a.shape), grad_b.reshape(b.shape)
 
 
 def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
@@ -686,11 +747,12 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
     CUDA in float32 with the default convention, forward and backward are
     one library call each."""
     distance, points, directions = _convention(convention)
-    torch = _torch()
-    if (convention == "squared-mean-sum" and _is_tensor(a) and _is_tensor(b) and
+    torch = _ops.torch if _ops is not None else None
+    if (convention == "squared-mean-sum" and _as_op(a, None) and _as_op(b, None) and
             a.dtype == torch.float32 and b.dtype == torch.float32 and a.is_cuda and b.is_cuda
             and a.dim() == 3 and a.is_contiguous() and b.is_contiguous()):
-        return _reduce(_chamfer_function().apply(a, b), reduction, "chamfer")
+        per_pair = _ops.torch.ops.pcbench.chamfer_value.default(a, b)[0]
+        return _reduce(per_pair, reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
     with torch.no_grad():
         ia, _, ib, _ = chamfer_nearest(fa, fb)
@@ -710,7 +772,13 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
     return _reduce(per_pair, reduction, "chamfer")
 
 
-def clear_device_cache():
+def clear_device_cache(graphs=False):
     """Free the GPU scratch memory pcbench keeps between calls of the same
-    sizes (it waits for the work queued with it)."""
-    _n.lib.pcb_device_cache_clear()
+    sizes (it waits for the work queued with it). A call captured in a CUDA
+    graph keeps the scratch it ran on for the graph's replays: graphs=True
+    frees that too, only once those graphs are deleted."""
+    _n.lib.pcb_device_cache_clear(1 if graphs else 0)
+
+
+if _ops is not None:
+    _ops.register(sys.modules[__name__])

@@ -101,7 +101,7 @@ for name, res, args in [
                                      ctypes.POINTER(Promise), _P, ctypes.POINTER(Judgement)]),
         ("pcb_judge_full", ctypes.c_int, [ctypes.POINTER(Task), ctypes.POINTER(Result),
                                           ctypes.POINTER(Promise), ctypes.POINTER(Judgement)]),
-        ("pcb_device_cache_clear", None, []),
+        ("pcb_device_cache_clear", None, [ctypes.c_int]),
         ("pcb_nn_index_build", ctypes.c_int, [_P, ctypes.POINTER(Task), _P, ctypes.POINTER(_P)]),
         ("pcb_nn_index_query", ctypes.c_int, [_P, _P, ctypes.c_int64, ctypes.POINTER(Result),
                                               _P]),
