@@ -32,6 +32,30 @@ CONFIGS = [("fps/uniform/b1/n10000/m1000", "cuda_pruned"),
            ("emd/uniform/b32/n1024", "cuda_auction")]
 
 
+def gpu_env(torch):
+    """What a Python timing ran on: PyTorch, the GPU, nvidia-smi's driver
+    and clocks, Python, the host."""
+    import platform
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,"
+                              "clocks.sm,power.limit", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        smi = ""
+    return {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi,
+            "python": platform.python_version(), "host": platform.node(),
+            "cpu": platform.processor() or platform.machine()}
+
+
+def write_json(path, doc):
+    """doc to path by a temporary file and a rename: never half a file."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
 def harness_figure(tool, cid, impl, work):
     """The harness's median compute (ms) of impl on configuration cid."""
     res = os.path.join(work, "results")
@@ -126,11 +150,7 @@ def main():
                       % (cid, name, harness_ms, ms, ms / harness_ms, verdict), flush=True)
     doc = {"format": "pcbench-binding-timing/1", "env": env, "torch": torch.__version__,
            "gpu": torch.cuda.get_device_name(0), "rows": rows}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    tmp = args.out + ".tmp.%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, args.out)
+    write_json(args.out, doc)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,8 @@ float64 chamfer).
     PYTHONPATH=impl/python python3 scripts/torch_ops_timing.py --out FILE.json
 """
 import argparse
-import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -174,24 +171,11 @@ def main():
     print("training step %s: eager %.3f ms, CUDA graph %.3f ms (%.0f%% less)"
           % (train["step"], train["eager_ms"], train["graph_ms"], 100 * train["graph_saving"]),
           flush=True)
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,"
-                              "clocks.sm,power.limit", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        smi = ""
-    doc = {"format": "pcbench-torch-ops-timing/1", "torch": torch.__version__,
-           "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi,
-           "python": platform.python_version(), "host": platform.node(),
-           "cpu": platform.processor() or platform.machine(),
-           "method": "host: perf_counter over 20 calls queued behind a GPU sleep, median of 7; "
-                     "GPU: CUDA events around loops of calls, median of 15",
-           "host_floor_us": floor, "rows": rows, "training_step": train}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    tmp = args.out + ".tmp.%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, args.out)
+    doc = dict(binding_timing.gpu_env(torch), format="pcbench-torch-ops-timing/1",
+               method="host: perf_counter over 20 calls queued behind a GPU sleep, median of 7; "
+                      "GPU: CUDA events around loops of calls, median of 15",
+               host_floor_us=floor, rows=rows, training_step=train)
+    binding_timing.write_json(args.out, doc)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,7 @@ float64 brute force of the first pair, chamfer's value against float64.
     PYTHONPATH=impl/python python3 scripts/train_timing.py --out FILE.json
 """
 import argparse
-import json
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -142,22 +139,10 @@ def main():
                 row["chamfer_fwd_bwd_host_us"], "" if ok else "  WRONG"), flush=True)
             del a, q, xa, xq, index
             torch.cuda.empty_cache()
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,"
-                              "clocks.sm,power.limit", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        smi = ""
-    doc = {"format": "pcbench-train-timing/1", "torch": torch.__version__,
-           "gpu": torch.cuda.get_device_name(0), "nvidia_smi": smi,
-           "python": platform.python_version(), "host": platform.node(),
-           "method": "CUDA events around loops of calls, median of 15 loops; host time over "
-                     "200 calls queued behind a GPU sleep", "rows": rows}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    tmp = args.out + ".tmp.%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, args.out)
+    doc = dict(binding_timing.gpu_env(torch), format="pcbench-train-timing/1",
+               method="CUDA events around loops of calls, median of 15 loops; host time over "
+                      "200 calls queued behind a GPU sleep", rows=rows)
+    binding_timing.write_json(args.out, doc)
 
 
 if __name__ == "__main__":
