@@ -213,11 +213,14 @@ void pcb_result_free(pcb_result *r);
 /* Whole life cycle: check, prepare, compute, sync, fetch, release. */
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
             pcb_counters *counters /* may be NULL */);
-/* The fastest available exact implementation that accepts the task. */
+/* The fastest available exact implementation that accepts the task (none
+ * with a known defect: on a GPU older than sm_90, FPS goes to the CPU rather
+ * than to the classic kernel, which may repeat samples). */
 int pcb_best(const pcb_task *t, const pcb_impl **out);
 /* The fastest available implementation of `device` that accepts the task
  * (a device-resident task: one with run_device) and whose answers are
- * verified right: exact, or an EMD certified within a promised gap. */
+ * verified right: exact, or an EMD certified within a promised gap, and no
+ * known defect. */
 int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out);
 /* An implementation's name (for bindings that hold pcb_impl opaque). */
 const char *pcb_impl_name(const pcb_impl *impl);

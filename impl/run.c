@@ -28,12 +28,12 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
     return rc;
 }
 
-/* Verified right: exact, or an EMD certified within a promised gap (prices,
- * no known defect). */
+/* Verified right: exact, or an EMD certified within a promised gap (prices),
+ * and no known defect (the classic FPS kernel's repeats, a forced stop). */
 static int verified(const pcb_impl *impl)
 {
-    return impl->promise.exact ||
-           (impl->problem == PCB_EMD && impl->promise.max_gap > 0 && !impl->promise.known_defect);
+    return !impl->promise.known_defect &&
+           (impl->promise.exact || (impl->problem == PCB_EMD && impl->promise.max_gap > 0));
 }
 
 /* The first registered implementation (the fastest) of t's problem, of
@@ -48,7 +48,7 @@ static int first_fit(const pcb_task *t, int device, int exact, const pcb_impl **
     for (const pcb_impl *const *it = pcb_registry(); rc == PCB_OK && *it && !*out; it++) {
         const pcb_impl *impl = *it;
         if (impl->problem == t->problem && (device < 0 || (int)impl->device == device) &&
-            (exact ? impl->promise.exact : verified(impl)) && pcb_task_fits(impl, t) == PCB_OK &&
+            verified(impl) && (!exact || impl->promise.exact) && pcb_task_fits(impl, t) == PCB_OK &&
             pcb_impl_available(impl) == PCB_OK)
             *out = impl;
     }
