@@ -9,7 +9,8 @@ CUDA graph and replayed.
     checks, the operator's dispatch, ctypes, output allocation, launches;
     beside it the same call by the direct ctypes path (impl named), which
     skips the operator, and an empty torch operator's floor (torch.empty);
-  - GPU time a call: CUDA events around loops of calls, median of 15;
+  - GPU time a call: CUDA events around loops of calls, median of 15; and
+    the same for the call captured alone in a CUDA graph and replayed;
   - a training step at 32 x 2,048 (a linear layer, FPS, ball query and
     grouping, a small MLP, chamfer, backward, SGD): CUDA events, median of
     15 loops of 20 steps, eager and replayed from a CUDA graph.
@@ -53,6 +54,23 @@ def host_us(call, calls=20, runs=7):
 
 def gpu_ms(call):
     return binding_timing.per_call_ms(call, reps=15, min_ms=20.0)[0]
+
+
+def graph_ms(call):
+    """The call captured alone in a CUDA graph (after warm-up calls on a side
+    stream, PyTorch's recipe), a replay's time: what the call costs where a
+    step is replayed and no host time remains."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    return gpu_ms(graph.replay)
 
 
 def nearest_right(pcbench, a, b):
@@ -158,22 +176,26 @@ def main():
     rows = []
     floor = host_us(lambda: torch.empty(32, 1024, device="cuda"))
     print("host floor (torch.empty on CUDA): %.1f us" % floor, flush=True)
-    print("%-48s %8s %9s %9s %9s" % ("call", "right", "op host", "direct", "GPU ms"))
+    print("%-48s %8s %9s %9s %9s %9s" % ("call", "right", "op host", "direct", "GPU ms",
+                                          "graph ms"))
     for name, op, direct, check in calls(pcbench, torch):
         ok = bool(check())
         row = {"call": name, "verified": ok, "op_host_us": host_us(op),
-               "direct_host_us": host_us(direct) if direct else None, "gpu_ms": gpu_ms(op)}
+               "direct_host_us": host_us(direct) if direct else None, "gpu_ms": gpu_ms(op),
+               "graph_ms": graph_ms(op)}
         rows.append(row)
-        print("%-48s %8s %9.1f %9s %9.4f" % (
+        print("%-48s %8s %9.1f %9s %9.4f %9.4f" % (
             name, "yes" if ok else "WRONG", row["op_host_us"],
-            "%.1f" % row["direct_host_us"] if direct else "-", row["gpu_ms"]), flush=True)
+            "%.1f" % row["direct_host_us"] if direct else "-", row["gpu_ms"], row["graph_ms"]),
+            flush=True)
     train = training_step(pcbench, torch)
     print("training step %s: eager %.3f ms, CUDA graph %.3f ms (%.0f%% less)"
           % (train["step"], train["eager_ms"], train["graph_ms"], 100 * train["graph_saving"]),
           flush=True)
     doc = dict(binding_timing.gpu_env(torch), format="pcbench-torch-ops-timing/1",
                method="host: perf_counter over 20 calls queued behind a GPU sleep, median of 7; "
-                      "GPU: CUDA events around loops of calls, median of 15",
+                      "GPU: CUDA events around loops of calls (or of a graph's replays), median "
+                      "of 15",
                host_floor_us=floor, rows=rows, training_step=train)
     binding_timing.write_json(args.out, doc)
 
