@@ -6,7 +6,8 @@
 # "N passed, N failed, N skipped" (skipped: what could not run here, each
 # said in a "skip:" line).
 #
-# TEST_SCRIPTS: the shell tests to run (default: every tests/*.sh);
+# TEST_SCRIPTS: the shell tests to run (default: every tests/*.sh but
+# wheel.sh, which make test-wheel runs on a wheel it built);
 # FUZZ_SMOKE=0 leaves the fuzz smoke out (make check's fast tier).
 #
 # The tests run TEST_JOBS at a time (default: the number of cores), each
@@ -65,7 +66,8 @@ fi
 for t in "$@"; do start "$t" "$t"; done
 # shellcheck disable=SC2086 # one word a script
 for t in ${TEST_SCRIPTS:-tests/*.sh}; do
-    case $t in */lib.sh) continue ;; esac # sourced by the others
+    case $t in */lib.sh) continue ;; esac   # sourced by the others
+    case $t in */wheel.sh) continue ;; esac # make test-wheel's, on a built wheel
     [ -e "$t" ] && start "$t" sh "$t" "$tool"
 done
 if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then

@@ -8,13 +8,17 @@
 typedef struct {
     pcb_task task;
     int32_t *idx;
+    unsigned char *taken; /* n: 1 for a sample, which is not a candidate again */
     int64_t evals;
 } naive_state;
 
 static int naive_prepare(const pcb_task *t, void **state)
 {
     naive_state *s = calloc(1, sizeof *s);
-    if (!s || !(s->idx = malloc((size_t)(t->batch * t->m) * sizeof *s->idx))) {
+    if (!s || !(s->idx = malloc((size_t)(t->batch * t->m) * sizeof *s->idx)) ||
+        !(s->taken = malloc((size_t)t->n))) {
+        if (s)
+            free(s->idx);
         free(s);
         return pcb_fail(PCB_ENOMEM, "fps naive: out of memory");
     }
@@ -24,23 +28,23 @@ static int naive_prepare(const pcb_task *t, void **state)
 }
 
 static void sample_one(const float *xyz, int64_t n, int64_t m, int64_t start, int32_t *idx,
-                       int64_t *evals)
+                       unsigned char *taken, int64_t *evals)
 {
+    memset(taken, 0, (size_t)n);
     idx[0] = (int32_t)start;
+    taken[start] = 1;
     for (int64_t j = 1; j < m; j++) {
         float best = -1.0f;
         int32_t besti = 0;
         for (int64_t k = 0; k < n; k++) {
             float d = pcb_fps_d2(xyz + 3 * k, xyz + 3 * (int64_t)idx[0]);
-            int chosen = idx[0] == k;
             for (int64_t c = 1; c < j; c++) {
                 float dc = pcb_fps_d2(xyz + 3 * k, xyz + 3 * (int64_t)idx[c]);
                 if (dc < d)
                     d = dc;
-                chosen |= idx[c] == k;
             }
             *evals += j;
-            if (chosen) /* a sample is not a candidate again */
+            if (taken[k]) /* a sample is not a candidate again */
                 continue;
             if (d > best) {
                 best = d;
@@ -48,6 +52,7 @@ static void sample_one(const float *xyz, int64_t n, int64_t m, int64_t start, in
             }
         }
         idx[j] = besti;
+        taken[besti] = 1;
     }
 }
 
@@ -57,7 +62,8 @@ static int naive_compute(void *state)
     const pcb_task *t = &s->task;
     s->evals = 0;
     for (int64_t b = 0; b < t->batch; b++)
-        sample_one(t->a + b * t->n * 3, t->n, t->m, t->start, s->idx + b * t->m, &s->evals);
+        sample_one(t->a + b * t->n * 3, t->n, t->m, t->start, s->idx + b * t->m, s->taken,
+                   &s->evals);
     return PCB_OK;
 }
 
@@ -71,8 +77,10 @@ static int naive_fetch(void *state, pcb_result *out)
 static void naive_release(void *state)
 {
     naive_state *s = state;
-    if (s)
+    if (s) {
         free(s->idx);
+        free(s->taken);
+    }
     free(s);
 }
 
