@@ -80,6 +80,18 @@ def test_compile_fullgraph_matches_eager(device):
     torch.testing.assert_close(grad_got, grad_want, rtol=5e-2, atol=1e-4)
 
 
+@needs_cuda
+def test_compile_reduce_overhead_replays_graphs():
+    """mode="reduce-overhead": Inductor's CUDA graphs around the operators,
+    replayed on new inputs, against eager."""
+    torch._dynamo.reset()
+    compiled = torch.compile(step, mode="reduce-overhead", fullgraph=True)
+    for seed in (50, 51, 52, 53):
+        x = clouds(seed, 4, 512, device="cuda")
+        y = clouds(seed + 10, 4, 512, device="cuda")
+        check_step([t.clone() for t in compiled(x, y)], step(x, y))
+
+
 class Sampler(torch.nn.Module):
     def forward(self, x, y):
         idx = pcbench.fps(x, 32)
