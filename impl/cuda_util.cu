@@ -228,8 +228,7 @@ extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, v
         /* the graph takes it for good; its first use waits for the last
          * uncaptured one, as an external dependency of the capture */
         cache[found].graph = graph;
-        cudaError_t e = cudaStreamWaitEvent(stream, cache[found].last_use, cudaEventWaitExternal);
-        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaStreamWaitEvent", __FILE__, __LINE__);
+        rc = pcb_cuda_wait(stream, cache[found].last_use);
         cache[found].last_stream = stream;
     }
     if (found < 0) {
@@ -261,7 +260,8 @@ extern "C" int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, v
             c->last_stream = stream;
         }
     } else if (t->memory == PCB_MEM_DEVICE && cache[found].last_stream != stream) {
-        /* the earlier use was on another stream: this one waits for it */
+        /* the earlier use was on another stream: this one waits for it (in the
+         * same capture, if any: a plain wait on an event recorded there) */
         cudaError_t e = cudaStreamWaitEvent(stream, cache[found].last_use, 0);
         rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaStreamWaitEvent", __FILE__, __LINE__);
     }
