@@ -323,6 +323,48 @@ __global__ void finite_copy_kernel(float *dst, const float *src, int64_t count, 
     }
 }
 
+__device__ static inline float finite_or_0(float v, float limit, int32_t *finite)
+{
+    const bool keep = fabsf(v) <= limit;
+    if (!keep && finite)
+        *finite = 0;
+    return keep ? v : 0.0f;
+}
+
+__global__ void ragged_copy_kernel(float *dst, const float *src, int64_t batch, int64_t n,
+                                   const int64_t *lengths, int64_t fill, float limit,
+                                   int32_t *finite, int32_t *used)
+{
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < batch * n;
+         p += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t cloud = p / n, i = p % n;
+        int64_t len = lengths[cloud];
+        if (len < 0 || len > n || (len > 0 && fill >= len)) {
+            len = 0;
+            if (finite)
+                *finite = 0;
+        }
+        if (i == 0 && used)
+            used[cloud] = (int32_t)len;
+        const int64_t from = i < len ? p : cloud * n + fill;
+        for (int c = 0; c < 3; c++)
+            dst[p * 3 + c] = len > 0 ? finite_or_0(src[from * 3 + c], limit, finite) : 0.0f;
+    }
+}
+
+extern "C" int pcb_cuda_ragged_copy(float *dst, const float *src, int64_t batch, int64_t n,
+                                    const int64_t *lengths, int64_t fill, float limit,
+                                    int32_t *finite, int32_t *used, cudaStream_t stream)
+{
+    const int64_t blocks = (batch * n + 255) / 256;
+    if (blocks <= 0)
+        return PCB_OK;
+    ragged_copy_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+        dst, src, batch, n, lengths, fill, limit, finite, used);
+    PCB_CUDA_LAUNCHED("ragged_copy_kernel");
+    return PCB_OK;
+}
+
 extern "C" int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
                                     int32_t *finite, cudaStream_t stream)
 {

@@ -100,6 +100,14 @@ int pcb_cuda_cache_give(int slot, cudaStream_t stream);
  * astray (their host checks cannot read the data). */
 int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
                          int32_t *finite, cudaStream_t stream);
+/* The same copy of batch clouds of n slots, ragged: cloud i's first
+ * lengths[i] points as they are, every slot after them a copy of its point
+ * fill (0 when the cloud is empty), so a kernel for equal sizes finds only
+ * points of the cloud there; used[i] = the length read. A length outside
+ * 0..n, or one that does not hold point fill, is read as 0 (*finite = 0). */
+int pcb_cuda_ragged_copy(float *dst, const float *src, int64_t batch, int64_t n,
+                         const int64_t *lengths, int64_t fill, float limit, int32_t *finite,
+                         int32_t *used, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,10 @@ int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
         snprintf(j->detail, sizeof j->detail, "nothing to judge");
         return pcb_fail(PCB_EINVAL, "pcb_judge: missing task, answer or promise");
     }
+    if (t->memory == PCB_MEM_HOST && (t->lengths_a || t->lengths_b)) {
+        int rc = pcb_task_check(t);
+        return rc == PCB_OK ? pcb_ragged_judge(t, answer, p, reference, j) : rc;
+    }
     int rc = validate(t, answer, p, &j->rep);
     if (rc != PCB_OK) {
         snprintf(j->detail, sizeof j->detail, "validator: %s: %s", pcb_strerror(rc),

@@ -102,6 +102,23 @@ typedef struct {
  * The coordinates are not read on the host, so they are not checked for
  * non-finite values there: a device run reads a non-finite coordinate as 0,
  * and its answer is then that of the cloud with 0 in its place.
+ *
+ * Ragged batches (PyTorch3D's padded layout with lengths): lengths_a, when
+ * not NULL, holds batch sizes, cloud i of a being its first lengths_a[i]
+ * points (0..n; the rest of its n slots is padding, never read); lengths_b
+ * likewise for b (0..nq; EMD: equal to lengths_a, or NULL). Every cloud's
+ * answer is the answer of the task made of that cloud alone, written where
+ * the equal-size layout puts it, and the entries beyond it are padding:
+ * index -1, dist2 +inf, count 0. An empty cloud has a defined answer: FPS
+ * samples min(m, length) points and pads the rest (start must be below every
+ * non-zero length); a query without reference points gets a row of padding;
+ * a chamfer or EMD value over an empty cloud is NaN (a mean of no terms; in
+ * a "sum" chamfer convention, the distances to an empty cloud are +inf),
+ * never a silent 0. The lengths live where the clouds do (device memory for
+ * a device task, read there: a length outside 0..n is read as 0, and
+ * finite set to 0). Host tasks run cloud by cloud through any
+ * implementation; device tasks need one that reads lengths itself
+ * (pcb_impl_ragged; the others say PCB_EUNSUPPORTED).
  */
 typedef struct {
     pcb_problem problem;
@@ -118,6 +135,8 @@ typedef struct {
     pcb_options opt;
     pcb_memory memory;
     void *stream;
+    const int64_t *lengths_a; /* ragged batches: NULL, or batch sizes of a's clouds */
+    const int64_t *lengths_b; /* ... and of b's */
 } pcb_task;
 
 /* Where results go; the caller owns the arrays.
@@ -224,6 +243,11 @@ int pcb_best(const pcb_task *t, const pcb_impl **out);
 int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out);
 /* An implementation's name (for bindings that hold pcb_impl opaque). */
 const char *pcb_impl_name(const pcb_impl *impl);
+/* 1 when it reads a ragged task's lengths itself, on device memory too. */
+int pcb_impl_ragged(const pcb_impl *impl);
+/* The size of cloud i of a (which 0) or b (which 1): its length in a
+ * ragged host task, else n or nq. */
+int64_t pcb_cloud_size(const pcb_task *t, int which, int64_t i);
 /* ---- a nearest-neighbour index kept on the device ----------------------
  * For loops that search one reference many times (ICP: the reference sweep
  * stays while the moved source is searched again and again): build once,

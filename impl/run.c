@@ -16,6 +16,8 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
         return rc;
     if (t->memory == PCB_MEM_DEVICE)
         return impl->run_device(t, out); /* queued on the task's stream, not waited for */
+    if (t->lengths_a || t->lengths_b)
+        return pcb_ragged_run(impl, t, out, counters);
     if ((rc = impl->prepare(t, &state)) == PCB_OK && (rc = impl->compute(state)) == PCB_OK &&
         (!impl->sync || (rc = impl->sync(state)) == PCB_OK) &&
         (rc = impl->fetch(state, out)) == PCB_OK && counters) {
@@ -68,9 +70,10 @@ int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out)
 {
     int rc = first_fit(t, (int)device, 0, out);
     if (rc == PCB_OK && !*out)
-        rc = pcb_fail(PCB_EUNAVAIL, "no available %s implementation for %s accepts this task%s",
+        rc = pcb_fail(PCB_EUNAVAIL, "no available %s implementation for %s accepts this task%s%s",
                       pcb_problem_name(t->problem), pcb_device_name(device),
-                      t->memory == PCB_MEM_DEVICE ? " on device memory" : "");
+                      t->memory == PCB_MEM_DEVICE ? " on device memory" : "",
+                      t->lengths_a || t->lengths_b ? " (a ragged batch)" : "");
     return rc;
 }
 

@@ -96,10 +96,21 @@ float pcb_max_abs(const float *x, size_t count, size_t *bad)
     return f;
 }
 
+/* A ragged host task's lengths: each in 0..n (the padding is not read). */
+static int check_lengths(const char *what, const int64_t *lengths, int64_t batch, int64_t n)
+{
+    for (int64_t i = 0; i < batch; i++)
+        if (lengths[i] < 0 || lengths[i] > n)
+            return pcb_fail(PCB_EINVAL, "%s: length %lld of cloud %lld is outside 0..%lld",
+                            what, (long long)lengths[i], (long long)i, (long long)n);
+    return PCB_OK;
+}
+
 /* batch * n * 3 floats must be addressable; n must fit an int32 index.
- * Host clouds are read for non-finite coordinates; device ones cannot be. */
+ * Host clouds are read for non-finite coordinates (in a ragged batch, the
+ * points of each cloud, not its padding); device ones cannot be. */
 static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n,
-                       pcb_memory memory)
+                       pcb_memory memory, const int64_t *lengths)
 {
     if (!xyz)
         return pcb_fail(PCB_EINVAL, "%s: no points given", what);
@@ -111,6 +122,16 @@ static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_
     if (batch > (int64_t)(SIZE_MAX / 3 / sizeof(float)) / n)
         return pcb_fail(PCB_EINVAL, "%s: batch %lld x %lld points overflows memory sizes", what,
                         (long long)batch, (long long)n);
+    if (memory == PCB_MEM_HOST && lengths) {
+        int rc = check_lengths(what, lengths, batch, n);
+        for (int64_t c = 0; c < batch && rc == PCB_OK; c++) {
+            size_t i;
+            if (!isfinite(pcb_max_abs(xyz + c * n * 3, (size_t)lengths[c] * 3, &i)))
+                rc = pcb_fail(PCB_EINVAL, "%s: non-finite coordinate at cloud %lld point %zu",
+                              what, (long long)c, i / 3);
+        }
+        return rc;
+    }
     size_t count = memory == PCB_MEM_HOST ? (size_t)batch * (size_t)n * 3 : 0, i;
     if (!isfinite(pcb_max_abs(xyz, count, &i)))
         return pcb_fail(PCB_EINVAL, "%s: non-finite coordinate at cloud %zu point %zu", what,
@@ -144,7 +165,7 @@ int pcb_task_check(const pcb_task *t)
     int rc;
     switch (t->problem) {
     case PCB_FPS:
-        if ((rc = check_cloud("cloud", t->a, t->batch, t->n, mem)) != PCB_OK)
+        if ((rc = check_cloud("cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
             return rc;
         if (t->m < 1 || t->m > t->n)
             return pcb_fail(PCB_EINVAL, "samples m = %lld must be in 1..n (n = %lld)",
@@ -152,23 +173,34 @@ int pcb_task_check(const pcb_task *t)
         if (t->start < 0 || t->start >= t->n)
             return pcb_fail(PCB_EINVAL, "start index %lld out of range 0..%lld",
                             (long long)t->start, (long long)t->n - 1);
+        for (int64_t i = 0; mem == PCB_MEM_HOST && t->lengths_a && i < t->batch; i++)
+            if (t->lengths_a[i] > 0 && t->start >= t->lengths_a[i])
+                return pcb_fail(PCB_EINVAL, "start index %lld out of range of cloud %lld "
+                                "(%lld points)", (long long)t->start, (long long)i,
+                                (long long)t->lengths_a[i]);
         if (t->batch > (int64_t)(SIZE_MAX / sizeof(int32_t)) / t->m)
             return pcb_fail(PCB_EINVAL, "batch x m overflows memory sizes");
         return PCB_OK;
     case PCB_NN:
-        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem)) != PCB_OK)
+        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
             return rc;
-        return check_cloud("query cloud", t->b, t->batch, t->nq, mem);
+        return check_cloud("query cloud", t->b, t->batch, t->nq, mem, t->lengths_b);
     case PCB_EMD:
         if (t->nq != t->n)
             return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size (%lld and %lld)",
                             (long long)t->n, (long long)t->nq);
-        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem)) != PCB_OK)
+        for (int64_t i = 0; mem == PCB_MEM_HOST && t->lengths_b && i < t->batch; i++)
+            if (t->lengths_b[i] != (t->lengths_a ? t->lengths_a[i] : t->n))
+                return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size: pair %lld has "
+                                "%lld and %lld points", (long long)i,
+                                (long long)(t->lengths_a ? t->lengths_a[i] : t->n),
+                                (long long)t->lengths_b[i]);
+        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
             return rc;
-        return check_cloud("cloud B", t->b, t->batch, t->n, mem);
+        return check_cloud("cloud B", t->b, t->batch, t->n, mem, t->lengths_b);
     case PCB_CHAMFER:
-        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem)) != PCB_OK ||
-            (rc = check_cloud("cloud B", t->b, t->batch, t->nq, mem)) != PCB_OK)
+        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK ||
+            (rc = check_cloud("cloud B", t->b, t->batch, t->nq, mem, t->lengths_b)) != PCB_OK)
             return rc;
         if (t->n + t->nq > PCB_MAX_POINTS)
             return pcb_fail(PCB_EINVAL, "chamfer: %lld + %lld points exceed %d a pair",
@@ -176,9 +208,9 @@ int pcb_task_check(const pcb_task *t)
         return PCB_OK;
     case PCB_KNN:
     case PCB_BALL:
-        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem)) != PCB_OK ||
+        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK ||
             (rc = check_cloud(t->problem == PCB_BALL ? "centres" : "query cloud", t->b,
-                              t->batch, t->nq, mem)) != PCB_OK)
+                              t->batch, t->nq, mem, t->lengths_b)) != PCB_OK)
             return rc;
         if (t->k < 1 || t->k > PCB_MAX_POINTS)
             return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%d (more than n is "
@@ -209,6 +241,10 @@ int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
     if (t->memory == PCB_MEM_DEVICE && !impl->run_device)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s runs on host arrays only, not on device "
                         "memory", pcb_problem_name(impl->problem), impl->name);
+    if (t->memory == PCB_MEM_DEVICE && (t->lengths_a || t->lengths_b) && !impl->ragged)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s takes no ragged batch on device memory (a "
+                        "host batch runs cloud by cloud)", pcb_problem_name(impl->problem),
+                        impl->name);
     const pcb_limits *l = &impl->limits;
     int64_t n = t->n > t->nq ? t->n : t->nq;
     if (l->max_n && n > l->max_n)

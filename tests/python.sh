@@ -1,5 +1,5 @@
 #!/bin/sh
-# python.sh PCBENCH - the Python package's tests (tests/test_python.py, and
+# python.sh PCBENCH - the Python package's tests (tests/test_python.py, test_ragged.py, and
 # tests/test_torch_ops.py where torch is importable) with
 # pytest, on the shared library that make test builds beside the tool
 # (BUILD/pic/libpcbench.so): numpy everywhere, torch's where it is
@@ -23,7 +23,7 @@ if ! "$PY" -c 'import numpy, pytest' 2>/dev/null; then
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"$PY" -m pytest -q -p no:cacheprovider -rs "$root/tests/test_python.py" \
+"$PY" -m pytest -q -p no:cacheprovider -rs "$root/tests/test_python.py" "$root/tests/test_ragged.py" \
     "$root/tests/test_torch_ops.py" >"$log" 2>&1
 rc=$?
 count() { grep -Eo "[0-9]+ $1" "$log" | tail -n 1 | cut -d' ' -f1; }

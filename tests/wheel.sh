@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$PY" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$tmp/site" \
     "$whl" >"$tmp/pip.log" 2>&1 || fail "pip install $whl: $(tail -3 "$tmp/pip.log")"
-cp "$root/tests/test_python.py" "$tmp/"
+cp "$root/tests/test_python.py" "$root/tests/test_ragged.py" "$tmp/"
 cd "$tmp" || fail "no $tmp"
 unset PCBENCH_LIBRARY
 export PYTHONPATH="$tmp/site:$root/.deps/python"
@@ -27,7 +27,7 @@ case $lib in
 "$tmp"/site/*) ;;
 *) fail "pcbench loaded $lib, not the wheel's library" ;;
 esac
-"$PY" -m pytest -q -p no:cacheprovider -rs test_python.py >"$tmp/pytest.log" 2>&1
+"$PY" -m pytest -q -p no:cacheprovider -rs test_python.py test_ragged.py >"$tmp/pytest.log" 2>&1
 rc=$?
 count() { grep -Eo "[0-9]+ $1" "$tmp/pytest.log" | tail -n 1 | cut -d' ' -f1; }
 pass=$(count passed) failed=$(count failed) skip=$(count skipped)

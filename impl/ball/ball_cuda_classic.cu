@@ -141,4 +141,5 @@ extern "C" const pcb_impl pcb_ball_cuda_classic = {
     .device_ms = nn_cuda_device_ms,
     .run_device = classic_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -518,4 +518,5 @@ extern "C" const pcb_impl pcb_ball_cuda_grid = {
     .device_ms = nn_cuda_device_ms,
     .run_device = grid_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -76,12 +76,15 @@ static int values_of(const pcb_task *t, const float *dist2, const pcb_chamfer_co
     if (!d)
         return pcb_fail(PCB_ENOMEM, "chamfer values: out of memory");
     for (int64_t b = 0; b < t->batch; b++) {
-        /* pair b's distances: A's among the first batch*n, B's after them */
-        for (int64_t i = 0; i < t->n; i++)
+        /* pair b's distances: A's among the first batch*n, B's after them
+         * (a ragged pair's own points: a mean over an empty cloud is NaN,
+         * the distances to one +inf, its padding's) */
+        const int64_t la = pcb_cloud_size(t, 0, b), lb = pcb_cloud_size(t, 1, b);
+        for (int64_t i = 0; i < la; i++)
             d[i] = dist2[b * t->n + i];
-        for (int64_t j = 0; j < t->nq; j++)
-            d[t->n + j] = dist2[t->batch * t->n + b * t->nq + j];
-        value[b] = pcb_chamfer_combine(d, t->n, d + t->n, t->nq, c);
+        for (int64_t j = 0; j < lb; j++)
+            d[la + j] = dist2[t->batch * t->n + b * t->nq + j];
+        value[b] = pcb_chamfer_combine(d, la, d + la, lb, c);
     }
     free(d);
     return PCB_OK;

@@ -51,4 +51,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_bvh = {
     .device_ms = pcb_chamfer_by_nn_device_ms,
     .run_device = bvh_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -203,4 +203,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_tiles = {
     .device_ms = ct_device_ms,
     .run_device = ct_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

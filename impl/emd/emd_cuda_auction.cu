@@ -490,4 +490,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .device_ms = auction_device_ms,
     .run_device = auction_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -441,4 +441,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .device_ms = match_device_ms,
     .run_device = NULL, /* host arrays only */
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -126,6 +126,8 @@ typedef struct {
     unsigned long long *keys[2];
     uint32_t *vals[2];
     uint32_t *flags; /* the distinct rule's bit sets, a cloud's (n + 31) / 32 words */
+    int32_t *lengths; /* a ragged device run's lengths as read, or NULL */
+    int32_t *used;    /* their place in the arena */
 } pruned_state;
 
 static void pruned_release(void *state)
@@ -324,7 +326,8 @@ static int setup(pruned_state *s)
                                 ? batch * a->ctas * (size_t)a->owners * a->run * RUN_BYTES
                                 : 0,
                             a->opening > 1 ? batch * n * sizeof(float) : 0,
-                            batch * ((n + 31) / 32) * sizeof(uint32_t)};
+                            batch * ((n + 31) / 32) * sizeof(uint32_t),
+                            batch * sizeof(int32_t)};
     enum { PARTS = sizeof sizes / sizeof sizes[0] };
     size_t offset[PARTS], total = 0;
     for (int i = 0; i < PARTS; i++) {
@@ -353,6 +356,7 @@ static int setup(pruned_state *s)
     a->runs = s->runs && s->global_runs ? (float *)(base + offset[12]) : NULL;
     a->opened = a->opening > 1 ? (float *)(base + offset[13]) : NULL;
     s->flags = (uint32_t *)(base + offset[14]);
+    s->used = (int32_t *)(base + offset[15]);
     a->xyz = s->xyz;
     a->order = s->vals[1];
     if (t->memory == PCB_MEM_DEVICE)
@@ -399,7 +403,7 @@ static int pruned_prepare(const pcb_task *t, void **state)
 static int distinct(pruned_state *s, cudaStream_t stream)
 {
     fps_distinct_tail<<<(unsigned)s->task.batch, DISTINCT_THREADS, 0, stream>>>(
-        s->args.out, s->args.n, s->args.m, s->flags);
+        s->args.out, s->args.n, s->args.m, s->flags, s->lengths);
     PCB_CUDA_LAUNCHED("fps_distinct_tail");
     return PCB_OK;
 }
@@ -499,10 +503,17 @@ static int pruned_device(void *state, const pcb_task *t, pcb_result *out, cudaSt
     fps_args saved = s->args;
     s->args.start = (int)t->start;
     s->args.out = out->index;
-    int rc = pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX, out->finite, stream);
+    /* ragged: a cloud's padding copies its start point, never farther than
+     * a sample, so the samplers for equal sizes take the cloud's sequence */
+    int rc = t->lengths_a ? pcb_cuda_ragged_copy(s->xyz, t->a, t->batch, t->n, t->lengths_a,
+                                                 t->start, FLT_MAX, out->finite, s->used, stream)
+                          : pcb_cuda_finite_copy(s->xyz, t->a, t->batch * t->n * 3, FLT_MAX,
+                                                 out->finite, stream);
+    s->lengths = t->lengths_a ? s->used : NULL;
     if (rc == PCB_OK)
         rc = enqueue(s, stream);
     s->args = saved; /* the state's own output array again, for the next caller */
+    s->lengths = NULL;
     return rc;
 }
 
@@ -539,4 +550,5 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .device_ms = pruned_device_ms,
     .run_device = pruned_run_device,
     .device_index = NULL,
+    .ragged = 1,
 };

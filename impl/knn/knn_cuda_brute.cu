@@ -89,4 +89,5 @@ extern "C" const pcb_impl pcb_knn_cuda_brute = {
     .device_ms = nn_cuda_device_ms,
     .run_device = brute_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

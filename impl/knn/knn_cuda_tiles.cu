@@ -265,4 +265,5 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .device_ms = nn_cuda_device_ms,
     .run_device = tiles_run_device,
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -204,4 +204,5 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .device_ms = nn_cuda_device_ms,
     .run_device = NULL, /* host arrays only */
     .device_index = NULL,
+    .ragged = 0,
 };

@@ -673,4 +673,5 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .device_ms = nn_cuda_device_ms,
     .run_device = bvh_run_device,
     .device_index = &bvh_index_ops,
+    .ragged = 0,
 };

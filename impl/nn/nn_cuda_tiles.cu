@@ -153,4 +153,5 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .device_ms = nn_cuda_device_ms,
     .run_device = tiles_run_device,
     .device_index = &tiles_index_ops,
+    .ragged = 0,
 };

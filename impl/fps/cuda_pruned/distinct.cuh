@@ -7,12 +7,22 @@
 enum { DISTINCT_THREADS = 256 };
 
 __global__ void __launch_bounds__(DISTINCT_THREADS)
-    fps_distinct_tail(int32_t *out, int n, int m, uint32_t *flags_all)
+    fps_distinct_tail(int32_t *out, int n, int m, uint32_t *flags_all, const int32_t *lengths)
 {
     using block_scan = cub::BlockScan<int, DISTINCT_THREADS>;
     __shared__ typename block_scan::TempStorage temp;
     __shared__ int zero[2]; /* the positions of the first two 0s */
     int32_t *idx = out + (int64_t)blockIdx.x * m;
+    /* A ragged cloud: its padding copies its start point, so the samplers
+     * reach it only in the tail, where indices from its length on are -1. */
+    const int len = lengths ? lengths[blockIdx.x] : n;
+    if (len == 0) {
+        for (int j = threadIdx.x; j < m; j += DISTINCT_THREADS)
+            idx[j] = -1;
+        return;
+    }
+    const int words_apart = (n + 31) / 32; /* a cloud's flags, at its full size */
+    n = len;
     if (threadIdx.x == 0)
         zero[0] = zero[1] = INT_MAX;
     __syncthreads();
@@ -28,7 +38,7 @@ __global__ void __launch_bounds__(DISTINCT_THREADS)
     if (repeat >= m)
         return; /* the whole block leaves together */
     const int words = (n + 31) / 32;
-    uint32_t *flags = flags_all + (int64_t)blockIdx.x * words;
+    uint32_t *flags = flags_all + (int64_t)blockIdx.x * words_apart;
     for (int w = threadIdx.x; w < words; w += DISTINCT_THREADS)
         flags[w] = 0;
     __syncthreads();
@@ -36,7 +46,7 @@ __global__ void __launch_bounds__(DISTINCT_THREADS)
         atomicOr(&flags[idx[j] >> 5], 1u << (idx[j] & 31));
     __syncthreads();
     int filled = repeat; /* the same in every thread: the scans' totals */
-    for (int w0 = 0; filled < m; w0 += DISTINCT_THREADS) {
+    for (int w0 = 0; filled < m && w0 < words; w0 += DISTINCT_THREADS) {
         const int w = w0 + threadIdx.x;
         uint32_t open = 0;
         if (w < words) {
@@ -51,4 +61,6 @@ __global__ void __launch_bounds__(DISTINCT_THREADS)
         filled += total;
         __syncthreads(); /* temp again */
     }
+    for (int j = filled + threadIdx.x; j < m; j += DISTINCT_THREADS)
+        idx[j] = -1; /* a ragged cloud of fewer than m points */
 }

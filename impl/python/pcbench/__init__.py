@@ -23,7 +23,9 @@ import math
 import sys
 
 from . import _native as _n
+from . import _ragged as _r
 from ._native import PcbenchError
+from ._ragged import lengths_from_batch, lengths_from_offsets, to_padded
 
 # PyTorch, where installed, is imported now: the operators (_ops) must be
 # registered before torch.compile traces a call, not at the first one.
@@ -32,7 +34,8 @@ if importlib.util.find_spec("torch") is not None:
     _ops = importlib.import_module("._ops", __name__)
 
 __all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
-           "Verdict", "PcbenchError", "clear_device_cache"]
+           "Verdict", "PcbenchError", "clear_device_cache", "lengths_from_batch",
+           "lengths_from_offsets", "to_padded"]
 __version__ = "0.1.0"
 
 finite_check = "async"
@@ -195,12 +198,43 @@ def _run(cloud, task, impl, result):
     return _n.lib.pcb_impl_name(_call(cloud, cloud.fn, run)).decode()
 
 
-def fps(xyz, m, start=0, impl=None):
+def _run_ragged(cloud, task, lengths, impl, result, outputs, one):
+    """_run on a ragged task (lengths: (a's, b's) arrays or None). Where no
+    CUDA implementation reads the lengths on the device, the clouds run
+    here one at a time: outputs [(array, padding)] are filled with their
+    padding, then one(i, length a, length b) runs cloud i alone."""
+    la, lb = lengths
+    task.lengths_a, task.lengths_b = _ptr(la), _ptr(lb)
+    try:
+        return _run(cloud, task, impl, result)
+    except PcbenchError as e:
+        if not (cloud.cuda and _r.needs_host_loop(e)):
+            raise
+    for array, padding in outputs:
+        array.fill_(padding)
+    sizes_a = la.tolist() if la is not None else [cloud.n] * cloud.batch
+    sizes_b = lb.tolist() if lb is not None else [task.nq] * cloud.batch
+    for i in range(cloud.batch):
+        one(i, int(sizes_a[i]), int(sizes_b[i]))
+    return "one cloud at a time"
+
+
+def _ragged_only_batched(c, name):
+    if not c.batched:
+        raise ValueError("pcbench.%s: %s need a batch of clouds (B, N, 3)" % (c.fn, name))
+
+
+def fps(xyz, m, start=0, impl=None, lengths=None):
     """Farthest point sampling: m indices of each cloud of xyz, in selection
     order, from index start (ties to the lowest index: the canonical
     sequence). The samples are distinct (m <= N): once every remaining point
     duplicates a chosen one, the lowest unchosen index comes next.
-    (B, N, 3) -> (B, m) int64; (N, 3) -> (m,)."""
+    (B, N, 3) -> (B, m) int64; (N, 3) -> (m,).
+    lengths (B,): a ragged batch, cloud i its first lengths[i] points
+    (PyTorch3D's convention); a cloud of fewer than m points gives them all,
+    then -1 (start must be below every non-zero length)."""
+    if lengths is not None:
+        return _fps_ragged(xyz, m, start, impl, lengths)
     if _as_op(xyz, impl):
         return _ops.torch.ops.pcbench.fps.default(xyz.detach(), m, start)
     return _fps_direct(xyz, m, start, impl)
@@ -215,13 +249,58 @@ def _fps_direct(xyz, m, start, impl):
     return _int64(idx)
 
 
-def nn(ref, query, impl=None):
+def _fps_ragged(xyz, m, start, impl, lengths):
+    c = _Cloud(xyz, "xyz", "fps")
+    _ragged_only_batched(c, "lengths")
+    m = _integer(m, "fps", "m (samples)", 1, c.n)
+    start = _integer(start, "fps", "start", 0, c.n - 1)
+    la = _r.as_lengths(lengths, c, "lengths", c.n)
+    idx = c.empty((c.batch, m), "int32")
+
+    def one(i, n, _):
+        if n:
+            idx[i, :min(m, n)] = _fps_direct(xyz[i:i + 1, :n], min(m, n), start, impl)[0]
+    _run_ragged(c, c.task(_n.FPS, m=m, start=start), (la, None), impl,
+                _n.Result(index=_ptr(idx)), [(idx, -1)], one)
+    return _int64(idx)
+
+
+def nn(ref, query, impl=None, ref_lengths=None, query_lengths=None):
     """Exact nearest neighbour of every query point among ref's points (a
     batch of pairs): (index int64, squared distance float32), each
-    (B, Nq), or (Nq,) for unbatched clouds."""
+    (B, Nq), or (Nq,) for unbatched clouds. ref_lengths, query_lengths:
+    a ragged batch (PyTorch3D's convention); a query of an empty reference,
+    and every padding slot, answers -1 at +inf."""
+    if ref_lengths is not None or query_lengths is not None:
+        return _nn_ragged(ref, query, impl, ref_lengths, query_lengths)
     if _as_op(ref, impl):
         return _ops.torch.ops.pcbench.nn.default(ref.detach(), query.detach())
     return _nn_direct(ref, query, impl)
+
+
+def _pair_lengths(a, b, la, lb, names):
+    """Two clouds' lengths (None: full) as arrays beside them."""
+    _ragged_only_batched(a, "lengths")
+    a.same_place(b, names[:2])
+    return (None if la is None else _r.as_lengths(la, a, names[2], a.n),
+            None if lb is None else _r.as_lengths(lb, b, names[3], b.n))
+
+
+def _nn_ragged(ref, query, impl, ref_lengths, query_lengths):
+    r, q = _Cloud(ref, "ref", "nn"), _Cloud(query, "query", "nn")
+    lengths = _pair_lengths(r, q, ref_lengths, query_lengths,
+                            ("ref", "query", "ref_lengths", "query_lengths"))
+    idx, d2 = r.empty((r.batch, q.n), "int32"), r.empty((r.batch, q.n), "float32")
+    task = r.task(_n.NN, nq=q.n)
+    task.b = q.ptr
+
+    def one(i, n, nq):
+        if n and nq:
+            idx[i, :nq], d2[i, :nq] = (x[0] for x in _nn_direct(ref[i:i + 1, :n],
+                                                                 query[i:i + 1, :nq], impl))
+    _run_ragged(r, task, lengths, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)),
+                [(idx, -1), (d2, math.inf)], one)
+    return _int64(idx), d2
 
 
 def _nn_direct(ref, query, impl):
@@ -234,7 +313,7 @@ def _nn_direct(ref, query, impl):
     return _int64(idx), d2
 
 
-def knn(ref, query=None, k=16, impl=None):
+def knn(ref, query=None, k=16, impl=None, ref_lengths=None, query_lengths=None):
     """Exact k nearest neighbours of every query point among ref's points (a
     batch of pairs; query None: ref itself, self-kNN as DGCNN and Point
     Transformer run it). Returns (index int64, squared distance float32),
@@ -242,7 +321,12 @@ def knn(ref, query=None, k=16, impl=None):
     distances by increasing index with the default implementations; where
     ref has fewer than k points the row ends in padding that is no point,
     index -1 at distance +inf. On CUDA it runs without a host sync (k <= 64
-    there)."""
+    there). ref_lengths, query_lengths: a ragged batch (query None: the
+    queries are ref's points, query_lengths ref_lengths)."""
+    if ref_lengths is not None or query_lengths is not None:
+        if query is None:
+            query, query_lengths = ref, ref_lengths
+        return _knn_ragged(ref, query, k, impl, ref_lengths, query_lengths)
     if _as_op(ref, impl):
         q = ref if query is None else query
         return _ops.torch.ops.pcbench.knn.default(ref.detach(), q.detach(), k)
@@ -261,6 +345,24 @@ def _knn_direct(ref, query, k, impl):
     return _int64(idx), d2
 
 
+def _knn_ragged(ref, query, k, impl, ref_lengths, query_lengths):
+    r, q = _Cloud(ref, "ref", "knn"), _Cloud(query, "query", "knn")
+    lengths = _pair_lengths(r, q, ref_lengths, query_lengths,
+                            ("ref", "query", "ref_lengths", "query_lengths"))
+    k = _integer(k, "knn", "k", 1, 2**31 - 1)
+    idx, d2 = r.empty((r.batch, q.n, k), "int32"), r.empty((r.batch, q.n, k), "float32")
+    task = r.task(_n.KNN, nq=q.n, k=k)
+    task.b = q.ptr
+
+    def one(i, n, nq):
+        if n and nq:
+            idx[i, :nq], d2[i, :nq] = (x[0] for x in _knn_direct(
+                ref[i:i + 1, :n], query[i:i + 1, :nq], k, impl))
+    _run_ragged(r, task, lengths, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)),
+                [(idx, -1), (d2, math.inf)], one)
+    return _int64(idx), d2
+
+
 def _selection(select, fn):
     if select not in _n.SELECTIONS:
         raise ValueError("pcbench.%s: select must be 'first' or 'nearest', not %r" % (fn, select))
@@ -274,7 +376,8 @@ def _radius(radius, fn):
     return r
 
 
-def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None):
+def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None,
+               xyz_lengths=None, centres_lengths=None):
     """Ball query: for every centre, at most k points of xyz whose float32
     squared distance to it is below radius**2 (PointNet++'s strict test).
     select="first" keeps the k inside points of lowest index, in increasing
@@ -283,10 +386,14 @@ def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None):
     Returns (index int64, count int32): index (B, M, k) or (M, k), padded with
     -1 past count (an empty ball is all -1, never point 0); pad="first"
     repeats each row's first hit instead (pointnet2_ops' layout; an empty ball
-    stays -1). On CUDA it runs without a host sync (k <= 128 there)."""
+    stays -1). On CUDA it runs without a host sync (k <= 128 there).
+    xyz_lengths, centres_lengths: a ragged batch (PyTorch3D's convention)."""
     if pad not in ("none", "first"):
         raise ValueError("pcbench.ball_query: pad must be 'none' or 'first', not %r" % (pad,))
-    if _as_op(xyz, impl):
+    if xyz_lengths is not None or centres_lengths is not None:
+        idx, count = _ball_ragged(xyz, centres, radius, k, select, impl, xyz_lengths,
+                                  centres_lengths)
+    elif _as_op(xyz, impl):
         idx, count = _ops.torch.ops.pcbench.ball_query.default(
             xyz.detach(), centres.detach(), float(radius), k, select)
     else:
@@ -313,14 +420,37 @@ def _ball_direct(xyz, centres, radius, k, select, impl):
     return _int64(idx), count
 
 
-def chamfer_nearest(a, b, impl=None):
+def _ball_ragged(xyz, centres, radius, k, select, impl, xyz_lengths, centres_lengths):
+    x, c = _Cloud(xyz, "xyz", "ball_query"), _Cloud(centres, "centres", "ball_query")
+    lengths = _pair_lengths(x, c, xyz_lengths, centres_lengths,
+                            ("xyz", "centres", "xyz_lengths", "centres_lengths"))
+    k = _integer(k, "ball_query", "k", 1, 2**31 - 1)
+    sel = _selection(select, "ball_query")
+    idx, count = x.empty((x.batch, c.n, k), "int32"), x.empty((x.batch, c.n), "int32")
+    task = x.task(_n.BALL, nq=c.n, k=k, radius=_radius(radius, "ball_query"), select=sel)
+    task.b = c.ptr
+
+    def one(i, n, nq):
+        if n and nq:
+            idx[i, :nq], count[i, :nq] = (y[0] for y in _ball_direct(
+                xyz[i:i + 1, :n], centres[i:i + 1, :nq], radius, k, select, impl))
+    _run_ragged(x, task, lengths, impl, _n.Result(index=_ptr(idx), count=_ptr(count)),
+                [(idx, -1), (count, 0)], one)
+    return _int64(idx), count
+
+
+def chamfer_nearest(a, b, impl=None, a_lengths=None, b_lengths=None):
     """Both directions of a chamfer distance at once: every point of a's
     nearest point of b, and every point of b's nearest point of a, exact.
     Returns (idx_ab, d2_ab, idx_ba, d2_ba): int64 indices and float32
     squared distances, (B, Na) and (B, Nb), or unbatched for (N, 3) clouds.
     On CUDA, clouds up to 16,384 points run both directions of the whole
-    batch in one launch (cuda_tiles)."""
-    if _as_op(a, impl):
+    batch in one launch (cuda_tiles). a_lengths, b_lengths: a ragged batch
+    (PyTorch3D's convention); a point of a pair whose other cloud is empty,
+    and every padding slot, answers -1 at +inf."""
+    if a_lengths is not None or b_lengths is not None:
+        idx, d2 = _chamfer_ragged(a, b, impl, a_lengths, b_lengths)
+    elif _as_op(a, impl):
         idx, d2 = _ops.torch.ops.pcbench.chamfer_nearest.default(a.detach(), b.detach())
     else:
         idx, d2 = _chamfer_nearest_flat(a, b, impl)
@@ -342,6 +472,27 @@ def _chamfer_nearest_flat(a, b, impl):
     task.b = cb.ptr
     _run(ca, task, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)))
     return _int64(idx.reshape(-1)), d2.reshape(-1)
+
+
+def _chamfer_ragged(a, b, impl, a_lengths, b_lengths):
+    ca, cb = _Cloud(a, "a", "chamfer_nearest"), _Cloud(b, "b", "chamfer_nearest")
+    lengths = _pair_lengths(ca, cb, a_lengths, b_lengths, ("a", "b", "a_lengths", "b_lengths"))
+    count = ca.batch * (ca.n + cb.n)
+    idx, d2 = ca.empty((1, count), "int32"), ca.empty((1, count), "float32")
+    idx, d2 = idx.reshape(-1), d2.reshape(-1)
+    task = ca.task(_n.CHAMFER, nq=cb.n)
+    task.b = cb.ptr
+    first = ca.batch * ca.n
+
+    def one(i, n, nq):
+        if n and nq:
+            ia, da, ib, db = chamfer_nearest(a[i:i + 1, :n], b[i:i + 1, :nq], impl)
+            idx[i * ca.n:i * ca.n + n], d2[i * ca.n:i * ca.n + n] = ia[0], da[0]
+            at = first + i * cb.n
+            idx[at:at + nq], d2[at:at + nq] = ib[0], db[0]
+    _run_ragged(ca, task, lengths, impl, _n.Result(index=_ptr(idx), dist2=_ptr(d2)),
+                [(idx, -1), (d2, math.inf)], one)
+    return _int64(idx), d2
 
 
 class NNIndex:
@@ -403,12 +554,17 @@ class NNIndex:
             self.close()
 
 
-def emd(a, b, max_gap=1e-3, impl=None):
+def emd(a, b, max_gap=1e-3, impl=None, lengths=None):
     """Earth mover's distance between clouds of equal size by a certified
     auction: (matching, value, bound). matching[i] is the point of b matched
     to point i of a (int64, a bijection); value the mean matched distance
     (float64, per pair); bound the certified relative gap (P - D) / D of that
-    value above the optimum, at most max_gap."""
+    value above the optimum, at most max_gap. lengths (B,): a ragged batch
+    of pairs of equal sizes, run pair by pair; past a pair's length the
+    matching is -1; an empty pair's value is NaN (a mean of no terms), its
+    bound 0."""
+    if lengths is not None:
+        return _emd_ragged(a, b, max_gap, impl, lengths)
     if _as_op(a, impl):
         return _ops.torch.ops.pcbench.emd.default(a.detach(), b.detach(), float(max_gap))
     return _emd_direct(a, b, max_gap, impl)
@@ -430,6 +586,22 @@ def _emd_direct(a, b, max_gap, impl):
         _run(ca, task, impl, _n.Result(index=_ptr(match), value=_ptr(value), bound=_ptr(bound)))
         return _int64(match), value, bound
     return _emd_host(ca, task, impl, match, value, bound, max_gap)
+
+
+def _emd_ragged(a, b, max_gap, impl, lengths):
+    ca, cb = _Cloud(a, "a", "emd"), _Cloud(b, "b", "emd")
+    la, _ = _pair_lengths(ca, cb, lengths, None, ("a", "b", "lengths", ""))
+    if ca.n != cb.n:
+        raise ValueError("pcbench.emd: a and b must have as many points (%d and %d)"
+                         % (ca.n, cb.n))
+    match, value = ca.empty((ca.batch, ca.n), "int64"), ca.empty((ca.batch,), "float64")
+    bound = ca.empty((ca.batch,), "float64")
+    match[:], value[:], bound[:] = -1, math.nan, 0
+    for i, n in enumerate(la.tolist()):
+        if n:
+            m, v, g = emd(a[i:i + 1, :n], b[i:i + 1, :n], max_gap, impl)
+            match[i, :n], value[i], bound[i] = m[0], v[0], g[0]
+    return match, value, bound
 
 
 def _emd_host(ca, task, impl, match, value, bound, max_gap):
@@ -664,16 +836,30 @@ def _loss_inputs(a, b, fn):
     return a.detach().float().contiguous(), b.detach().float().contiguous()
 
 
-def emd_loss(a, b, max_gap=1e-2, reduction="mean"):
+def _masked_mean(per_point, lengths):
+    """Each pair's mean over its first lengths[i] points (NaN for none)."""
+    torch = _torch()
+    keep = torch.arange(per_point.shape[-1], device=per_point.device) < lengths.unsqueeze(-1)
+    total = torch.where(keep, per_point, torch.zeros_like(per_point)).sum(-1)
+    return total / lengths.to(per_point.dtype), keep
+
+
+def emd_loss(a, b, max_gap=1e-2, reduction="mean", lengths=None):
     """EMD loss: the mean distance between matched points, the matching a
     bijection certified within max_gap of the optimum (1% by default: a loss
     rarely needs more; 1e-3 for evaluation). Its gradient with respect to
     both clouds is that of the matched distances, the matching held fixed
-    (an optimum's envelope)."""
+    (an optimum's envelope). lengths: a ragged batch of pairs (an empty
+    pair's loss is NaN)."""
     fa, fb = _loss_inputs(a, b, "emd_loss")
     with _torch().no_grad():
-        match = emd(fa, fb, max_gap=max_gap)[0]
-    per_pair = (a - _gather(b, match)).norm(dim=-1).mean(dim=-1)
+        match = emd(fa, fb, max_gap=max_gap, lengths=lengths)[0]
+    dist = (a - _gather(b, match.clamp(min=0))).norm(dim=-1)
+    if lengths is None:
+        per_pair = dist.mean(dim=-1)
+    else:
+        per_pair = _masked_mean(dist, _r.as_lengths(lengths, _Cloud(fa, "a", "emd_loss"),
+                                                    "lengths", fa.shape[-2]))[0]
     return _reduce(per_pair, reduction, "emd_loss")
 
 
@@ -735,7 +921,8 @@ def _chamfer_backward_direct(a, b, idx, grad):
     return grad_a.reshape(a.shape), grad_b.reshape(b.shape)
 
 
-def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
+def chamfer(a, b, reduction="mean", convention="squared-mean-sum", a_lengths=None,
+            b_lengths=None):
     """Chamfer distance, differentiable: by default the mean squared
     distance from each point of a to its nearest point of b plus the same
     from b to a (PyTorch3D's chamfer_distance). convention
@@ -745,9 +932,15 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
     nearest points come from pcbench's exact search; the gradient is that of
     the distances with them held fixed (finite where a distance is 0). On
     CUDA in float32 with the default convention, forward and backward are
-    one library call each."""
+    one library call each. a_lengths, b_lengths: a ragged batch
+    (PyTorch3D's convention): each pair over its own points; a pair with an
+    empty cloud is NaN with "mean" (a mean of no terms, never PyTorch3D's
+    0), the distances to an empty cloud +inf with "sum"."""
     distance, points, directions = _convention(convention)
     torch = _ops.torch if _ops is not None else None
+    if a_lengths is not None or b_lengths is not None:
+        return _chamfer_ragged_loss(a, b, reduction, (distance, points, directions),
+                                    a_lengths, b_lengths)
     if (convention == "squared-mean-sum" and _as_op(a, None) and _as_op(b, None) and
             a.dtype == torch.float32 and b.dtype == torch.float32 and a.is_cuda and b.is_cuda
             and a.dim() == 3 and a.is_contiguous() and b.is_contiguous()):
@@ -767,6 +960,35 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum"):
     per_pair = direction(a, b, ia)
     if directions != "forward":
         per_pair = per_pair + direction(b, a, ib)
+        if directions == "average":
+            per_pair = per_pair / 2
+    return _reduce(per_pair, reduction, "chamfer")
+
+
+def _chamfer_ragged_loss(a, b, reduction, words, a_lengths, b_lengths):
+    distance, points, directions = words
+    torch = _torch()
+    fa, fb = _loss_inputs(a, b, "chamfer")
+    ca, cb = _Cloud(fa, "a", "chamfer"), _Cloud(fb, "b", "chamfer")
+    la, lb = _pair_lengths(ca, cb, a_lengths, b_lengths, ("a", "b", "a_lengths", "b_lengths"))
+    la = torch.full((ca.batch,), ca.n, device=fa.device) if la is None else la
+    lb = torch.full((cb.batch,), cb.n, device=fb.device) if lb is None else lb
+    with torch.no_grad():
+        ia, _, ib, _ = chamfer_nearest(fa, fb, a_lengths=la, b_lengths=lb)
+
+    def direction(x, y, idx, lx, ly):
+        d2 = ((x - _gather(y, idx.clamp(min=0))) ** 2).sum(-1)
+        if distance == "euclidean":  # sqrt with a finite gradient at 0
+            pos = d2 > 0
+            d2 = torch.where(pos, torch.sqrt(torch.where(pos, d2, torch.ones_like(d2))),
+                             torch.zeros_like(d2))
+        # a point with no other cloud to be near: +inf
+        d2 = torch.where((ly > 0).unsqueeze(-1), d2, torch.full_like(d2, math.inf))
+        mean, keep = _masked_mean(d2, lx)
+        return mean if points == "mean" else torch.where(keep, d2, torch.zeros_like(d2)).sum(-1)
+    per_pair = direction(a, b, ia, la, lb)
+    if directions != "forward":
+        per_pair = per_pair + direction(b, a, ib, lb, la)
         if directions == "average":
             per_pair = per_pair / 2
     return _reduce(per_pair, reduction, "chamfer")

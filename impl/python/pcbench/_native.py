@@ -38,7 +38,8 @@ class Task(ctypes.Structure):
                 ("nq", ctypes.c_int64), ("m", ctypes.c_int64), ("start", ctypes.c_int64),
                 ("k", ctypes.c_int64), ("radius", ctypes.c_double), ("select", ctypes.c_int32),
                 ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
-                ("memory", ctypes.c_int), ("stream", ctypes.c_void_p)]
+                ("memory", ctypes.c_int), ("stream", ctypes.c_void_p),
+                ("lengths_a", ctypes.c_void_p), ("lengths_b", ctypes.c_void_p)]
 
 
 class Result(ctypes.Structure):

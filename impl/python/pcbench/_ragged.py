@@ -1,0 +1,96 @@
+"""Ragged batches: clouds of different sizes in one call, PyTorch3D's
+layout (a padded (B, N, 3) tensor and the B lengths), and converters from
+the other layouts: torch_cluster's batch vector, pointops' offsets,
+packed points.
+
+A call with lengths runs every cloud as the call on that cloud alone: the
+library goes cloud by cloud for CPU inputs, and reads the lengths on the
+GPU where its CUDA implementation does (FPS); other CUDA calls run here one
+cloud at a time (they read the lengths on the host: one wait, and no CUDA
+graph capture). Answers keep the padded shape; beyond a cloud's own answer
+they hold padding: index -1, squared distance +inf, count 0. A pair with an
+empty cloud has a NaN chamfer or EMD value (a mean of no terms), never 0.
+"""
+from . import _native as _n
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def lengths_from_batch(batch, size=None):
+    """torch_cluster's sorted batch vector (cloud id of every packed point)
+    -> lengths (size clouds; default: the largest id + 1)."""
+    torch = _torch()
+    if batch.dim() != 1:
+        raise ValueError("pcbench.lengths_from_batch: batch must be 1-D, not %s"
+                         % (tuple(batch.shape),))
+    if batch.numel() and bool((batch[1:] < batch[:-1]).any()):
+        raise ValueError("pcbench.lengths_from_batch: batch must be sorted (torch_cluster's "
+                         "layout)")
+    if batch.numel() and int(batch[0]) < 0:
+        raise ValueError("pcbench.lengths_from_batch: batch holds a negative cloud id")
+    return torch.bincount(batch.long(), minlength=0 if size is None else int(size))[
+        :None if size is None else int(size)]
+
+
+def lengths_from_offsets(offsets):
+    """pointops' cumulative int32 offsets (the end of every cloud in the
+    packed points) -> lengths; a decreasing or negative offset is refused
+    (pointops reads out of bounds there)."""
+    torch = _torch()
+    if offsets.dim() != 1:
+        raise ValueError("pcbench.lengths_from_offsets: offsets must be 1-D")
+    o = offsets.long()
+    lengths = torch.diff(o, prepend=o.new_zeros(1))
+    if o.numel() and bool((lengths < 0).any()):
+        raise ValueError("pcbench.lengths_from_offsets: offsets must be non-decreasing and "
+                         ">= 0 (pointops' cumulative ends)")
+    return lengths
+
+
+def to_padded(points, lengths, pad_value=0.0):
+    """Packed points (sum of lengths, 3) -> a padded (B, max length, 3)
+    tensor for pcbench's calls (pad_value in the padding, never read)."""
+    torch = _torch()
+    lengths = lengths.long().to(points.device)
+    count = int(lengths.sum()) if lengths.numel() else 0
+    if points.dim() != 2 or points.shape[-1] != 3 or points.shape[0] != count:
+        raise ValueError("pcbench.to_padded: points must be (%d, 3) for these lengths, not %s"
+                         % (count, tuple(points.shape)))
+    width = max(int(lengths.max()) if lengths.numel() else 0, 1)
+    out = points.new_full((lengths.numel(), width, 3), pad_value)
+    cloud = torch.repeat_interleave(torch.arange(lengths.numel(), device=points.device), lengths)
+    start = torch.cumsum(lengths, 0) - lengths
+    slot = torch.arange(count, device=points.device) - start[cloud]
+    out[cloud, slot] = points
+    return out
+
+
+def as_lengths(lengths, cloud, name, limit):
+    """lengths as an int64 array beside cloud (its kind and device), checked
+    on the host where that costs no wait (CPU tensors, numpy)."""
+    if cloud.kind == "torch":
+        torch = _torch()
+        if not isinstance(lengths, torch.Tensor):
+            lengths = torch.as_tensor(lengths)
+        out = lengths.to(device=cloud.device, dtype=torch.int64).contiguous()
+    else:
+        import numpy
+        out = numpy.ascontiguousarray(numpy.asarray(lengths, dtype="int64"))
+    if tuple(out.shape) != (cloud.batch,):
+        raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
+                         % (cloud.fn, name, cloud.batch, tuple(out.shape)))
+    if not cloud.cuda:
+        bad = [i for i, v in enumerate(out.tolist()) if not 0 <= v <= limit]
+        if bad:
+            raise ValueError("pcbench.%s: %s[%d] = %d is outside 0..%d"
+                             % (cloud.fn, name, bad[0], int(out[bad[0]]), limit))
+    return out
+
+
+def needs_host_loop(error):
+    """Whether a CUDA call failed only because no CUDA implementation reads
+    ragged lengths on the device."""
+    return isinstance(error, _n.PcbenchError) and "ragged" in str(error)
