@@ -323,6 +323,35 @@ __global__ void finite_copy_kernel(float *dst, const float *src, int64_t count, 
     }
 }
 
+extern "C" int pcb_cuda_smem_at_least(const void *kernel, size_t bytes)
+{
+    enum { KERNELS = 64 };
+    static struct {
+        const void *kernel;
+        int device;
+        size_t bytes;
+    } set[KERNELS];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int device = 0;
+    PCB_CUDA_TRY(cudaGetDevice(&device));
+    pthread_mutex_lock(&lock);
+    int at = -1;
+    for (int i = 0; i < KERNELS && at < 0; i++)
+        if (!set[i].kernel || (set[i].kernel == kernel && set[i].device == device))
+            at = i;
+    cudaError_t e = cudaSuccess;
+    if (at < 0 || !set[at].kernel || bytes > set[at].bytes) {
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        if (e == cudaSuccess && at >= 0) {
+            set[at].kernel = kernel, set[at].device = device;
+            set[at].bytes = bytes;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return e == cudaSuccess ? PCB_OK
+                            : pcb_cuda_fail(e, "cudaFuncSetAttribute", __FILE__, __LINE__);
+}
+
 __device__ static inline float finite_or_0(float v, float limit, int32_t *finite)
 {
     const bool keep = fabsf(v) <= limit;

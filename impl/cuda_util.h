@@ -94,6 +94,12 @@ int pcb_cuda_cache_take(const pcb_cuda_maker *m, const pcb_task *t, void **state
 /* Give it back once its work is queued on stream (slot -1: nothing). */
 int pcb_cuda_cache_give(int slot, cudaStream_t stream);
 
+/* cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes) on the
+ * current device, never lowering what an earlier call set: the attribute
+ * belongs to the kernel, not to a state, so a state sized for less must not
+ * shrink it under a cached state sized for more (its launch would fail). */
+int pcb_cuda_smem_at_least(const void *kernel, size_t bytes);
+
 /* dst = src with every coordinate that is not finite or beyond +-limit
  * replaced by 0 (and *finite set to 0 then, when finite is not NULL),
  * queued on stream: device runs compute on clouds that cannot send a kernel

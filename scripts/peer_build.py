@@ -84,8 +84,10 @@ PEERS = [
     },
     {
         "name": "pointnet2_ops",
-        "what": "pointnet2_ops furthest_point_sample (CUDA), the classic kernel's original, and "
-                "three_nn (PointNet++'s feature propagation) and ball_query (its grouping)",
+        "what": "pointnet2_ops furthest_point_sample (CUDA), the classic kernel's original, "
+                "three_nn and three_interpolate (PointNet++'s feature propagation), ball_query, "
+                "group_points and gather_points (its grouping; with their gradients, for the "
+                "whole-network step)",
         "version": "commit b5ceb6d9ca0467ea34beb81023f96ee82228f626 (2021-07-30)",
         "archive": "Pointnet2_PyTorch-b5ceb6d9ca0467ea34beb81023f96ee82228f626.tar.gz",
         "url": "https://github.com/erikwijmans/Pointnet2_PyTorch/archive/"
@@ -93,7 +95,8 @@ PEERS = [
         "root": "Pointnet2_PyTorch-b5ceb6d9ca0467ea34beb81023f96ee82228f626/pointnet2_ops_lib/"
                 "pointnet2_ops/_ext-src",
         "sources": ["src/sampling.cpp", "src/sampling_gpu.cu", "src/interpolate.cpp",
-                    "src/interpolate_gpu.cu", "src/ball_query.cpp", "src/ball_query_gpu.cu"],
+                    "src/interpolate_gpu.cu", "src/ball_query.cpp", "src/ball_query_gpu.cu",
+                    "src/group_points.cpp", "src/group_points_gpu.cu"],
         "includes": ["include"],
         "binding": "pointnet2_ops.cpp",
         "defines": [],

@@ -318,6 +318,21 @@ def test_cuda_fps_equals_host_path(b, n, m):
 
 
 @needs_cuda
+def test_cuda_cached_states_survive_smaller_ones():
+    """A state kept for large clouds runs again after a state for small ones
+    of the same kernel: the kernel's shared-memory limit is never lowered
+    under it (it was, and the large state's launch then failed)."""
+    big, small = cloud(40, 16, 16384), cloud(41, 16, 1024)
+    want = pcbench.fps(on_gpu(big), 1024).cpu().numpy()
+    pcbench.fps(on_gpu(small), 256)
+    assert (pcbench.fps(on_gpu(big), 1024).cpu().numpy() == want).all()
+    a, b = cloud(42, 1, 32), cloud(43, 1, 32)
+    first = pcbench.emd(on_gpu(a), on_gpu(b), 1e-2)[0].cpu().numpy()
+    pcbench.emd(on_gpu(cloud(44, 1, 20)), on_gpu(cloud(45, 1, 20)), 1e-2)
+    assert (pcbench.emd(on_gpu(a), on_gpu(b), 1e-2)[0].cpu().numpy() == first).all()
+
+
+@needs_cuda
 @pytest.mark.parametrize("b, n, nq", [(1, 120000, 120000), (3, 20000, 7000), (2, 100, 9)])
 def test_cuda_nn_equals_host_path(b, n, nq):
     ref, q = cloud(30 + n, b, n), cloud(31 + nq, b, nq)

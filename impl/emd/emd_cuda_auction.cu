@@ -284,8 +284,10 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->price, points * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->match, points * sizeof(int32_t));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
-        if (e == cudaSuccess && s->smem)
-            e = cudaFuncSetAttribute(kernel_for(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem);
+        /* never lowered: a cached state sized for more launches it too */
+        if (e == cudaSuccess && s->smem &&
+            pcb_cuda_smem_at_least((const void *)kernel_for(s), s->smem) != PCB_OK)
+            e = cudaErrorInvalidValue;
         s->ctas = e == cudaSuccess ? choose_ctas(s) : 1;
         if (e == cudaSuccess && t->n > SMEM_MAX_N) /* the state; a team's finish stages too */
             e = cudaMalloc((void **)&s->scratch,

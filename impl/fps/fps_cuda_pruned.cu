@@ -269,8 +269,9 @@ static int setup(pruned_state *s)
                 for (int taker = c < FPS_RUNS_CTAS_MAX; taker >= 0 && !chosen; taker--) {
                     if (!runs_size(s, c + taker, taker, shared, (size_t)optin))
                         continue;
-                    PCB_CUDA_TRY(cudaFuncSetAttribute(
-                        runs_kernel(s), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s->smem));
+                    if ((rc = pcb_cuda_smem_at_least((const void *)runs_kernel(s), s->smem)) !=
+                        PCB_OK)
+                        return rc;
                     int fit = 1 << 30;
                     if (c + taker > 1) {
                         cudaLaunchAttribute cluster;
@@ -298,8 +299,8 @@ static int setup(pruned_state *s)
         PCB_CUDA_TRY(cudaFuncSetAttribute(fps_sorted_codes,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)sizeof(block_sort::TempStorage)));
-    PCB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)s->smem));
+    if ((rc = pcb_cuda_smem_at_least(kernel, s->smem)) != PCB_OK)
+        return rc;
 
     const size_t batch = (size_t)t->batch, n = (size_t)t->n;
     s->end_bit = CODE_BITS;
