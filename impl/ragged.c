@@ -141,6 +141,24 @@ static void move_cloud(const pcb_task *t, int64_t i, pcb_result *whole, pcb_resu
         whole->has_price = 1;
 }
 
+/* A result for one cloud's own task with the arrays like has (the
+ * implementation or validator sees what the caller gave). */
+static int cloud_result(const pcb_task *cloud, const pcb_result *like, pcb_result *part)
+{
+    int rc = pcb_result_alloc(cloud, part);
+    if (rc != PCB_OK)
+        return rc;
+    if (!like->dist2)
+        free(part->dist2), part->dist2 = NULL;
+    if (!like->value)
+        free(part->value), part->value = NULL;
+    if (!like->price)
+        free(part->price), part->price = NULL;
+    if (!like->count)
+        free(part->count), part->count = NULL;
+    return PCB_OK;
+}
+
 /* The value of a pair with an empty cloud (the default chamfer convention;
  * EMD's mean matched distance): a mean of no terms. */
 static void empty_values(const pcb_task *t, int64_t i, pcb_result *out)
@@ -166,16 +184,8 @@ int pcb_ragged_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
         }
         pcb_result part;
         pcb_counters c;
-        if ((rc = pcb_result_alloc(&cloud, &part)) != PCB_OK)
+        if ((rc = cloud_result(&cloud, out, &part)) != PCB_OK)
             break;
-        if (!out->dist2) /* the implementation sees the arrays the caller gave */
-            free(part.dist2), part.dist2 = NULL;
-        if (!out->value)
-            free(part.value), part.value = NULL;
-        if (!out->price)
-            free(part.price), part.price = NULL;
-        if (!out->count)
-            free(part.count), part.count = NULL;
         double bound = out->bound ? out->bound[i] : NAN;
         part.bound = out->bound ? &bound : NULL;
         rc = pcb_run(impl, &cloud, &part, counters ? &c : NULL);
@@ -242,7 +252,7 @@ int pcb_ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_prom
             continue;
         }
         pcb_result part, want = {0};
-        int rc = pcb_result_alloc(&cloud, &part);
+        int rc = cloud_result(&cloud, answer, &part);
         if (rc == PCB_OK && reference && !(want.index = malloc(
                                               (size_t)pcb_answer_count(&cloud) * sizeof(int32_t))))
             rc = pcb_fail(PCB_ENOMEM, "judge: out of memory");
@@ -251,14 +261,6 @@ int pcb_ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_prom
             return rc;
         }
         pcb_result whole = *answer;
-        if (!answer->dist2)
-            free(part.dist2), part.dist2 = NULL;
-        if (!answer->value)
-            free(part.value), part.value = NULL;
-        if (!answer->price)
-            free(part.price), part.price = NULL;
-        if (!answer->count)
-            free(part.count), part.count = NULL;
         double bound = answer->bound ? answer->bound[i] : 0;
         part.bound = answer->bound ? &bound : NULL;
         part.has_price = answer->has_price;
