@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pcbench_judge.h"
+#include "ragged.h"
 
 pcb_promise pcb_promise_of(const pcb_impl *impl, const pcb_task *t)
 {
@@ -62,6 +63,12 @@ static void append(pcb_judgement *j, const char *fmt, const char *arg)
     snprintf(j->detail + len, sizeof j->detail - len, fmt, arg);
 }
 
+/* A ragged host task's answer: every cloud judged as its own task, the
+ * slots around its answer checked to be padding, a pair with an empty
+ * cloud to have a NaN value. */
+static int ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                        const int32_t *reference, pcb_judgement *j);
+
 int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
               const int32_t *reference, pcb_judgement *j)
 {
@@ -75,7 +82,7 @@ int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
     }
     if (t->memory == PCB_MEM_HOST && (t->lengths_a || t->lengths_b)) {
         int rc = pcb_task_check(t);
-        return rc == PCB_OK ? pcb_ragged_judge(t, answer, p, reference, j) : rc;
+        return rc == PCB_OK ? ragged_judge(t, answer, p, reference, j) : rc;
     }
     int rc = validate(t, answer, p, &j->rep);
     if (rc != PCB_OK) {
@@ -134,4 +141,79 @@ int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promis
     rc = pcb_judge(t, answer, p, rc == PCB_OK ? want : NULL, j);
     free(want);
     return rc;
+}
+
+static int ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                        const int32_t *reference, pcb_judgement *j)
+{
+    memset(j, 0, sizeof *j);
+    j->verdict = PCB_VERDICT_PASS;
+    j->rep.recall = j->rep.worst_ratio = j->rep.gap = j->rep.bound = -1;
+    j->rep.ok = 1;
+    int64_t clouds = 0;
+    for (int64_t i = 0; i < t->batch; i++) {
+        pcb_task cloud;
+        const int has = pcb_ragged_cloud(t, i, &cloud);
+        const int64_t slot = pcb_ragged_not_padding(t, i, answer);
+        if (slot >= 0) {
+            j->verdict = PCB_VERDICT_FAIL, j->rep.ok = 0;
+            snprintf(j->detail, sizeof j->detail,
+                     "cloud %lld: answer slot %lld beyond its %lld / %lld points is not padding",
+                     (long long)i, (long long)slot, (long long)cloud.n, (long long)cloud.nq);
+            return PCB_OK;
+        }
+        if (!has) {
+            const int valued = t->problem == PCB_CHAMFER || t->problem == PCB_EMD;
+            if (valued && answer->value && !isnan(answer->value[i])) {
+                j->verdict = PCB_VERDICT_FAIL, j->rep.ok = 0;
+                snprintf(j->detail, sizeof j->detail,
+                         "cloud %lld: a pair with an empty cloud has value %g, not NaN",
+                         (long long)i, answer->value[i]);
+                return PCB_OK;
+            }
+            continue;
+        }
+        pcb_result part, want = {0};
+        int rc = pcb_ragged_part(&cloud, answer, &part);
+        if (rc == PCB_OK && reference && !(want.index = malloc(
+                                              (size_t)pcb_answer_count(&cloud) * sizeof(int32_t))))
+            rc = pcb_fail(PCB_ENOMEM, "judge: out of memory");
+        if (rc != PCB_OK) {
+            pcb_result_free(&part);
+            return rc;
+        }
+        pcb_result whole = *answer;
+        double bound = answer->bound ? answer->bound[i] : 0;
+        part.bound = answer->bound ? &bound : NULL;
+        part.has_price = answer->has_price;
+        pcb_ragged_move(t, i, &whole, &part, 0);
+        if (reference) {
+            pcb_result ref_whole = {.index = (int32_t *)reference}, ref_part = {.index = want.index};
+            pcb_ragged_move(t, i, &ref_whole, &ref_part, 0);
+        }
+        pcb_judgement one;
+        rc = pcb_judge(&cloud, &part, p, want.index, &one);
+        part.bound = NULL;
+        pcb_result_free(&part);
+        free(want.index);
+        if (rc != PCB_OK)
+            return rc;
+        clouds++;
+        if (one.verdict == PCB_VERDICT_FAIL || (one.verdict == PCB_VERDICT_KNOWN &&
+                                                j->verdict == PCB_VERDICT_PASS)) {
+            const pcb_verdict v = one.verdict;
+            *j = one;
+            snprintf(j->detail, sizeof j->detail, "cloud %lld: %.280s", (long long)i, one.detail);
+            if (v == PCB_VERDICT_FAIL)
+                return PCB_OK;
+        } else if (j->verdict == PCB_VERDICT_PASS) {
+            j->compared = one.compared;
+            j->rep.gap = one.rep.gap > j->rep.gap ? one.rep.gap : j->rep.gap;
+            j->rep.bound = one.rep.bound > j->rep.bound ? one.rep.bound : j->rep.bound;
+        }
+    }
+    if (j->verdict == PCB_VERDICT_PASS)
+        snprintf(j->detail, sizeof j->detail, "%lld of %lld clouds judged one by one, padding "
+                 "checked", (long long)clouds, (long long)t->batch);
+    return PCB_OK;
 }

@@ -131,13 +131,6 @@ struct pcb_impl {
     int ragged;
 };
 
-/* A ragged host task run cloud by cloud: each cloud's own task through
- * impl's life cycle, its answer written into out, padding around it. */
-int pcb_ragged_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
-                   pcb_counters *counters);
-/* Cloud i of a ragged host task as a task of its own (batch 1, no lengths);
- * 0 when a cloud it needs is empty (then it has no task of its own). */
-int pcb_ragged_cloud(const pcb_task *t, int64_t i, pcb_task *cloud);
 
 /* The problem's reference (pcb_impl.reference), NULL if none was built. */
 const pcb_impl *pcb_reference(pcb_problem p);

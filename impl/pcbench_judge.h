@@ -96,11 +96,6 @@ const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p);
  * validator's error (j->detail says it too). */
 int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
               const int32_t *reference, pcb_judgement *j);
-/* pcb_judge of a ragged host task (pcb_judge calls it): every cloud judged
- * as its own task, the slots around its answer checked to be padding, a
- * pair with an empty cloud to have a NaN value. */
-int pcb_ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
-                     const int32_t *reference, pcb_judgement *j);
 /* pcb_judge with the reference's answer computed here when the rule applies
  * (a run of the reference: dp's time). */
 int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,

@@ -1,13 +1,14 @@
-/* ragged.c - ragged host tasks cloud by cloud: each cloud's own task, its
- * answer placed where the equal-size layout puts it, padding around it.
- * One mapping (segments) serves the run (scatter) and the judge (gather),
- * so the two cannot disagree on where a cloud's answer lives. */
+/* ragged.c - where each cloud of a ragged task has its answer: its own
+ * task, the slots of its answer in the equal-size layout, the padding
+ * around it. One mapping (segments) serves the run (run.c: scatter) and
+ * the judge (judge.c: gather), so the two cannot disagree; it calls
+ * neither. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench_judge.h"
+#include "ragged.h"
 
 int64_t pcb_cloud_size(const pcb_task *t, int which, int64_t i)
 {
@@ -97,7 +98,7 @@ static segments segments_of(const pcb_task *t, int64_t i)
 
 /* Padding over cloud i's slots in the whole result: index -1, dist2 +inf,
  * price 0, count 0. */
-static void pad_cloud(const pcb_task *t, int64_t i, pcb_result *out)
+void pcb_ragged_pad(const pcb_task *t, int64_t i, pcb_result *out)
 {
     const segments s = segments_of(t, i);
     for (int g = 0; g < 2; g++)
@@ -114,8 +115,8 @@ static void pad_cloud(const pcb_task *t, int64_t i, pcb_result *out)
 
 /* Copy cloud i's answer between the whole result and the cloud's own
  * (to_whole 1: into the whole). */
-static void move_cloud(const pcb_task *t, int64_t i, pcb_result *whole, pcb_result *part,
-                       int to_whole)
+void pcb_ragged_move(const pcb_task *t, int64_t i, pcb_result *whole, pcb_result *part,
+                     int to_whole)
 {
     const segments s = segments_of(t, i);
 #define MOVE(field, w, p, c)                                                                   \
@@ -143,7 +144,7 @@ static void move_cloud(const pcb_task *t, int64_t i, pcb_result *whole, pcb_resu
 
 /* A result for one cloud's own task with the arrays like has (the
  * implementation or validator sees what the caller gave). */
-static int cloud_result(const pcb_task *cloud, const pcb_result *like, pcb_result *part)
+int pcb_ragged_part(const pcb_task *cloud, const pcb_result *like, pcb_result *part)
 {
     int rc = pcb_result_alloc(cloud, part);
     if (rc != PCB_OK)
@@ -161,7 +162,7 @@ static int cloud_result(const pcb_task *cloud, const pcb_result *like, pcb_resul
 
 /* The value of a pair with an empty cloud (the default chamfer convention;
  * EMD's mean matched distance): a mean of no terms. */
-static void empty_values(const pcb_task *t, int64_t i, pcb_result *out)
+void pcb_ragged_empty(const pcb_task *t, int64_t i, pcb_result *out)
 {
     if (out->value)
         out->value[i] = NAN;
@@ -169,46 +170,8 @@ static void empty_values(const pcb_task *t, int64_t i, pcb_result *out)
         out->bound[i] = 0; /* the empty matching is optimal */
 }
 
-int pcb_ragged_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
-                   pcb_counters *counters)
-{
-    pcb_counters sum = {0, 0, 0};
-    int rc = PCB_OK, counted = 0;
-    for (int64_t i = 0; i < t->batch && rc == PCB_OK; i++) {
-        pcb_task cloud;
-        pad_cloud(t, i, out);
-        if (!pcb_ragged_cloud(t, i, &cloud)) {
-            if (t->problem == PCB_CHAMFER || t->problem == PCB_EMD)
-                empty_values(t, i, out);
-            continue;
-        }
-        pcb_result part;
-        pcb_counters c;
-        if ((rc = cloud_result(&cloud, out, &part)) != PCB_OK)
-            break;
-        double bound = out->bound ? out->bound[i] : NAN;
-        part.bound = out->bound ? &bound : NULL;
-        rc = pcb_run(impl, &cloud, &part, counters ? &c : NULL);
-        if (rc == PCB_OK) {
-            move_cloud(t, i, out, &part, 1);
-            if (counters && c.distance_evals >= 0) {
-                sum.distance_evals += c.distance_evals, sum.bids += c.bids;
-                sum.iterations += c.iterations, counted = 1;
-            }
-        }
-        part.bound = NULL;
-        pcb_result_free(&part);
-    }
-    if (counters) {
-        *counters = sum;
-        if (!counted)
-            counters->distance_evals = counters->bids = counters->iterations = -1;
-    }
-    return rc;
-}
-
 /* The first slot of cloud i outside its answer that is not padding, or -1. */
-static int64_t not_padding(const pcb_task *t, int64_t i, const pcb_result *r)
+int64_t pcb_ragged_not_padding(const pcb_task *t, int64_t i, const pcb_result *r)
 {
     const segments s = segments_of(t, i);
     for (int g = 0; g < 2; g++)
@@ -221,77 +184,3 @@ static int64_t not_padding(const pcb_task *t, int64_t i, const pcb_result *r)
     return -1;
 }
 
-int pcb_ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
-                     const int32_t *reference, pcb_judgement *j)
-{
-    memset(j, 0, sizeof *j);
-    j->verdict = PCB_VERDICT_PASS;
-    j->rep.recall = j->rep.worst_ratio = j->rep.gap = j->rep.bound = -1;
-    j->rep.ok = 1;
-    int64_t clouds = 0;
-    for (int64_t i = 0; i < t->batch; i++) {
-        pcb_task cloud;
-        const int has = pcb_ragged_cloud(t, i, &cloud);
-        const int64_t slot = not_padding(t, i, answer);
-        if (slot >= 0) {
-            j->verdict = PCB_VERDICT_FAIL, j->rep.ok = 0;
-            snprintf(j->detail, sizeof j->detail,
-                     "cloud %lld: answer slot %lld beyond its %lld / %lld points is not padding",
-                     (long long)i, (long long)slot, (long long)cloud.n, (long long)cloud.nq);
-            return PCB_OK;
-        }
-        if (!has) {
-            const int valued = t->problem == PCB_CHAMFER || t->problem == PCB_EMD;
-            if (valued && answer->value && !isnan(answer->value[i])) {
-                j->verdict = PCB_VERDICT_FAIL, j->rep.ok = 0;
-                snprintf(j->detail, sizeof j->detail,
-                         "cloud %lld: a pair with an empty cloud has value %g, not NaN",
-                         (long long)i, answer->value[i]);
-                return PCB_OK;
-            }
-            continue;
-        }
-        pcb_result part, want = {0};
-        int rc = cloud_result(&cloud, answer, &part);
-        if (rc == PCB_OK && reference && !(want.index = malloc(
-                                              (size_t)pcb_answer_count(&cloud) * sizeof(int32_t))))
-            rc = pcb_fail(PCB_ENOMEM, "judge: out of memory");
-        if (rc != PCB_OK) {
-            pcb_result_free(&part);
-            return rc;
-        }
-        pcb_result whole = *answer;
-        double bound = answer->bound ? answer->bound[i] : 0;
-        part.bound = answer->bound ? &bound : NULL;
-        part.has_price = answer->has_price;
-        move_cloud(t, i, &whole, &part, 0);
-        if (reference) {
-            pcb_result ref_whole = {.index = (int32_t *)reference}, ref_part = {.index = want.index};
-            move_cloud(t, i, &ref_whole, &ref_part, 0);
-        }
-        pcb_judgement one;
-        rc = pcb_judge(&cloud, &part, p, want.index, &one);
-        part.bound = NULL;
-        pcb_result_free(&part);
-        free(want.index);
-        if (rc != PCB_OK)
-            return rc;
-        clouds++;
-        if (one.verdict == PCB_VERDICT_FAIL || (one.verdict == PCB_VERDICT_KNOWN &&
-                                                j->verdict == PCB_VERDICT_PASS)) {
-            const pcb_verdict v = one.verdict;
-            *j = one;
-            snprintf(j->detail, sizeof j->detail, "cloud %lld: %.280s", (long long)i, one.detail);
-            if (v == PCB_VERDICT_FAIL)
-                return PCB_OK;
-        } else if (j->verdict == PCB_VERDICT_PASS) {
-            j->compared = one.compared;
-            j->rep.gap = one.rep.gap > j->rep.gap ? one.rep.gap : j->rep.gap;
-            j->rep.bound = one.rep.bound > j->rep.bound ? one.rep.bound : j->rep.bound;
-        }
-    }
-    if (j->verdict == PCB_VERDICT_PASS)
-        snprintf(j->detail, sizeof j->detail, "%lld of %lld clouds judged one by one, padding "
-                 "checked", (long long)clouds, (long long)t->batch);
-    return PCB_OK;
-}

@@ -10,6 +10,7 @@
 
 #include "../datasets/cloud.h"
 #include "../impl/pcbench_judge.h"
+#include "../impl/ragged.h"
 #include "testlib.h"
 
 enum { BATCH = 5, N = 48, NQ = 40, K = 6, M = 20 };
