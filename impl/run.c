@@ -38,7 +38,7 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
  * life cycle (pcb_run again, without lengths), its answer written into out
  * with padding around it. */
 static int ragged_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
-                   pcb_counters *counters)
+                      pcb_counters *counters)
 {
     pcb_counters sum = {0, 0, 0};
     int rc = PCB_OK, counted = 0;
@@ -141,6 +141,8 @@ int pcb_nn_index_build(const pcb_impl *impl, const pcb_task *t, int32_t *finite,
     *index = NULL;
     if (t->problem != PCB_NN || t->memory != PCB_MEM_DEVICE)
         return pcb_fail(PCB_EINVAL, "nn index: needs a device-resident NN task");
+    if (t->lengths_a || t->lengths_b)
+        return pcb_fail(PCB_EUNSUPPORTED, "nn index: no ragged batches");
     pcb_task check = *t;
     check.b = check.b ? check.b : check.a; /* the queries come later */
     int rc;

@@ -14,8 +14,9 @@ interpolation (events around each op call, a separate pass); and whether the
 two op sets sample the same indices and the same groups on the step's input.
 
 Ragged (ragged.json): 8 lidar-like sweeps of 60k-120k points, FPS of 4,096
-each, as one ragged call against one equal-size batch of the same points
-(8 clouds of the mean length) and against one call a cloud.
+each; 32 object clouds of 512-4,096 points, self-kNN (k = 16) and chamfer's
+nearest points; each as one ragged call against one equal-size batch of the
+same points (clouds of the mean length) and against one call a cloud.
 
 Needs a CUDA GPU and pointnet2_ops built (scripts/peer_build.py build).
 """
@@ -184,11 +185,45 @@ def ragged_figures(reps):
     loop_ms, _ = median_ms(lambda: [pcbench.fps(c, m) for c in singles], reps)
     got = pcbench.fps(padded, m, lengths=lens)
     same = all(bool((got[i] == pcbench.fps(singles[i], m)[0]).all()) for i in range(8))
-    return {"what": "FPS of 4,096 samples, 8 lidar-like sweeps of 60k-120k points",
-            "lengths": lengths, "ragged_ms": ragged_ms,
-            "equal_size_batch_ms": equal_ms, "equal_size_points": mean,
-            "one_call_a_cloud_ms": loop_ms, "ragged_over_equal": ragged_ms / equal_ms,
-            "each_cloud_equals_its_own_call": same}
+    rows = [{"what": "FPS of 4,096 samples, 8 lidar-like sweeps of 60k-120k points",
+             "lengths": lengths, "ragged_ms": ragged_ms,
+             "equal_size_batch_ms": equal_ms, "equal_size_points": mean,
+             "one_call_a_cloud_ms": loop_ms, "ragged_over_equal": ragged_ms / equal_ms,
+             "each_cloud_equals_its_own_call": same}]
+    # 32 object clouds of 512-4,096 points: self-kNN (k = 16) and chamfer
+    # against a second batch of the same sizes
+    lengths = [512 + (3584 * i) // 31 for i in range(32)]
+    a = [object_clouds(1, n, gen)[0] for n in lengths]
+    b = [object_clouds(1, n, gen)[0] for n in lengths]
+    pa, pb = torch.zeros(32, 4096, 3), torch.zeros(32, 4096, 3)
+    for i, n in enumerate(lengths):
+        pa[i, :n], pb[i, :n] = a[i], b[i]
+    mean = sum(lengths) // 32
+    ea, eb = (torch.cat(x)[:32 * mean].reshape(32, mean, 3).cuda() for x in (a, b))
+    pa, pb, lens = pa.cuda(), pb.cuda(), torch.tensor(lengths).cuda()
+    sa, sb = [x.cuda().unsqueeze(0) for x in a], [x.cuda().unsqueeze(0) for x in b]
+    calls = {
+        "self-kNN, k = 16": (lambda: pcbench.knn(pa, k=16, ref_lengths=lens),
+                             lambda: pcbench.knn(ea, k=16),
+                             lambda: [pcbench.knn(x, k=16) for x in sa],
+                             lambda i: pcbench.knn(pa, k=16, ref_lengths=lens)[0][i, :lengths[i]],
+                             lambda i: pcbench.knn(sa[i], k=16)[0][0]),
+        "chamfer nearest, both ways": (
+            lambda: pcbench.chamfer_nearest(pa, pb, a_lengths=lens, b_lengths=lens),
+            lambda: pcbench.chamfer_nearest(ea, eb),
+            lambda: [pcbench.chamfer_nearest(x, y) for x, y in zip(sa, sb)],
+            lambda i: pcbench.chamfer_nearest(pa, pb, a_lengths=lens,
+                                              b_lengths=lens)[0][i, :lengths[i]],
+            lambda i: pcbench.chamfer_nearest(sa[i], sb[i])[0][0])}
+    for what, (ragged, equal, loop, part, alone) in calls.items():
+        r_ms, e_ms, l_ms = (median_ms(f, reps)[0] for f in (ragged, equal, loop))
+        rows.append({"what": what + ", 32 object clouds of 512-4,096 points",
+                     "lengths": lengths, "ragged_ms": r_ms, "equal_size_batch_ms": e_ms,
+                     "equal_size_points": mean, "one_call_a_cloud_ms": l_ms,
+                     "ragged_over_equal": r_ms / e_ms,
+                     "each_cloud_equals_its_own_call": all(
+                         bool((part(i) == alone(i)).all()) for i in range(32))})
+    return rows
 
 
 def main():
@@ -222,9 +257,10 @@ def main():
     write_json(os.path.join(args.out, "pointnet2-steps.json"),
                {"env": env, "reps": args.reps, "rows": rows})
     ragged = ragged_figures(args.reps)
-    print("ragged: %s" % {k: v for k, v in ragged.items() if k != "lengths"}, flush=True)
+    for row in ragged:
+        print("ragged: %s" % {k: v for k, v in row.items() if k != "lengths"}, flush=True)
     write_json(os.path.join(args.out, "ragged.json"), {"env": env, "reps": args.reps,
-                                                        "ragged": ragged})
+                                                        "rows": ragged})
 
 
 if __name__ == "__main__":

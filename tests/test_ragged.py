@@ -168,3 +168,28 @@ def test_cuda_fps_reads_lengths_on_the_device():
     assert (gpu.cpu().numpy() == cpu).all()
     # a length the device reads as out of range: the asynchronous check says so
     assert pcbench.fps(torch.from_numpy(x).cuda(), 8, lengths=lengths).shape == (5, 8)
+
+
+@needs_cuda
+def test_cuda_reads_lengths_on_the_device(monkeypatch):
+    """FPS, nn, knn, chamfer and the chamfer loss read a ragged batch's
+    lengths on the GPU (cuda_pruned and the cuda_tiles kernels): no host
+    loop, and the answers equal the CPU's cloud-by-cloud ones."""
+    def no_loop(error):
+        raise AssertionError("a host loop ran: %s" % error)
+    monkeypatch.setattr(pcbench._r, "needs_host_loop", no_loop)
+    a, b = padded(12, LA, 64), padded(13, LB, 40)
+    la, lb = torch.tensor(LA).cuda(), torch.tensor(LB).cuda()
+    A, B = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()  # NaN padding: never read
+    pairs = [(pcbench.nn(A, B, ref_lengths=la, query_lengths=lb),
+              pcbench.nn(a, b, ref_lengths=LA, query_lengths=LB)),
+             (pcbench.knn(A, B, k=5, ref_lengths=la, query_lengths=lb),
+              pcbench.knn(a, b, k=5, ref_lengths=LA, query_lengths=LB)),
+             (pcbench.chamfer_nearest(A, B, a_lengths=la, b_lengths=lb),
+              pcbench.chamfer_nearest(a, b, a_lengths=LA, b_lengths=LB))]
+    for gpu, cpu in pairs:
+        for g, c in zip(gpu, cpu):
+            assert (g.cpu().numpy() == c).all()
+    loss = pcbench.chamfer(A, B, reduction="none", a_lengths=la, b_lengths=lb)
+    want = pcbench.chamfer(A.cpu(), B.cpu(), reduction="none", a_lengths=LA, b_lengths=LB)
+    assert torch.allclose(loss.cpu(), want, equal_nan=True)

@@ -118,6 +118,9 @@ int pcb_chamfer_backward(const pcb_task *t, const int32_t *index, const float *g
         return pcb_fail(PCB_EINVAL, "chamfer backward: needs a device-resident chamfer task");
     if (!index || !grad || !grad_a || !grad_b)
         return pcb_fail(PCB_EINVAL, "chamfer backward: missing index, gradient or output");
+    if (t->lengths_a || t->lengths_b)
+        return pcb_fail(PCB_EUNSUPPORTED, "chamfer backward: no ragged batches (the Python "
+                        "loss differentiates a ragged pair through PyTorch)");
 #ifdef PCB_HAVE_CUDA
     if ((rc = pcb_cuda_available()) != PCB_OK)
         return rc;

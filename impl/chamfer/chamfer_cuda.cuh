@@ -9,14 +9,25 @@
 
 enum { VALUE_THREADS = 256 };
 
+/* A ragged pair's length (a device array, or NULL: full); one outside
+ * 0..full reads as 0, as the search that flagged it read it. */
+static __device__ __forceinline__ int32_t chamfer_length(const int64_t *len, int64_t b,
+                                                         int32_t full)
+{
+    return !len ? full : len[b] < 0 || len[b] > full ? 0 : (int32_t)len[b];
+}
+
 /* One block a pair: the mean of A's squared distances plus the mean of
- * B's, summed in double (dist2: batch * n of A's, then batch * nq of B's). */
+ * B's, summed in double (dist2: batch * n of A's, then batch * nq of B's);
+ * a ragged pair over its own points (a mean over none: NaN). */
 static __global__ void __launch_bounds__(VALUE_THREADS)
-    chamfer_value_kernel(const float *dist2, int64_t batch, int32_t n, int32_t nq, double *value)
+    chamfer_value_kernel(const float *dist2, int64_t batch, int32_t n_all, int32_t nq_all,
+                         const int64_t *len_a, const int64_t *len_b, double *value)
 {
     __shared__ double part[2][VALUE_THREADS];
     const int64_t b = blockIdx.x;
-    const float *ab = dist2 + b * n, *ba = dist2 + batch * n + b * nq;
+    const float *ab = dist2 + b * n_all, *ba = dist2 + batch * n_all + b * nq_all;
+    const int32_t n = chamfer_length(len_a, b, n_all), nq = chamfer_length(len_b, b, nq_all);
     double sa = 0, sb = 0;
     for (int32_t i = (int32_t)threadIdx.x; i < n; i += VALUE_THREADS)
         sa += ab[i];
@@ -31,14 +42,16 @@ static __global__ void __launch_bounds__(VALUE_THREADS)
         __syncthreads();
     }
     if (threadIdx.x == 0)
-        value[b] = part[0][0] / n + part[1][0] / nq;
+        value[b] = part[0][0] / (double)n + part[1][0] / (double)nq;
 }
 
 static inline int chamfer_value_launch(const pcb_task *t, const float *dist2, double *value,
                                        cudaStream_t st)
 {
+    const bool device = t->memory == PCB_MEM_DEVICE; /* a host task's lengths are not here */
     chamfer_value_kernel<<<(unsigned)t->batch, VALUE_THREADS, 0, st>>>(
-        dist2, t->batch, (int32_t)t->n, (int32_t)t->nq, value);
+        dist2, t->batch, (int32_t)t->n, (int32_t)t->nq, device ? t->lengths_a : NULL,
+        device ? t->lengths_b : NULL, value);
     PCB_CUDA_LAUNCHED("chamfer_value_kernel");
     return PCB_OK;
 }

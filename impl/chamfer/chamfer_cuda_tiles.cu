@@ -28,8 +28,9 @@ static tiles_dirs both_dirs(const pcb_task *t, const float *a, const float *b, i
 {
     const int64_t first = t->batch * t->n;
     tiles_dirs d = {};
-    d.dir[0] = {b, a, (int32_t)t->nq, (int32_t)t->n, idx, dist2};
-    d.dir[1] = {a, b, (int32_t)t->n, (int32_t)t->nq, idx + first, dist2 + first};
+    d.dir[0] = tiles_direction(b, a, t->nq, t->n, idx, dist2, t->lengths_b, t->lengths_a);
+    d.dir[1] = tiles_direction(a, b, t->n, t->nq, idx + first, dist2 + first, t->lengths_a,
+                               t->lengths_b);
     return d;
 }
 
@@ -203,5 +204,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_tiles = {
     .device_ms = ct_device_ms,
     .run_device = ct_run_device,
     .device_index = NULL,
-    .ragged = 0,
+    .ragged = 1,
 };

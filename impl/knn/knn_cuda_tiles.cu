@@ -88,18 +88,23 @@ __device__ __forceinline__ void knn_merge(float (&d)[K], int32_t (&id)[K], const
  * hold the query's row) and written, K / T slots by each lane. */
 template <int K, int T>
 __global__ void __launch_bounds__(TILES_THREADS)
-    knn_tiles_kernel(const float *ref, const float *qry, int32_t n, int32_t nq, int32_t k,
-                     int32_t *idx, float *dist2, float limit, int32_t *finite)
+    knn_tiles_kernel(const float *ref, const float *qry, int32_t n_all, int32_t nq_all, int32_t k,
+                     int32_t *idx, float *dist2, float limit, int32_t *finite,
+                     const int64_t *ref_len, const int64_t *qry_len)
 {
     __shared__ float4 tile[TILES_TILE];
     const int part = (int)threadIdx.x % T;
     const int32_t i = (int32_t)((blockIdx.x * TILES_THREADS + threadIdx.x) / T);
     const size_t pair = blockIdx.y;
-    const float *r = ref + pair * (size_t)n * 3;
+    const float *r = ref + pair * (size_t)n_all * 3;
+    /* a ragged pair: its own points and queries (the rest is padding) */
+    const int32_t n = tiles_length(ref_len, pair, n_all, finite);
+    const int32_t nq = tiles_length(qry_len, pair, nq_all, finite);
     const int32_t c = i < nq ? i : nq - 1; /* spare lanes repeat the last query */
-    const float *q = qry + (pair * (size_t)nq + c) * 3;
-    const float qx = tiles_coord(q, limit, finite), qy = tiles_coord(q + 1, limit, finite),
-                qz = tiles_coord(q + 2, limit, finite);
+    const float *q = qry + (pair * (size_t)nq_all + (c > 0 ? c : 0)) * 3;
+    const float qx = c >= 0 ? tiles_coord(q, limit, finite) : 0.0f,
+                qy = c >= 0 ? tiles_coord(q + 1, limit, finite) : 0.0f,
+                qz = c >= 0 ? tiles_coord(q + 2, limit, finite) : 0.0f;
     const int32_t len = k < n ? k : n; /* <= K */
     constexpr int KNN_STEP = knn_pace<K>::step, KNN_BUF = knn_pace<K>::buf;
     float d[K], bound = INFINITY, bd[KNN_BUF];
@@ -164,9 +169,17 @@ __global__ void __launch_bounds__(TILES_THREADS)
         }
         knn_merge<K>(d, id, od, oi);
     }
-    if (i >= nq)
+    if (i >= nq_all)
         return;
-    const size_t row = (pair * (size_t)nq + i) * (size_t)k;
+    const size_t row = (pair * (size_t)nq_all + i) * (size_t)k;
+    if (i >= nq) { /* a ragged pair's padding query: a row of padding */
+        for (int32_t s = part; s < k; s += T) {
+            idx[row + s] = PCB_KNN_PAD;
+            if (dist2)
+                dist2[row + s] = INFINITY;
+        }
+        return;
+    }
 #pragma unroll
     for (int s = 0; s < K; s++)
         if (s % T == part && s < k) {
@@ -184,12 +197,13 @@ __global__ void __launch_bounds__(TILES_THREADS)
 template <int K, int T>
 static int tiles_kt_launch(const float *ref, const float *qry, int64_t batch, int64_t n,
                            int64_t nq, int64_t k, int32_t *idx, float *dist2, float limit,
-                           int32_t *finite, cudaStream_t st)
+                           int32_t *finite, const int64_t *const lengths[2], cudaStream_t st)
 {
     const int64_t per_block = TILES_THREADS / T;
     dim3 grid((unsigned)((nq + per_block - 1) / per_block), (unsigned)batch);
     knn_tiles_kernel<K, T><<<grid, TILES_THREADS, 0, st>>>(ref, qry, (int32_t)n, (int32_t)nq,
-                                                           (int32_t)k, idx, dist2, limit, finite);
+                                                           (int32_t)k, idx, dist2, limit, finite,
+                                                           lengths[0], lengths[1]);
     PCB_CUDA_LAUNCHED("knn_tiles_kernel");
     return PCB_OK;
 }
@@ -202,33 +216,49 @@ static int tiles_kt_launch(const float *ref, const float *qry, int64_t batch, in
 template <int K>
 static int tiles_k_launch(const float *ref, const float *qry, int64_t batch, int64_t n,
                           int64_t nq, int64_t k, int32_t *idx, float *dist2, float limit,
-                          int32_t *finite, cudaStream_t st)
+                          int32_t *finite, const int64_t *const lengths[2], cudaStream_t st)
 {
     int sms = 0, rc = tiles_sms(&sms);
     if (rc != PCB_OK)
         return rc;
     const int64_t queries = batch * nq, want = (int64_t)sms * 64 * 32 / 2;
     if constexpr (K >= 16) {
-        return tiles_kt_launch<K, 1>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+        return tiles_kt_launch<K, 1>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite,
+                                     lengths, st);
     } else {
         if (queries >= want || n < 2 * TILES_TILE)
-            return tiles_kt_launch<K, 1>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+            return tiles_kt_launch<K, 1>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite,
+                                         lengths, st);
         if (2 * queries >= want)
-            return tiles_kt_launch<K, 2>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
-        return tiles_kt_launch<K, 4>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+            return tiles_kt_launch<K, 2>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite,
+                                         lengths, st);
+        return tiles_kt_launch<K, 4>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite,
+                                     lengths, st);
     }
+}
+
+/* lengths: a ragged batch's (device arrays, read there), or NULL, NULL. */
+static int knn_tiles_ragged(const float *ref, const float *qry, int64_t batch, int64_t n,
+                            int64_t nq, int64_t k, int32_t *idx, float *dist2, float limit,
+                            int32_t *finite, const int64_t *const lengths[2], cudaStream_t st)
+{
+    const int64_t len = k < n ? k : n; /* the row kept; past it, padding as written */
+    int (*const launch)(const float *, const float *, int64_t, int64_t, int64_t, int64_t,
+                        int32_t *, float *, float, int32_t *, const int64_t *const[2],
+                        cudaStream_t) = len <= 4    ? tiles_k_launch<4>
+                                        : len <= 8  ? tiles_k_launch<8>
+                                        : len <= 16 ? tiles_k_launch<16>
+                                        : len <= 32 ? tiles_k_launch<32>
+                                                    : tiles_k_launch<64>;
+    return launch(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, lengths, st);
 }
 
 static int knn_tiles_launch(const float *ref, const float *qry, int64_t batch, int64_t n,
                             int64_t nq, int64_t k, int32_t *idx, float *dist2, float limit,
                             int32_t *finite, cudaStream_t st)
 {
-    const int64_t len = k < n ? k : n; /* the row kept; past it, padding as written */
-    return len <= 4    ? tiles_k_launch<4>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st)
-           : len <= 8  ? tiles_k_launch<8>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st)
-           : len <= 16 ? tiles_k_launch<16>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st)
-           : len <= 32 ? tiles_k_launch<32>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st)
-                       : tiles_k_launch<64>(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, st);
+    const int64_t *const none[2] = {NULL, NULL};
+    return knn_tiles_ragged(ref, qry, batch, n, nq, k, idx, dist2, limit, finite, none, st);
 }
 
 static int tiles_prepare(const pcb_task *t, void **state)
@@ -238,8 +268,10 @@ static int tiles_prepare(const pcb_task *t, void **state)
 
 static int tiles_run_device(const pcb_task *t, pcb_result *out)
 {
-    return knn_tiles_launch(t->a, t->b, t->batch, t->n, t->nq, t->k, out->index, out->dist2,
-                            (float)PCB_NN_MAX_COORD, out->finite, (cudaStream_t)t->stream);
+    const int64_t *const lengths[2] = {t->lengths_a, t->lengths_b};
+    return knn_tiles_ragged(t->a, t->b, t->batch, t->n, t->nq, t->k, out->index, out->dist2,
+                            (float)PCB_NN_MAX_COORD, out->finite, lengths,
+                            (cudaStream_t)t->stream);
 }
 
 extern "C" const pcb_impl pcb_knn_cuda_tiles = {
@@ -265,5 +297,5 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .device_ms = nn_cuda_device_ms,
     .run_device = tiles_run_device,
     .device_index = NULL,
-    .ragged = 0,
+    .ragged = 1,
 };

@@ -16,10 +16,11 @@ typedef struct {
 } tiles_state;
 
 static tiles_dirs one_dir(const float *ref, const float *qry, int64_t n, int64_t nq, int32_t *idx,
-                          float *dist2)
+                          float *dist2, const int64_t *ref_len = NULL,
+                          const int64_t *qry_len = NULL)
 {
     tiles_dirs d = {};
-    d.dir[0] = {ref, qry, (int32_t)n, (int32_t)nq, idx, dist2};
+    d.dir[0] = tiles_direction(ref, qry, n, nq, idx, dist2, ref_len, qry_len);
     return d;
 }
 
@@ -63,7 +64,8 @@ static int tiles_compute(void *state)
 /* A device-resident run: one launch on the caller's arrays and stream. */
 static int tiles_run_device(const pcb_task *t, pcb_result *out)
 {
-    tiles_dirs d = one_dir(t->a, t->b, t->n, t->nq, out->index, out->dist2);
+    tiles_dirs d = one_dir(t->a, t->b, t->n, t->nq, out->index, out->dist2, t->lengths_a,
+                           t->lengths_b); /* a ragged batch's lengths are read on the device */
     return tiles_launch(&d, 1, t->batch, (float)PCB_NN_MAX_COORD, out->finite,
                         (cudaStream_t)t->stream);
 }
@@ -153,5 +155,5 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .device_ms = nn_cuda_device_ms,
     .run_device = tiles_run_device,
     .device_index = &tiles_index_ops,
-    .ragged = 0,
+    .ragged = 1,
 };

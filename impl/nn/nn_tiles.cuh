@@ -25,13 +25,40 @@
 
 enum { TILES_THREADS = 128, TILES_TILE = 512 };
 
-/* One direction: every query of qry against ref, pair by pair. */
+/* One direction: every query of qry against ref, pair by pair; a ragged
+ * batch's pair takes its first ref_len[pair] points and qry_len[pair]
+ * queries (device arrays; NULL: all), its other rows padding (-1, +inf). */
 typedef struct {
     const float *ref, *qry; /* batch * n * 3, batch * nq * 3 */
     int32_t n, nq;
     int32_t *idx; /* batch * nq */
     float *dist2; /* batch * nq, may be NULL */
+    const int64_t *ref_len, *qry_len;
 } tiles_dir;
+
+static inline tiles_dir tiles_direction(const float *ref, const float *qry, int64_t n, int64_t nq,
+                                        int32_t *idx, float *dist2, const int64_t *ref_len,
+                                        const int64_t *qry_len)
+{
+    tiles_dir d = {ref, qry, (int32_t)n, (int32_t)nq, idx, dist2, ref_len, qry_len};
+    return d;
+}
+
+/* A pair's length: full without lengths; one outside 0..full is read as 0
+ * and clears *finite (the contract of every device run's bad input). */
+__device__ __forceinline__ int32_t tiles_length(const int64_t *len, size_t pair, int32_t full,
+                                                int32_t *finite)
+{
+    if (!len)
+        return full;
+    const int64_t v = len[pair];
+    if (v < 0 || v > full) {
+        if (finite)
+            *finite = 0;
+        return 0;
+    }
+    return (int32_t)v;
+}
 
 typedef struct {
     tiles_dir dir[2];
@@ -59,24 +86,26 @@ __global__ void __launch_bounds__(TILES_THREADS)
         return;
     const size_t pair = blockIdx.y;
     const float *ref = d.ref + pair * d.n * 3, *qry = d.qry + pair * d.nq * 3;
+    const int32_t n = tiles_length(d.ref_len, pair, d.n, finite);
+    const int32_t nq = tiles_length(d.qry_len, pair, d.nq, finite);
     float qx[Q], qy[Q], qz[Q], best[Q];
     int32_t besti[Q];
 #pragma unroll
     for (int k = 0; k < Q; k++) {
         const int32_t i = first + k * TILES_THREADS + (int32_t)threadIdx.x;
-        const int32_t c = i < d.nq ? i : d.nq - 1; /* spare lanes repeat the last query */
-        qx[k] = tiles_coord(qry + 3 * (size_t)c, limit, finite);
-        qy[k] = tiles_coord(qry + 3 * (size_t)c + 1, limit, finite);
-        qz[k] = tiles_coord(qry + 3 * (size_t)c + 2, limit, finite);
+        const int32_t c = i < nq ? i : nq - 1; /* spare lanes repeat the last query */
+        qx[k] = c >= 0 ? tiles_coord(qry + 3 * (size_t)c, limit, finite) : 0.0f;
+        qy[k] = c >= 0 ? tiles_coord(qry + 3 * (size_t)c + 1, limit, finite) : 0.0f;
+        qz[k] = c >= 0 ? tiles_coord(qry + 3 * (size_t)c + 2, limit, finite) : 0.0f;
         best[k] = INFINITY;
         besti[k] = 0;
     }
-    for (int32_t base = 0; base < d.n; base += TILES_TILE) {
+    for (int32_t base = 0; base < n; base += TILES_TILE) {
         __syncthreads(); /* the last tile's readers are done */
         for (int32_t j = (int32_t)threadIdx.x; j < TILES_TILE; j += TILES_THREADS) {
             const int32_t g = base + j;
             float4 p = make_float4(INFINITY, INFINITY, INFINITY, 0.0f); /* never nearer */
-            if (g < d.n)
+            if (g < n)
                 p = make_float4(tiles_coord(ref + 3 * (size_t)g, limit, finite),
                                 tiles_coord(ref + 3 * (size_t)g + 1, limit, finite),
                                 tiles_coord(ref + 3 * (size_t)g + 2, limit, finite), 0.0f);
@@ -99,10 +128,11 @@ __global__ void __launch_bounds__(TILES_THREADS)
 #pragma unroll
     for (int k = 0; k < Q; k++) {
         const int32_t i = first + k * TILES_THREADS + (int32_t)threadIdx.x;
-        if (i < d.nq) {
-            d.idx[pair * d.nq + i] = besti[k];
+        if (i < d.nq) { /* a ragged pair's padding rows, and rows with no reference: padding */
+            const bool answer = i < nq && n > 0;
+            d.idx[pair * d.nq + i] = answer ? besti[k] : -1;
             if (d.dist2)
-                d.dist2[pair * d.nq + i] = best[k];
+                d.dist2[pair * d.nq + i] = answer ? best[k] : INFINITY;
         }
     }
 }
