@@ -2,29 +2,46 @@
 """model_timing.py - a whole network's training step with pcbench's point ops
 against pointnet2_ops', and ragged batches against equal-size ones.
 
-    model_timing.py [--out results/<gpu>/models] [--reps 20]
+    model_timing.py --out results/<gpu>/models [--reps 20]
+                    [--parts steps,profile,completion,ragged]
 
-Models (examples/pointnet2.py; the same weights, batch and data for both op
-sets): PointNet++ SSG classification, 32 x 1,024 points (ModelNet-shaped:
-object surfaces), and MSG semantic segmentation, 16 x 16,384 points
-(ScanNet-shaped: a room block of floor, walls and boxes). For each: the
-training step (forward, cross-entropy, backward, SGD update) by CUDA events,
-median of --reps after warm-up; the forward's time in sampling, grouping and
-interpolation (events around each op call, a separate pass); and whether the
-two op sets sample the same indices and the same groups on the step's input.
+Models (steps, pointnet2-steps.json; examples/pointnet2.py; the same weights,
+batch and data for both op sets): PointNet++ SSG classification, 32 x 1,024
+points (ModelNet-shaped: object surfaces), and MSG semantic segmentation, 16 x
+16,384 points (ScanNet-shaped: a room block of floor, walls and boxes). For
+each: the training step (forward, cross-entropy, backward, SGD update) by CUDA
+events, median of --reps after warm-up, alone (the GPU idle before each) and
+in a loop (steps back to back, as training runs them: the host queues the
+next step while the GPU runs this one); the forward's time in sampling,
+grouping and interpolation (events around each op call, a separate pass);
+and whether the two op sets sample the same indices and the same groups on
+the step's input.
+
+Profile (pointnet2-profile.json): the MSG step's kernels by kind, the GPU's
+busy time against the span, the host's time to queue a step (alone and
+behind a GPU sleep: a step that waits for the GPU anywhere takes the sleep
+on top) and the host calls that wait.
+
+Completion (completion-steps.json; examples/completion.py): a folding
+decoder's step at 32 x 2,048 and 32 x 16,384 with pcbench's chamfer against
+chamfer3D's, and at 2,048 pcbench's certified EMD (1%, 5%) against MSN's
+auction at its training setting; the loss alone and its value on the same
+prediction.
 
 Ragged (ragged.json): 8 lidar-like sweeps of 60k-120k points, FPS of 4,096
 each; 32 object clouds of 512-4,096 points, self-kNN (k = 16) and chamfer's
 nearest points; each as one ragged call against one equal-size batch of the
 same points (clouds of the mean length) and against one call a cloud.
 
-Needs a CUDA GPU and pointnet2_ops built (scripts/peer_build.py build).
+Needs a CUDA GPU and pointnet2_ops built (scripts/peer_build.py build); chamfer3d and
+msn_emd for the completion losses (reported as not run without them).
 """
 import argparse
 import math
 import os
 import statistics
 import sys
+import time
 
 import torch
 
@@ -87,6 +104,25 @@ def median_ms(fn, reps, warmup=5):
     return statistics.median(times), times
 
 
+def loop_ms(fn, reps, warmup=5):
+    """fn run back to back, as a training loop runs its steps: no wait
+    between them, so the host queues the next step while the GPU runs this
+    one. Each step's time is between CUDA events around it (median of reps);
+    also the mean over the whole loop."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+    for start, end in events:
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) for s, e in events]
+    return statistics.median(times), times, events[0][0].elapsed_time(events[-1][1]) / reps
+
+
 class Timed:
     """An op set whose calls are bracketed by CUDA events (the share pass)."""
 
@@ -118,6 +154,7 @@ def model_figures(name, make, data, labels, backends, reps):
         opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
         step = lambda: pointnet2.train_step(model, opt, data, labels)  # noqa: E731
         ms, times = median_ms(step, reps)
+        loop, loop_times, loop_mean = loop_ms(step, reps)
         # the share: one more forward with every op bracketed
         timed = Timed(ops)
         for module in model.modules():
@@ -133,11 +170,13 @@ def model_figures(name, make, data, labels, backends, reps):
         per_op = {}
         for op, s, e in timed.events:
             per_op[op] = per_op.get(op, 0.0) + s.elapsed_time(e)
-        row[ops.name] = {"step_ms": ms, "step_ms_all": times,
+        row[ops.name] = {"step_ms": ms, "step_ms_all": times, "loop_step_ms": loop,
+                         "loop_step_ms_all": loop_times, "loop_mean_ms": loop_mean,
                          "forward_ms": fwd_start.elapsed_time(fwd_end),
                          "forward_point_ops_ms": per_op}
     a, b = backends
     row["speedup"] = row[b.name]["step_ms"] / row[a.name]["step_ms"]
+    row["loop_speedup"] = row[b.name]["loop_step_ms"] / row[a.name]["loop_step_ms"]
     return row
 
 
@@ -151,6 +190,200 @@ def same_semantics(pc, p2, data, npoint, radius, k):
             "fps_rows_differing": int((i1 != i2).any(1).sum()),
             "groups_identical": bool((g1 == g2).all()),
             "group_rows_differing": int((g1 != g2).any(-1).sum())}
+
+
+# Kernel names by what they do, for the profile of a step (first match wins).
+KERNEL_KINDS = [
+    ("point ops", ("fps", "farthest", "furthest", "tiles", "ball", "grid", "three_nn", "knn",
+                   "ragged", "distinct", "group_points", "gather_points", "three_interpolate",
+                   "pcb_")),
+    ("gather and scatter", ("gather", "scatter", "index", "embedding")),
+    ("convolution and GEMM", ("conv", "gemm", "xmma", "cutlass", "sm90", "sm80", "cudnn",
+                              "implicit", "wgrad", "dgrad")),
+    ("batch norm", ("batch_norm", "bn_", "welford", "batchnorm")),
+    ("reductions", ("reduce", "max", "amax", "sum", "nll", "softmax")),
+]
+
+
+def kernel_kind(name):
+    low = name.lower()
+    for kind, words in KERNEL_KINDS:
+        if any(w in low for w in words):
+            return kind
+    return "other elementwise and copies"
+
+
+# Host calls that wait for the GPU (or may), looked for in a step's profile.
+WAITS = ("aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::is_nonzero")
+WAIT_WORDS = ("Synchronize", "Free", "Malloc", "Memcpy")
+
+
+def host_ms(step, reps=10, sleep_ms=50):
+    """The host's time to queue a step, median of reps: alone, and behind a
+    GPU sleep of sleep_ms. A step that never waits for the GPU takes the same
+    host time in both; one that waits anywhere takes the sleep on top."""
+    cycles = int(sleep_ms * 1e-3 * 1.98e9)  # at an H100's 1,980 MHz; longer if slower
+    out = {}
+    for name, sleep in (("alone", False), ("behind_gpu_sleep", True)):
+        times = []
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            if sleep:
+                torch.cuda._sleep(cycles)
+            t0 = time.perf_counter()
+            step()
+            times.append((time.perf_counter() - t0) * 1e3)
+        out[name] = statistics.median(times)
+    torch.cuda.synchronize()
+    out["sleep_ms"] = sleep_ms
+    return out
+
+
+def step_profile(step, steps=3):
+    """Where a step's GPU time goes: every kernel of `steps` steps (after
+    warm-up) by kind, the top kernels, and how much of the span the GPU sat
+    idle waiting for the host (the union of kernel intervals against the span)."""
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    spans, kinds, names = [], {}, {}
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA or not e.name:
+            continue
+        start, end = e.time_range.start, e.time_range.end
+        if end <= start:
+            continue
+        spans.append((start, end))
+        us = (end - start) / steps
+        kind = kernel_kind(e.name)
+        kinds[kind] = kinds.get(kind, 0.0) + us
+        names[e.name[:90]] = names.get(e.name[:90], 0.0) + us
+    host = {}
+    for e in prof.key_averages():  # the host's share: pcbench's calls, and what waits
+        if e.key.startswith("pcbench::") or e.key in WAITS or (
+                e.key.startswith("cuda") and any(w in e.key for w in WAIT_WORDS)):
+            host[e.key] = {"calls": e.count / steps, "cpu_ms": e.cpu_time_total / steps / 1e3}
+    spans.sort()
+    busy, cur_s, cur_e = 0.0, None, None
+    for s_, e_ in spans:
+        if cur_e is None or s_ > cur_e:
+            if cur_e is not None:
+                busy += cur_e - cur_s
+            cur_s, cur_e = s_, e_
+        else:
+            cur_e = max(cur_e, e_)
+    if cur_e is not None:
+        busy += cur_e - cur_s
+    span = (spans[-1][1] - spans[0][0]) if spans else 0.0
+    top = sorted(names.items(), key=lambda kv: -kv[1])[:15]
+    return {"steps": steps, "gpu_busy_ms": busy / steps / 1e3, "span_ms": span / steps / 1e3,
+            "host_calls": host, "host_ms": host_ms(step),
+            "gpu_idle_share": 1 - busy / span if span else None,
+            "kernel_ms_by_kind": {k: v / 1e3 for k, v in sorted(kinds.items(),
+                                                                key=lambda kv: -kv[1])},
+            "top_kernels_ms": [[k, v / 1e3] for k, v in top]}
+
+
+def profiles(backends, data, labels):
+    """The MSG segmentation step's profile with each op set."""
+    torch.manual_seed(0)
+    weights = pointnet2.MSGSegmenter(backends[0]).state_dict()
+    out = {}
+    for ops in backends:
+        model = pointnet2.MSGSegmenter(ops).cuda()
+        model.load_state_dict(weights)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+        out[ops.name] = step_profile(lambda: pointnet2.train_step(model, opt, data, labels))
+        out[ops.name]["op_host_ms"] = op_waits(ops, data)
+    return out
+
+
+def op_waits(ops, xyz):
+    """Each point op of the first layer alone: its host time, and behind a
+    GPU sleep (host_ms): which op, if any, waits for the GPU."""
+    centres_idx = ops.fps(xyz, 1024)
+    xyz_t = xyz.transpose(1, 2).contiguous()
+    centres = ops.gather(xyz_t, centres_idx).transpose(1, 2).contiguous()
+    idx = ops.ball(xyz, centres, 0.1, 32)
+    d2, near = ops.three_nn(xyz, centres)
+    feats = torch.randn(xyz.shape[0], 32, 1024, device=xyz.device)
+    calls = {"fps": lambda: ops.fps(xyz, 1024), "gather": lambda: ops.gather(xyz_t, centres_idx),
+             "ball": lambda: ops.ball(xyz, centres, 0.1, 32),
+             "group": lambda: ops.group(xyz_t, idx), "three_nn": lambda: ops.three_nn(xyz, centres),
+             "interpolate": lambda: ops.interpolate(feats, near, torch.softmax(-d2, -1))}
+    out = {}
+    for name, call in calls.items():
+        call()
+        out[name] = host_ms(call, reps=5, sleep_ms=20)
+    return out
+
+
+def partial_of(complete):
+    """A partial scan of each cloud: the half of its points on one side of a
+    plane through its centre (the side is the cloud's own)."""
+    b, n, _ = complete.shape
+    normal = torch.nn.functional.normalize(torch.randn(b, 1, 3, generator=torch.Generator()
+                                                       .manual_seed(3)), dim=-1)
+    normal = normal.to(complete.device)
+    side = ((complete - complete.mean(1, keepdim=True)) * normal).sum(-1)
+    keep = side.argsort(dim=1)[:, : n // 2]
+    return complete.gather(1, keep.unsqueeze(-1).expand(-1, -1, 3)).contiguous()
+
+
+def completion_figures(reps, emd_sizes=(2048,)):
+    """A completion network's step (examples/completion.py) at 32 x 2,048 and
+    32 x 16,384 with each loss: pcbench's chamfer against chamfer3D's (the same
+    convention, the value compared), and at emd_sizes pcbench's certified EMD
+    (1% and 5%) against MSN's auction at its training setting; the loss's own
+    forward + backward timed alone on the network's first prediction."""
+    import completion
+    from peers.adapters.built import chamfer3d_distances, msn_emd_distances
+    c3d, why_c = peer_build.load("chamfer3d")
+    msn, why_m = peer_build.load("msn_emd")
+    losses = {"pcbench chamfer": pcbench.chamfer}
+    if c3d is not None:
+        losses["chamfer3D"] = lambda p, t: sum(d.mean() for d in chamfer3d_distances(c3d, p, t))
+    emd = {"pcbench EMD certified 1%": lambda p, t: completion.emd_certified(p, t, 0.01),
+           "pcbench EMD certified 5%": lambda p, t: completion.emd_certified(p, t, 0.05)}
+    if msn is not None:
+        emd["MSN EMD training setting (eps 0.005, 50 iterations)"] = (
+            lambda p, t: msn_emd_distances(msn, p, t, 0.005, 50).clamp(min=0).sqrt().mean())
+    gen = torch.Generator().manual_seed(5)
+    rows = []
+    for n in (2048, 16384):
+        complete = object_clouds(32, n, gen).cuda()
+        partial = partial_of(complete)
+        torch.manual_seed(0)
+        weights = completion.FoldingCompletion(n).state_dict()
+        chosen = dict(losses, **(emd if n in emd_sizes else {}))
+        for name, loss_fn in chosen.items():
+            model = completion.FoldingCompletion(n).cuda()
+            model.load_state_dict(weights)
+            opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+            step = lambda: completion.train_step(model, opt, partial, complete,  # noqa: E731
+                                                 loss_fn)
+            ms, times = median_ms(step, reps)
+            with torch.no_grad():
+                pred = model(partial).detach()
+            leaf = pred.clone().requires_grad_()
+
+            def loss_alone():
+                leaf.grad = None
+                loss_fn(leaf, complete).backward()
+            loss_ms, _ = median_ms(loss_alone, reps)
+            rows.append({"batch": 32, "points": n, "loss": name, "step_ms": ms,
+                         "step_ms_all": times, "loss_forward_backward_ms": loss_ms,
+                         "loss_share_of_step": loss_ms / ms,
+                         "loss_value_on_prediction": float(loss_fn(pred, complete))})
+            print("completion 32 x %d, %s: step %.2f ms, loss alone %.2f ms, value %.5f" % (
+                n, name, ms, loss_ms, rows[-1]["loss_value_on_prediction"]), flush=True)
+    missing = {k: w for k, w in (("chamfer3d", why_c), ("msn_emd", why_m)) if w}
+    return rows, missing
 
 
 def lidar_sweeps(lengths, gen):
@@ -226,11 +459,19 @@ def ragged_figures(reps):
     return rows
 
 
+PARTS = ("steps", "profile", "completion", "ragged")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--parts", default=",".join(PARTS),
+                    help="which figures, comma-separated (default: %(default)s)")
     args = ap.parse_args()
+    parts = args.parts.split(",")
+    if any(p not in PARTS for p in parts):
+        sys.exit("model_timing: --parts takes %s" % ", ".join(PARTS))
     module, why = peer_build.load("pointnet2_ops")
     if module is None:
         sys.exit("model_timing: pointnet2_ops: %s" % why)
@@ -238,29 +479,46 @@ def main():
     gen = torch.Generator().manual_seed(1)
     env = gpu_env(torch)
     env["pointnet2_ops"] = module.build.get("version", "")
-    rows = []
     cls_data = object_clouds(32, 1024, gen).cuda()
     cls_labels = torch.randint(0, 40, (32,), generator=gen).cuda()
     seg_data = room_blocks(16, 16384, gen).cuda()
     seg_labels = torch.randint(0, 13, (16, 16384), generator=gen).cuda()
-    for name, make, data, labels, layer in [
-            ("PointNet++ SSG classification", pointnet2.SSGClassifier, cls_data, cls_labels,
-             (512, 0.2, 32)),
-            ("PointNet++ MSG segmentation", pointnet2.MSGSegmenter, seg_data, seg_labels,
-             (1024, 0.1, 32))]:
-        row = model_figures(name, make, data, labels, [pc, p2], args.reps)
-        row["semantics"] = same_semantics(pc, p2, data, *layer)
-        rows.append(row)
-        print("%s %d x %d: pcbench %.2f ms, pointnet2_ops %.2f ms a step (%.2fx); %s" % (
-            name, row["batch"], row["points"], row["pcbench"]["step_ms"],
-            row["pointnet2_ops"]["step_ms"], row["speedup"], row["semantics"]), flush=True)
-    write_json(os.path.join(args.out, "pointnet2-steps.json"),
-               {"env": env, "reps": args.reps, "rows": rows})
-    ragged = ragged_figures(args.reps)
-    for row in ragged:
-        print("ragged: %s" % {k: v for k, v in row.items() if k != "lengths"}, flush=True)
-    write_json(os.path.join(args.out, "ragged.json"), {"env": env, "reps": args.reps,
-                                                        "rows": ragged})
+    if "steps" in parts:
+        rows = []
+        for name, make, data, labels, layer in [
+                ("PointNet++ SSG classification", pointnet2.SSGClassifier, cls_data, cls_labels,
+                 (512, 0.2, 32)),
+                ("PointNet++ MSG segmentation", pointnet2.MSGSegmenter, seg_data, seg_labels,
+                 (1024, 0.1, 32))]:
+            row = model_figures(name, make, data, labels, [pc, p2], args.reps)
+            row["semantics"] = same_semantics(pc, p2, data, *layer)
+            rows.append(row)
+            print("%s %d x %d: pcbench %.2f ms, pointnet2_ops %.2f ms a step alone (%.2fx); "
+                  "in a loop %.2f and %.2f ms (%.2fx); %s" % (
+                      name, row["batch"], row["points"], row["pcbench"]["step_ms"],
+                      row["pointnet2_ops"]["step_ms"], row["speedup"],
+                      row["pcbench"]["loop_step_ms"], row["pointnet2_ops"]["loop_step_ms"],
+                      row["loop_speedup"], row["semantics"]), flush=True)
+        write_json(os.path.join(args.out, "pointnet2-steps.json"),
+                   {"env": env, "reps": args.reps, "rows": rows})
+    if "profile" in parts:
+        prof = profiles([pc, p2], seg_data, seg_labels)
+        for name, p in prof.items():
+            print("MSG step profile, %s: GPU busy %.2f ms of a %.2f ms span; %s" % (
+                name, p["gpu_busy_ms"], p["span_ms"],
+                {k: round(v, 2) for k, v in p["kernel_ms_by_kind"].items()}), flush=True)
+        write_json(os.path.join(args.out, "pointnet2-profile.json"),
+                   {"env": env, "model": "PointNet++ MSG segmentation 16 x 16384", "ops": prof})
+    if "completion" in parts:
+        rows, missing = completion_figures(args.reps)
+        write_json(os.path.join(args.out, "completion-steps.json"),
+                   {"env": env, "reps": args.reps, "rows": rows, "not_run": missing})
+    if "ragged" in parts:
+        ragged = ragged_figures(args.reps)
+        for row in ragged:
+            print("ragged: %s" % {k: v for k, v in row.items() if k != "lengths"}, flush=True)
+        write_json(os.path.join(args.out, "ragged.json"), {"env": env, "reps": args.reps,
+                                                            "rows": ragged})
 
 
 if __name__ == "__main__":

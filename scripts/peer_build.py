@@ -116,6 +116,20 @@ PEERS = [
         "edits": [("emd_cuda.cu",) + e for e in ATEN_1X],
     },
     {
+        "name": "chamfer3d",
+        "what": "ChamferDistancePytorch's chamfer3D (CUDA): the chamfer extension completion "
+                "networks vendor; squared nearest distances both ways, and their gradient",
+        "version": "commit 364c03c4ec5febc1e21068ffac362eca4a8f61d9 (2021-01-08)",
+        "archive": "ChamferDistancePytorch-364c03c4ec5febc1e21068ffac362eca4a8f61d9.tar.gz",
+        "url": "https://github.com/ThibaultGROUEIX/ChamferDistancePytorch/archive/"
+               "364c03c4ec5febc1e21068ffac362eca4a8f61d9.tar.gz",
+        "root": "ChamferDistancePytorch-364c03c4ec5febc1e21068ffac362eca4a8f61d9/chamfer3D",
+        "sources": ["chamfer_cuda.cpp", "chamfer3D.cu"],  # chamfer_cuda.cpp is its own binding
+        "binding": None,
+        "defines": [],
+        "edits": [("chamfer3D.cu",) + e for e in ATEN_1X],
+    },
+    {
         "name": "pytorch_emd",
         "what": "PyTorchEMD approxmatch and matchcost (CUDA): a value and a soft match",
         "version": "commit e5c0feb8c15741a858362f9c397d9ed4b8b1752b (2019-09-10)",

@@ -1,7 +1,7 @@
 """The peers by family (cpu, gpu, built from source, the user's own) and the list
 the runner chooses from, in the order the tables show them."""
 from .base import Peer
-from .built import (MsnEmd, Pointnet2Ball, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd,
+from .built import (Chamfer3dChamfer, MsnEmd, Pointnet2Ball, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd,
                     Pytorch3dBall, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn, Pytorch3dKnnK,
                     TorchClusterFps, TorchClusterKnn, TorchClusterKnnK, TorchClusterNearest,
                     TorchClusterRadius)
@@ -15,7 +15,7 @@ __all__ = ["PEERS", "Peer", "UserPeer"]
 PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), TorchCdist(), ScipyLSA(), PotEMD(),
          GeomlossSinkhorn(), TorchFps(), Pytorch3dFps(), TorchClusterFps(), Pointnet2Fps(), Pytorch3dKnn(),
          TorchClusterNearest(), TorchClusterKnn(), KeopsNN(), MsnEmd("eval"), MsnEmd("train"), PytorchEmd(),
-         TorchCdistChamfer(), Pytorch3dChamfer(), KeopsChamfer(), TorchCdistKnn(), Pytorch3dKnnK(),
+         TorchCdistChamfer(), Pytorch3dChamfer(), Chamfer3dChamfer(), KeopsChamfer(), TorchCdistKnn(), Pytorch3dKnnK(),
          TorchClusterKnnK(), KeopsKnn(), Pointnet2ThreeNN(), PcbenchPython("fps"), PcbenchPython("nn"),
          PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn"), TorchCdistBall(),
          Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball")]

@@ -107,6 +107,50 @@ class Pytorch3dChamfer(BuiltPeer):
         return chamfer_step(per_pair, a, b)
 
 
+def chamfer3d_distances(ext, x, y):
+    """chamfer3D's squared nearest distances both ways, (B, N) and (B, M), with
+    its gradient kernel as their backward: what its chamfer_3DDist module does
+    (outputs zeroed before its forward, as the module allocates them)."""
+    import torch
+
+    class Chamfer3d(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a, b = a.contiguous(), b.contiguous()
+            bsz, n, m = a.shape[0], a.shape[1], b.shape[1]
+            d1, d2 = a.new_zeros(bsz, n), a.new_zeros(bsz, m)
+            i1 = torch.zeros(bsz, n, dtype=torch.int32, device=a.device)
+            i2 = torch.zeros(bsz, m, dtype=torch.int32, device=a.device)
+            ext.forward(a, b, d1, d2, i1, i2)
+            ctx.save_for_backward(a, b, i1, i2)
+            return d1, d2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            a, b, i1, i2 = ctx.saved_tensors
+            ga, gb = torch.zeros_like(a), torch.zeros_like(b)
+            ext.backward(a, b, ga, gb, g1.contiguous(), g2.contiguous(), i1, i2)
+            return ga, gb
+    return Chamfer3d.apply(x, y)
+
+
+class Chamfer3dChamfer(BuiltPeer):
+    """ChamferDistancePytorch's chamfer3D as completion repositories call it: its
+    forward kernel both ways, dist1.mean + dist2.mean, its backward kernel."""
+    name, problem, build = "chamfer3d", "chamfer", "chamfer3d"
+    what = ("ChamferDistancePytorch chamfer3D (the extension completion repositories vendor): "
+            "its kernels both ways, squared-mean-sum; forward and backward")
+
+    def solve(self, st):
+        from .gpu import chamfer_step
+        a, b, _ = st
+
+        def per_pair(x, y):
+            d1, d2 = chamfer3d_distances(self.ext, x, y)
+            return d1.mean(1) + d2.mean(1)
+        return chamfer_step(per_pair, a, b)
+
+
 class TorchClusterPeer(BuiltPeer):
     build = "torch_cluster"
 
@@ -248,6 +292,35 @@ class TorchClusterRadius(FirstBallPeer):
         out = torch.full((bsz * m, k), -1, dtype=torch.int64, device=a.device)
         out[row, pos] = col - px[row // m]
         return list(out.view(bsz, m, k))
+
+
+def msn_emd_distances(ext, x, y, eps, iters):
+    """MSN's emdFunction: squared distances of its auction's pairs (B, n),
+    the gradient its backward kernel gives (to x only, as MSN's)."""
+    import torch
+
+    class MsnEmdFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a, b = a.contiguous(), b.contiguous()
+            bsz, n = a.shape[0], a.shape[1]
+            z = lambda *shape, t=torch.float32: torch.zeros(*shape, device=a.device,  # noqa: E731
+                                                            dtype=t)
+            i32 = torch.int32
+            dist, assignment, inv = z(bsz, n), z(bsz, n, t=i32) - 1, z(bsz, n, t=i32) - 1
+            ext.forward(a, b, dist, assignment, z(bsz, n), inv, z(bsz, n, t=i32), z(bsz, n),
+                        z(bsz, n), z(bsz * n, t=i32), z(512, t=i32), z(512, t=i32),
+                        z(512, t=i32), z(bsz * n, t=i32), eps, iters)
+            ctx.save_for_backward(a, b, assignment)
+            return dist
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b, assignment = ctx.saved_tensors
+            ga = torch.zeros_like(a)
+            ext.backward(a, b, ga, grad.contiguous(), assignment)
+            return ga, None
+    return MsnEmdFunction.apply(x, y)
 
 
 class MsnEmd(BuiltPeer):
