@@ -340,7 +340,7 @@ def completion_figures(reps, emd_sizes=(2048,)):
     32 x 16,384 with each loss: pcbench's chamfer against chamfer3D's (the same
     convention, the value compared), and at emd_sizes pcbench's certified EMD
     (1% and 5%) against MSN's auction at its training setting; the loss's own
-    forward + backward timed alone on the network's first prediction."""
+    forward + backward timed alone, and its value, on the untrained network's prediction (one for every loss)."""
     import completion
     from peers.adapters.built import chamfer3d_distances, msn_emd_distances
     c3d, why_c = peer_build.load("chamfer3d")
@@ -359,7 +359,10 @@ def completion_figures(reps, emd_sizes=(2048,)):
         complete = object_clouds(32, n, gen).cuda()
         partial = partial_of(complete)
         torch.manual_seed(0)
-        weights = completion.FoldingCompletion(n).state_dict()
+        first = completion.FoldingCompletion(n).cuda()
+        weights = first.state_dict()
+        with torch.no_grad():  # one prediction every loss's value is taken on
+            pred = first(partial)
         chosen = dict(losses, **(emd if n in emd_sizes else {}))
         for name, loss_fn in chosen.items():
             model = completion.FoldingCompletion(n).cuda()
@@ -368,8 +371,6 @@ def completion_figures(reps, emd_sizes=(2048,)):
             step = lambda: completion.train_step(model, opt, partial, complete,  # noqa: E731
                                                  loss_fn)
             ms, times = median_ms(step, reps)
-            with torch.no_grad():
-                pred = model(partial).detach()
             leaf = pred.clone().requires_grad_()
 
             def loss_alone():
