@@ -340,7 +340,8 @@ def completion_figures(reps, emd_sizes=(2048,)):
     32 x 16,384 with each loss: pcbench's chamfer against chamfer3D's (the same
     convention, the value compared), and at emd_sizes pcbench's certified EMD
     (1% and 5%) against MSN's auction at its training setting; the loss's own
-    forward + backward timed alone, and its value, on the untrained network's prediction (one for every loss)."""
+    forward + backward timed alone, and its value, on the untrained network's
+    prediction (one for every loss)."""
     import completion
     from peers.adapters.built import chamfer3d_distances, msn_emd_distances
     c3d, why_c = peer_build.load("chamfer3d")
