@@ -394,6 +394,26 @@ extern "C" int pcb_cuda_ragged_copy(float *dst, const float *src, int64_t batch,
     return PCB_OK;
 }
 
+extern "C" int pcb_cuda_upload_lengths(pcb_task *t, void **buffer, cudaStream_t stream)
+{
+    *buffer = NULL;
+    if (!t->lengths_a && !t->lengths_b)
+        return PCB_OK;
+    const size_t bytes = (size_t)t->batch * sizeof(int64_t);
+    int64_t *dev = NULL;
+    PCB_CUDA_TRY(cudaMalloc((void **)&dev, 2 * bytes));
+    *buffer = dev;
+    const int64_t *host[2] = {t->lengths_a, t->lengths_b};
+    const int64_t **field[2] = {&t->lengths_a, &t->lengths_b};
+    for (int i = 0; i < 2; i++)
+        if (host[i]) {
+            PCB_CUDA_TRY(cudaMemcpyAsync(dev + i * t->batch, host[i], bytes,
+                                         cudaMemcpyHostToDevice, stream));
+            *field[i] = dev + i * t->batch;
+        }
+    return PCB_OK;
+}
+
 extern "C" int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limit,
                                     int32_t *finite, cudaStream_t stream)
 {

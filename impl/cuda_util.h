@@ -114,6 +114,12 @@ int pcb_cuda_finite_copy(float *dst, const float *src, int64_t count, float limi
 int pcb_cuda_ragged_copy(float *dst, const float *src, int64_t batch, int64_t n,
                          const int64_t *lengths, int64_t fill, float limit, int32_t *finite,
                          int32_t *used, cudaStream_t stream);
+/* Prepare's upload of a ragged host task's lengths, for an implementation
+ * that reads them on the device: one allocation (*buffer, cudaFree it) with
+ * both arrays, copied on stream, and task's lengths_a / lengths_b pointed
+ * there (task: the state's own copy). Nothing without lengths. The copies
+ * read the caller's arrays: sync before prepare returns. */
+int pcb_cuda_upload_lengths(pcb_task *task, void **buffer, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

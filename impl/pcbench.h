@@ -116,9 +116,10 @@ typedef struct {
  * a "sum" chamfer convention, the distances to an empty cloud are +inf),
  * never a silent 0. The lengths live where the clouds do (device memory for
  * a device task, read there: a length outside 0..n is read as 0, and
- * finite set to 0). Host tasks run cloud by cloud through any
- * implementation; device tasks need one that reads lengths itself
- * (pcb_impl_ragged; the others say PCB_EUNSUPPORTED).
+ * finite set to 0). An implementation that reads lengths itself
+ * (pcb_impl_ragged) takes a ragged batch whole, on host or device memory;
+ * the others run a host task one cloud at a time and say PCB_EUNSUPPORTED
+ * to a device one.
  */
 typedef struct {
     pcb_problem problem;
@@ -243,7 +244,7 @@ int pcb_best(const pcb_task *t, const pcb_impl **out);
 int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out);
 /* An implementation's name (for bindings that hold pcb_impl opaque). */
 const char *pcb_impl_name(const pcb_impl *impl);
-/* 1 when it reads a ragged task's lengths itself, on device memory too. */
+/* 1 when it reads a ragged task's lengths itself (host and device memory). */
 int pcb_impl_ragged(const pcb_impl *impl);
 /* The size of cloud i of a (which 0) or b (which 1): its length in a
  * ragged host task, else n or nq. */

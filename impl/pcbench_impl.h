@@ -125,11 +125,28 @@ struct pcb_impl {
     int (*run_device)(const pcb_task *task, pcb_result *out);
     /* NN: an index kept on the device between searches; NULL if none. */
     const pcb_index_ops *device_index;
-    /* 1: run_device reads a ragged task's lengths itself (device memory).
-     * Host runs of ragged tasks go cloud by cloud for every implementation
-     * (pcb_ragged_run), so this flag is about device tasks only. */
+    /* 1: it reads a ragged task's lengths itself: run_device on device
+     * memory, prepare (which uploads them) and compute on host memory. The
+     * others take a ragged host task cloud by cloud (pcb_each_*) and no
+     * ragged device task. */
     int ragged;
 };
+
+/* A ragged host task cloud by cloud through impl's life cycle (an
+ * implementation that does not read lengths): each non-empty cloud its own
+ * task and state, every phase over all of them; fetch writes each cloud's
+ * answer where the equal-size layout puts it, padding around it, and an
+ * empty pair's values (ragged.c). pcb_run runs it whole for such an
+ * implementation; the harness times its phases. device_ms: the clouds'
+ * device times summed. */
+typedef struct pcb_each pcb_each;
+int pcb_each_prepare(const pcb_impl *impl, const pcb_task *t, pcb_each **out);
+int pcb_each_compute(pcb_each *e);
+int pcb_each_sync(pcb_each *e);
+int pcb_each_fetch(pcb_each *e, pcb_result *out);
+int pcb_each_counters(pcb_each *e, pcb_counters *out);
+int pcb_each_device_ms(pcb_each *e, double *ms);
+void pcb_each_release(pcb_each *e);
 
 
 /* The problem's reference (pcb_impl.reference), NULL if none was built. */

@@ -6,8 +6,8 @@
 #include "pcbench_judge.h"
 #include "ragged.h"
 
-static int ragged_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
-                      pcb_counters *counters);
+static int each_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
+                    pcb_counters *counters);
 
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counters *counters)
 {
@@ -20,8 +20,8 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
         return rc;
     if (t->memory == PCB_MEM_DEVICE)
         return impl->run_device(t, out); /* queued on the task's stream, not waited for */
-    if (t->lengths_a || t->lengths_b)
-        return ragged_run(impl, t, out, counters);
+    if ((t->lengths_a || t->lengths_b) && !impl->ragged)
+        return each_run(impl, t, out, counters);
     if ((rc = impl->prepare(t, &state)) == PCB_OK && (rc = impl->compute(state)) == PCB_OK &&
         (!impl->sync || (rc = impl->sync(state)) == PCB_OK) &&
         (rc = impl->fetch(state, out)) == PCB_OK && counters) {
@@ -34,44 +34,18 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
     return rc;
 }
 
-/* A ragged host task cloud by cloud: each cloud's own task through impl's
- * life cycle (pcb_run again, without lengths), its answer written into out
- * with padding around it. */
-static int ragged_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
-                      pcb_counters *counters)
+/* A ragged host task cloud by cloud (an implementation that does not read
+ * lengths): pcb_each's phases. */
+static int each_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
+                    pcb_counters *counters)
 {
-    pcb_counters sum = {0, 0, 0};
-    int rc = PCB_OK, counted = 0;
-    for (int64_t i = 0; i < t->batch && rc == PCB_OK; i++) {
-        pcb_task cloud;
-        pcb_ragged_pad(t, i, out);
-        if (!pcb_ragged_cloud(t, i, &cloud)) {
-            if (t->problem == PCB_CHAMFER || t->problem == PCB_EMD)
-                pcb_ragged_empty(t, i, out);
-            continue;
-        }
-        pcb_result part;
-        pcb_counters c;
-        if ((rc = pcb_ragged_part(&cloud, out, &part)) != PCB_OK)
-            break;
-        double bound = out->bound ? out->bound[i] : NAN;
-        part.bound = out->bound ? &bound : NULL;
-        rc = pcb_run(impl, &cloud, &part, counters ? &c : NULL);
-        if (rc == PCB_OK) {
-            pcb_ragged_move(t, i, out, &part, 1);
-            if (counters && c.distance_evals >= 0) {
-                sum.distance_evals += c.distance_evals, sum.bids += c.bids;
-                sum.iterations += c.iterations, counted = 1;
-            }
-        }
-        part.bound = NULL;
-        pcb_result_free(&part);
-    }
-    if (counters) {
-        *counters = sum;
-        if (!counted)
-            counters->distance_evals = counters->bids = counters->iterations = -1;
-    }
+    pcb_each *e = NULL;
+    int rc = pcb_each_prepare(impl, t, &e);
+    if (rc == PCB_OK && (rc = pcb_each_compute(e)) == PCB_OK &&
+        (rc = pcb_each_sync(e)) == PCB_OK && (rc = pcb_each_fetch(e, out)) == PCB_OK &&
+        counters)
+        rc = pcb_each_counters(e, counters);
+    pcb_each_release(e);
     return rc;
 }
 

@@ -152,6 +152,19 @@ json_holds "the reference itself passes" "$tmp/t-omp,dp/testbox/quick/fps-unifor
     "[e['status'] for e in d['results'] if e['impl'] == 'dp'] == ['ok']"
 expect "ties fault is FPS only" 2 -- env PCBENCH_FAULT=ties:nn/naive "$tool" bench $q
 
+# A ragged configuration: an implementation that does not read lengths runs
+# one cloud at a time, is judged cloud by cloud, and says so; the stored
+# configuration names each cloud's length.
+expect "a ragged configuration" 0 -- "$tool" bench --suite ragged --machine testbox \
+    --filter chamfer/sphere/b32/n4096 --impl kdtree --reps 2 --results "$tmp/rag"
+f=$tmp/rag/testbox/ragged/chamfer-sphere-b32-n4096-q4096-ragged.json
+json_holds "judged cloud by cloud, one call a cloud" "$f" \
+    "[(e['status'], e['detail'].startswith('one call a cloud'), 'clouds judged one by one' in e['detail']) \
+      for e in d['results'] if e['impl'] == 'kdtree'] == [('ok', True, True)]"
+json_holds "the lengths stored" "$f" \
+    "d['config']['lengths'][0][0] == 512 and d['config']['lengths'][0][-1] == 4096 and \
+     d['config']['lengths'][1][0] == 4096"
+
 expect "tables from these results" 0 -- python3 scripts/tables.py "$res"
 if grep -q "## testbox" "$res/TABLES.md" && grep -q "fps/uniform/b1/n2000/m100" "$res/TABLES.md"; then
     ok

@@ -15,7 +15,7 @@
 
 
 static const char help[] =
-    "usage: pcbench bench [--suite seed|full|train|knn|quick] [options]\n"
+    "usage: pcbench bench [--suite seed|full|train|knn|ball|ragged|quick] [options]\n"
     "Verify, then time, every implementation on each configuration of a suite with\n"
     "Google Benchmark. Results go to RESULTS/MACHINE/SUITE/<configuration>.json, one\n"
     "file per configuration written as soon as it is done; a later run skips the\n"
@@ -23,7 +23,9 @@ static const char help[] =
     "  --suite NAME         seed (default): the configurations the documents report;\n"
     "                       full: sweeps for the plots; train: NN and chamfer at\n"
     "                       training batches; knn: k nearest at training batches\n"
-    "                       and on lidar; quick: small, for CI\n"
+    "                       and on lidar; ball: ball query; ragged: batches of\n"
+    "                       clouds of different sizes beside equal-size twins;\n"
+    "                       quick: small, for CI\n"
     "  --problem P[,P]      only these problems (fps, nn, emd, chamfer, knn)\n"
     "  --impl NAME[,NAME]   only these implementations\n"
     "  --filter TEXT[,TEXT] only configurations whose id contains one of the TEXTs\n"

@@ -4,6 +4,8 @@
  *   bench_suites.c   the suites (seed, full, quick), their data, selections
  *   bench_run.c      one configuration: check, predict, verify (the judge)
  *   bench_time.c     timing with Google Benchmark (gbench_shim.cc, optional.c)
+ *   bench_life.c     an implementation's phases, or one cloud at a time on a
+ *                    ragged batch it does not read the lengths of
  *   bench_predict.c  references, stored results that are final, run-time prediction
  *   bench_store.c    results files: write, read back, resume (json.c)
  *   bench_gate.c     the regression gate and comparisons between runs
@@ -34,9 +36,13 @@ typedef struct {
     int32_t select;      /* ball: a pcb_ball_select */
     double max_gap;      /* EMD: the certified gap asked of implementations with a
                             gap option (loss mode), 0 = their own promise */
+    int64_t shortest;    /* a ragged batch (PyTorch3D's layout: padded clouds and
+                            lengths): cloud lengths evenly from shortest to n
+                            (bench_cloud_length); 0 = clouds of equal sizes */
     char id[96];         /* "fps/uniform/b6/n10000/m1000", "emd/sphere/b32/n1024/gap0.01",
                             "knn/sphere/b32/n1024/self/k16", "knn/uniform/b16/n1024/q4096/k3",
-                            "ball/uniform/b32/n1024/q512/r0.2/k32/first" */
+                            "ball/uniform/b32/n1024/q512/r0.2/k32/first",
+                            "fps/lidar/b8/n120000/m4096/ragged" */
 } bench_config;
 
 typedef struct {
@@ -55,10 +61,18 @@ int bench_suite_get(const char *name, bench_suite *out); /* PCB_EINVAL if unknow
 void bench_suite_free(bench_suite *s);
 const char *bench_suite_names(void);
 
-/* The clouds of one configuration (batch x n x 3 and batch x nq x 3). */
+/* The clouds of one configuration (batch x n x 3 and batch x nq x 3); a
+ * ragged one's lengths (the padding is zeros), else NULL. */
 typedef struct {
     float *a, *b;
+    int64_t *lengths_a, *lengths_b;
 } bench_data;
+
+/* The length of cloud i of side 0 (a) or 1 (b: queries, second clouds) of c:
+ * n or nq, or in a ragged configuration evenly from the shortest to all of
+ * it (a second side's lengths run the other way, so a pair's sizes differ;
+ * self-kNN's queries are the cloud itself). */
+int64_t bench_cloud_length(const bench_config *c, int side, int64_t i);
 
 int bench_data_make(const bench_config *c, bench_data *d);
 void bench_data_free(bench_data *d);

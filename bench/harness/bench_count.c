@@ -191,7 +191,7 @@ static int count_inside(const count_sel *sel)
     for (int i = 0; i < suite.count; i++) {
         const bench_config *cfg = &suite.configs[i];
         if (!bench_listed(sel->problems, pcb_problem_name(cfg->problem)) ||
-            !bench_filtered(sel->filter, cfg->id))
+            !bench_filtered(sel->filter, cfg->id) || cfg->shortest) /* ragged: timed only */
             continue;
         bench_data d;
         if (bench_data_make(cfg, &d) != PCB_OK) {

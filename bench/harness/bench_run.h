@@ -50,6 +50,19 @@ typedef struct {
     char fail_msg[300];
 } timed;
 
+/* An implementation's life cycle as the harness runs it (bench_life.c): its
+ * own phases, or pcb_each's where the task is ragged and it does not read
+ * lengths (one cloud at a time: the sum of single-cloud runs). */
+int bench_life_each(const pcb_impl *im, const pcb_task *t);
+int bench_life_prepare(const pcb_impl *im, const pcb_task *t, void **state);
+int bench_life_compute(const pcb_impl *im, const pcb_task *t, void *state);
+int bench_life_sync(const pcb_impl *im, const pcb_task *t, void *state); /* OK without sync */
+int bench_life_fetch(const pcb_impl *im, const pcb_task *t, void *state, pcb_result *out);
+/* -1 counters where it counts nothing */
+int bench_life_counters(const pcb_impl *im, const pcb_task *t, void *state, pcb_counters *out);
+int bench_life_device_ms(const pcb_impl *im, const pcb_task *t, void *state, double *ms);
+void bench_life_release(const pcb_impl *im, const pcb_task *t, void *state);
+
 /* Time the verified implementations of r's configuration together. */
 void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt);
 

@@ -309,6 +309,15 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
         fputs(", \"max_gap\": ", f);
         json_put_num(f, c->max_gap);
     }
+    if (c->shortest) { /* a ragged batch: each side's lengths */
+        fputs(", \"lengths\": [", f);
+        for (int side = 0; side < (c->problem == PCB_FPS ? 1 : 2); side++) {
+            fputs(side ? "], [" : "[", f);
+            for (int64_t i = 0; i < c->batch; i++)
+                fprintf(f, "%s%lld", i ? ", " : "", (long long)bench_cloud_length(c, side, i));
+        }
+        fputs("]]", f);
+    }
     fputs("},\n", f);
     fputs("  \"reference\": ", f);
     json_put_str(f, r->reference);

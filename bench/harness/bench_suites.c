@@ -100,6 +100,16 @@ static int add_gap(list *l, const char *dataset, int64_t batch, int64_t n, doubl
     return rc;
 }
 
+/* The last configuration added, made ragged: its clouds evenly from
+ * shortest points to all n. */
+static void make_ragged(list *l, int64_t shortest)
+{
+    bench_config *c = &l->v[l->count - 1];
+    c->shortest = shortest;
+    size_t len = strlen(c->id);
+    snprintf(c->id + len, sizeof c->id - len, "/ragged");
+}
+
 /* Problem first, then the brute-force work of the configuration. */
 static double size_key(const bench_config *c)
 {
@@ -216,6 +226,35 @@ static int ball_configs(list *l)
     return rc;
 }
 
+/* Ragged batches where they are met: 8 lidar sweeps of 60k-120k points (FPS
+ * of 4,096 each; NN between consecutive sweeps, the second sweep's lengths
+ * running the other way) and 32 object clouds of 512-4,096 points
+ * (self-kNN, k = 16; chamfer against a second batch). Each beside its
+ * equal-size twin: as many points in clouds of the mean length. The
+ * implementations that read lengths take the batch whole; the others run
+ * it one cloud at a time (pcb_each), the sum of single-cloud runs. */
+static int ragged_configs(list *l)
+{
+    int rc = add(l, PCB_FPS, "lidar", 8, 120000, 0, 4096);
+    if (rc == PCB_OK) {
+        make_ragged(l, 60000);
+        rc = add(l, PCB_FPS, "lidar", 8, 90000, 0, 4096);
+    }
+    if (rc == PCB_OK && (rc = add(l, PCB_NN, "lidar", 8, 120000, 120000, 0)) == PCB_OK) {
+        make_ragged(l, 60000);
+        rc = add(l, PCB_NN, "lidar", 8, 90000, 90000, 0);
+    }
+    if (rc == PCB_OK && (rc = add_knn(l, "sphere", 32, 4096, 0, 16, 1)) == PCB_OK) {
+        make_ragged(l, 512);
+        rc = add_knn(l, "sphere", 32, 2304, 0, 16, 1);
+    }
+    if (rc == PCB_OK && (rc = add(l, PCB_CHAMFER, "sphere", 32, 4096, 4096, 0)) == PCB_OK) {
+        make_ragged(l, 512);
+        rc = add(l, PCB_CHAMFER, "sphere", 32, 2304, 2304, 0);
+    }
+    return rc;
+}
+
 static int seed_suite(list *l)
 {
     int rc = PCB_OK;
@@ -277,6 +316,8 @@ static int full_suite(list *l)
         rc = knn_configs(l);
     if (rc == PCB_OK)
         rc = ball_configs(l);
+    if (rc == PCB_OK)
+        rc = ragged_configs(l);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
         rc = add(l, PCB_NN, "lidar", 1, nn_n[j], nn_n[j], 0);
     for (int j = 0; j < 4 && rc == PCB_OK; j++)
@@ -335,13 +376,15 @@ static const struct {
      knn_configs, 5, 0.1, 1.5, 20, 0},
     {"ball", "ball query, first and nearest: PointNet++ groupings (B = 16-32, N = 1k-16k), lidar",
      ball_configs, 5, 0.1, 1.5, 20, 0},
+    {"ragged", "ragged batches (8 lidar sweeps of 60k-120k points, 32 objects of 512-4,096) "
+     "beside equal-size twins: FPS, NN, self-kNN, chamfer", ragged_configs, 5, 0.1, 1.5, 20, 0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", quick_suite, 7,
      0.03, 0.25, 5, 1},
 };
 
 const char *bench_suite_names(void)
 {
-    return "seed, full, train, knn, ball, quick";
+    return "seed, full, train, knn, ball, ragged, quick";
 }
 
 int bench_suite_get(const char *name, bench_suite *out)
@@ -408,34 +451,57 @@ static int64_t second_side(const bench_config *c)
     return c->problem == PCB_FPS ? 0 : c->problem == PCB_EMD ? c->n : c->nq;
 }
 
-int bench_data_make(const bench_config *c, bench_data *d)
+int64_t bench_cloud_length(const bench_config *c, int side, int64_t i)
 {
-    memset(d, 0, sizeof *d);
-    int64_t nb = second_side(c);
-    d->a = malloc((size_t)(c->batch * c->n) * 3 * sizeof(float));
-    d->b = nb ? malloc((size_t)(c->batch * nb) * 3 * sizeof(float)) : NULL;
-    if (!d->a || (nb && !d->b)) {
-        bench_data_free(d);
-        return pcb_fail(PCB_ENOMEM, "no memory for the clouds of %s", c->id);
-    }
-    int rc = PCB_OK;
-    for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++) {
-        rc = make_cloud(c, 0, i, c->n, d->a + i * c->n * 3);
-        if (rc == PCB_OK && nb && c->self) /* the queries: the cloud's first nb points */
-            memcpy(d->b + i * nb * 3, d->a + i * c->n * 3, (size_t)nb * 3 * sizeof(float));
-        else if (rc == PCB_OK && nb)
-            rc = make_cloud(c, 1, i, nb, d->b + i * nb * 3);
-    }
-    if (rc != PCB_OK)
-        bench_data_free(d);
-    return rc;
+    const int64_t full = side ? second_side(c) : c->n;
+    if (!c->shortest || !full)
+        return full;
+    if (side && (c->self || c->problem == PCB_EMD)) /* the cloud itself, an equal pair */
+        return bench_cloud_length(c, 0, i);
+    const int64_t at = side ? c->batch - 1 - i : i;
+    const int64_t lo = c->shortest * full / c->n;
+    return c->batch > 1 ? lo + (full - lo) * at / (c->batch - 1) : full;
 }
 
 void bench_data_free(bench_data *d)
 {
     free(d->a);
     free(d->b);
-    d->a = d->b = NULL;
+    free(d->lengths_a);
+    free(d->lengths_b);
+    memset(d, 0, sizeof *d);
+}
+
+int bench_data_make(const bench_config *c, bench_data *d)
+{
+    memset(d, 0, sizeof *d);
+    int64_t nb = second_side(c);
+    d->a = calloc((size_t)(c->batch * c->n) * 3, sizeof(float)); /* padding: zeros */
+    d->b = nb ? calloc((size_t)(c->batch * nb) * 3, sizeof(float)) : NULL;
+    if (c->shortest) {
+        d->lengths_a = malloc((size_t)c->batch * sizeof(int64_t));
+        d->lengths_b = nb ? malloc((size_t)c->batch * sizeof(int64_t)) : NULL;
+    }
+    if (!d->a || (nb && !d->b) || (c->shortest && (!d->lengths_a || (nb && !d->lengths_b)))) {
+        bench_data_free(d);
+        return pcb_fail(PCB_ENOMEM, "no memory for the clouds of %s", c->id);
+    }
+    int rc = PCB_OK;
+    for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++) {
+        const int64_t la = bench_cloud_length(c, 0, i), lb = bench_cloud_length(c, 1, i);
+        if (d->lengths_a)
+            d->lengths_a[i] = la;
+        if (d->lengths_b)
+            d->lengths_b[i] = lb;
+        rc = make_cloud(c, 0, i, la, d->a + i * c->n * 3);
+        if (rc == PCB_OK && nb && c->self) /* the queries: the cloud's first lb points */
+            memcpy(d->b + i * nb * 3, d->a + i * c->n * 3, (size_t)lb * 3 * sizeof(float));
+        else if (rc == PCB_OK && nb)
+            rc = make_cloud(c, 1, i, lb, d->b + i * nb * 3);
+    }
+    if (rc != PCB_OK)
+        bench_data_free(d);
+    return rc;
 }
 
 int bench_data_write(const bench_config *c, const char *dir)
@@ -449,10 +515,11 @@ int bench_data_write(const bench_config *c, const char *dir)
     const int64_t nb = second_side(c);
     for (int64_t i = 0; i < c->batch && rc == PCB_OK; i++)
         for (int side = 0; side < (nb ? 2 : 1) && rc == PCB_OK; side++) {
-            const int64_t n = side ? nb : c->n;
+            const int64_t n = side ? nb : c->n; /* a ragged cloud: its own points */
             char path[1200];
             snprintf(path, sizeof path, "%s/%c-%lld.ply", dir, side ? 'b' : 'a', (long long)i);
-            pcb_cloud cloud = {.xyz = (side ? d.b : d.a) + i * n * 3, .n = n};
+            pcb_cloud cloud = {.xyz = (side ? d.b : d.a) + i * n * 3,
+                               .n = bench_cloud_length(c, side, i)};
             rc = pcb_save_ply(path, &cloud);
         }
     bench_data_free(&d);

@@ -93,9 +93,10 @@ static int compute_once(timed *t, void *state, double *ms)
     int repeats = bench_fault_repeats(t->slow, t->computes++);
     for (int i = 0; i < repeats && rc == PCB_OK; i++) {
         double one = 0;
-        if ((rc = t->im->compute(state)) == PCB_OK && t->im->sync)
-            rc = t->im->sync(state);
-        if (rc == PCB_OK && ms && t->manual && (rc = t->im->device_ms(state, &one)) == PCB_OK)
+        if ((rc = bench_life_compute(t->im, t->task, state)) == PCB_OK)
+            rc = bench_life_sync(t->im, t->task, state);
+        if (rc == PCB_OK && ms && t->manual &&
+            (rc = bench_life_device_ms(t->im, t->task, state, &one)) == PCB_OK)
             *ms += one;
     }
     return rc;
@@ -119,7 +120,7 @@ static void report_counters(timed *t, pcb_gb_state *st)
 static void check_after_timing(timed *t, pcb_gb_state *st, void *state)
 {
     pcb_result r = bench_outputs_result(&t->scratch);
-    int rc = t->im->fetch(state, &r);
+    int rc = bench_life_fetch(t->im, t->task, state, &r);
     if (rc != PCB_OK) {
         fail(t, st, ST_FAILED_RUN, "fetch after timing: %s: %s", pcb_strerror(rc), pcb_errmsg());
         return;
@@ -182,12 +183,13 @@ static void bench_compute(pcb_gb_state *st, void *arg)
     timed *t = p->t;
     double t0 = bench_now();
     void *state = NULL;
-    int rc = t->im->prepare(t->task, &state);
+    int rc = bench_life_prepare(t->im, t->task, &state);
     if (rc == PCB_OK && t->warmup)
         rc = compute_once(t, state, NULL);
     if (rc != PCB_OK) {
         fail(t, st, ST_FAILED_RUN, "prepare or warm-up: %s: %s", pcb_strerror(rc), pcb_errmsg());
-        t->im->release(state);
+        if (state)
+            bench_life_release(t->im, t->task, state);
         return;
     }
     bench_gpu_state before;
@@ -207,7 +209,7 @@ static void bench_compute(pcb_gb_state *st, void *arg)
     if (rc == PCB_OK)
         check_after_timing(t, st, state);
     report_counters(t, st);
-    t->im->release(state);
+    bench_life_release(t->im, t->task, state);
 }
 
 static void bench_e2e(pcb_gb_state *st, void *arg)
@@ -222,15 +224,16 @@ static void bench_e2e(pcb_gb_state *st, void *arg)
         pcb_result r = t->scratch.r;
         double at[BENCH_STAGES + 1];
         at[0] = bench_now();
-        int rc = t->im->prepare(t->task, &state);
+        int rc = bench_life_prepare(t->im, t->task, &state);
         at[1] = bench_now();
         if (rc == PCB_OK)
             rc = compute_once(t, state, NULL);
         at[2] = bench_now();
         if (rc == PCB_OK)
-            rc = t->im->fetch(state, &r);
+            rc = bench_life_fetch(t->im, t->task, state, &r);
         at[3] = bench_now();
-        t->im->release(state);
+        if (state)
+            bench_life_release(t->im, t->task, state);
         at[4] = bench_now();
         for (int k = 0; k < BENCH_STAGES && rc == PCB_OK; k++)
             p->f->stage_s[k] += at[k + 1] - at[k];

@@ -48,10 +48,10 @@ static __global__ void __launch_bounds__(VALUE_THREADS)
 static inline int chamfer_value_launch(const pcb_task *t, const float *dist2, double *value,
                                        cudaStream_t st)
 {
-    const bool device = t->memory == PCB_MEM_DEVICE; /* a host task's lengths are not here */
+    /* t's lengths are device arrays: a device task's, or a host task's as
+     * prepare uploaded them into the state's copy */
     chamfer_value_kernel<<<(unsigned)t->batch, VALUE_THREADS, 0, st>>>(
-        dist2, t->batch, (int32_t)t->n, (int32_t)t->nq, device ? t->lengths_a : NULL,
-        device ? t->lengths_b : NULL, value);
+        dist2, t->batch, (int32_t)t->n, (int32_t)t->nq, t->lengths_a, t->lengths_b, value);
     PCB_CUDA_LAUNCHED("chamfer_value_kernel");
     return PCB_OK;
 }

@@ -20,6 +20,7 @@ typedef struct {
     float *a, *b, *dist2; /* batch*n*3, batch*nq*3, batch*(n+nq) */
     int32_t *idx;         /* batch*(n+nq) */
     double *value;        /* batch */
+    void *lengths;        /* a ragged task's lengths (task's point here), or NULL */
 } ct_state;
 
 /* Both directions: A's points against B, then B's against A. */
@@ -53,6 +54,7 @@ static void ct_release(void *state)
         return;
     pcb_cuda_ctx_free(&s->ctx); /* waits for queued work first */
     cudaFree(s->a), cudaFree(s->b), cudaFree(s->dist2), cudaFree(s->idx), cudaFree(s->value);
+    cudaFree(s->lengths);
     free(s);
 }
 
@@ -69,6 +71,7 @@ static int ct_prepare(const pcb_task *t, void **state)
     const size_t na = (size_t)(t->batch * t->n), nb = (size_t)(t->batch * t->nq);
     cudaError_t e = cudaSuccess;
     if ((rc = pcb_cuda_ctx_init(&s->ctx)) == PCB_OK &&
+        (rc = pcb_cuda_upload_lengths(&s->task, &s->lengths, s->ctx.stream)) == PCB_OK &&
         ((e = cudaMalloc((void **)&s->a, na * 3 * sizeof(float))) != cudaSuccess ||
          (e = cudaMalloc((void **)&s->b, nb * 3 * sizeof(float))) != cudaSuccess ||
          (e = cudaMalloc((void **)&s->dist2, (na + nb) * sizeof(float))) != cudaSuccess ||

@@ -126,7 +126,7 @@ typedef struct {
     unsigned long long *keys[2];
     uint32_t *vals[2];
     uint32_t *flags; /* the distinct rule's bit sets, a cloud's (n + 31) / 32 words */
-    int32_t *lengths; /* a ragged device run's lengths as read, or NULL */
+    int32_t *lengths; /* a ragged run's lengths (a device run's as read), or NULL */
     int32_t *used;    /* their place in the arena */
 } pruned_state;
 
@@ -224,6 +224,41 @@ static runs_kernel_fn runs_kernel(const pruned_state *s)
     return runs_kernel_of(s->global_runs, s->args.taker);
 }
 
+
+/* A ragged host task's upload: the clouds as a device run's copy-in makes
+ * them (each padding slot a copy of the cloud's start point, an empty cloud
+ * zeros; pcb_cuda_ragged_copy), made here on the host, and the lengths the
+ * distinct pass reads. */
+static int upload_ragged(pruned_state *s, const pcb_task *t)
+{
+    const size_t count = (size_t)(t->batch * t->n) * 3;
+    float *padded = (float *)malloc(count * sizeof(float));
+    int32_t *lengths = (int32_t *)malloc((size_t)t->batch * sizeof(int32_t));
+    if (!padded || !lengths) {
+        free(padded), free(lengths);
+        return pcb_fail(PCB_ENOMEM, "fps cuda_pruned: out of memory");
+    }
+    for (int64_t c = 0; c < t->batch; c++) {
+        const int64_t len = t->lengths_a[c];
+        const float *src = t->a + c * t->n * 3;
+        float *dst = padded + c * t->n * 3;
+        lengths[c] = (int32_t)len;
+        memcpy(dst, src, (size_t)len * 3 * sizeof(float));
+        for (int64_t i = len; i < t->n; i++)
+            for (int k = 0; k < 3; k++)
+                dst[i * 3 + k] = len > 0 ? src[t->start * 3 + k] : 0.0f;
+    }
+    cudaError_t e = cudaMemcpyAsync(s->xyz, padded, count * sizeof(float),
+                                    cudaMemcpyHostToDevice, s->ctx.stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(s->used, lengths, (size_t)t->batch * sizeof(int32_t),
+                            cudaMemcpyHostToDevice, s->ctx.stream);
+    int rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
+                              : pcb_cuda_fail(e, "fps cuda_pruned: upload", __FILE__, __LINE__);
+    free(padded), free(lengths);
+    s->lengths = s->used; /* for every compute of this state */
+    return rc;
+}
 /* The run kernel's launch for clouds clouds, a cluster of args.ctas blocks
  * each (cluster: the attribute that says so, which cfg points to). */
 static cudaLaunchConfig_t runs_launch(const pruned_state *s, unsigned clouds,
@@ -362,6 +397,8 @@ static int setup(pruned_state *s)
     a->order = s->vals[1];
     if (t->memory == PCB_MEM_DEVICE)
         return PCB_OK; /* each run copies its clouds in */
+    if (t->lengths_a)
+        return upload_ragged(s, t);
     PCB_CUDA_TRY(cudaMemcpyAsync(s->xyz, t->a, sizes[0], cudaMemcpyHostToDevice, s->ctx.stream));
     return pcb_cuda_sync(&s->ctx);
 }

@@ -266,6 +266,20 @@ static int tiles_prepare(const pcb_task *t, void **state)
     return knn_cuda_prepare(t, state, "cuda_tiles", knn_tiles_launch);
 }
 
+/* A host run: the uploaded clouds, and a ragged task's uploaded lengths. */
+static int tiles_compute(void *state)
+{
+    knn_cuda_state *s = (knn_cuda_state *)state;
+    const pcb_task *t = &s->base.task;
+    const int64_t *const lengths[2] = {t->lengths_a, t->lengths_b};
+    int rc = pcb_cuda_begin(&s->base.ctx);
+    if (rc == PCB_OK)
+        rc = knn_tiles_ragged(s->base.ref, s->base.qry, t->batch, t->n, t->nq, t->k,
+                              s->base.idx, s->base.dist2, (float)PCB_NN_MAX_COORD, NULL, lengths,
+                              s->base.ctx.stream);
+    return rc == PCB_OK ? pcb_cuda_end(&s->base.ctx) : rc;
+}
+
 static int tiles_run_device(const pcb_task *t, pcb_result *out)
 {
     const int64_t *const lengths[2] = {t->lengths_a, t->lengths_b};
@@ -289,7 +303,7 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
                "registers, reference tiles in shared memory, ties to the lower index (k <= 64)",
     .available = pcb_cuda_available,
     .prepare = tiles_prepare,
-    .compute = knn_cuda_compute,
+    .compute = tiles_compute,
     .sync = nn_cuda_sync,
     .fetch = nn_cuda_fetch,
     .release = knn_cuda_release,

@@ -18,6 +18,7 @@ typedef struct {
     float *ref, *qry;     /* device clouds, batch*n*3 and batch*nq*3 */
     int32_t *idx;         /* device results, pcb_answer_count: batch*nq (kNN: *k) */
     float *dist2;
+    void *lengths;        /* a ragged task's lengths (task's point here), or NULL */
 } nn_cuda_base;
 
 static inline void nn_cuda_base_free(nn_cuda_base *s)
@@ -27,6 +28,8 @@ static inline void nn_cuda_base_free(nn_cuda_base *s)
     cudaFree(s->qry);
     cudaFree(s->idx);
     cudaFree(s->dist2);
+    cudaFree(s->lengths);
+    s->lengths = NULL;
     s->ref = s->qry = s->dist2 = NULL;
     s->idx = NULL;
 }
@@ -42,7 +45,8 @@ static inline int nn_cuda_base_init(nn_cuda_base *s, const pcb_task *t, const ch
     s->task = *t;
     size_t refs = (size_t)(t->batch * t->n), q = (size_t)(t->batch * t->nq);
     size_t answers = (size_t)pcb_answer_count(t);
-    if ((rc = pcb_cuda_ctx_init(&s->ctx)) != PCB_OK)
+    if ((rc = pcb_cuda_ctx_init(&s->ctx)) != PCB_OK ||
+        (rc = pcb_cuda_upload_lengths(&s->task, &s->lengths, s->ctx.stream)) != PCB_OK)
         return rc;
     PCB_CUDA_TRY(cudaMalloc((void **)&s->qry, q * 3 * sizeof(float)));
     PCB_CUDA_TRY(cudaMalloc((void **)&s->idx, answers * sizeof(int32_t)));

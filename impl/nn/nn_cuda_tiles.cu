@@ -54,7 +54,8 @@ static int tiles_compute(void *state)
     int rc = pcb_cuda_begin(&s->base.ctx);
     if (rc != PCB_OK)
         return rc;
-    tiles_dirs d = one_dir(s->base.ref, s->base.qry, t->n, t->nq, s->base.idx, s->base.dist2);
+    tiles_dirs d = one_dir(s->base.ref, s->base.qry, t->n, t->nq, s->base.idx, s->base.dist2,
+                           t->lengths_a, t->lengths_b); /* a ragged task's, uploaded */
     if ((rc = tiles_launch(&d, 1, t->batch, (float)PCB_NN_MAX_COORD, NULL, s->base.ctx.stream)) !=
         PCB_OK)
         return rc;
