@@ -598,8 +598,66 @@ def batches(tool, tmp):
     check(peers.optimum(tool, folder, 1) == 0.125, "a kept optimum is read, not recomputed")
 
 
+class ChunkedKnn(peers.Peer):
+    """k nearest by numpy in chunks of queries (float32, as the kernels; the k smallest, then
+    sorted: any order among ties at the k-th is right); given a whole ragged
+    batch, it answers each cloud's own rows."""
+    name, problem, module, what = "ragged_knn", "knn", "numpy", "numpy brute force, lengths read"
+    batched, ragged = True, True
+    seen = []  # how many clouds each prepare was given, and their sizes
+
+    def prepare(self, clouds, cfg):
+        self.seen.append(sorted({len(c["a"]) for c in clouds}))
+        return [([c["a"] for c in clouds], [c["b"] for c in clouds], cfg)]
+
+    def solve(self, st):
+        import numpy
+        refs, queries, cfg = st
+        out, k = [], cfg["k"]
+        for a, b in zip(refs, queries):
+            rows = []
+            for i in range(0, len(b), 512):
+                q = b[i:i + 512]
+                d = sum((q[:, None, c] - a[None, :, c]) ** 2 for c in range(3))  # float32
+                near = numpy.argpartition(d, k - 1, axis=1)[:, :k]
+                order = numpy.argsort(numpy.take_along_axis(d, near, 1), axis=1, kind="stable")
+                rows.append(numpy.take_along_axis(near, order, 1))
+            out.append(numpy.concatenate(rows))
+        return out
+
+
+class LoopKnn(ChunkedKnn):
+    """The same without lengths: the runner hands it one cloud a call."""
+    name, ragged, what = "loop_knn", False, "numpy brute force, one cloud a call"
+    seen = []
+
+
+def ragged_peers(tool, tmp):
+    """A ragged configuration (clouds of 512-4,096 points): a peer that reads
+    lengths gets the batch whole, one that does not gets one cloud a call;
+    both judged cloud by cloud against each cloud's own file, and the stored
+    entry says which way it ran."""
+    res = os.path.join(tmp, "rr")
+    rc = peers.main(["--suite", "ragged", "--filter", "knn/sphere/b32/n4096/self/k16/ragged",
+                     "--results", res, "--pcbench", tool, "--machine", "testbox", "--reps", "1"],
+                    [ChunkedKnn(), LoopKnn()])
+    with open(os.path.join(res, "testbox", "ragged",
+                           "peers-knn-sphere-b32-n4096-self-k16-ragged.json"),
+              encoding="utf-8") as f:
+        e = {x["peer"]: x for x in json.load(f)["results"]}
+    whole, loop = e.get("ragged_knn", {}), e.get("loop_knn", {})
+    check(rc == 0 and whole.get("status") == "ok" and whole.get("ragged") == "the batch whole"
+          and "32 clouds, all pass" in whole.get("detail", "")
+          and ChunkedKnn.seen[0][0] == 512 and ChunkedKnn.seen[0][-1] == 4096,
+          "a ragged batch whole, each cloud judged: %s %s" % (whole, ChunkedKnn.seen[:1]))
+    check(loop.get("status") == "ok" and loop.get("ragged") == "one call a cloud"
+          and len(LoopKnn.seen) >= 32 and all(len(s) == 1 for s in LoopKnn.seen),
+          "one cloud a call for a peer without lengths: %s, %d calls" % (loop, len(LoopKnn.seen)))
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
+    ragged_peers(tool, tmp)
     batches(tool, tmp)
     build_manifest(tmp)
     site_edits(tmp)

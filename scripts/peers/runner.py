@@ -177,12 +177,19 @@ def run_peer(peer, cfg, folder, args, meta):
     reps = args.reps or int(meta.get("reps", 5))
     # inside the run's inputs, which the parent removes even when a peer kills this process
     scratch = tempfile.mkdtemp(prefix=".scratch-", dir=folder)
+    ragged = any(len({len(c[k]) for c in clouds}) > 1 for k in clouds[0])
     try:
-        states, prep_ms = timer(lambda: peer.prepare(clouds, cfg))
-        # One cloud first, twice (a warm-up, then a measure): the batch's predicted time.
+        if ragged and not peer.ragged:  # clouds of different sizes: one call a cloud
+            entry["ragged"] = "one call a cloud"
+            states, prep_ms = timer(lambda: [s for c in clouds for s in peer.prepare([c], cfg)])
+        else:
+            if ragged:
+                entry["ragged"] = "the batch whole"
+            states, prep_ms = timer(lambda: peer.prepare(clouds, cfg))
+        # One state first, twice (a warm-up, then a measure): the batch's predicted time.
         timer(lambda: peer.solve(states[0]))
         first, one_ms = timer(lambda: peer.solve(states[0]))
-        predicted_s = one_ms * (1 if peer.batched else batch) / 1e3
+        predicted_s = one_ms * len(states) / 1e3
         first = first[:1] if peer.batched else [first]
         if predicted_s > budget:
             ok, detail, _ = judge_or_value(args.pcbench, cfg, folder, peer, first, scratch)

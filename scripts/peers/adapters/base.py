@@ -14,6 +14,8 @@ class Peer:
     value_only = False  # answers a value and no assignment (approximations)
     own_start = False   # FPS: judged from its own first sample
     batched = False     # prepare makes one state of the whole batch; solve answers every cloud
+    ragged = False      # takes a ragged batch whole (its lengths or batch pointers), each
+                        # cloud's answer its own; else a ragged batch is one call a cloud
     bijection = True    # EMD: promises a bijection (else one that is not is timed and marked)
     max_gap = None      # EMD: the bound it promises on its gap to the optimum (None: exact,
                         # or only reported where exact is False)

@@ -1,7 +1,8 @@
 """The GPU libraries built from their own sources (scripts/peer_build.py): PyTorch3D,
 torch_cluster, pointnet2_ops, MSN's and PyTorchEMD's EMD."""
 
-from .gpu import TorchPeer, cuda_batch
+from ..common import np
+from .gpu import TorchPeer, cuda_states, per_cloud
 
 
 # ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
@@ -34,35 +35,41 @@ class BuiltPeer(TorchPeer):
         return self.ext.build["version"]
 
     def prepare(self, clouds, cfg):
-        return [cuda_batch(clouds) + (cfg,)]
+        return cuda_states(clouds, cfg)
+
+
+def lengths_of(x, given):
+    """A batch's lengths tensor: a ragged batch's, else every cloud full."""
+    import torch
+    if given is not None:
+        return given
+    return torch.full((x.shape[0],), x.shape[1], dtype=torch.int64, device=x.device)
 
 
 class Pytorch3dFps(BuiltPeer):
-    name, problem, build = "pytorch3d_fps", "fps", "pytorch3d"
-    what = "PyTorch3D sample_farthest_points (random_start_point False: from the suite's start)"
+    name, problem, build, ragged = "pytorch3d_fps", "fps", "pytorch3d", True
+    what = ("PyTorch3D sample_farthest_points (random_start_point False: from the suite's start; "
+            "a ragged batch by its lengths)")
 
     def solve(self, st):
         import torch
         a, _, cfg = st
-        bsz, n = a.shape[0], a.shape[1]
-        full = torch.full((bsz,), n, dtype=torch.int64, device=a.device)
+        bsz = a.shape[0]
         k = torch.full((bsz,), cfg["m"], dtype=torch.int64, device=a.device)
         start = torch.full((bsz,), cfg["start"], dtype=torch.int64, device=a.device)
-        return list(self.ext.sample_farthest_points(a, full, k, start, cfg["m"]))
+        return list(self.ext.sample_farthest_points(a, lengths_of(a, cfg["la"]), k, start,
+                                                    cfg["m"]))
 
 
 class Pytorch3dKnn(BuiltPeer):
-    name, problem, build = "pytorch3d_knn", "nn", "pytorch3d"
-    what = "PyTorch3D knn_points K = 1 (its fastest kernel version chosen)"
+    name, problem, build, ragged = "pytorch3d_knn", "nn", "pytorch3d", True
+    what = "PyTorch3D knn_points K = 1 (its fastest kernel version chosen; a ragged batch by lengths)"
 
     def solve(self, st):
-        import torch
-        a, b, _ = st
-        bsz = a.shape[0]
-        nq = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
-        nr = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
-        idx, _ = self.ext.knn_points_idx(b, a, nq, nr, 2, 1, -1)
-        return list(idx[:, :, 0])
+        a, b, cfg = st
+        idx, _ = self.ext.knn_points_idx(b, a, lengths_of(b, cfg["lb"]), lengths_of(a, cfg["la"]),
+                                         2, 1, -1)
+        return per_cloud(idx[:, :, 0], cfg.get("lb_list"))
 
 
 class Pytorch3dKnnK(BuiltPeer):
@@ -70,40 +77,35 @@ class Pytorch3dKnnK(BuiltPeer):
     kernel (its version chosen for K, another above K = 32) returns each row
     unsorted, and knn_points (return_sorted=True) sorts it by distance, with
     no stable order among ties."""
-    name, problem, build = "pytorch3d_knn", "knn", "pytorch3d"
+    name, problem, build, ragged = "pytorch3d_knn", "knn", "pytorch3d", True
     what = "PyTorch3D knn_points (its kernel version for K, rows sorted as knn_points does)"
 
     def solve(self, st):
-        import torch
         a, b, cfg = st
-        bsz = a.shape[0]
-        nq = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
-        nr = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
-        idx, dists = self.ext.knn_points_idx(b, a, nq, nr, 2, cfg["k"], -1)
+        idx, dists = self.ext.knn_points_idx(b, a, lengths_of(b, cfg["lb"]),
+                                             lengths_of(a, cfg["la"]), 2, cfg["k"], -1)
         dists, order = dists.sort(dim=2)
-        return list(idx.gather(2, order))
+        return per_cloud(idx.gather(2, order), cfg.get("lb_list"))
 
 
 class Pytorch3dChamfer(BuiltPeer):
     """PyTorch3D's chamfer_distance as it is made: knn_points K = 1 both ways (its
     kernel, built from its source), the squared distances of the points it
     found, means summed (point_reduction "mean", batch_reduction None)."""
-    name, problem, build = "pytorch3d", "chamfer", "pytorch3d"
+    name, problem, build, ragged = "pytorch3d", "chamfer", "pytorch3d", True
     what = ("PyTorch3D chamfer_distance's steps: knn_points K = 1 both ways, squared-mean-sum "
-            "from the gathered points; forward and backward")
+            "from the gathered points (a ragged batch: x_lengths, y_lengths); forward and "
+            "backward")
 
     def solve(self, st):
-        import torch
         from .gpu import chamfer_step, nearest_chamfer
-        a, b, _ = st
-        bsz = a.shape[0]
-        na = torch.full((bsz,), a.shape[1], dtype=torch.int64, device=a.device)
-        nb = torch.full((bsz,), b.shape[1], dtype=torch.int64, device=a.device)
+        a, b, cfg = st
+        na, nb = lengths_of(a, cfg["la"]), lengths_of(b, cfg["lb"])
 
         def per_pair(x, y):
             ia, _ = self.ext.knn_points_idx(x.detach(), y.detach(), na, nb, 2, 1, -1)
             ib, _ = self.ext.knn_points_idx(y.detach(), x.detach(), nb, na, 2, 1, -1)
-            return nearest_chamfer(x, y, ia[:, :, 0], ib[:, :, 0])
+            return nearest_chamfer(x, y, ia[:, :, 0], ib[:, :, 0], cfg["la"], cfg["lb"])
         return chamfer_step(per_pair, a, b)
 
 
@@ -152,13 +154,29 @@ class Chamfer3dChamfer(BuiltPeer):
 
 
 class TorchClusterPeer(BuiltPeer):
-    build = "torch_cluster"
+    """torch_cluster on its own layout, made in prepare (outside the timing):
+    every cloud's points in one (P, 3) tensor with the batch pointers (its
+    ptr argument: CSR offsets), so a ragged batch is as natural to it as an
+    equal-size one; answers made local to each cloud."""
+    build, ragged = "torch_cluster", True
 
-    def flat(self, x):
+    def prepare(self, clouds, cfg):
         import torch
-        bsz, n = x.shape[0], x.shape[1]
-        ptr = torch.arange(0, (bsz + 1) * n, n, dtype=torch.int64, device=x.device)
-        return x.reshape(bsz * n, 3), ptr, n
+
+        def flat(key):
+            lens = [len(c[key]) for c in clouds]
+            pts = torch.from_numpy(np.concatenate([c[key] for c in clouds])).cuda()
+            ptr = torch.tensor([0] + np.cumsum(lens).tolist(), dtype=torch.int64, device="cuda")
+            return {"pts": pts, "ptr": ptr, "lens": lens}
+        a = flat("a")
+        b = flat("b") if "b" in clouds[0] else None
+        # FPS takes ceil(ratio n) samples: a ratio half a sample short gives exactly m
+        ratio = torch.tensor([(cfg["m"] - 0.5) / n for n in a["lens"]], dtype=torch.float32,
+                             device="cuda") if cfg["problem"] == "fps" else None
+        # each query's reference cloud offset, to make a global index local
+        offset = a["ptr"][:-1].repeat_interleave(torch.tensor(b["lens"], device="cuda")) \
+            if b else None
+        return [(a, b, dict(cfg, ratio=ratio, offset=offset))]
 
 
 class TorchClusterFps(TorchClusterPeer):
@@ -166,14 +184,9 @@ class TorchClusterFps(TorchClusterPeer):
     what = "torch_cluster fps (random_start False: from each cloud's first point)"
 
     def solve(self, st):
-        import torch
         a, _, cfg = st
-        src, ptr, n = self.flat(a)
-        # it takes ceil(ratio n) samples: a ratio half a sample short gives exactly m
-        ratio = torch.full((a.shape[0],), (cfg["m"] - 0.5) / n, dtype=torch.float32,
-                           device=a.device)
-        idx = self.ext.fps(src, ptr, ratio, False).view(a.shape[0], -1)
-        return list(idx - ptr[:-1, None])
+        idx = self.ext.fps(a["pts"], a["ptr"], cfg["ratio"], False).view(len(a["lens"]), -1)
+        return list(idx - a["ptr"][:-1, None])
 
 
 class TorchClusterNN(TorchClusterPeer):
@@ -181,11 +194,9 @@ class TorchClusterNN(TorchClusterPeer):
     problem = "nn"
 
     def solve(self, st):
-        a, b, _ = st
-        ref, pr, n = self.flat(a)
-        q, pq, nq = self.flat(b)
-        idx = self.indices(ref, q, pr, pq).view(b.shape[0], nq)
-        return list(idx - pr[:-1, None])
+        a, b, cfg = st
+        idx = self.indices(a["pts"], b["pts"], a["ptr"], b["ptr"])
+        return list((idx - cfg["offset"]).split(b["lens"]))
 
 
 class TorchClusterNearest(TorchClusterNN):
@@ -210,10 +221,8 @@ class TorchClusterKnnK(TorchClusterPeer):
 
     def solve(self, st):
         a, b, cfg = st
-        ref, pr, n = self.flat(a)
-        q, pq, nq = self.flat(b)
-        col = self.ext.knn(ref, q, pr, pq, cfg["k"], False)[1]
-        return list(col.view(b.shape[0], nq, cfg["k"]) - pr[:-1, None, None])
+        col = self.ext.knn(a["pts"], b["pts"], a["ptr"], b["ptr"], cfg["k"], False)[1]
+        return list((col.view(-1, cfg["k"]) - cfg["offset"][:, None]).split(b["lens"]))
 
 
 class Pointnet2Fps(BuiltPeer):
