@@ -170,13 +170,16 @@ void pcb_ragged_empty(const pcb_task *t, int64_t i, pcb_result *out)
         out->bound[i] = 0; /* the empty matching is optimal */
 }
 
-/* The first slot of cloud i outside its answer that is not padding, or -1. */
+/* The first slot of cloud i outside its answer that is not padding, or -1.
+ * Distances only where the answer has them (FPS and EMD answers are indices:
+ * an implementation need not write a dist2 array it was given). */
 int64_t pcb_ragged_not_padding(const pcb_task *t, int64_t i, const pcb_result *r)
 {
     const segments s = segments_of(t, i);
+    const int distances = r->dist2 && t->problem != PCB_FPS && t->problem != PCB_EMD;
     for (int g = 0; g < 2; g++)
         for (int64_t j = s.span_whole[g] + s.count[g]; j < s.span_whole[g] + s.span[g]; j++)
-            if (r->index[j] != -1 || (r->dist2 && r->dist2[j] != INFINITY))
+            if (r->index[j] != -1 || (distances && r->dist2[j] != INFINITY))
                 return j;
     for (int64_t j = s.rows_count; r->count && j < t->nq; j++)
         if (r->count[s.rows_whole + j] != 0)
