@@ -409,6 +409,17 @@ def headline_emd(machines):
 
 # ---- peers ---------------------------------------------------------------------------
 def config_label(cfg):
+    """A configuration in words; a ragged batch says its clouds' sizes."""
+    label = config_words(cfg)
+    if cfg.get("lengths"):
+        sizes = cfg["lengths"][0]
+        label += " (ragged: %d-%d points a cloud)" % (min(sizes), max(sizes))
+    elif cfg["id"].endswith("/ragged"):
+        label += " (ragged)"
+    return label
+
+
+def config_words(cfg):
     if cfg["problem"] == "fps":
         return "fps %s: %d x %d, %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["m"])
     if cfg["problem"] == "nn":
@@ -475,7 +486,8 @@ def peers_table(docs, pdocs):
             detail = e.get("detail", "")
             if e.get("status") in ("ok", "value-only"):
                 detail = ""
-            rows.append([config_label(pd["config"]), R.peer_label(e), R.peer_cell(e),
+            label = R.peer_label(e) + (", %s" % e["ragged"] if e.get("ragged") else "")
+            rows.append([config_label(doc["config"] if doc else pd["config"]), label, R.peer_cell(e),
                          ours_cell(doc, False), ratio(R.peer_ms(e), doc, False),
                          detail[:160]])
     return md_table(["configuration", "peer (version, where)", "peer compute", "ours: fastest verified",
@@ -483,7 +495,8 @@ def peers_table(docs, pdocs):
         "\nms, compute medians; peer / ours above 1 means ours is faster. Peers ran on the "
         "harness's inputs (same generators and seeds) and every answer was judged by `pcbench "
         "check`: **WRONG** answers are never timed. A peer's compute excludes what the harness "
-        "also leaves out (k-d tree builds, uploads to the GPU).\n")
+        "also leaves out (k-d tree builds, uploads to the GPU). On a ragged batch a peer "
+        "takes it whole (its lengths or batch pointers) or runs one call a cloud.\n")
 
 
 
