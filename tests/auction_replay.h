@@ -14,6 +14,8 @@
 #include "emd/emd.h"
 #include "emd/emd_cuda_auction.h"
 
+enum { REPLAY_PHASES = 12 };
+
 typedef struct {
     int64_t bids, rounds, phases;
     int64_t scans, checks; /* full scans of B; looks into a cache */
@@ -24,6 +26,10 @@ typedef struct {
     int64_t finishes, finish_steps, finish_evals; /* augmenting paths, their
                                                      steps and costs */
     double p, d;           /* the last certificate's sums */
+    double eps;            /* the last phase's eps */
+    /* rounds by their bidders (1, 2-31, 32 or more: the kernel's three
+     * costs), over the run and in each of the first REPLAY_PHASES phases */
+    int64_t rounds_by[3], phase_rounds[REPLAY_PHASES][3], phase_finish_steps[REPLAY_PHASES];
 } replay_stats;
 
 static uint64_t replay_random(uint64_t *s)
@@ -306,9 +312,12 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
     st->finishes++;
 }
 
-/* Solve one pair; returns 0, or -1 when out of memory. */
-static int replay_pair(const float *a, const float *b, int32_t n, const pcb_options *opt,
-                       uint64_t shuffle, int32_t *match, double *price, replay_stats *st)
+/* Solve one pair; returns 0, or -1 when out of memory. start_price (or
+ * NULL: all 0) and start_eps (or 0: the schedule's first) start it warm:
+ * any prices keep the certificate valid (D needs no feasibility). */
+static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb_options *opt,
+                            uint64_t shuffle, const double *start_price, double start_eps,
+                            int32_t *match, double *price, replay_stats *st)
 {
     int32_t *owner = malloc((size_t)n * sizeof *owner), *list = malloc((size_t)n * sizeof *list),
             *next = malloc((size_t)n * sizeof *next), *chose = malloc((size_t)n * sizeof *chose);
@@ -339,14 +348,16 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
     for (int32_t k = 0; k < n; k++) {
         owner[k] = -1;
         list[k] = k;
-        price[k] = 0;
+        price[k] = start_price ? start_price[k] : 0;
         if (cache.bound)
             cache.bound[k] = -1;
     }
     *st = (replay_stats){0};
-    for (double eps = pcb_ca_eps_first(c, floor); c > 0;) {
+    for (double eps = start_eps > 0 ? start_eps : pcb_ca_eps_first(c, floor); c > 0;) {
+        st->eps = eps;
         while (count > 0) { /* one round */
             if (count <= pcb_ca_finish_at(n)) { /* the finish, bidders by index */
+                const int64_t steps = st->finish_steps;
                 for (int32_t k = 1; k < count; k++)
                     for (int32_t m = k; m > 0 && list[m - 1] > list[m]; m--) {
                         const int32_t t = list[m];
@@ -355,6 +366,8 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
                     }
                 for (int32_t k = 0; k < count; k++)
                     replay_finish(a, b, n, eps, list[k], price, owner, &fin, st);
+                if (st->phases < REPLAY_PHASES)
+                    st->phase_finish_steps[st->phases] += st->finish_steps - steps;
                 count = 0;
                 break;
             }
@@ -397,6 +410,10 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
             }
             st->bids += count;
             st->rounds++;
+            const int by = count == 1 ? 0 : count < PCB_CA_WARPS ? 1 : 2;
+            st->rounds_by[by]++;
+            if (st->phases < REPLAY_PHASES)
+                st->phase_rounds[st->phases][by]++;
             for (int32_t k = after - 1; shuffle && k > 0; k--) {
                 int32_t r = (int32_t)(replay_random(&shuffle) % (uint64_t)(k + 1)), t = next[k];
                 next[k] = next[r];
@@ -455,6 +472,12 @@ static int replay_pair(const float *a, const float *b, int32_t n, const pcb_opti
     free(q), free(gap), free(u), free(cache.slot), free(cache.bound);
     free(fin.key), free(fin.settled), free(fin.bucket);
     return 0;
+}
+
+static inline int replay_pair(const float *a, const float *b, int32_t n, const pcb_options *opt,
+                              uint64_t shuffle, int32_t *match, double *price, replay_stats *st)
+{
+    return replay_pair_from(a, b, n, opt, shuffle, NULL, 0, match, price, st);
 }
 
 #endif

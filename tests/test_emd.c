@@ -745,6 +745,50 @@ static void test_cuda_auction_rules_loss(void)
     }
 }
 
+/* A warm start (replay_pair_from: issue 71's first route, priced on the
+ * replay by tests/emd_routes.c): from any prices, at any eps, the answer
+ * is still a bijection certified within the target (D needs no
+ * feasibility), whether the prices are near-optimal, noisy or another
+ * pair's; and from a finished run's own prices it takes fewer rounds. */
+static void test_cuda_auction_warm_start(void)
+{
+    const int64_t n = 300;
+    instance cold;
+    pcb_result rc;
+    CHECK_RC(instance_make(&cold, "sphere", "sphere", 1, n, 131), PCB_OK);
+    cold.task.opt.max_gap = 0.01;
+    const replay_stats st0 = replay_instance(&cold, 0, &rc);
+    double *start = malloc((size_t)n * sizeof *start);
+    uint64_t seed = 7;
+    for (int variant = 0; variant < 3; variant++) {
+        instance warm;
+        CHECK_RC(instance_make(&warm, "sphere", "sphere", 1, n, 131), PCB_OK);
+        warm.task.opt.max_gap = 0.01;
+        for (int64_t j = 0; j < n; j++) /* its own, its own noisy, or random (sphere: costs <= 2) */
+            start[j] = variant == 0 ? cold.price[j]
+                       : variant == 1 ? cold.price[j] * (1 + 0.2 * (unit_random(&seed) - 0.5))
+                                      : 2 * unit_random(&seed);
+        replay_stats st;
+        CHECK(replay_pair_from(warm.a, warm.b, (int32_t)n, &warm.task.opt, 0, start, st0.eps,
+                               warm.index, warm.price, &st) == 0);
+        warm.value[0] = pcb_emd_mean_matched(warm.a, warm.b, n, warm.index, NULL);
+        pcb_result r = {.index = warm.index, .value = warm.value, .price = warm.price,
+                        .has_price = 1};
+        pcb_report rep;
+        CHECK_RC(pcb_emd_validate(&warm.task, &r, 0, 0.01, &rep), PCB_OK);
+        CHECK(rep.ok && rep.unmatched == 0 && rep.bound >= 0 && rep.bound <= 0.01);
+        CHECK(pcb_ca_proven(st.p, st.d, 0.009));
+        printf("cuda_auction warm start (%s prices), sphere n=%lld, 1%%: %lld rounds (cold %lld): "
+               "%s\n", variant == 0 ? "its own" : variant == 1 ? "noisy" : "random",
+               (long long)n, (long long)st.rounds, (long long)st0.rounds, rep.detail);
+        if (variant == 0)
+            CHECK(st.rounds < st0.rounds);
+        instance_free(&warm);
+    }
+    free(start);
+    instance_free(&cold);
+}
+
 /* The eps step (pcb_ca_eps_next): 4 as a rule; longer, up to
  * PCB_CA_DIVISOR_MAX, only where a phase at eps / 4 is predicted to miss the
  * target and the longer one to reach it; never below the floor, and always
@@ -1055,6 +1099,7 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects), T(test_huge_prices_certify_nothing),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
+          T(test_cuda_auction_warm_start),
           T(test_cuda_auction_eps_step),
           T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
           T(test_cuda_auction_finish_beyond),

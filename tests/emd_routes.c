@@ -1,0 +1,232 @@
+/* emd_routes.c - the routes issue 71 asks to price before any is built,
+ * measured on cuda_auction's CPU replay (auction_replay.h: the kernel's
+ * rounds, bids and phases bit for bit), each run priced by the kernel's
+ * measured cost of each kind of step (impl/emd/NOTES.md: 2,700 cycles a
+ * lone bidder's step or a finish step, 7,000 a round of 2-31 bidders,
+ * 38,000 a round of 32 or more; certificates and rebuilds not counted).
+ *
+ *   make build/tests/emd_routes && build/tests/emd_routes [n] [pairs] [parts, e.g. 123]
+ *
+ * 1. Where a cold run's steps are, phase by phase (cube, sphere surfaces,
+ *    consecutive lidar sweeps; certified within 1%).
+ * 2. Oracle warm starts: from near-optimal prices (a run to 0.1%), plus
+ *    noise of 1%, 5% and 20% of their spread, and from the prices of the
+ *    pair with B moved by 0.1%, 1% and 5% of its extent; each started at
+ *    the cold run's last eps, to a certified 1%.
+ * 3. Training drift: a prediction that is the target shuffled plus noise
+ *    shrinking step by step (5% of the extent, x0.95 a step, 40 steps),
+ *    each step solved cold, and warm from the previous step's prices and
+ *    last eps (kept per sample, as a loss object would keep them). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datasets/cloud.h"
+#include "auction_replay.h"
+
+static double cycles(const replay_stats *s)
+{
+    return 2700.0 * (double)(s->rounds_by[0] + s->finish_steps) + 7000.0 * (double)s->rounds_by[1] +
+           38000.0 * (double)s->rounds_by[2];
+}
+
+/* The pair's clouds: A, and B of the kind (the harness's generators). */
+static void make_pair(const char *kind, int32_t n, uint64_t seed, float *a, float *b)
+{
+    pcb_cloud x = {0}, y = {0};
+    if (!strcmp(kind, "lidar")) {
+        pcb_gen_lidar(n, seed, 0, 0, 0, &x);
+        pcb_gen_lidar(n, seed, 0.8, 0.05, 0.01, &y);
+    } else {
+        pcb_generate(kind, n, seed, &x);
+        pcb_generate(kind, n, seed + 1000, &y);
+    }
+    memcpy(a, x.xyz, (size_t)n * 3 * sizeof(float));
+    memcpy(b, y.xyz, (size_t)n * 3 * sizeof(float));
+    pcb_cloud_free(&x), pcb_cloud_free(&y);
+}
+
+static double extent(const float *p, int32_t n)
+{
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++)
+            lo[c] = fminf(lo[c], p[3 * i + c]), hi[c] = fmaxf(hi[c], p[3 * i + c]);
+    return fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
+}
+
+static double uniform(uint64_t *s)
+{
+    return (double)(replay_random(s) >> 11) / 9007199254740992.0;
+}
+
+static double gauss(uint64_t *s)
+{
+    const double u = uniform(s) + 1e-300, v = uniform(s);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+typedef struct {
+    int32_t n;
+    int32_t *match;
+    double *price;
+    replay_stats st;
+} run;
+
+static void solve(const float *a, const float *b, int32_t n, double gap, const double *start,
+                  double eps, run *r)
+{
+    pcb_options opt = {0};
+    opt.max_gap = gap;
+    if (replay_pair_from(a, b, n, &opt, 0, start, eps, r->match, r->price, &r->st) != 0) {
+        fprintf(stderr, "emd_routes: out of memory\n");
+        exit(1);
+    }
+}
+
+static void phases(const char *kind, const replay_stats *s)
+{
+    printf("| %s | %lld |", kind, (long long)s->phases);
+    for (int p = 0; p < REPLAY_PHASES && p < s->phases; p++) {
+        const int64_t *r = s->phase_rounds[p];
+        const double c = 2700.0 * (double)(r[0] + s->phase_finish_steps[p]) + 7000.0 * (double)r[1] +
+                         38000.0 * (double)r[2];
+        printf(" %.1f%s", c / 1e6, p + 1 < s->phases ? " /" : "");
+    }
+    printf(" | %.1f | %.2f%% |\n", cycles(s) / 1e6, 100 * (s->p - s->d) / s->d);
+}
+
+typedef struct {
+    int32_t n;
+    int pairs;
+    float *a, *b, *moved;
+    double *start;
+    run cold, warm, oracle;
+} study;
+
+static const char *const kinds[] = {"uniform", "sphere", "lidar"};
+
+/* 1. Where a cold run's steps are, phase by phase. */
+static void by_phase(study *S)
+{
+    printf("1. Cold runs, phase by phase\n\n| pair | phases | cost a phase | total | gap bound |\n"
+           "|---|---|---|---|---|\n");
+    for (int k = 0; k < 3; k++)
+        for (int p = 0; p < S->pairs; p++) {
+            make_pair(kinds[k], S->n, 1 + (uint64_t)p, S->a, S->b);
+            solve(S->a, S->b, S->n, 0.01, NULL, 0, &S->cold);
+            char name[64];
+            snprintf(name, sizeof name, "%s %d", kinds[k], p);
+            phases(name, &S->cold.st);
+        }
+}
+
+/* 2. Warm starts from near-optimal prices, noisy ones, and a moved pair's. */
+static void oracle_starts(study *S)
+{
+    const int32_t n = S->n;
+    printf("\n2. Oracle warm starts, at the cold run's last eps (cost: warm / cold)\n\n"
+           "| pair | cold | oracle | +1%% | +5%% | +20%% | B moved 0.1%% | 1%% | 5%% |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < 3; k++)
+        for (int p = 0; p < S->pairs; p++) {
+            make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+            solve(S->a, S->b, n, 0.01, NULL, 0, &S->cold);
+            const double c0 = cycles(&S->cold.st), eps = S->cold.st.eps;
+            solve(S->a, S->b, n, 0.001, NULL, 0, &S->oracle);
+            double lo = INFINITY, hi = -INFINITY;
+            for (int32_t j = 0; j < n; j++)
+                lo = fmin(lo, S->oracle.price[j]), hi = fmax(hi, S->oracle.price[j]);
+            printf("| %s %d | %.1f |", kinds[k], p, c0 / 1e6);
+            static const double noise[] = {0, 0.01, 0.05, 0.2};
+            uint64_t rng = 77 + (uint64_t)p;
+            for (int q = 0; q < 4; q++) {
+                for (int32_t j = 0; j < n; j++)
+                    S->start[j] = S->oracle.price[j] + noise[q] * (hi - lo) * (2 * uniform(&rng) - 1);
+                solve(S->a, S->b, n, 0.01, S->start, eps, &S->warm);
+                printf(" %.2f |", cycles(&S->warm.st) / c0);
+            }
+            static const double shift[] = {0.001, 0.01, 0.05};
+            const double ext = extent(S->b, n);
+            for (int q = 0; q < 3; q++) {
+                for (int32_t i = 0; i < 3 * n; i++)
+                    S->moved[i] = S->b[i] + (float)(shift[q] * ext * gauss(&rng) / sqrt(3.0));
+                solve(S->a, S->moved, n, 0.001, NULL, 0, &S->oracle);
+                solve(S->a, S->b, n, 0.01, S->oracle.price, eps, &S->warm);
+                printf(" %.2f |", cycles(&S->warm.st) / c0);
+            }
+            printf("\n");
+        }
+}
+
+/* 3. A loss over training steps: cold each step, or warm from the last. */
+static void drift(study *S)
+{
+    const int32_t n = S->n;
+    float *target = S->a, *pred = S->b;
+    printf("\n3. Training drift: 40 steps, noise 5%% of the extent x0.95 a step (cost a step)\n\n"
+           "| target | steps 1-10 cold / warm | 11-20 | 21-30 | 31-40 | all, warm / cold |\n"
+           "|---|---|---|---|---|---|\n");
+    for (int k = 0; k < 2; k++) {
+        make_pair(kinds[k], n, 9, target, pred);
+        const double ext = extent(target, n);
+        uint64_t rng = 5;
+        double sums[2][4] = {{0}}, total[2] = {0}, last_eps = 0;
+        for (int s = 0; s < 40; s++) {
+            const double sigma = 0.05 * ext * pow(0.95, s);
+            for (int32_t i = 0; i < n; i++) { /* the target shuffled, noisy */
+                const int32_t src = (int32_t)((i * 7919LL + 13) % n);
+                for (int c = 0; c < 3; c++)
+                    pred[3 * i + c] = target[3 * src + c] + (float)(sigma * gauss(&rng) / sqrt(3.0));
+            }
+            solve(pred, target, n, 0.01, NULL, 0, &S->cold);
+            solve(pred, target, n, 0.01, last_eps > 0 ? S->start : NULL, last_eps, &S->warm);
+            memcpy(S->start, S->warm.price, (size_t)n * sizeof(double)); /* kept for the next step */
+            last_eps = S->warm.st.eps;                                   /* and where it ended */
+            sums[0][s / 10] += cycles(&S->cold.st) / 10, sums[1][s / 10] += cycles(&S->warm.st) / 10;
+            total[0] += cycles(&S->cold.st), total[1] += cycles(&S->warm.st);
+        }
+        printf("| %s |", kinds[k]);
+        for (int q = 0; q < 4; q++)
+            printf(" %.1f / %.1f |", sums[0][q] / 1e6, sums[1][q] / 1e6);
+        printf(" %.2f |\n", total[1] / total[0]);
+    }
+}
+
+static int run_alloc(run *r, int32_t n)
+{
+    r->n = n;
+    r->match = malloc((size_t)n * sizeof *r->match);
+    r->price = malloc((size_t)n * sizeof *r->price);
+    return r->match && r->price;
+}
+
+int main(int argc, char **argv)
+{
+    study S = {0};
+    S.n = argc > 1 ? atoi(argv[1]) : 1024;
+    S.pairs = argc > 2 ? atoi(argv[2]) : 2;
+    const char *parts = argc > 3 ? argv[3] : "123";
+    const size_t bytes = (size_t)S.n * 3 * sizeof(float);
+    S.a = malloc(bytes), S.b = malloc(bytes), S.moved = malloc(bytes);
+    S.start = malloc((size_t)S.n * sizeof(double));
+    if (S.n < 2 || S.pairs < 1 || !S.a || !S.b || !S.moved || !S.start ||
+        !run_alloc(&S.cold, S.n) || !run_alloc(&S.warm, S.n) || !run_alloc(&S.oracle, S.n)) {
+        fprintf(stderr, "usage: emd_routes [n >= 2] [pairs >= 1] [parts] (or out of memory)\n");
+        return 1;
+    }
+    printf("n = %d, %d pair(s) a kind, certified within 1%%; millions of cycles a pair\n\n", S.n,
+           S.pairs);
+    if (strchr(parts, '1'))
+        by_phase(&S);
+    if (strchr(parts, '2'))
+        oracle_starts(&S);
+    if (strchr(parts, '3'))
+        drift(&S);
+    free(S.a), free(S.b), free(S.moved), free(S.start);
+    run *runs[] = {&S.cold, &S.warm, &S.oracle};
+    for (int r = 0; r < 3; r++)
+        free(runs[r]->match), free(runs[r]->price);
+    return 0;
+}
