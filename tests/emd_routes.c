@@ -5,7 +5,7 @@
  * lone bidder's step or a finish step, 7,000 a round of 2-31 bidders,
  * 38,000 a round of 32 or more; certificates and rebuilds not counted).
  *
- *   make build/tests/emd_routes && build/tests/emd_routes [n] [pairs] [parts, e.g. 123]
+ *   make build/tests/emd_routes && build/tests/emd_routes [n] [pairs] [parts, e.g. 1234]
  *
  * 1. Where a cold run's steps are, phase by phase (cube, sphere surfaces,
  *    consecutive lidar sweeps; certified within 1%).
@@ -13,10 +13,11 @@
  *    noise of 1%, 5% and 20% of their spread, and from the prices of the
  *    pair with B moved by 0.1%, 1% and 5% of its extent; each started at
  *    the cold run's last eps, to a certified 1%.
- * 3. Training drift: a prediction that is the target shuffled plus noise
- *    shrinking step by step (5% of the extent, x0.95 a step, 40 steps),
- *    each step solved cold, and warm from the previous step's prices and
- *    last eps (kept per sample, as a loss object would keep them). */
+ * 3, 4. Training drift: a prediction that is the target shuffled plus an
+ *    error shrinking step by step (5% of the extent, x0.95 a step, 40
+ *    steps), drawn anew each step (3) or drifting (4); each step solved
+ *    cold, and warm from the previous step's prices and last eps (kept per
+ *    sample, as a loss object would keep them). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,14 +161,19 @@ static void oracle_starts(study *S)
         }
 }
 
-/* 3. A loss over training steps: cold each step, or warm from the last. */
-static void drift(study *S)
+/* 3. A loss over training steps: cold each step, or warm from the last.
+ * Each point's error starts at 5% of the extent and shrinks x0.95 a step;
+ * fresh: drawn anew every step (the prediction jumps by its whole error),
+ * else it drifts (x0.95, plus fresh noise of 2% of that: the prediction
+ * moves a little each step, as late in training). */
+static void drift(study *S, int fresh)
 {
     const int32_t n = S->n;
-    float *target = S->a, *pred = S->b;
-    printf("\n3. Training drift: 40 steps, noise 5%% of the extent x0.95 a step (cost a step)\n\n"
-           "| target | steps 1-10 cold / warm | 11-20 | 21-30 | 31-40 | all, warm / cold |\n"
-           "|---|---|---|---|---|---|\n");
+    float *target = S->a, *pred = S->b, *err = S->moved;
+    printf("\n%d. Training drift, 40 steps, errors from 5%% of the extent x0.95 a step, %s "
+           "(cost a step)\n\n| target | steps 1-10 cold / warm | 11-20 | 21-30 | 31-40 | all, "
+           "warm / cold |\n|---|---|---|---|---|---|\n", fresh ? 3 : 4,
+           fresh ? "drawn anew each step" : "drifting");
     for (int k = 0; k < 2; k++) {
         make_pair(kinds[k], n, 9, target, pred);
         const double ext = extent(target, n);
@@ -175,10 +181,14 @@ static void drift(study *S)
         double sums[2][4] = {{0}}, total[2] = {0}, last_eps = 0;
         for (int s = 0; s < 40; s++) {
             const double sigma = 0.05 * ext * pow(0.95, s);
-            for (int32_t i = 0; i < n; i++) { /* the target shuffled, noisy */
+            for (int32_t i = 0; i < n; i++) { /* the target shuffled, plus its error */
                 const int32_t src = (int32_t)((i * 7919LL + 13) % n);
-                for (int c = 0; c < 3; c++)
-                    pred[3 * i + c] = target[3 * src + c] + (float)(sigma * gauss(&rng) / sqrt(3.0));
+                for (int c = 0; c < 3; c++) {
+                    const double e = sigma * gauss(&rng) / sqrt(3.0);
+                    err[3 * i + c] = fresh || s == 0 ? (float)e
+                                                     : (float)(0.95 * err[3 * i + c] + 0.02 * e);
+                    pred[3 * i + c] = target[3 * src + c] + err[3 * i + c];
+                }
             }
             solve(pred, target, n, 0.01, NULL, 0, &S->cold);
             solve(pred, target, n, 0.01, last_eps > 0 ? S->start : NULL, last_eps, &S->warm);
@@ -207,7 +217,7 @@ int main(int argc, char **argv)
     study S = {0};
     S.n = argc > 1 ? atoi(argv[1]) : 1024;
     S.pairs = argc > 2 ? atoi(argv[2]) : 2;
-    const char *parts = argc > 3 ? argv[3] : "123";
+    const char *parts = argc > 3 ? argv[3] : "1234";
     const size_t bytes = (size_t)S.n * 3 * sizeof(float);
     S.a = malloc(bytes), S.b = malloc(bytes), S.moved = malloc(bytes);
     S.start = malloc((size_t)S.n * sizeof(double));
@@ -223,7 +233,9 @@ int main(int argc, char **argv)
     if (strchr(parts, '2'))
         oracle_starts(&S);
     if (strchr(parts, '3'))
-        drift(&S);
+        drift(&S, 1);
+    if (strchr(parts, '4'))
+        drift(&S, 0);
     free(S.a), free(S.b), free(S.moved), free(S.start);
     run *runs[] = {&S.cold, &S.warm, &S.oracle};
     for (int r = 0; r < 3; r++)
