@@ -149,7 +149,7 @@ class PcbenchPython(TorchPeer):
     compare like with like (the harness's device-event figure stays in the
     table beside them). The batch is one call, as a network makes it; a
     ragged batch too (lengths=)."""
-    module, batched, ragged = "pcbench", True, True
+    module, batched = "pcbench", True
 
     def __init__(self, problem):
         self.problem = problem
