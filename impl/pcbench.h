@@ -121,6 +121,30 @@ typedef struct {
  * the others run a host task one cloud at a time and say PCB_EUNSUPPORTED
  * to a device one.
  */
+/* An EMD warm start (issue 71's first route): the prices and last eps of an
+ * earlier solve of each pair, so a loss that meets the same target clouds
+ * again (epoch after epoch) restarts near the answer. Every array is in and
+ * out, one entry a pair (price: batch x n, a price a point of B), in the
+ * task's memory:
+ *   price:  in, the start prices; out, the run's final prices;
+ *   eps:    in, the eps to start at (0, or not finite: this pair starts
+ *           cold; clamped to the cold run's first and last eps); out, the
+ *           run's last eps;
+ *   budget: in, the most rounds a warm start may take before the pair
+ *           drops its prices and starts again cold (0: no limit); out, the
+ *           rounds of the run's cold solve where one ran, else unchanged.
+ * Passing the same arrays in and out call after call keeps the rule for
+ * stale prices: a warm start that costs more than the pair's last cold
+ * solve is dropped. Any start prices give a valid certificate (the dual
+ * bound needs no feasibility): only the time depends on them. A start
+ * price that is not finite makes its pair start cold. All NULL: a cold
+ * run. Implementations that take it: pcb_impl_warm; not with lengths. */
+typedef struct {
+    double *price;
+    double *eps;
+    int64_t *budget;
+} pcb_emd_warm;
+
 typedef struct {
     pcb_problem problem;
     int64_t batch;
@@ -138,6 +162,7 @@ typedef struct {
     void *stream;
     const int64_t *lengths_a; /* ragged batches: NULL, or batch sizes of a's clouds */
     const int64_t *lengths_b; /* ... and of b's */
+    pcb_emd_warm warm;        /* EMD: a warm start, or all NULL */
 } pcb_task;
 
 /* Where results go; the caller owns the arrays.
@@ -246,6 +271,8 @@ int pcb_choose(const pcb_task *t, pcb_device device, const pcb_impl **out);
 const char *pcb_impl_name(const pcb_impl *impl);
 /* 1 when it reads a ragged task's lengths itself (host and device memory). */
 int pcb_impl_ragged(const pcb_impl *impl);
+/* 1 when it takes an EMD warm start (pcb_task.warm). */
+int pcb_impl_warm(const pcb_impl *impl);
 /* The size of cloud i of a (which 0) or b (which 1): its length in a
  * ragged host task, else n or nq. */
 int64_t pcb_cloud_size(const pcb_task *t, int which, int64_t i);

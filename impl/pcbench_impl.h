@@ -130,6 +130,9 @@ struct pcb_impl {
      * others take a ragged host task cloud by cloud (pcb_each_*) and no
      * ragged device task. */
     int ragged;
+    /* 1: it takes an EMD warm start (pcb_task.warm); the others say
+     * PCB_EUNSUPPORTED to a task that carries one. */
+    int warm_start;
 };
 
 /* A ragged host task cloud by cloud through impl's life cycle (an
@@ -153,6 +156,8 @@ void pcb_each_release(pcb_each *e);
 const pcb_impl *pcb_reference(pcb_problem p);
 /* Check a task against an implementation's limits. */
 int pcb_task_fits(const pcb_impl *impl, const pcb_task *t);
+/* 1 when the task carries an EMD warm start (pcb_task.warm). */
+int pcb_task_warm(const pcb_task *t);
 
 #ifdef __cplusplus
 }

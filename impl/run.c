@@ -101,6 +101,11 @@ const char *pcb_impl_name(const pcb_impl *impl)
     return impl ? impl->name : "";
 }
 
+int pcb_impl_warm(const pcb_impl *impl)
+{
+    return impl && impl->warm_start;
+}
+
 struct pcb_nn_index {
     const pcb_impl *impl;
     void *state;

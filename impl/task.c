@@ -139,6 +139,29 @@ static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_
     return PCB_OK;
 }
 
+int pcb_task_warm(const pcb_task *t)
+{
+    return t->warm.price || t->warm.eps || t->warm.budget;
+}
+
+/* A warm start: EMD only, its price and eps both given (budget may be
+ * NULL), no lengths. Its values need no check: a pair whose start is not
+ * usable starts cold (pcbench.h). */
+static int check_warm(const pcb_task *t)
+{
+    if (!pcb_task_warm(t))
+        return PCB_OK;
+    if (t->problem != PCB_EMD)
+        return pcb_fail(PCB_EINVAL, "a warm start is for EMD only, not %s",
+                        pcb_problem_name(t->problem));
+    if (!t->warm.price || !t->warm.eps)
+        return pcb_fail(PCB_EINVAL, "an EMD warm start needs its prices and eps arrays "
+                        "(budget may be NULL)");
+    if (t->lengths_a || t->lengths_b)
+        return pcb_fail(PCB_EUNSUPPORTED, "an EMD warm start of a ragged batch");
+    return PCB_OK;
+}
+
 int pcb_task_check(const pcb_task *t)
 {
     if (!t)
@@ -162,7 +185,9 @@ int pcb_task_check(const pcb_task *t)
     if (t->memory != PCB_MEM_HOST && t->memory != PCB_MEM_DEVICE)
         return pcb_fail(PCB_EINVAL, "unknown memory space %d", (int)t->memory);
     const pcb_memory mem = t->memory;
-    int rc;
+    int rc = check_warm(t);
+    if (rc != PCB_OK)
+        return rc;
     switch (t->problem) {
     case PCB_FPS:
         if ((rc = check_cloud("cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
@@ -245,6 +270,9 @@ int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s takes no ragged batch on device memory (a "
                         "host batch runs cloud by cloud)", pcb_problem_name(impl->problem),
                         impl->name);
+    if (pcb_task_warm(t) && !impl->warm_start)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s takes no warm start",
+                        pcb_problem_name(impl->problem), impl->name);
     const pcb_limits *l = &impl->limits;
     int64_t n = t->n > t->nq ? t->n : t->nq;
     if (l->max_n && n > l->max_n)

@@ -3,7 +3,8 @@
 against pointnet2_ops', and ragged batches against equal-size ones.
 
     model_timing.py --out results/<gpu>/models [--reps 20]
-                    [--parts steps,profile,completion,ragged]
+                    [--parts steps,profile,completion,ragged,emd_loop]
+                    [--epochs 20]
 
 Models (steps, pointnet2-steps.json; examples/pointnet2.py; the same weights,
 batch and data for both op sets): PointNet++ SSG classification, 32 x 1,024
@@ -33,7 +34,14 @@ each; 32 object clouds of 512-4,096 points, self-kNN (k = 16) and chamfer's
 nearest points; each as one ragged call against one equal-size batch of the
 same points (clouds of the mean length) and against one call a cloud.
 
-Needs a CUDA GPU and pointnet2_ops built (scripts/peer_build.py build); chamfer3d and
+EMD in a training loop (emd-loop.json): the folding decoder trained for
+--epochs over a fixed set of 256 object clouds (8 batches of 32, shuffled each
+epoch) at 2,048, 4,096 and 8,192 points; at every step each loss's forward +
+backward on that step's prediction: pcbench cold (certified 1% and 5%),
+pcbench.EMDLoss (1%, warm from each sample's last solve) and MSN's auction at
+its training setting. The model learns from the warm loss.
+
+Needs a CUDA GPU and pointnet2_ops built (steps, profile) (scripts/peer_build.py build); chamfer3d and
 msn_emd for the completion losses (reported as not run without them).
 """
 import argparse
@@ -461,25 +469,118 @@ def ragged_figures(reps):
     return rows
 
 
-PARTS = ("steps", "profile", "completion", "ragged")
+def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 1), (1e9, 1))):
+    """Issue 71's training-loop figure: every EMD loss timed on the same
+    predictions of a decoder that trains on the warm loss; per epoch the
+    median of each loss's forward + backward (CUDA events, the GPU idle
+    before each), the mean values, and how many of the warm loss's samples
+    were solved cold (first sight, or a start dropped by its budget)."""
+    import completion
+    from peers.adapters.built import msn_emd_distances
+    msn, why = peer_build.load("msn_emd")
+    samples = batches * 32
+    rows = []
+    for n in sizes:
+        gen = torch.Generator().manual_seed(7)
+        data = object_clouds(samples, n, gen).cuda()
+        partial = partial_of(data)
+        torch.manual_seed(0)
+        model = completion.FoldingCompletion(n).cuda()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        losses = {"pcbench cold 1%": lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.01),
+                  "pcbench cold 5%": lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.05)}
+        warms = {}
+        for scale, share in warm_rules:
+            name = "pcbench EMDLoss warm 1%% (eps x %g, budget %g)" % (scale, share)
+            warms[name] = losses[name] = pcbench.EMDLoss(samples, n, max_gap=0.01,
+                                                         warm_eps=scale, budget=share)
+        warm = next(iter(warms.values()))  # the model learns from the first
+        if msn is not None:
+            losses["MSN training setting"] = (
+                lambda p, t, i: msn_emd_distances(msn, p, t, 0.005, 50).clamp(min=0).sqrt().mean())
+        order = torch.Generator().manual_seed(11)
+        epochs_out = []
+        for epoch in range(epochs):
+            times, values = {k: [] for k in losses}, {k: [] for k in losses}
+            cold_solves = {k: 0 for k in warms}
+            for batch in torch.randperm(samples, generator=order).view(batches, 32):
+                idx = batch.cuda()
+                target, pred = data[idx], model(partial[idx])
+                before = {k: None if w._state is None else (w._state[1].index_select(0, idx),
+                                                          w._state[2].index_select(0, idx))
+                          for k, w in warms.items()}
+                grad = None
+                for name, fn in losses.items():
+                    leaf = pred.detach().clone().requires_grad_()
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+                        enable_timing=True)
+                    torch.cuda.synchronize()
+                    start.record()
+                    loss = fn(leaf, target, idx)
+                    loss.backward()
+                    end.record()
+                    torch.cuda.synchronize()
+                    times[name].append(start.elapsed_time(end))
+                    values[name].append(float(loss.detach()))
+                    if fn is warm:
+                        grad = leaf.grad
+                for k, w in warms.items():  # first sight, or a start dropped
+                    if before[k] is None:
+                        cold_solves[k] += 32
+                        continue
+                    eps_in, budget_in = before[k]
+                    cold = (eps_in <= 0) | (w._state[2].index_select(0, idx) != budget_in)
+                    cold_solves[k] += int(cold.sum())
+                opt.zero_grad(set_to_none=True)
+                pred.backward(grad)
+                opt.step()
+            epochs_out.append({
+                "epoch": epoch + 1, "cold_solves": cold_solves,
+                "median_ms": {k: statistics.median(v) for k, v in times.items()},
+                "mean_ms": {k: statistics.fmean(v) for k, v in times.items()},
+                "mean_value": {k: statistics.fmean(v) for k, v in values.items()}})
+            e = epochs_out[-1]
+            print("emd loop 32 x %d, %d samples, epoch %d: %s; cold solves %s; values %s"
+                  % (n, samples, epoch + 1, {k: round(v, 2) for k, v in e["median_ms"].items()},
+                     cold_solves, {k: round(v, 4) for k, v in e["mean_value"].items()}),
+                  flush=True)
+        whole = {k: statistics.fmean(e["mean_ms"][k] for e in epochs_out) for k in losses}
+        rows.append({"batch": 32, "points": n, "samples": samples, "epochs": epochs,
+                     "learns_from": next(iter(warms)),
+                     "per_epoch": epochs_out, "mean_ms_over_run": whole,
+                     "msn": None if msn is not None else why})
+    return rows
+
+
+PARTS = ("steps", "profile", "completion", "ragged", "emd_loop")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--parts", default=",".join(PARTS),
                     help="which figures, comma-separated (default: %(default)s)")
     args = ap.parse_args()
     parts = args.parts.split(",")
     if any(p not in PARTS for p in parts):
         sys.exit("model_timing: --parts takes %s" % ", ".join(PARTS))
+    env = gpu_env(torch)
+    if "emd_loop" in parts:
+        rows = []
+        for n, batches, epochs in [(2048, 8, args.epochs), (2048, 1, 3 * args.epochs),
+                                   (4096, 1, 2 * args.epochs)]:
+            rows += emd_loop_figures(epochs, (n,), batches)
+            write_json(os.path.join(args.out, "emd-loop.json"), {"env": env, "rows": rows})
+    if not {"steps", "profile"} & set(parts) and "completion" not in parts and \
+            "ragged" not in parts:
+        return
     module, why = peer_build.load("pointnet2_ops")
     if module is None:
         sys.exit("model_timing: pointnet2_ops: %s" % why)
     pc, p2 = pointnet2.PcbenchOps(), pointnet2.Pointnet2Ops(module)
     gen = torch.Generator().manual_seed(1)
-    env = gpu_env(torch)
     env["pointnet2_ops"] = module.build.get("version", "")
     cls_data = object_clouds(32, 1024, gen).cuda()
     cls_labels = torch.randint(0, 40, (32,), generator=gen).cuda()

@@ -26,7 +26,9 @@ typedef struct {
     int64_t finishes, finish_steps, finish_evals; /* augmenting paths, their
                                                      steps and costs */
     double p, d;           /* the last certificate's sums */
-    double eps;            /* the last phase's eps */
+    double eps;            /* the last phase's eps (0 when every cost is 0) */
+    int64_t restarts;      /* warm starts dropped for a cold one (budget) */
+    int64_t cold_rounds;   /* rounds of the cold solve; -1: the run ended warm */
     /* rounds by their bidders (1, 2-31, 32 or more: the kernel's three
      * costs), over the run and in each of the first REPLAY_PHASES phases */
     int64_t rounds_by[3], phase_rounds[REPLAY_PHASES][3], phase_finish_steps[REPLAY_PHASES];
@@ -312,12 +314,16 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
     st->finishes++;
 }
 
-/* Solve one pair; returns 0, or -1 when out of memory. start_price (or
- * NULL: all 0) and start_eps (or 0: the schedule's first) start it warm:
- * any prices keep the certificate valid (D needs no feasibility). */
+/* Solve one pair; returns 0, or -1 when out of memory. start_price and
+ * start_eps start it warm (pcb_emd_warm: NULL or eps 0, or a price that is
+ * not finite, start it cold): any prices keep the certificate valid (D needs
+ * no feasibility). A warm start that reaches budget rounds (0: no limit)
+ * drops its prices and starts again cold; st->cold_rounds is then the
+ * rounds of that cold solve (of the whole run when it started cold), -1
+ * when the run ended warm. */
 static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb_options *opt,
                             uint64_t shuffle, const double *start_price, double start_eps,
-                            int32_t *match, double *price, replay_stats *st)
+                            int64_t budget, int32_t *match, double *price, replay_stats *st)
 {
     int32_t *owner = malloc((size_t)n * sizeof *owner), *list = malloc((size_t)n * sizeof *list),
             *next = malloc((size_t)n * sizeof *next), *chose = malloc((size_t)n * sizeof *chose);
@@ -345,16 +351,23 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     const double floor = opt->eps > 0 ? opt->eps : PCB_CA_EPS_FLOOR * c;
     const double target = pcb_ca_stop_target(opt->eps, opt->max_gap);
     int32_t count = n;
+    int warm = start_price != NULL;
+    for (int32_t k = 0; warm && k < n; k++)
+        warm = isfinite(start_price[k]);
+    if (!(start_eps > 0 && start_eps < HUGE_VAL))
+        warm = 0;
     for (int32_t k = 0; k < n; k++) {
         owner[k] = -1;
         list[k] = k;
-        price[k] = start_price ? start_price[k] : 0;
+        price[k] = warm ? start_price[k] : 0;
         if (cache.bound)
             cache.bound[k] = -1;
     }
     *st = (replay_stats){0};
-    for (double eps = start_eps > 0 ? start_eps : pcb_ca_eps_first(c, floor); c > 0;) {
+    int64_t limit = warm && budget > 0 ? budget : 0, cold_from = 0;
+    for (double eps = pcb_ca_eps_start(c, floor, warm ? start_eps : 0); c > 0;) {
         st->eps = eps;
+        int restart = 0;
         while (count > 0) { /* one round */
             if (count <= pcb_ca_finish_at(n)) { /* the finish, bidders by index */
                 const int64_t steps = st->finish_steps;
@@ -369,6 +382,10 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
                 if (st->phases < REPLAY_PHASES)
                     st->phase_finish_steps[st->phases] += st->finish_steps - steps;
                 count = 0;
+                break;
+            }
+            if (limit && st->rounds >= limit) { /* stale prices: start again cold */
+                restart = 1;
                 break;
             }
             /* Bids, all against the round's prices. Few bidders: caches
@@ -424,6 +441,22 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
             next = done;
             count = after;
         }
+        if (restart) {
+            for (int32_t k = 0; k < n; k++) {
+                owner[k] = -1;
+                list[k] = k;
+                price[k] = 0;
+                if (cache.bound)
+                    cache.bound[k] = -1;
+            }
+            count = n;
+            warm = 0;
+            limit = 0;
+            cold_from = st->rounds;
+            st->restarts++;
+            eps = pcb_ca_eps_first(c, floor);
+            continue;
+        }
         st->phases++;
         /* The certificate, summed as the kernel's warps sum it. */
         for (int32_t j = 0; j < n; j++)
@@ -467,7 +500,10 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     }
     if (c <= 0) /* every cost is 0: every bijection is optimal */
         for (int32_t i = 0; i < n; i++)
-            match[i] = i;
+            match[i] = i, price[i] = 0;
+    st->cold_rounds = warm ? -1 : st->rounds - cold_from;
+    if (c <= 0)
+        st->eps = 0, st->cold_rounds = 0;
     free(owner), free(list), free(next), free(chose), free(top), free(least);
     free(q), free(gap), free(u), free(cache.slot), free(cache.bound);
     free(fin.key), free(fin.settled), free(fin.bucket);
@@ -477,7 +513,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
 static inline int replay_pair(const float *a, const float *b, int32_t n, const pcb_options *opt,
                               uint64_t shuffle, int32_t *match, double *price, replay_stats *st)
 {
-    return replay_pair_from(a, b, n, opt, shuffle, NULL, 0, match, price, st);
+    return replay_pair_from(a, b, n, opt, shuffle, NULL, 0, 0, match, price, st);
 }
 
 #endif

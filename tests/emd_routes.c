@@ -80,7 +80,7 @@ static void solve(const float *a, const float *b, int32_t n, double gap, const d
 {
     pcb_options opt = {0};
     opt.max_gap = gap;
-    if (replay_pair_from(a, b, n, &opt, 0, start, eps, r->match, r->price, &r->st) != 0) {
+    if (replay_pair_from(a, b, n, &opt, 0, start, eps, 0, r->match, r->price, &r->st) != 0) {
         fprintf(stderr, "emd_routes: out of memory\n");
         exit(1);
     }

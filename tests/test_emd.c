@@ -558,7 +558,8 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
         sum.long_steps += st.long_steps;
         sum.finishes += st.finishes, sum.finish_steps += st.finish_steps;
         sum.finish_evals += st.finish_evals;
-        sum.p = st.p, sum.d = st.d;
+        sum.restarts += st.restarts, sum.cold_rounds += st.cold_rounds;
+        sum.p = st.p, sum.d = st.d, sum.eps = st.eps; /* the last pair's */
     }
     for (int64_t p = 0; p < in->task.batch; p++)
         in->value[p] = pcb_emd_mean_matched(in->a + p * n * 3, in->b + p * n * 3, n,
@@ -769,7 +770,7 @@ static void test_cuda_auction_warm_start(void)
                        : variant == 1 ? cold.price[j] * (1 + 0.2 * (unit_random(&seed) - 0.5))
                                       : 2 * unit_random(&seed);
         replay_stats st;
-        CHECK(replay_pair_from(warm.a, warm.b, (int32_t)n, &warm.task.opt, 0, start, st0.eps,
+        CHECK(replay_pair_from(warm.a, warm.b, (int32_t)n, &warm.task.opt, 0, start, st0.eps, 0,
                                warm.index, warm.price, &st) == 0);
         warm.value[0] = pcb_emd_mean_matched(warm.a, warm.b, n, warm.index, NULL);
         pcb_result r = {.index = warm.index, .value = warm.value, .price = warm.price,
@@ -783,6 +784,49 @@ static void test_cuda_auction_warm_start(void)
                (long long)n, (long long)st.rounds, (long long)st0.rounds, rep.detail);
         if (variant == 0)
             CHECK(st.rounds < st0.rounds);
+        CHECK(st.cold_rounds == -1 && st.restarts == 0); /* no budget: it ends warm */
+        instance_free(&warm);
+    }
+    /* The budget (the rule for stale prices): random prices given a tenth
+     * of the cold run's rounds start again cold and then are the cold run,
+     * bit for bit; its own prices within the cold run's rounds end warm. */
+    for (int variant = 0; variant < 2; variant++) {
+        instance warm;
+        CHECK_RC(instance_make(&warm, "sphere", "sphere", 1, n, 131), PCB_OK);
+        warm.task.opt.max_gap = 0.01;
+        for (int64_t j = 0; j < n; j++)
+            start[j] = variant == 0 ? 2 * unit_random(&seed) : cold.price[j];
+        const int64_t budget = variant == 0 ? st0.rounds / 10 : st0.rounds;
+        replay_stats st;
+        CHECK(replay_pair_from(warm.a, warm.b, (int32_t)n, &warm.task.opt, 0, start, st0.eps,
+                               budget, warm.index, warm.price, &st) == 0);
+        printf("cuda_auction warm start (%s prices) with a budget of %lld rounds: %lld restarts, "
+               "%lld rounds, cold solve %lld (cold run %lld)\n",
+               variant == 0 ? "random" : "its own", (long long)budget, (long long)st.restarts,
+               (long long)st.rounds, (long long)st.cold_rounds, (long long)st0.rounds);
+        if (variant == 0) {
+            CHECK(st.restarts == 1 && st.cold_rounds == st0.rounds);
+            CHECK(st.rounds == budget + st0.rounds);
+            CHECK(memcmp(warm.index, cold.index, (size_t)n * sizeof *warm.index) == 0);
+            CHECK(memcmp(warm.price, cold.price, (size_t)n * sizeof *warm.price) == 0);
+        } else {
+            CHECK(st.restarts == 0 && st.cold_rounds == -1);
+        }
+        instance_free(&warm);
+    }
+    /* A start that is not usable starts cold: eps 0, or a price not finite. */
+    for (int variant = 0; variant < 2; variant++) {
+        instance warm;
+        CHECK_RC(instance_make(&warm, "sphere", "sphere", 1, n, 131), PCB_OK);
+        warm.task.opt.max_gap = 0.01;
+        memcpy(start, cold.price, (size_t)n * sizeof *start);
+        start[n / 2] = variant == 0 ? start[n / 2] : NAN;
+        replay_stats st;
+        CHECK(replay_pair_from(warm.a, warm.b, (int32_t)n, &warm.task.opt, 0, start,
+                               variant == 0 ? 0.0 : st0.eps, 5, warm.index, warm.price,
+                               &st) == 0);
+        CHECK(st.restarts == 0 && st.cold_rounds == st0.rounds);
+        CHECK(memcmp(warm.price, cold.price, (size_t)n * sizeof *warm.price) == 0);
         instance_free(&warm);
     }
     free(start);
@@ -1094,12 +1138,125 @@ static void test_cuda_auction(void)
     }
 }
 
+/* cuda_auction's warm start (pcb_emd_warm) against its replay, bit for
+ * bit: in each batch a pair from its own cold prices (ends warm), one from
+ * random prices on a tight budget (drops them and runs cold), one at eps 0
+ * (cold), one with a price that is not finite (cold); the outputs (prices,
+ * last eps, budget) are the replay's. Other implementations say
+ * unsupported; the arguments are checked without a device. */
+static void test_cuda_auction_warm(void)
+{
+    instance in;
+    CHECK_RC(instance_make(&in, "uniform", "uniform", 1, 50, 3), PCB_OK);
+    double price[50] = {0}, eps = 0.01;
+    int64_t budget = 0;
+    pcb_task t = in.task;
+    t.warm.price = price;
+    const pcb_impl *cpu = pcb_find(PCB_EMD, "auction");
+    pcb_result r = {.index = in.index};
+    CHECK_RC(pcb_run(cpu, &t, &r, NULL), PCB_EINVAL); /* eps missing */
+    t.warm.eps = &eps;
+    CHECK_RC(pcb_run(cpu, &t, &r, NULL), PCB_EUNSUPPORTED);
+    int64_t lengths[1] = {50};
+    t.lengths_a = lengths;
+    CHECK_RC(pcb_task_check(&t), PCB_EUNSUPPORTED);
+    t.lengths_a = NULL;
+    pcb_task nn = {.problem = PCB_NN, .batch = 1, .n = 50, .nq = 50, .a = in.a, .b = in.b};
+    nn.warm.budget = &budget;
+    CHECK_RC(pcb_task_check(&nn), PCB_EINVAL);
+    instance_free(&in);
+    const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
+    if (!cuda) {
+        SKIP_NOT_BUILT("cuda_auction: not built");
+    }
+    CHECK(pcb_impl_warm(cuda) && !pcb_impl_warm(cpu));
+    /* without a device, the replay's side of the first case alone */
+    const int device = pcb_impl_available(cuda) == PCB_OK;
+    static const struct {
+        const char *a, *b;
+        int64_t n;
+    } cases[] = {{"sphere", "sphere", 1000}, {"uniform", "sphere", 4800}};
+    static const char *teams[] = {NULL, "1"};
+    enum { PAIRS = 4 };
+    for (size_t k = 0; k < (device ? sizeof cases / sizeof cases[0] : 1); k++) {
+        const int64_t n = cases[k].n, all = PAIRS * n;
+        instance cold;
+        pcb_result rc;
+        CHECK_RC(instance_make(&cold, cases[k].a, cases[k].b, PAIRS, n, 40 + k), PCB_OK);
+        cold.task.opt.max_gap = 0.01;
+        replay_instance(&cold, 0, &rc);
+        double *start = malloc((size_t)all * sizeof *start), *want = malloc((size_t)all * sizeof *want);
+        int32_t *want_match = malloc((size_t)all * sizeof *want_match);
+        double start_eps[PAIRS], want_eps[PAIRS];
+        int64_t start_budget[PAIRS], want_budget[PAIRS];
+        uint64_t seed = 11 + k;
+        for (int p = 0; p < PAIRS; p++) {
+            replay_stats st;
+            CHECK(replay_pair(cold.a + p * n * 3, cold.b + p * n * 3, (int32_t)n,
+                              &cold.task.opt, 0, cold.index + p * n, cold.price + p * n,
+                              &st) == 0);
+            for (int64_t j = 0; j < n; j++)
+                start[p * n + j] = p == 1 ? 2 * unit_random(&seed) : cold.price[p * n + j];
+            if (p == 3)
+                start[p * n + n / 3] = INFINITY;
+            start_eps[p] = p == 2 ? 0 : st.eps;
+            start_budget[p] = p == 1 ? st.rounds / 8 : st.rounds;
+        }
+        for (int p = 0; p < PAIRS; p++) { /* the replay's answers from the starts */
+            replay_stats st;
+            CHECK(replay_pair_from(cold.a + p * n * 3, cold.b + p * n * 3, (int32_t)n,
+                                   &cold.task.opt, 0, start + p * n, start_eps[p],
+                                   start_budget[p], want_match + p * n, want + p * n, &st) == 0);
+            want_eps[p] = st.eps;
+            want_budget[p] = st.cold_rounds >= 0 ? st.cold_rounds : start_budget[p];
+            CHECK(st.restarts == (p == 1));
+            CHECK((st.cold_rounds < 0) == (p == 0));
+        }
+        for (size_t tm = 0; device && tm < sizeof teams / sizeof teams[0]; tm++) {
+            instance gpu;
+            CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, PAIRS, n, 40 + k), PCB_OK);
+            gpu.task.opt.max_gap = 0.01;
+            double *wp = malloc((size_t)all * sizeof *wp), we[PAIRS];
+            int64_t wb[PAIRS];
+            memcpy(wp, start, (size_t)all * sizeof *wp);
+            memcpy(we, start_eps, sizeof we);
+            memcpy(wb, start_budget, sizeof wb);
+            gpu.task.warm = (pcb_emd_warm){wp, we, wb};
+            pcb_result rg = {.index = gpu.index, .value = gpu.value, .price = gpu.price};
+            if (teams[tm])
+                setenv("PCBENCH_EMD_CTAS", teams[tm], 1);
+            CHECK_RC(pcb_run(cuda, &gpu.task, &rg, NULL), PCB_OK);
+            unsetenv("PCBENCH_EMD_CTAS");
+            pcb_report rep;
+            CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0, 0.01, &rep), PCB_OK);
+            const int same = memcmp(gpu.index, want_match, (size_t)all * sizeof *gpu.index) == 0 &&
+                             memcmp(gpu.price, want, (size_t)all * sizeof *want) == 0 &&
+                             memcmp(wp, want, (size_t)all * sizeof *want) == 0 &&
+                             memcmp(we, want_eps, sizeof we) == 0 &&
+                             memcmp(wb, want_budget, sizeof wb) == 0;
+            printf("cuda_auction warm start %s/%s batch %d n=%lld, blocks a pair %s: %s; %s its "
+                   "CPU replay (budgets out %lld %lld %lld %lld)\n",
+                   cases[k].a, cases[k].b, PAIRS, (long long)n, teams[tm] ? teams[tm] : "as the batch gives",
+                   rep.detail, same ? "same as" : "DIFFERS from", (long long)wb[0],
+                   (long long)wb[1], (long long)wb[2], (long long)wb[3]);
+            CHECK(rep.ok && same);
+            free(wp);
+            instance_free(&gpu);
+        }
+        free(start), free(want), free(want_match);
+        instance_free(&cold);
+    }
+    if (!device) {
+        SKIP("cuda_auction: no CUDA device, the replay's side only");
+    }
+}
+
 TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_auctions_within_eps), T(test_certificate_bounds_gap),
           T(test_omp_same_for_every_thread_count), T(test_validator_rejects), T(test_huge_prices_certify_nothing),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
-          T(test_cuda_auction_warm_start),
+          T(test_cuda_auction_warm_start), T(test_cuda_auction_warm),
           T(test_cuda_auction_eps_step),
           T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
           T(test_cuda_auction_finish_beyond),

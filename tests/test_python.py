@@ -419,6 +419,60 @@ def test_cuda_emd_equals_host_path(b, n, gap):
     assert pcbench.check_emd(a, c, dm, dv, max_gap=gap)
 
 
+@needs_torch
+def test_emd_loss_object_checks_and_cpu_path():
+    a, b = torch.from_numpy(cloud(70, 2, 64)), torch.from_numpy(cloud(71, 2, 64))
+    loss = pcbench.EMDLoss(num_samples=10, points=64, reduction="none")
+    assert torch.allclose(loss(a, b, torch.tensor([3, 7])),
+                          pcbench.emd_loss(a, b, reduction="none"), rtol=1e-5)
+    with pytest.raises(ValueError, match="index must be"):
+        loss(a, b, torch.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"\(B, 64, 3\)"):
+        loss(a[:, :32], b[:, :32], torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="num_samples"):
+        pcbench.EMDLoss(num_samples=0, points=64)
+    with pytest.raises(ValueError, match="reduction"):
+        pcbench.EMDLoss(num_samples=4, points=64, reduction="max")
+    with pytest.raises(ValueError, match="warm_eps"):
+        pcbench.EMDLoss(num_samples=4, points=64, warm_eps=0.5)
+
+
+@needs_cuda
+def test_cuda_emd_loss_object_starts_warm_and_stays_certified():
+    """Epochs over 6 samples whose predictions drift toward their targets:
+    every call's matching certified within max_gap whatever its start, its
+    value within the gap of a cold solve's; the kept state is the library's
+    (a device run in place equals a host run from the same arrays)."""
+    n, gap = 1024, 1e-2
+    g = torch.Generator().manual_seed(5)
+    targets = torch.rand(6, n, 3, generator=g).cuda()
+    noise = torch.randn(6, n, 3, generator=g).cuda()
+    loss = pcbench.EMDLoss(num_samples=6, points=n, max_gap=gap, reduction="none")
+    for epoch in range(3):
+        for batch in ([0, 1, 2], [3, 4, 5]):
+            idx = torch.tensor(batch).cuda()
+            pred = (targets[idx] + 0.05 * 0.5 ** epoch * noise[idx]).requires_grad_()
+            value = loss(pred, targets[idx], idx)
+            cold = pcbench.emd_loss(pred.detach(), targets[idx], max_gap=gap, reduction="none")
+            assert (loss.bound >= 0).all() and (loss.bound <= gap).all()
+            assert ((value.detach() - cold).abs() <= 1.5 * gap * cold).all()
+            value.sum().backward()
+            assert torch.isfinite(pred.grad).all()
+    price, eps, budget = loss._state
+    assert (eps > 0).all() and (budget > 0).all() and price.abs().sum() > 0
+    # the device run in place against the host run from copies of the same arrays
+    a, b = (targets[:3] + 0.01 * noise[:3]).contiguous(), targets[:3].contiguous()
+    warm = [t[:3].clone() for t in loss._state]
+    host = [t.cpu().numpy().copy() for t in warm]
+    dm, dv, db = pcbench._emd_direct(a, b, gap, None, warm)
+    hm, hv, hb = pcbench._emd_direct(a.cpu().numpy(), b.cpu().numpy(), gap, "cuda_auction", host)
+    assert (dm.cpu().numpy() == hm).all() and (dv.cpu().numpy() == hv).all()
+    for d, h in zip(warm, host):
+        assert (d.cpu().numpy() == h).all()
+    loss.reset()
+    assert loss._state is None
+
+
 @needs_cuda
 def test_cuda_nn_index_equals_host_path():
     ref, q = cloud(60, 2, 50000), cloud(61, 2, 20000)
@@ -498,6 +552,7 @@ def test_cuda_training_loop_never_waits_for_the_gpu():
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
     x, y = torch.rand(8, 1024, 3, device="cuda"), torch.rand(8, 1024, 3, device="cuda")
     index = pcbench.NNIndex(y)
+    warm_emd, samples = pcbench.EMDLoss(num_samples=8, points=1024), torch.arange(8).cuda()
 
     def step():
         out = net(x)
@@ -507,6 +562,7 @@ def test_cuda_training_loop_never_waits_for_the_gpu():
         index.query(out.detach().contiguous())
         pcbench.emd(out.detach().contiguous(), y, max_gap=1e-2)
         loss = pcbench.emd_loss(out, y) + pcbench.chamfer(out, y) + centres.pow(2).mean()
+        loss = loss + warm_emd(out, y, samples)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -142,4 +142,5 @@ extern "C" const pcb_impl pcb_ball_cuda_classic = {
     .run_device = classic_run_device,
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 0,
 };

@@ -519,4 +519,5 @@ extern "C" const pcb_impl pcb_ball_cuda_grid = {
     .run_device = grid_run_device,
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 0,
 };

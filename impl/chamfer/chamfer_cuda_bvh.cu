@@ -52,4 +52,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_bvh = {
     .run_device = bvh_run_device,
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 0,
 };

@@ -208,4 +208,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_tiles = {
     .run_device = ct_run_device,
     .device_index = NULL,
     .ragged = 1,
+    .warm_start = 0,
 };

@@ -168,6 +168,10 @@ typedef struct {
     size_t smem;
     int ctas; /* blocks a pair (the team) */
     int fetched_stats;
+    /* a host task's warm start: its inputs copied in, the outputs apart
+     * (every compute starts from the same inputs) */
+    double *warm_price, *warm_eps, *eps_out;
+    int64_t *warm_budget, *budget_out;
 } auction_state;
 
 static void auction_release(void *state)
@@ -186,6 +190,11 @@ static void auction_release(void *state)
     cudaFree(s->cache_bound);
     cudaFree(s->match);
     cudaFree(s->stats);
+    cudaFree(s->warm_price);
+    cudaFree(s->warm_eps);
+    cudaFree(s->eps_out);
+    cudaFree(s->warm_budget);
+    cudaFree(s->budget_out);
     free(s->host_stats);
     free(s);
 }
@@ -201,7 +210,7 @@ static void pair_constants(const pcb_task *t, double *bound, double *floor_eps)
 
 typedef void (*auction_kernel_fn)(int, const float *, const float *, const double *,
                                   const double *, double, char *, cache_row *, double *, int32_t *,
-                                  double *, pair_stats *, int);
+                                  double *, pair_stats *, int, warm_io);
 
 static auction_kernel_fn kernel_for(const auction_state *s)
 {
@@ -259,6 +268,22 @@ static int statics_fit(auction_kernel_fn kernel)
     return PCB_OK;
 }
 
+/* A host task's warm start onto the device (setup). */
+static cudaError_t upload_warm(auction_state *s)
+{
+    const pcb_task *t = &s->task;
+    const size_t points = (size_t)t->batch * (size_t)t->n, pairs = (size_t)t->batch;
+    cudaError_t e = cudaMalloc((void **)&s->warm_price, points * sizeof(double));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&s->warm_eps, pairs * sizeof(double));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&s->eps_out, pairs * sizeof(double));
+    if (e == cudaSuccess) e = cudaMemcpyAsync(s->warm_price, t->warm.price, points * sizeof(double), cudaMemcpyHostToDevice, s->ctx.stream);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(s->warm_eps, t->warm.eps, pairs * sizeof(double), cudaMemcpyHostToDevice, s->ctx.stream);
+    if (e == cudaSuccess && t->warm.budget) e = cudaMalloc((void **)&s->warm_budget, pairs * sizeof(int64_t));
+    if (e == cudaSuccess && t->warm.budget) e = cudaMalloc((void **)&s->budget_out, pairs * sizeof(int64_t));
+    if (e == cudaSuccess && t->warm.budget) e = cudaMemcpyAsync(s->warm_budget, t->warm.budget, pairs * sizeof(int64_t), cudaMemcpyHostToDevice, s->ctx.stream);
+    return e;
+}
+
 static int setup(auction_state *s)
 {
     const pcb_task *t = &s->task;
@@ -300,6 +325,7 @@ static int setup(auction_state *s)
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->b, t->b, points * 3 * sizeof(float), cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->bound, host, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
         if (e == cudaSuccess && !on_device) e = cudaMemcpyAsync(s->floor_eps, host + t->batch, pairs, cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess && !on_device && pcb_task_warm(t)) e = upload_warm(s);
         rc = e == cudaSuccess ? pcb_cuda_sync(&s->ctx)
                               : pcb_cuda_fail(e, "emd cuda_auction: setup", __FILE__, __LINE__);
     }
@@ -336,8 +362,9 @@ static double stop_target(const pcb_task *t)
 }
 
 /* The auction, queued on stream, its matching and prices into match and
- * price. */
-static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double *price)
+ * price, from a warm start where warm has one. */
+static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double *price,
+                   warm_io warm)
 {
     const pcb_task *t = &s->task;
     cudaLaunchAttribute cluster;
@@ -347,7 +374,7 @@ static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double
                                     (const float *)s->b, (const double *)s->bound,
                                     (const double *)s->floor_eps, stop_target(t), s->scratch,
                                     s->cache_slot, s->cache_bound, match, price, s->stats,
-                                    s->ctas));
+                                    s->ctas, warm));
     PCB_CUDA_LAUNCHED("auction_kernel");
     return PCB_OK;
 }
@@ -357,7 +384,8 @@ static int auction_compute(void *state)
     auction_state *s = (auction_state *)state;
     s->fetched_stats = 0;
     int rc = pcb_cuda_begin(&s->ctx);
-    if (rc == PCB_OK && (rc = enqueue(s, s->ctx.stream, s->match, s->price)) == PCB_OK)
+    const warm_io warm = {s->warm_price, s->warm_eps, s->warm_budget, s->eps_out, s->budget_out};
+    if (rc == PCB_OK && (rc = enqueue(s, s->ctx.stream, s->match, s->price, warm)) == PCB_OK)
         rc = pcb_cuda_end(&s->ctx);
     return rc;
 }
@@ -400,6 +428,16 @@ static int auction_fetch(void *state, pcb_result *out)
     if (out->price)
         PCB_CUDA_TRY(cudaMemcpyAsync(out->price, s->price, points * sizeof(double),
                                      cudaMemcpyDeviceToHost, s->ctx.stream));
+    if (s->warm_price) { /* the warm start's outputs, for the next call */
+        PCB_CUDA_TRY(cudaMemcpyAsync(t->warm.price, s->price, points * sizeof(double),
+                                     cudaMemcpyDeviceToHost, s->ctx.stream));
+        PCB_CUDA_TRY(cudaMemcpyAsync(t->warm.eps, s->eps_out, (size_t)t->batch * sizeof(double),
+                                     cudaMemcpyDeviceToHost, s->ctx.stream));
+    }
+    if (s->budget_out)
+        PCB_CUDA_TRY(cudaMemcpyAsync(t->warm.budget, s->budget_out,
+                                     (size_t)t->batch * sizeof(int64_t), cudaMemcpyDeviceToHost,
+                                     s->ctx.stream));
     if ((rc = pcb_cuda_sync(&s->ctx)) != PCB_OK)
         return rc;
     out->has_price = out->price != NULL;
@@ -445,9 +483,16 @@ static int auction_device(void *state, const pcb_task *t, pcb_result *out, cudaS
                                                           t->opt.eps, s->bound, s->floor_eps,
                                                           out->finite);
     PCB_CUDA_LAUNCHED("pair_constants_kernel");
-    int rc = enqueue(s, st, out->index, out->price ? out->price : s->price);
+    /* a warm start's arrays are read and written in place */
+    const warm_io warm = {t->warm.price, t->warm.eps, t->warm.budget, t->warm.eps,
+                          t->warm.budget};
+    double *price = t->warm.price ? t->warm.price : out->price ? out->price : s->price;
+    int rc = enqueue(s, st, out->index, price, warm);
     if (rc != PCB_OK)
         return rc;
+    if (t->warm.price && out->price && out->price != t->warm.price)
+        PCB_CUDA_TRY(cudaMemcpyAsync(out->price, price, (size_t)t->batch * (size_t)t->n *
+                                     sizeof(double), cudaMemcpyDeviceToDevice, st));
     if (out->value || out->bound) {
         pair_results_kernel<<<(batch + 127) / 128, 128, 0, st>>>(
             t->batch, (int)t->n, s->a, s->b, out->index, s->stats, out->value, out->bound);
@@ -493,4 +538,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .run_device = auction_run_device,
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 1,
 };

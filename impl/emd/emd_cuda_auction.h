@@ -155,6 +155,16 @@ PCB_CA_FN double pcb_ca_eps_first(double cost_bound, double floor)
     return e > floor ? e : floor;
 }
 
+/* The first phase's eps of a pair: a warm start's (pcb_emd_warm), held
+ * between the cold run's first and last, else the cold run's first. */
+PCB_CA_FN double pcb_ca_eps_start(double cost_bound, double floor, double warm)
+{
+    const double first = pcb_ca_eps_first(cost_bound, floor);
+    if (!(warm > 0 && warm < HUGE_VAL)) /* 0, negative, NaN or infinite: cold */
+        return first;
+    return warm > first ? first : warm < floor ? floor : warm;
+}
+
 /* The eps of the phase after one whose certificate (p, d) missed target:
  * eps / PCB_CA_DIVISOR, unless that phase is predicted to miss too while a
  * step of up to PCB_CA_DIVISOR_MAX would not. A phase's bound scales with

@@ -442,4 +442,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .run_device = NULL, /* host arrays only */
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 0,
 };

@@ -589,4 +589,5 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .run_device = pruned_run_device,
     .device_index = NULL,
     .ragged = 1,
+    .warm_start = 0,
 };

@@ -90,4 +90,5 @@ extern "C" const pcb_impl pcb_knn_cuda_brute = {
     .run_device = brute_run_device,
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 0,
 };

@@ -312,4 +312,5 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .run_device = tiles_run_device,
     .device_index = NULL,
     .ragged = 1,
+    .warm_start = 0,
 };

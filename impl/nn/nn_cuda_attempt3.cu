@@ -205,4 +205,5 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .run_device = NULL, /* host arrays only */
     .device_index = NULL,
     .ragged = 0,
+    .warm_start = 0,
 };

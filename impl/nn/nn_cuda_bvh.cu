@@ -674,4 +674,5 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .run_device = bvh_run_device,
     .device_index = &bvh_index_ops,
     .ragged = 0,
+    .warm_start = 0,
 };

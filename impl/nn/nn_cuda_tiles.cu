@@ -157,4 +157,5 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .run_device = tiles_run_device,
     .device_index = &tiles_index_ops,
     .ragged = 1,
+    .warm_start = 0,
 };

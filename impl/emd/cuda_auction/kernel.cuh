@@ -3,7 +3,9 @@
  * bids, an atomic max a object, awards after a barrier; warp 0 alone for
  * chains of one bidder), the finish for a phase's last bidders, the
  * certificate D <= OPT <= P after each phase, the dual ascent where it
- * falls short, and the answer and counts written out. */
+ * falls short, and the answer and counts written out. A warm start
+ * (pcb_emd_warm) begins from given prices at a given eps; one that spends
+ * its budget of rounds drops them and begins again cold. */
 #pragma once
 
 template <bool SHARED, bool CACHE, bool SHARED_A>
@@ -12,7 +14,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                    const double *__restrict__ bound, const double *__restrict__ floor_eps,
                    double target, char *__restrict__ scratch, cache_row *__restrict__ cache_slot,
                    double *__restrict__ cache_bound, int32_t *__restrict__ match_out,
-                   double *__restrict__ price_out, pair_stats *__restrict__ stats, int ctas)
+                   double *__restrict__ price_out, pair_stats *__restrict__ stats, int ctas,
+                   warm_io warm)
 {
     extern __shared__ __align__(16) char smem[];
     __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
@@ -50,6 +53,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     const bidder_cache cache = {CACHE ? cache_slot + pair * n * 32 : NULL,
                                 CACHE ? cache_bound + pair * n : NULL};
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
+    /* A warm start: read before anything is written (in and out may be one
+     * array); its prices are checked finite below. */
+    const double start_eps = warm.eps_in && !helper ? warm.eps_in[pair] : 0;
+    const long long budget = warm.budget_in && !helper ? warm.budget_in[pair] : 0;
+    bool warmed = warm.price_in && start_eps > 0 && start_eps < HUGE_VAL;
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
         if (helper)
@@ -58,8 +66,13 @@ __global__ void __launch_bounds__(THREADS, 1)
             match[i] = i;
             price_out[pair * n + i] = 0;
         }
-        if (tid == 0)
+        if (tid == 0) {
             stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0, 0};
+            if (warm.eps_out)
+                warm.eps_out[pair] = 0;
+            if (warm.budget_out)
+                warm.budget_out[pair] = 0;
+        }
         return;
     }
     if (lane == 0) { /* the block's counts: each is one thread's alone */
@@ -80,9 +93,14 @@ __global__ void __launch_bounds__(THREADS, 1)
         add_counts(&stats[pair]);
         return;
     }
+    bool finite = true;
+    for (int j = tid; warmed && j < n; j += THREADS)
+        finite = finite && isfinite(warm.price_in[pair * n + j]);
+    warmed = __syncthreads_and(warmed && finite);
     for (int j = tid; j < n; j += THREADS) {
-        s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
-        s.price[j] = 0;
+        const double p = warmed ? warm.price_in[pair * n + j] : 0.0;
+        s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], (float)p);
+        s.price[j] = p;
         s.top[j] = 0;
         s.owner[j] = -1;
         s.list[0][j] = j;
@@ -102,8 +120,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     int cur = 0;
     const long long round_limit = (long long)MAX_ROUNDS_PER_N * n + 100000;
-    for (double eps = pcb_ca_eps_first(c, floor);;) {
+    long long limit = warmed && budget > 0 ? budget : 0, cold_from = 0;
+    double last_eps = 0;
+    for (double eps = pcb_ca_eps_start(c, floor, warmed ? start_eps : 0);;) {
         long long phase_rounds = 0;
+        last_eps = eps;
+        bool restart = false;
         for (;;) { /* rounds */
             const int bidders = count[cur];
             if (bidders == 0)
@@ -118,6 +140,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                     cg::this_cluster().sync(); /* the helpers are done */
                 if (tid == 0)
                     solo_missed = 0; /* read next after the phase's barriers */
+                break;
+            }
+            if (limit && rounds >= limit) { /* stale prices: start again cold */
+                restart = true;
                 break;
             }
             if (++phase_rounds > round_limit) {
@@ -135,7 +161,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                     bool hit = true;
                     double bound = cache.bound[i];
                     cache_row row = cache.slot[(size_t)i * 32 + lane];
-                    while (phase_rounds + steps < round_limit) {
+                    while (phase_rounds + steps < round_limit &&
+                           (!limit || rounds + steps < limit)) {
                         pcb_ca_best best;
                         if (!(hit = stored_look(a + 3 * i, s, s.price, bound, row, false, &best)))
                             break;
@@ -250,6 +277,30 @@ __global__ void __launch_bounds__(THREADS, 1)
             cur ^= 1;
             __syncthreads();
         }
+        if (restart) { /* as a cold start: every price 0, every cache stale */
+            for (int j = tid; j < n; j += THREADS) {
+                s.bq[j].w = 0.0f;
+                s.price[j] = 0;
+                s.owner[j] = -1;
+                s.list[0][j] = j;
+                if (CACHE)
+                    cache.bound[j] = -1;
+            }
+            if (tid == 0) {
+                count[0] = n;
+                count[1] = 0;
+                missed_bits[0] = missed_bits[1] = 0;
+                taken[0] = taken[1] = 0;
+                solo_missed = 0;
+            }
+            __syncthreads();
+            cur = 0;
+            warmed = false;
+            limit = 0;
+            cold_from = rounds;
+            eps = pcb_ca_eps_first(c, floor);
+            continue;
+        }
         phases++;
         if (stuck)
             break;
@@ -335,5 +386,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         stats[pair].rounds = rounds;
         stats[pair].phases = phases;
         stats[pair].stuck = stuck;
+        if (warm.eps_out)
+            warm.eps_out[pair] = last_eps;
+        if (warm.budget_out && !warmed)
+            warm.budget_out[pair] = rounds - cold_from;
+        else if (warm.budget_out)
+            warm.budget_out[pair] = budget;
     }
 }

@@ -6,6 +6,16 @@
  * in order. */
 #pragma once
 
+/* A warm start's arrays (pcb_emd_warm), an entry a pair (prices: n a
+ * pair), in and out (they may be the same arrays); NULL: none. */
+struct warm_io {
+    const double *price_in;
+    const double *eps_in;
+    const int64_t *budget_in;
+    double *eps_out;
+    int64_t *budget_out;
+};
+
 #define THREADS (PCB_CA_WARPS * 32)
 #define STATE_BYTES 48                 /* per point: see pair_state */
 #define SMEM_LIMIT (227 * 1024)        /* opt-in shared memory of an sm_90 block */

@@ -33,7 +33,7 @@ _ops = None  # (not "from . import _ops" below: it would find this None and stop
 if importlib.util.find_spec("torch") is not None:
     _ops = importlib.import_module("._ops", __name__)
 
-__all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "chamfer", "chamfer_nearest",
+__all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "EMDLoss", "chamfer", "chamfer_nearest",
            "Verdict", "PcbenchError", "clear_device_cache", "lengths_from_batch",
            "lengths_from_offsets", "to_padded"]
 __version__ = "0.1.0"
@@ -570,7 +570,7 @@ def emd(a, b, max_gap=1e-3, impl=None, lengths=None):
     return _emd_direct(a, b, max_gap, impl)
 
 
-def _emd_direct(a, b, max_gap, impl):
+def _emd_direct(a, b, max_gap, impl, warm=None):
     ca, cb = _Cloud(a, "a", "emd"), _Cloud(b, "b", "emd")
     ca.same_place(cb, ("a", "b"))
     if ca.n != cb.n:
@@ -582,6 +582,8 @@ def _emd_direct(a, b, max_gap, impl):
     bound = ca.empty((ca.batch,), "float64")
     task = ca.task(_n.EMD, nq=ca.n)
     task.b, task.opt.max_gap = cb.ptr, float(max_gap)
+    if warm is not None:  # (price, eps, budget), read and written in place (EMDLoss)
+        task.warm = _n.EmdWarm(*(_ptr(x) for x in warm))
     if ca.cuda:  # the auction stops on its certificate: bound <= max_gap
         _run(ca, task, impl, _n.Result(index=_ptr(match), value=_ptr(value), bound=_ptr(bound)))
         return _int64(match), value, bound
@@ -861,6 +863,101 @@ def emd_loss(a, b, max_gap=1e-2, reduction="mean", lengths=None):
         per_pair = _masked_mean(dist, _r.as_lengths(lengths, _Cloud(fa, "a", "emd_loss"),
                                                     "lengths", fa.shape[-2]))[0]
     return _reduce(per_pair, reduction, "emd_loss")
+
+
+class EMDLoss:
+    """An EMD loss that remembers, for every sample of a dataset, where its
+    last auction ended, and starts there the next time the sample comes
+    back (the next epoch): a warm start. Call it as emd_loss, with the
+    samples' indices:
+
+        loss_fn = pcbench.EMDLoss(num_samples=len(dataset), points=2048)
+        loss = loss_fn(prediction, target, index)  # index: (B,) int64
+
+    The answer is the one emd_loss promises, a bijection certified within
+    max_gap (the certificate holds from any starting prices); only the time
+    depends on the start. target must be the same cloud, in the same point
+    order, each time its index comes back: the kept prices are its points'.
+    A warm start that costs more rounds than the sample's last cold solve
+    (prices gone stale: the prediction moved far, or the target changed) is
+    dropped and the sample solved cold, in the same call; so a stale start
+    costs at most one cold solve more.
+
+    warm_eps: a warm start begins at the sample's last eps times this
+    (1: where the last solve ended; larger gives prices that moved room to
+    settle before the small eps; the cold run's first eps at most).
+    budget: the share of the sample's last cold solve's rounds a warm start
+    may spend before it is dropped.
+
+    State: num_samples x points float64 prices on the device (16 KiB a
+    sample at 2,048 points), an eps and a budget a sample; reset() forgets
+    it. Only CUDA tensors start warm; on the CPU it is emd_loss. Indices
+    repeated within one batch keep one of their solves. bound holds the
+    last call's certified gaps."""
+
+    def __init__(self, num_samples, points, max_gap=1e-2, reduction="mean", warm_eps=1.0,
+                 budget=1.0):
+        self.num_samples = _integer(num_samples, "EMDLoss", "num_samples", 1, 2 ** 40)
+        self.points = _integer(points, "EMDLoss", "points", 1, 2 ** 31 - 1)
+        if not 0 < max_gap <= 1:
+            raise ValueError("pcbench.EMDLoss: max_gap %r: need a relative gap in (0, 1]"
+                             % (max_gap,))
+        _reduce(_torch().zeros(1), reduction, "EMDLoss")  # the name checked now
+        if not (warm_eps >= 1 and budget > 0):
+            raise ValueError("pcbench.EMDLoss: warm_eps %r must be >= 1 and budget %r > 0"
+                             % (warm_eps, budget))
+        self.max_gap, self.reduction = float(max_gap), reduction
+        self.warm_eps, self.budget = float(warm_eps), float(budget)
+        self.bound = None
+        self._state = None  # (price, eps, budget) on one device
+
+    def reset(self):
+        """Forget every sample's prices: the next calls start cold."""
+        self._state = None
+
+    def _tables(self, device):
+        torch = _torch()
+        if self._state is None or self._state[0].device != device:
+            self._state = (torch.zeros((self.num_samples, self.points), dtype=torch.float64,
+                                       device=device),
+                           torch.zeros(self.num_samples, dtype=torch.float64, device=device),
+                           torch.zeros(self.num_samples, dtype=torch.int64, device=device))
+        return self._state
+
+    def __call__(self, a, b, index):
+        torch = _torch()
+        fa, fb = _loss_inputs(a, b, "EMDLoss")
+        if fa.dim() != 3 or fa.shape[1] != self.points:
+            raise ValueError("pcbench.EMDLoss: a must be (B, %d, 3), not %s"
+                             % (self.points, tuple(a.shape)))
+        if not (_is_tensor(index) and index.dim() == 1 and index.shape[0] == fa.shape[0]
+                and not index.is_floating_point()):
+            raise ValueError("pcbench.EMDLoss: index must be an integer tensor of (B,) = (%d,) "
+                             "sample indices" % fa.shape[0])
+        with torch.no_grad():
+            if fa.is_cuda:
+                idx = index.to(device=fa.device, dtype=torch.int64)
+                if finite_check == "async":  # an index out of range stops the CUDA context
+                    torch._assert_async(((idx >= 0) & (idx < self.num_samples)).all(),
+                                        "pcbench.EMDLoss: a sample index is outside "
+                                        "0..num_samples - 1")
+                tables = self._tables(fa.device)
+                price, eps, kept = (t.index_select(0, idx.clamp(0, self.num_samples - 1))
+                                    for t in tables)
+                eps.mul_(self.warm_eps)
+                budget = kept if self.budget == 1 else torch.where(
+                    kept > 0, (kept * self.budget).long().clamp(min=1), kept)
+                asked = budget.clone()
+                match, _, self.bound = _emd_direct(fa, fb, self.max_gap, None,
+                                                   (price, eps, budget))
+                # budget: a cold solve's rounds where one ran, else the kept one
+                budget = torch.where(budget != asked, budget, kept)
+                for t, w in zip(tables, (price, eps, budget)):
+                    t.index_copy_(0, idx, w)
+            else:
+                match, _, self.bound = emd(fa, fb, max_gap=self.max_gap)
+        dist = (a - _gather(b, match)).norm(dim=-1)
+        return _reduce(dist.mean(dim=-1), self.reduction, "EMDLoss")
 
 
 _CONVENTION_WORDS = (("squared", "euclidean"), ("mean", "sum"), ("sum", "average", "forward"))

@@ -33,13 +33,19 @@ class Options(ctypes.Structure):
                 ("eps", ctypes.c_double), ("max_gap", ctypes.c_double)]
 
 
+class EmdWarm(ctypes.Structure):
+    _fields_ = [("price", ctypes.c_void_p), ("eps", ctypes.c_void_p),
+                ("budget", ctypes.c_void_p)]
+
+
 class Task(ctypes.Structure):
     _fields_ = [("problem", ctypes.c_int), ("batch", ctypes.c_int64), ("n", ctypes.c_int64),
                 ("nq", ctypes.c_int64), ("m", ctypes.c_int64), ("start", ctypes.c_int64),
                 ("k", ctypes.c_int64), ("radius", ctypes.c_double), ("select", ctypes.c_int32),
                 ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
                 ("memory", ctypes.c_int), ("stream", ctypes.c_void_p),
-                ("lengths_a", ctypes.c_void_p), ("lengths_b", ctypes.c_void_p)]
+                ("lengths_a", ctypes.c_void_p), ("lengths_b", ctypes.c_void_p),
+                ("warm", EmdWarm)]
 
 
 class Result(ctypes.Structure):
