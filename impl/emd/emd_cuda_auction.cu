@@ -212,13 +212,20 @@ typedef void (*auction_kernel_fn)(int, const float *, const float *, const doubl
                                   const double *, double, char *, cache_row *, double *, int32_t *,
                                   double *, pair_stats *, int, warm_io);
 
-static auction_kernel_fn kernel_for(const auction_state *s)
+/* The kernel for the task's size, the warm one (its own registers) for a
+ * task with a warm start. */
+template <bool WARM> static auction_kernel_fn kernel_of(int64_t n)
 {
-    if (s->task.n <= SMEM_MAX_N) /* < PCB_CA_CACHE_MAX_N: caches */
-        return s->task.n <= SMEM_A_MAX_N ? auction_kernel<true, true, true>
-                                         : auction_kernel<true, true, false>;
-    return s->task.n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true, false>
-                                           : auction_kernel<false, false, false>;
+    if (n <= SMEM_MAX_N) /* < PCB_CA_CACHE_MAX_N: caches */
+        return n <= SMEM_A_MAX_N ? auction_kernel<true, true, true, WARM>
+                                 : auction_kernel<true, true, false, WARM>;
+    return n <= PCB_CA_CACHE_MAX_N ? auction_kernel<false, true, false, WARM>
+                                   : auction_kernel<false, false, false, WARM>;
+}
+
+static auction_kernel_fn kernel_for(const auction_state *s, int warm)
+{
+    return warm ? kernel_of<true>(s->task.n) : kernel_of<false>(s->task.n);
 }
 
 /* Blocks a pair (the team, team_help): where bidders have caches, the most,
@@ -236,7 +243,7 @@ static int choose_ctas(const auction_state *s)
         cudaLaunchAttribute cluster;
         const cudaLaunchConfig_t cfg =
             pcb_cuda_cluster_launch(1, c, THREADS, s->smem, s->ctx.stream, &cluster);
-        const int fit = pcb_cuda_clusters_fit(kernel_for(s), &cfg);
+        const int fit = pcb_cuda_clusters_fit(kernel_for(s, 0), &cfg);
         if (fit >= t->batch || (forced && fit > 0))
             return c;
         if (forced)
@@ -298,7 +305,9 @@ static int setup(auction_state *s)
         pair_constants(t, host, host + t->batch);
     int rc = pcb_cuda_ctx_init(&s->ctx);
     if (rc == PCB_OK)
-        rc = statics_fit(kernel_for(s));
+        rc = statics_fit(kernel_for(s, 0));
+    if (rc == PCB_OK)
+        rc = statics_fit(kernel_for(s, 1));
     if (rc == PCB_OK) {
         cudaError_t e = cudaSuccess;
         const size_t pairs = (size_t)t->batch * sizeof(double);
@@ -311,7 +320,8 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
         /* never lowered: a cached state sized for more launches it too */
         if (e == cudaSuccess && s->smem &&
-            pcb_cuda_smem_at_least((const void *)kernel_for(s), s->smem) != PCB_OK)
+            (pcb_cuda_smem_at_least((const void *)kernel_for(s, 0), s->smem) != PCB_OK ||
+             pcb_cuda_smem_at_least((const void *)kernel_for(s, 1), s->smem) != PCB_OK))
             e = cudaErrorInvalidValue;
         s->ctas = e == cudaSuccess ? choose_ctas(s) : 1;
         if (e == cudaSuccess && t->n > SMEM_MAX_N) /* the state; a team's finish stages too */
@@ -370,7 +380,8 @@ static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t cfg =
         pcb_cuda_cluster_launch((unsigned)t->batch, s->ctas, THREADS, s->smem, stream, &cluster);
-    PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_for(s), (int)t->n, (const float *)s->a,
+    PCB_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_for(s, warm.price_in != NULL), (int)t->n,
+                                    (const float *)s->a,
                                     (const float *)s->b, (const double *)s->bound,
                                     (const double *)s->floor_eps, stop_target(t), s->scratch,
                                     s->cache_slot, s->cache_bound, match, price, s->stats,

@@ -4,11 +4,12 @@
  * chains of one bidder), the finish for a phase's last bidders, the
  * certificate D <= OPT <= P after each phase, the dual ascent where it
  * falls short, and the answer and counts written out. A warm start
- * (pcb_emd_warm) begins from given prices at a given eps; one that spends
+ * (pcb_emd_warm, WARM: a kernel of its own, so that the cold one keeps
+ * its registers) begins from given prices at a given eps; one that spends
  * its budget of rounds drops them and begins again cold. */
 #pragma once
 
-template <bool SHARED, bool CACHE, bool SHARED_A>
+template <bool SHARED, bool CACHE, bool SHARED_A, bool WARM>
 __global__ void __launch_bounds__(THREADS, 1)
     auction_kernel(int n, const float *__restrict__ xyz1, const float *__restrict__ xyz2,
                    const double *__restrict__ bound, const double *__restrict__ floor_eps,
@@ -55,9 +56,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
     /* A warm start: read before anything is written (in and out may be one
      * array); its prices are checked finite below. */
-    const double start_eps = warm.eps_in && !helper ? warm.eps_in[pair] : 0;
-    const long long budget = warm.budget_in && !helper ? warm.budget_in[pair] : 0;
-    bool warmed = warm.price_in && start_eps > 0 && start_eps < HUGE_VAL;
+    const double start_eps = WARM && warm.eps_in && !helper ? warm.eps_in[pair] : 0;
+    const long long budget = WARM && warm.budget_in && !helper ? warm.budget_in[pair] : 0;
+    bool warmed = WARM && warm.price_in && start_eps > 0 && start_eps < HUGE_VAL;
 
     if (c <= 0) { /* every cost is 0: every bijection is optimal */
         if (helper)
@@ -68,9 +69,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         if (tid == 0) {
             stats[pair] = pair_stats{0, 0, 0, 0, 0, 0, 0.0, 0.0, 0};
-            if (warm.eps_out)
+            if (WARM && warm.eps_out)
                 warm.eps_out[pair] = 0;
-            if (warm.budget_out)
+            if (WARM && warm.budget_out)
                 warm.budget_out[pair] = 0;
         }
         return;
@@ -93,12 +94,14 @@ __global__ void __launch_bounds__(THREADS, 1)
         add_counts(&stats[pair]);
         return;
     }
-    bool finite = true;
-    for (int j = tid; warmed && j < n; j += THREADS)
-        finite = finite && isfinite(warm.price_in[pair * n + j]);
-    warmed = __syncthreads_and(warmed && finite);
+    if (WARM) {
+        bool finite = true;
+        for (int j = tid; warmed && j < n; j += THREADS)
+            finite = finite && isfinite(warm.price_in[pair * n + j]);
+        warmed = __syncthreads_and(warmed && finite);
+    }
     for (int j = tid; j < n; j += THREADS) {
-        const double p = warmed ? warm.price_in[pair * n + j] : 0.0;
+        const double p = WARM && warmed ? warm.price_in[pair * n + j] : 0.0;
         s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], (float)p);
         s.price[j] = p;
         s.top[j] = 0;
@@ -120,7 +123,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     int cur = 0;
     const long long round_limit = (long long)MAX_ROUNDS_PER_N * n + 100000;
-    long long limit = warmed && budget > 0 ? budget : 0, cold_from = 0;
+    long long limit = WARM && warmed && budget > 0 ? budget : 0, cold_from = 0;
     double last_eps = 0;
     for (double eps = pcb_ca_eps_start(c, floor, warmed ? start_eps : 0);;) {
         long long phase_rounds = 0;
@@ -142,7 +145,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     solo_missed = 0; /* read next after the phase's barriers */
                 break;
             }
-            if (limit && rounds >= limit) { /* stale prices: start again cold */
+            if (WARM && limit && rounds >= limit) { /* stale prices: start again cold */
                 restart = true;
                 break;
             }
@@ -162,7 +165,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     double bound = cache.bound[i];
                     cache_row row = cache.slot[(size_t)i * 32 + lane];
                     while (phase_rounds + steps < round_limit &&
-                           (!limit || rounds + steps < limit)) {
+                           (!WARM || !limit || rounds + steps < limit)) {
                         pcb_ca_best best;
                         if (!(hit = stored_look(a + 3 * i, s, s.price, bound, row, false, &best)))
                             break;
@@ -277,7 +280,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             cur ^= 1;
             __syncthreads();
         }
-        if (restart) { /* as a cold start: every price 0, every cache stale */
+        if (WARM && restart) { /* as a cold start: every price 0, every cache stale */
             for (int j = tid; j < n; j += THREADS) {
                 s.bq[j].w = 0.0f;
                 s.price[j] = 0;
@@ -386,11 +389,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         stats[pair].rounds = rounds;
         stats[pair].phases = phases;
         stats[pair].stuck = stuck;
-        if (warm.eps_out)
+        if (WARM && warm.eps_out)
             warm.eps_out[pair] = last_eps;
-        if (warm.budget_out && !warmed)
-            warm.budget_out[pair] = rounds - cold_from;
-        else if (warm.budget_out)
-            warm.budget_out[pair] = budget;
+        if (WARM && warm.budget_out)
+            warm.budget_out[pair] = warmed ? budget : rounds - cold_from;
     }
 }
