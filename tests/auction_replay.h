@@ -28,6 +28,8 @@ typedef struct {
     double p, d;           /* the last certificate's sums */
     double eps;            /* the last phase's eps (0 when every cost is 0) */
     int64_t restarts;      /* warm starts dropped for a cold one (budget) */
+    int64_t global_updates, global_hops; /* replay_global_at: updates, their
+                                            longest paths' arcs summed */
     int64_t cold_rounds;   /* rounds of the cold solve; -1: the run ended warm */
     /* rounds by their bidders (1, 2-31, 32 or more: the kernel's three
      * costs), over the run and in each of the first REPLAY_PHASES phases */
@@ -314,6 +316,63 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
     st->finishes++;
 }
 
+/* Issue 71's third route, priced by tests/emd_routes.c: a global price
+ * update (Goldberg and Kennedy's, in auction form). Every owned object j
+ * rises by D_j, its distance to a free object over the arcs j -> k of
+ * length max(0, c_ik + p_k - c_ij - p_j) (i = j's owner moving to k): a
+ * shortest-path pass (Dijkstra from the free objects, O(n^2) costs) that
+ * keeps every owner within eps of its best (c_ij + p_j + D_j <= c_ik + p_k
+ * + D_k + eps) and only raises prices (caches stay bounds). The unassigned
+ * bidders then find the free objects without a chain of evictions. Off
+ * (0) in the kernel's replay; emd_routes sets when: the first round of a
+ * phase with at most replay_global_at bidders, and again each time the
+ * count halves when replay_global_repeat. The longest path's arcs (hops)
+ * are what a parallel pass (Bellman-Ford: every object relaxed at once)
+ * would take. */
+static int32_t replay_global_at;
+static int replay_global_repeat;
+
+static int64_t replay_global_update(const float *a, const float *b, int32_t n, double *price,
+                                    const int32_t *owner, double *dist, int32_t *hops,
+                                    int32_t *done)
+{
+    for (int32_t j = 0; j < n; j++) {
+        dist[j] = owner[j] < 0 ? 0 : HUGE_VAL;
+        hops[j] = 0;
+        done[j] = 0;
+    }
+    int32_t longest = 0;
+    for (;;) {
+        int32_t k = -1;
+        for (int32_t j = 0; j < n; j++)
+            if (!done[j] && dist[j] < HUGE_VAL &&
+                (k < 0 || dist[j] < dist[k] || (dist[j] == dist[k] && hops[j] < hops[k])))
+                k = j;
+        if (k < 0)
+            break;
+        done[k] = 1;
+        longest = hops[k] > longest ? hops[k] : longest;
+        for (int32_t j = 0; j < n; j++) {
+            const int32_t i = owner[j];
+            if (done[j] || i < 0)
+                continue;
+            const double here = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j],
+                                                   b[3 * j + 1], b[3 * j + 2]) + price[j],
+                         there = (double)pcb_ca_cost(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * k],
+                                                    b[3 * k + 1], b[3 * k + 2]) + price[k];
+            const double d = dist[k] + (there > here ? there - here : 0);
+            if (d < dist[j] || (d == dist[j] && hops[k] + 1 < hops[j])) {
+                dist[j] = d;
+                hops[j] = hops[k] + 1;
+            }
+        }
+    }
+    for (int32_t j = 0; j < n; j++)
+        if (dist[j] < HUGE_VAL)
+            price[j] += dist[j];
+    return longest;
+}
+
 /* Solve one pair; returns 0, or -1 when out of memory. start_price and
  * start_eps start it warm (pcb_emd_warm: NULL or eps 0, or a price that is
  * not finite, start it cold): any prices keep the certificate valid (D needs
@@ -368,6 +427,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     for (double eps = pcb_ca_eps_start(c, floor, warm ? start_eps : 0); c > 0;) {
         st->eps = eps;
         int restart = 0;
+        int32_t global_next = replay_global_at; /* this phase's next global update */
         while (count > 0) { /* one round */
             if (count <= pcb_ca_finish_at(n)) { /* the finish, bidders by index */
                 const int64_t steps = st->finish_steps;
@@ -387,6 +447,12 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
             if (limit && st->rounds >= limit) { /* stale prices: start again cold */
                 restart = 1;
                 break;
+            }
+            if (global_next > 0 && count <= global_next) { /* route 3, emd_routes only */
+                st->global_hops += replay_global_update(a, b, n, price, owner, least, chose,
+                                                        next);
+                st->global_updates++; /* prices only rose: the caches stay bounds */
+                global_next = replay_global_repeat ? count / 2 : 0;
             }
             /* Bids, all against the round's prices. Few bidders: caches
              * first, then the misses, by the block when few. */

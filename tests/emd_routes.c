@@ -5,7 +5,8 @@
  * lone bidder's step or a finish step, 7,000 a round of 2-31 bidders,
  * 38,000 a round of 32 or more; certificates and rebuilds not counted).
  *
- *   make build/tests/emd_routes && build/tests/emd_routes [n] [pairs] [parts, e.g. 1234]
+ *   make build/tests/emd_routes && build/tests/emd_routes [n] [pairs] [parts, e.g. 12345]
+ *                                                        [decoder pairs file]
  *
  * 1. Where a cold run's steps are, phase by phase (cube, sphere surfaces,
  *    consecutive lidar sweeps; certified within 1%).
@@ -17,7 +18,21 @@
  *    error shrinking step by step (5% of the extent, x0.95 a step, 40
  *    steps), drawn anew each step (3) or drifting (4); each step solved
  *    cold, and warm from the previous step's prices and last eps (kept per
- *    sample, as a loss object would keep them). */
+ *    sample, as a loss object would keep them).
+ * 5. Global price updates (route 3, auction_replay.h): cold runs with an
+ *    update at a phase's start, at its last 256 bidders, or each time the
+ *    bidders halve; rounds priced as above (the updates free: an upper
+ *    bound on what the route can give), and with each update priced as its
+ *    longest path's arcs (hops) x one parallel pass over all n x n pairs
+ *    (n^2 / 1,024 costs a thread at 8 cycles each). Pairs of cube, sphere
+ *    surfaces and lidar, and, given a file of them (scripts/
+ *    decoder_pairs.py: raw float32, A then B, n x 3 each), a folding
+ *    decoder's predictions against their targets, the pairs the H100's
+ *    training loop found hardest.
+ * 6. A start from the costs themselves (the Hungarian method's column
+ *    reduction): p_j = -min_i c_ij, so that every object is some bidder's
+ *    best at reduced cost 0; the cold schedule from its first eps. One
+ *    nearest-neighbour pass of B in A on the GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +219,85 @@ static void drift(study *S, int fresh)
     }
 }
 
+/* 5. Global price updates: when, what they save, what they cost. */
+static void global_updates(study *S, const char *decoder)
+{
+    const int32_t n = S->n;
+    const double pass = (double)n * n / 1024 * 8; /* cycles of one parallel pass */
+    printf("\n5. Global price updates (cost: with updates / cold; free: updates not counted; "
+           "priced: hops x a pass of %.0f cycles)\n\n| pair | cold | at phase start: free / "
+           "priced (updates, mean hops) | at 256 bidders | each halving |\n|---|---|---|---|---|\n",
+           pass);
+    FILE *f = decoder ? fopen(decoder, "rb") : NULL;
+    if (decoder && !f)
+        fprintf(stderr, "emd_routes: %s: cannot open\n", decoder);
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < S->pairs; p++) {
+            const size_t bytes = (size_t)n * 3 * sizeof(float);
+            if (k == 3 && (!f || fread(S->a, 1, bytes, f) != bytes ||
+                           fread(S->b, 1, bytes, f) != bytes))
+                break;
+            if (k < 3)
+                make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+            replay_global_at = 0;
+            solve(S->a, S->b, n, 0.01, NULL, 0, &S->cold);
+            const double c0 = cycles(&S->cold.st);
+            printf("| %s %d | %.1f (bound %.2f%%) |", k < 3 ? kinds[k] : "decoder", p, c0 / 1e6,
+                   100 * (S->cold.st.p - S->cold.st.d) / S->cold.st.d);
+            static const struct { int32_t at; int repeat; } when[] = {{0, 0}, {256, 0}, {0, 1}};
+            for (int w = 0; w < 3; w++) {
+                replay_global_at = when[w].at ? when[w].at : n;
+                replay_global_repeat = when[w].repeat;
+                solve(S->a, S->b, n, 0.01, NULL, 0, &S->warm);
+                const replay_stats *g = &S->warm.st;
+                const double c = cycles(g);
+                printf(" %.2f / %.2f (%lld, %.0f; bound %.2f%%) |", c / c0,
+                       (c + (double)g->global_hops * pass) / c0, (long long)g->global_updates,
+                       g->global_updates ? (double)g->global_hops / (double)g->global_updates : 0,
+                       100 * (g->p - g->d) / g->d);
+                fflush(stdout);
+            }
+            replay_global_at = 0, replay_global_repeat = 0;
+            printf("\n");
+        }
+    if (f)
+        fclose(f);
+}
+
+/* 6. The column-reduction start against the cold run, pair by pair. */
+static void column_start(study *S, const char *decoder)
+{
+    const int32_t n = S->n;
+    printf("\n6. Column-reduction start p_j = -min_i c_ij, from the first eps (cost: with it / "
+           "cold)\n\n| pair | cold | column start | its bound |\n|---|---|---|---|\n");
+    FILE *f = decoder ? fopen(decoder, "rb") : NULL;
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < S->pairs; p++) {
+            const size_t bytes = (size_t)n * 3 * sizeof(float);
+            if (k == 3 && (!f || fread(S->a, 1, bytes, f) != bytes ||
+                           fread(S->b, 1, bytes, f) != bytes))
+                break;
+            if (k < 3)
+                make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+            solve(S->a, S->b, n, 0.01, NULL, 0, &S->cold);
+            for (int32_t j = 0; j < n; j++) {
+                float m = INFINITY;
+                for (int32_t i = 0; i < n; i++)
+                    m = fminf(m, pcb_ca_cost(S->a[3 * i], S->a[3 * i + 1], S->a[3 * i + 2],
+                                             S->b[3 * j], S->b[3 * j + 1], S->b[3 * j + 2]));
+                S->start[j] = -(double)m;
+            }
+            solve(S->a, S->b, n, 0.01, S->start, 1e300, &S->warm); /* held to the first eps */
+            const replay_stats *w = &S->warm.st;
+            printf("| %s %d | %.1f | %.2f | %.2f%% |\n", k < 3 ? kinds[k] : "decoder", p,
+                   cycles(&S->cold.st) / 1e6, cycles(w) / cycles(&S->cold.st),
+                   100 * (w->p - w->d) / w->d);
+            fflush(stdout);
+        }
+    if (f)
+        fclose(f);
+}
+
 static int run_alloc(run *r, int32_t n)
 {
     r->n = n;
@@ -236,6 +330,10 @@ int main(int argc, char **argv)
         drift(&S, 1);
     if (strchr(parts, '4'))
         drift(&S, 0);
+    if (strchr(parts, '5'))
+        global_updates(&S, argc > 4 ? argv[4] : NULL);
+    if (strchr(parts, '6'))
+        column_start(&S, argc > 4 ? argv[4] : NULL);
     free(S.a), free(S.b), free(S.moved), free(S.start);
     run *runs[] = {&S.cold, &S.warm, &S.oracle};
     for (int r = 0; r < 3; r++)
