@@ -219,6 +219,26 @@ static void drift(study *S, int fresh)
     }
 }
 
+/* Parts 5 and 6: pair p of kind k into S->a and S->b, kinds 0-2 made by
+ * the generators and kind 3 read from the decoder pairs file f; 0 when f
+ * holds no more (or there is none). */
+static int load_pair(study *S, int k, int p, FILE *f)
+{
+    const size_t bytes = (size_t)S->n * 3 * sizeof(float);
+    if (k == 3)
+        return f && fread(S->a, 1, bytes, f) == bytes && fread(S->b, 1, bytes, f) == bytes;
+    make_pair(kinds[k], S->n, 1 + (uint64_t)p, S->a, S->b);
+    return 1;
+}
+
+static FILE *open_pairs(const char *decoder)
+{
+    FILE *f = decoder ? fopen(decoder, "rb") : NULL;
+    if (decoder && !f)
+        fprintf(stderr, "emd_routes: %s: cannot open\n", decoder);
+    return f;
+}
+
 /* 5. Global price updates: when, what they save, what they cost. */
 static void global_updates(study *S, const char *decoder)
 {
@@ -228,17 +248,9 @@ static void global_updates(study *S, const char *decoder)
            "priced: hops x a pass of %.0f cycles)\n\n| pair | cold | at phase start: free / "
            "priced (updates, mean hops) | at 256 bidders | each halving |\n|---|---|---|---|---|\n",
            pass);
-    FILE *f = decoder ? fopen(decoder, "rb") : NULL;
-    if (decoder && !f)
-        fprintf(stderr, "emd_routes: %s: cannot open\n", decoder);
+    FILE *f = open_pairs(decoder);
     for (int k = 0; k < 4; k++)
-        for (int p = 0; p < S->pairs; p++) {
-            const size_t bytes = (size_t)n * 3 * sizeof(float);
-            if (k == 3 && (!f || fread(S->a, 1, bytes, f) != bytes ||
-                           fread(S->b, 1, bytes, f) != bytes))
-                break;
-            if (k < 3)
-                make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+        for (int p = 0; p < S->pairs && load_pair(S, k, p, f); p++) {
             replay_global_at = 0;
             solve(S->a, S->b, n, 0.01, NULL, 0, &S->cold);
             const double c0 = cycles(&S->cold.st);
@@ -270,15 +282,9 @@ static void column_start(study *S, const char *decoder)
     const int32_t n = S->n;
     printf("\n6. Column-reduction start p_j = -min_i c_ij, from the first eps (cost: with it / "
            "cold)\n\n| pair | cold | column start | its bound |\n|---|---|---|---|\n");
-    FILE *f = decoder ? fopen(decoder, "rb") : NULL;
+    FILE *f = open_pairs(decoder);
     for (int k = 0; k < 4; k++)
-        for (int p = 0; p < S->pairs; p++) {
-            const size_t bytes = (size_t)n * 3 * sizeof(float);
-            if (k == 3 && (!f || fread(S->a, 1, bytes, f) != bytes ||
-                           fread(S->b, 1, bytes, f) != bytes))
-                break;
-            if (k < 3)
-                make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+        for (int p = 0; p < S->pairs && load_pair(S, k, p, f); p++) {
             solve(S->a, S->b, n, 0.01, NULL, 0, &S->cold);
             for (int32_t j = 0; j < n; j++) {
                 float m = INFINITY;
