@@ -137,7 +137,8 @@ typedef struct {
  * stale prices: a warm start that costs more than the pair's last cold
  * solve is dropped. Any start prices give a valid certificate (the dual
  * bound needs no feasibility): only the time depends on them. A start
- * price that is not finite makes its pair start cold. All NULL: a cold
+ * price that is negative or not finite makes its pair start cold (the
+ * auction's own prices are never negative). All NULL: a cold
  * run. Implementations that take it: pcb_impl_warm; not with lengths. */
 typedef struct {
     double *price;

@@ -375,7 +375,7 @@ static int64_t replay_global_update(const float *a, const float *b, int32_t n, d
 
 /* Solve one pair; returns 0, or -1 when out of memory. start_price and
  * start_eps start it warm (pcb_emd_warm: NULL or eps 0, or a price that is
- * not finite, start it cold): any prices keep the certificate valid (D needs
+ * negative or not finite, start it cold): any prices keep the certificate valid (D needs
  * no feasibility). A warm start that reaches budget rounds (0: no limit)
  * drops its prices and starts again cold; st->cold_rounds is then the
  * rounds of that cold solve (of the whole run when it started cold), -1
@@ -412,7 +412,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     int32_t count = n;
     int warm = start_price != NULL;
     for (int32_t k = 0; warm && k < n; k++)
-        warm = isfinite(start_price[k]);
+        warm = pcb_ca_start_price_ok(start_price[k]);
     if (!(start_eps > 0 && start_eps < HUGE_VAL))
         warm = 0;
     for (int32_t k = 0; k < n; k++) {

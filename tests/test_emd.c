@@ -814,13 +814,14 @@ static void test_cuda_auction_warm_start(void)
         }
         instance_free(&warm);
     }
-    /* A start that is not usable starts cold: eps 0, or a price not finite. */
-    for (int variant = 0; variant < 2; variant++) {
+    /* A start that is not usable starts cold: eps 0, a price not finite, a
+     * negative price. */
+    for (int variant = 0; variant < 3; variant++) {
         instance warm;
         CHECK_RC(instance_make(&warm, "sphere", "sphere", 1, n, 131), PCB_OK);
         warm.task.opt.max_gap = 0.01;
         memcpy(start, cold.price, (size_t)n * sizeof *start);
-        start[n / 2] = variant == 0 ? start[n / 2] : NAN;
+        start[n / 2] = variant == 0 ? start[n / 2] : variant == 1 ? NAN : -1e-3;
         replay_stats st;
         CHECK(replay_pair_from(warm.a, warm.b, (int32_t)n, &warm.task.opt, 0, start,
                                variant == 0 ? 0.0 : st0.eps, 5, warm.index, warm.price,
@@ -1197,8 +1198,8 @@ static void test_cuda_auction_warm(void)
                               &st) == 0);
             for (int64_t j = 0; j < n; j++)
                 start[p * n + j] = p == 1 ? 2 * unit_random(&seed) : cold.price[p * n + j];
-            if (p == 3)
-                start[p * n + n / 3] = INFINITY;
+            if (p == 3) /* two prices a warm start cannot take */
+                start[p * n + n / 3] = INFINITY, start[p * n + n / 2] = -0.5;
             start_eps[p] = p == 2 ? 0 : st.eps;
             start_budget[p] = p == 1 ? st.rounds / 8 : st.rounds;
         }

@@ -165,6 +165,16 @@ PCB_CA_FN double pcb_ca_eps_start(double cost_bound, double floor, double warm)
     return warm > first ? first : warm < floor ? floor : warm;
 }
 
+/* A start price a warm start can take: finite and not negative. The float
+ * tests that rule objects out scale a least value c_ij + p_j by
+ * PCB_CA_MARGIN, a margin only while that value is not negative; the
+ * auction's own prices start at 0 and only rise (the ascent's too). A pair
+ * with any other start price starts cold. */
+PCB_CA_FN int pcb_ca_start_price_ok(double p)
+{
+    return p >= 0 && p < HUGE_VAL;
+}
+
 /* The eps of the phase after one whose certificate (p, d) missed target:
  * eps / PCB_CA_DIVISOR, unless that phase is predicted to miss too while a
  * step of up to PCB_CA_DIVISOR_MAX would not. A phase's bound scales with

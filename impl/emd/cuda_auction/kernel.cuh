@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                                 CACHE ? cache_bound + pair * n : NULL};
     long long bids = 0, rounds = 0, phases = 0, stuck = 0;
     /* A warm start: read before anything is written (in and out may be one
-     * array); its prices are checked finite below. */
+     * array); its prices are checked below (pcb_ca_start_price_ok). */
     const double start_eps = WARM && warm.eps_in && !helper ? warm.eps_in[pair] : 0;
     const long long budget = WARM && warm.budget_in && !helper ? warm.budget_in[pair] : 0;
     bool warmed = WARM && warm.price_in && start_eps > 0 && start_eps < HUGE_VAL;
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (WARM) {
         bool finite = true;
         for (int j = tid; warmed && j < n; j += THREADS)
-            finite = finite && isfinite(warm.price_in[pair * n + j]);
+            finite = finite && pcb_ca_start_price_ok(warm.price_in[pair * n + j]);
         warmed = __syncthreads_and(warmed && finite);
     }
     for (int j = tid; j < n; j += THREADS) {
