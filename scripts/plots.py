@@ -459,6 +459,29 @@ def peer_plots(p, suites, peer_suites):
                      "set datafile missing 'NaN'"])
 
 
+def emd_loop_plots(p, root):
+    """EMD in a training loop (model_timing.py --parts emd_loop): a loss's forward +
+    backward a step (median of the epoch) against the epoch, a line per loss, one plot
+    per run (points, samples)."""
+    path = os.path.join(root, p.machine, "models", "emd-loop.json")
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        rows = json.load(f).get("rows", [])
+    for row in rows:
+        names = list(row["per_epoch"][0]["median_ms"])
+        lines = [(name, None, [(e["epoch"], e["median_ms"][name]) for e in row["per_epoch"]])
+                 for name in names]
+        every = "a sample every step" if row["samples"] == row["batch"] else \
+            "%d samples, %d steps between a sample's calls" % (row["samples"],
+                                                               row["samples"] // row["batch"])
+        p.lines("emd-loop-n%d-s%d" % (row["points"], row["samples"]),
+                "EMD in a folding decoder's training loop, %d x %d, %s"
+                % (row["batch"], row["points"], every), "epoch",
+                "forward + backward a step, median of the epoch (ms)", lines,
+                notes=["the decoder learns from the first warm loss"])
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "results"
     if not shutil.which("gnuplot"):
@@ -484,6 +507,7 @@ def main():
             emd_plots(p, suites)
             emd_bound_plot(p, suites, peers.get(machine, {}))
             peer_plots(p, suites, peers.get(machine, {}))
+            emd_loop_plots(p, root)
     return 0
 
 
