@@ -100,22 +100,33 @@ __global__ void __launch_bounds__(THREADS, 1)
             finite = finite && pcb_ca_start_price_ok(warm.price_in[pair * n + j]);
         warmed = __syncthreads_and(warmed && finite);
     }
+    /* Every bidder free, every object unowned at its start price (start,
+     * or 0 where NULL), every cache stale: the pair's start, and a warm
+     * start's restart cold. */
+    auto free_all = [&](const double *start) {
+        for (int j = tid; j < n; j += THREADS) {
+            const double p = start ? start[j] : 0.0;
+            s.bq[j].w = (float)p;
+            s.price[j] = p;
+            s.owner[j] = -1;
+            s.list[0][j] = j;
+            if (CACHE)
+                cache.bound[j] = -1;
+        }
+        if (tid == 0) {
+            count[0] = n;
+            count[1] = 0;
+            missed_bits[0] = missed_bits[1] = 0;
+            taken[0] = taken[1] = 0;
+            solo_missed = 0;
+        }
+    };
     for (int j = tid; j < n; j += THREADS) {
-        const double p = WARM && warmed ? warm.price_in[pair * n + j] : 0.0;
-        s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], (float)p);
-        s.price[j] = p;
+        s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         s.top[j] = 0;
-        s.owner[j] = -1;
-        s.list[0][j] = j;
-        if (CACHE)
-            cache.bound[j] = -1;
     }
+    free_all(WARM && warmed ? warm.price_in + pair * n : NULL);
     if (tid == 0) {
-        count[0] = n;
-        count[1] = 0;
-        missed_bits[0] = missed_bits[1] = 0;
-        taken[0] = taken[1] = 0;
-        solo_missed = 0;
         stats[pair].p = stats[pair].d = 0;
         stats[pair].scans = stats[pair].checks = stats[pair].finish_evals = 0;
     }
@@ -281,21 +292,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             __syncthreads();
         }
         if (WARM && restart) { /* as a cold start: every price 0, every cache stale */
-            for (int j = tid; j < n; j += THREADS) {
-                s.bq[j].w = 0.0f;
-                s.price[j] = 0;
-                s.owner[j] = -1;
-                s.list[0][j] = j;
-                if (CACHE)
-                    cache.bound[j] = -1;
-            }
-            if (tid == 0) {
-                count[0] = n;
-                count[1] = 0;
-                missed_bits[0] = missed_bits[1] = 0;
-                taken[0] = taken[1] = 0;
-                solo_missed = 0;
-            }
+            free_all(NULL);
             __syncthreads();
             cur = 0;
             warmed = false;
