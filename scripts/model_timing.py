@@ -469,7 +469,20 @@ def ragged_figures(reps):
     return rows
 
 
-def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 1), (1e9, 1))):
+def zero_start(fn):
+    """fn with cuda_auction's cold pairs started from zero prices (the start
+    before issue 71's column reduction; PCBENCH_EMD_START is read at every
+    run)."""
+    def call(p, t, i):
+        os.environ["PCBENCH_EMD_START"] = "zero"
+        try:
+            return fn(p, t, i)
+        finally:
+            del os.environ["PCBENCH_EMD_START"]
+    return call
+
+
+def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 1))):
     """Issue 71's training-loop figure: every EMD loss timed on the same
     predictions of a decoder that trains on the warm loss; per epoch the
     median of each loss's forward + backward (CUDA events, the GPU idle
@@ -487,7 +500,9 @@ def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 
         torch.manual_seed(0)
         model = completion.FoldingCompletion(n).cuda()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        losses = {"pcbench cold 1%": lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.01),
+        cold = lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.01)  # noqa: E731
+        losses = {"pcbench cold 1%": cold,
+                  "pcbench cold 1% (zero start)": zero_start(cold),
                   "pcbench cold 5%": lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.05)}
         warms = {}
         for scale, share in warm_rules:

@@ -389,6 +389,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     unsigned long long *top = calloc((size_t)n, sizeof *top);
     double *least = malloc((size_t)n * sizeof *least), *q = malloc((size_t)n * sizeof *q),
            *gap = malloc((size_t)n * sizeof *gap), *u = malloc((size_t)n * sizeof *u);
+    double *cold = pcb_ca_column_start() ? malloc((size_t)n * sizeof *cold) : NULL;
     replay_cache cache = {NULL, NULL};
     if (n <= PCB_CA_CACHE_MAX_N) {
         cache.slot = malloc((size_t)n * 32 * PCB_CA_SLOTS * sizeof *cache.slot);
@@ -398,10 +399,11 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
                                malloc((size_t)n * sizeof *fin.settled),
                                malloc((size_t)n * sizeof *fin.bucket)};
     if (!owner || !list || !next || !chose || !top || !least || !q || !gap || !u ||
+        (pcb_ca_column_start() && !cold) ||
         (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound)) || !fin.key || !fin.settled ||
         !fin.bucket) {
         free(owner), free(list), free(next), free(chose), free(top), free(least);
-        free(q), free(gap), free(u);
+        free(q), free(gap), free(u), free(cold);
         free(cache.slot), free(cache.bound);
         free(fin.key), free(fin.settled), free(fin.bucket);
         return -1;
@@ -415,10 +417,24 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
         warm = pcb_ca_start_price_ok(start_price[k]);
     if (!(start_eps > 0 && start_eps < HUGE_VAL))
         warm = 0;
+    /* The cold start (pcb_ca_column_price), kept for a warm start's restart. */
+    if (cold) {
+        float greatest = 0;
+        for (int32_t j = 0; j < n; j++) {
+            float m = INFINITY;
+            for (int32_t i = 0; i < n; i++)
+                m = fminf(m, pcb_ca_d2(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j],
+                                       b[3 * j + 1], b[3 * j + 2]));
+            cold[j] = sqrtf(m);
+            greatest = fmaxf(greatest, sqrtf(m));
+        }
+        for (int32_t j = 0; j < n; j++)
+            cold[j] = pcb_ca_column_price(greatest, (float)cold[j]);
+    }
     for (int32_t k = 0; k < n; k++) {
         owner[k] = -1;
         list[k] = k;
-        price[k] = warm ? start_price[k] : 0;
+        price[k] = warm ? start_price[k] : cold ? cold[k] : 0;
         if (cache.bound)
             cache.bound[k] = -1;
     }
@@ -511,7 +527,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
             for (int32_t k = 0; k < n; k++) {
                 owner[k] = -1;
                 list[k] = k;
-                price[k] = 0;
+                price[k] = cold ? cold[k] : 0;
                 if (cache.bound)
                     cache.bound[k] = -1;
             }
@@ -571,7 +587,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     if (c <= 0)
         st->eps = 0, st->cold_rounds = 0;
     free(owner), free(list), free(next), free(chose), free(top), free(least);
-    free(q), free(gap), free(u), free(cache.slot), free(cache.bound);
+    free(q), free(gap), free(u), free(cold), free(cache.slot), free(cache.bound);
     free(fin.key), free(fin.settled), free(fin.bucket);
     return 0;
 }

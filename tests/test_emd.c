@@ -1145,6 +1145,110 @@ static void test_cuda_auction(void)
  * (cold), one with a price that is not finite (cold); the outputs (prices,
  * last eps, budget) are the replay's. Other implementations say
  * unsupported; the arguments are checked without a device. */
+/* The cold start (pcb_ca_column_price): its prices are the column
+ * reduction shifted to a least price of 0 (checked in double against the
+ * costs), both starts certify, and on a collapsed prediction (every point
+ * of A near one spot, as an untrained decoder's) the column start needs
+ * fewer rounds than the zero start; on the GPU, with PCBENCH_EMD_START=zero,
+ * the kernel is still its replay bit for bit. */
+static void test_cuda_auction_column_start(void)
+{
+    const int64_t n = 600;
+    instance in;
+    CHECK_RC(instance_make(&in, "uniform", "sphere", 2, n, 71), PCB_OK);
+    for (int64_t k = 0; k < 3 * n; k++) /* pair 0: A shrunk to 3% of its extent, off centre */
+        in.a[k] = 0.3f + 0.03f * in.a[k];
+    in.task.opt.max_gap = 0.01;
+    replay_stats st[2][2];
+    for (int zero = 0; zero < 2; zero++) {
+        if (zero)
+            setenv("PCBENCH_EMD_START", "zero", 1);
+        for (int p = 0; p < 2; p++) {
+            const float *a = in.a + p * n * 3, *b = in.b + p * n * 3;
+            CHECK(replay_pair(a, b, (int32_t)n, &in.task.opt, 0, in.index + p * n,
+                              in.price + p * n, &st[zero][p]) == 0);
+            in.value[p] = pcb_emd_mean_matched(a, b, n, in.index + p * n, NULL);
+        }
+        unsetenv("PCBENCH_EMD_START");
+        pcb_result r = {.index = in.index, .value = in.value, .price = in.price, .has_price = 1};
+        pcb_report rep;
+        CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0.01, &rep), PCB_OK);
+        CHECK(rep.ok && rep.unmatched == 0);
+        printf("cuda_auction %s start, n=%lld, 1%%: collapsed A %lld rounds, sphere %lld: %s\n",
+               zero ? "zero" : "column", (long long)n, (long long)st[zero][0].rounds,
+               (long long)st[zero][1].rounds, rep.detail);
+    }
+    CHECK(st[0][0].rounds * 2 < st[1][0].rounds);
+    /* the start itself: greatest_j min_i c_ij - min_i c_ij, in double */
+    double least[600], greatest = 0, worst = 0, lowest = HUGE_VAL;
+    double *start = malloc((size_t)n * sizeof *start);
+    for (int64_t j = 0; j < n; j++) {
+        least[j] = HUGE_VAL;
+        for (int64_t i = 0; i < n; i++) {
+            const double dx = (double)in.a[3 * i] - in.b[3 * j],
+                         dy = (double)in.a[3 * i + 1] - in.b[3 * j + 1],
+                         dz = (double)in.a[3 * i + 2] - in.b[3 * j + 2];
+            least[j] = fmin(least[j], sqrt(dx * dx + dy * dy + dz * dz));
+        }
+        greatest = fmax(greatest, least[j]);
+    }
+    /* the rule's float way (the replay's and the kernel's), against it */
+    float g = 0, m[600];
+    for (int64_t j = 0; j < n; j++) {
+        m[j] = INFINITY;
+        for (int64_t i = 0; i < n; i++)
+            m[j] = fminf(m[j], pcb_ca_cost(in.a[3 * i], in.a[3 * i + 1], in.a[3 * i + 2],
+                                           in.b[3 * j], in.b[3 * j + 1], in.b[3 * j + 2]));
+        g = fmaxf(g, m[j]);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        start[j] = pcb_ca_column_price(g, m[j]);
+        worst = fmax(worst, fabs(start[j] - (greatest - least[j])));
+        lowest = fmin(lowest, start[j]);
+    }
+    CHECK(lowest == 0 && worst < 1e-6 * greatest);
+    free(start);
+    const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
+    if (!cuda) {
+        instance_free(&in);
+        SKIP_NOT_BUILT("cuda_auction: not built");
+    }
+    if (pcb_impl_available(cuda) != PCB_OK) {
+        instance_free(&in);
+        SKIP("cuda_auction: no CUDA device, the replay's side only");
+    }
+    /* the zero start on the GPU against its replay (test_cuda_auction
+     * covers the column start) */
+    setenv("PCBENCH_EMD_START", "zero", 1);
+    static const struct {
+        const char *a, *b;
+        int64_t batch, n;
+    } cases[] = {{"sphere", "sphere", 2, 1000}, {"uniform", "sphere", 2, 4800}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        instance cpu, gpu;
+        pcb_result rc, rg;
+        CHECK_RC(instance_make(&cpu, cases[k].a, cases[k].b, cases[k].batch, cases[k].n, 61 + k),
+                 PCB_OK);
+        CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, cases[k].batch, cases[k].n, 61 + k),
+                 PCB_OK);
+        cpu.task.opt.max_gap = gpu.task.opt.max_gap = 0.01;
+        replay_instance(&cpu, 0, &rc);
+        rg = (pcb_result){.index = gpu.index, .value = gpu.value, .price = gpu.price};
+        CHECK_RC(pcb_run(cuda, &gpu.task, &rg, NULL), PCB_OK);
+        const size_t all = (size_t)(cases[k].batch * cases[k].n);
+        const int same = memcmp(gpu.index, cpu.index, all * sizeof *gpu.index) == 0 &&
+                         memcmp(gpu.price, cpu.price, all * sizeof *gpu.price) == 0;
+        printf("cuda_auction zero start %s/%s batch %lld n=%lld: %s its CPU replay\n", cases[k].a,
+               cases[k].b, (long long)cases[k].batch, (long long)cases[k].n,
+               same ? "same as" : "DIFFERS from");
+        CHECK(same);
+        instance_free(&cpu);
+        instance_free(&gpu);
+    }
+    unsetenv("PCBENCH_EMD_START");
+    instance_free(&in);
+}
+
 static void test_cuda_auction_warm(void)
 {
     instance in;
@@ -1258,6 +1362,7 @@ TEST_MAIN(T(test_exact_matches_brute_force), T(test_cpu_implementations),
           T(test_invalid_arguments), T(test_seed_point_counts), T(test_cuda_auction_match),
           T(test_cuda_auction_rules), T(test_cuda_auction_rules_loss), T(test_cuda_auction_rules_eps),
           T(test_cuda_auction_warm_start), T(test_cuda_auction_warm),
+          T(test_cuda_auction_column_start),
           T(test_cuda_auction_eps_step),
           T(test_cuda_auction_ascent), T(test_cuda_auction_least_of4),
           T(test_cuda_auction_finish_beyond),

@@ -155,11 +155,55 @@ __global__ void pair_results_kernel(int64_t batch, int n, const float *a, const 
         bound[pair] = stats[pair].stuck ? HUGE_VAL : certificate_gap(stats[pair].p, stats[pair].d);
 }
 
+/* The cold start's prices (pcb_ca_column_price), in two passes. First a
+ * thread per object j of B, a block per (pair, tile of B), A read through
+ * shared memory a tile at a time: m_j = min_i c_ij into start, and the
+ * pair's greatest m_j by an atomic max on its bits (costs are not
+ * negative, so their bits order like them; greatest starts at 0). */
+#define COLUMN_THREADS 256
+__global__ void column_least_kernel(int n, int tiles, const float *a, const float *b,
+                                    double *start, unsigned *greatest)
+{
+    __shared__ float tile[3 * COLUMN_THREADS];
+    const int64_t pair = blockIdx.x / tiles;
+    const int j = (int)(blockIdx.x % tiles) * COLUMN_THREADS + threadIdx.x;
+    const float *pa = a + pair * n * 3, *pb = b + pair * n * 3;
+    const float bx = j < n ? pb[3 * j] : 0.0f, by = j < n ? pb[3 * j + 1] : 0.0f,
+                bz = j < n ? pb[3 * j + 2] : 0.0f;
+    float least = INFINITY;
+    for (int i0 = 0; i0 < n; i0 += COLUMN_THREADS) {
+        const int m = min(COLUMN_THREADS, n - i0);
+        __syncthreads(); /* the last tile is read */
+        for (int k = threadIdx.x; k < 3 * m; k += COLUMN_THREADS)
+            tile[k] = pa[3 * (int64_t)i0 + k];
+        __syncthreads();
+        for (int i = 0; i < m; i++)
+            least = fminf(least, pcb_ca_d2(tile[3 * i], tile[3 * i + 1], tile[3 * i + 2], bx, by,
+                                           bz));
+    }
+    if (j < n) {
+        const float m = sqrtf(least);
+        start[pair * n + j] = m;
+        atomicMax(&greatest[pair], __float_as_uint(m));
+    }
+}
+
+/* ... then every price greatest - m_j (a thread a point of the batch). */
+__global__ void column_shift_kernel(int64_t points, int n, double *start,
+                                    const unsigned *greatest)
+{
+    const int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (k < points)
+        start[k] = pcb_ca_column_price(__uint_as_float(greatest[k / n]), (float)start[k]);
+}
+
 typedef struct {
     pcb_task task;
     pcb_cuda_ctx ctx;
     float *a, *b;
     double *bound, *floor_eps, *price;
+    double *start;      /* the cold start's prices (column_least_kernel) */
+    unsigned *greatest; /* ... and each pair's greatest least cost, as bits */
     char *scratch; /* NULL when the state fits in shared memory */
     cache_row *cache_slot; /* NULL when n is too large for 16-bit slots */
     double *cache_bound;
@@ -185,6 +229,8 @@ static void auction_release(void *state)
     cudaFree(s->bound);
     cudaFree(s->floor_eps);
     cudaFree(s->price);
+    cudaFree(s->start);
+    cudaFree(s->greatest);
     cudaFree(s->scratch);
     cudaFree(s->cache_slot);
     cudaFree(s->cache_bound);
@@ -210,7 +256,7 @@ static void pair_constants(const pcb_task *t, double *bound, double *floor_eps)
 
 typedef void (*auction_kernel_fn)(int, const float *, const float *, const double *,
                                   const double *, double, char *, cache_row *, double *, int32_t *,
-                                  double *, pair_stats *, int, warm_io);
+                                  double *, pair_stats *, int, const double *, warm_io);
 
 /* The kernel for the task's size, the warm one (its own registers) for a
  * task with a warm start. */
@@ -316,6 +362,8 @@ static int setup(auction_state *s)
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->bound, pairs);
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->floor_eps, pairs);
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->price, points * sizeof(double));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->start, points * sizeof(double));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&s->greatest, (size_t)t->batch * sizeof(unsigned));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->match, points * sizeof(int32_t));
         if (e == cudaSuccess) e = cudaMalloc((void **)&s->stats, (size_t)t->batch * sizeof(pair_stats));
         /* never lowered: a cached state sized for more launches it too */
@@ -372,11 +420,26 @@ static double stop_target(const pcb_task *t)
 }
 
 /* The auction, queued on stream, its matching and prices into match and
- * price, from a warm start where warm has one. */
+ * price, from a warm start where warm has one; cold pairs from the column
+ * reduction (pcb_ca_column_price), or from 0 (PCBENCH_EMD_START=zero, read
+ * at every run so that one process can compare both). */
 static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double *price,
                    warm_io warm)
 {
     const pcb_task *t = &s->task;
+    const double *cold = NULL;
+    if (pcb_ca_column_start()) {
+        const int tiles = (int)((t->n + COLUMN_THREADS - 1) / COLUMN_THREADS);
+        const int64_t points = t->batch * t->n;
+        PCB_CUDA_TRY(cudaMemsetAsync(s->greatest, 0, (size_t)t->batch * sizeof(unsigned), stream));
+        column_least_kernel<<<(unsigned)(t->batch * tiles), COLUMN_THREADS, 0, stream>>>(
+            (int)t->n, tiles, s->a, s->b, s->start, s->greatest);
+        PCB_CUDA_LAUNCHED("column_least_kernel");
+        column_shift_kernel<<<(unsigned)((points + 255) / 256), 256, 0, stream>>>(
+            points, (int)t->n, s->start, s->greatest);
+        PCB_CUDA_LAUNCHED("column_shift_kernel");
+        cold = s->start;
+    }
     cudaLaunchAttribute cluster;
     const cudaLaunchConfig_t cfg =
         pcb_cuda_cluster_launch((unsigned)t->batch, s->ctas, THREADS, s->smem, stream, &cluster);
@@ -385,7 +448,7 @@ static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double
                                     (const float *)s->b, (const double *)s->bound,
                                     (const double *)s->floor_eps, stop_target(t), s->scratch,
                                     s->cache_slot, s->cache_bound, match, price, s->stats,
-                                    s->ctas, warm));
+                                    s->ctas, cold, warm));
     PCB_CUDA_LAUNCHED("auction_kernel");
     return PCB_OK;
 }

@@ -32,6 +32,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../spatial.h"
@@ -163,6 +164,31 @@ PCB_CA_FN double pcb_ca_eps_start(double cost_bound, double floor, double warm)
     if (!(warm > 0 && warm < HUGE_VAL)) /* 0, negative, NaN or infinite: cold */
         return first;
     return warm > first ? first : warm < floor ? floor : warm;
+}
+
+/* The cold start (issue 71): every object of B starts at the price the
+ * Hungarian method's column reduction gives it, -m_j where m_j = min_i c_ij
+ * (every object is then some bidder's best at reduced cost 0), shifted by
+ * the greatest m_j so that the least price is 0 like the zero start's (a
+ * constant shift changes neither bids nor certificate, and the float tests
+ * need values that are not negative: pcb_ca_start_price_ok). On pairs whose
+ * bidders all want the same few objects (an untrained decoder's collapsed
+ * predictions) it removes most of the price war; elsewhere it is neutral
+ * (impl/emd/NOTES.md). m_j is a float cost, min_i sqrtf(d2) = sqrtf(min_i d2)
+ * (sqrtf is monotone), and the price its double difference: the same bits
+ * on both sides. PCBENCH_EMD_START=zero starts every price at 0 instead
+ * (the start before issue 71; comparisons and tests). */
+PCB_CA_FN double pcb_ca_column_price(float greatest, float least_cost)
+{
+    return (double)greatest - (double)least_cost;
+}
+
+/* 1 when cold pairs start from the column reduction (the default); host
+ * only. */
+static inline int pcb_ca_column_start(void)
+{
+    const char *e = getenv("PCBENCH_EMD_START");
+    return !(e && !strcmp(e, "zero"));
 }
 
 /* A start price a warm start can take: finite and not negative. The float

@@ -6,7 +6,9 @@
  * falls short, and the answer and counts written out. A warm start
  * (pcb_emd_warm, WARM: a kernel of its own, so that the cold one keeps
  * its registers) begins from given prices at a given eps; one that spends
- * its budget of rounds drops them and begins again cold. */
+ * its budget of rounds drops them and begins again cold. A cold pair
+ * starts from cold_start's prices (the column reduction: column_kernel),
+ * or 0 where NULL. */
 #pragma once
 
 template <bool SHARED, bool CACHE, bool SHARED_A, bool WARM>
@@ -16,7 +18,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                    double target, char *__restrict__ scratch, cache_row *__restrict__ cache_slot,
                    double *__restrict__ cache_bound, int32_t *__restrict__ match_out,
                    double *__restrict__ price_out, pair_stats *__restrict__ stats, int ctas,
-                   warm_io warm)
+                   const double *__restrict__ cold_start, warm_io warm)
 {
     extern __shared__ __align__(16) char smem[];
     __shared__ double sum_p[PCB_CA_WARPS], sum_d[PCB_CA_WARPS];
@@ -125,7 +127,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         s.bq[j] = make_float4(b[3 * j], b[3 * j + 1], b[3 * j + 2], 0.0f);
         s.top[j] = 0;
     }
-    free_all(WARM && warmed ? warm.price_in + pair * n : NULL);
+    const double *cold = cold_start ? cold_start + pair * n : NULL;
+    free_all(WARM && warmed ? warm.price_in + pair * n : cold);
     if (tid == 0) {
         stats[pair].p = stats[pair].d = 0;
         stats[pair].scans = stats[pair].checks = stats[pair].finish_evals = 0;
@@ -291,8 +294,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             cur ^= 1;
             __syncthreads();
         }
-        if (WARM && restart) { /* as a cold start: every price 0, every cache stale */
-            free_all(NULL);
+        if (WARM && restart) { /* as a cold start: every cache stale */
+            free_all(cold);
             __syncthreads();
             cur = 0;
             warmed = false;
