@@ -7,8 +7,8 @@
  * (pcb_emd_warm, WARM: a kernel of its own, so that the cold one keeps
  * its registers) begins from given prices at a given eps; one that spends
  * its budget of rounds drops them and begins again cold. A cold pair
- * starts from cold_start's prices (the column reduction: column_kernel),
- * or 0 where NULL. */
+ * starts from cold_start's prices (the column reduction:
+ * column_least_kernel), or 0 where NULL. */
 #pragma once
 
 template <bool SHARED, bool CACHE, bool SHARED_A, bool WARM>
