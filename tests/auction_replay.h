@@ -373,6 +373,23 @@ static int64_t replay_global_update(const float *a, const float *b, int32_t n, d
     return longest;
 }
 
+/* The cold start's prices (pcb_ca_column_price) of a pair into price[n]:
+ * the column kernels' rule, the same bits. */
+static void replay_column_prices(const float *a, const float *b, int32_t n, double *price)
+{
+    float greatest = 0;
+    for (int32_t j = 0; j < n; j++) {
+        float m = INFINITY;
+        for (int32_t i = 0; i < n; i++)
+            m = fminf(m, pcb_ca_d2(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j], b[3 * j + 1],
+                                   b[3 * j + 2]));
+        price[j] = sqrtf(m);
+        greatest = fmaxf(greatest, sqrtf(m));
+    }
+    for (int32_t j = 0; j < n; j++)
+        price[j] = pcb_ca_column_price(greatest, (float)price[j]);
+}
+
 /* Solve one pair; returns 0, or -1 when out of memory. start_price and
  * start_eps start it warm (pcb_emd_warm: NULL or eps 0, or a price that is
  * negative or not finite, start it cold): any prices keep the certificate valid (D needs
@@ -417,20 +434,8 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
         warm = pcb_ca_start_price_ok(start_price[k]);
     if (!(start_eps > 0 && start_eps < HUGE_VAL))
         warm = 0;
-    /* The cold start (pcb_ca_column_price), kept for a warm start's restart. */
-    if (cold) {
-        float greatest = 0;
-        for (int32_t j = 0; j < n; j++) {
-            float m = INFINITY;
-            for (int32_t i = 0; i < n; i++)
-                m = fminf(m, pcb_ca_d2(a[3 * i], a[3 * i + 1], a[3 * i + 2], b[3 * j],
-                                       b[3 * j + 1], b[3 * j + 2]));
-            cold[j] = sqrtf(m);
-            greatest = fmaxf(greatest, sqrtf(m));
-        }
-        for (int32_t j = 0; j < n; j++)
-            cold[j] = pcb_ca_column_price(greatest, (float)cold[j]);
-    }
+    if (cold) /* the cold start, kept for a warm start's restart */
+        replay_column_prices(a, b, n, cold);
     for (int32_t k = 0; k < n; k++) {
         owner[k] = -1;
         list[k] = k;

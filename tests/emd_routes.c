@@ -288,17 +288,7 @@ static void column_start(study *S, const char *decoder)
     for (int k = 0; k < 4; k++)
         for (int p = 0; p < S->pairs && load_pair(S, k, p, f); p++) {
             solve(S->a, S->b, n, 0.01, NULL, 0, &S->cold);
-            float greatest = 0;
-            for (int32_t j = 0; j < n; j++) {
-                float m = INFINITY;
-                for (int32_t i = 0; i < n; i++)
-                    m = fminf(m, pcb_ca_cost(S->a[3 * i], S->a[3 * i + 1], S->a[3 * i + 2],
-                                             S->b[3 * j], S->b[3 * j + 1], S->b[3 * j + 2]));
-                S->start[j] = m;
-                greatest = fmaxf(greatest, m);
-            }
-            for (int32_t j = 0; j < n; j++) /* shifted: a start price is not negative */
-                S->start[j] = pcb_ca_column_price(greatest, (float)S->start[j]);
+            replay_column_prices(S->a, S->b, n, S->start);
             solve(S->a, S->b, n, 0.01, S->start, 1e300, &S->warm); /* held to the first eps */
             const replay_stats *w = &S->warm.st;
             printf("| %s %d | %.1f | %.2f | %.2f%% |\n", k < 3 ? kinds[k] : "decoder", p,
