@@ -32,6 +32,10 @@ typedef struct {
     int64_t max_m;
     int64_t max_batch;
     int64_t max_k; /* kNN neighbours a query */
+    /* A preference, not a limit: pcb_best and pcb_choose take it up to this
+     * many points a cloud, and beyond only when nothing registered after it
+     * fits (a faster one for larger clouds follows it); 0: any it accepts. */
+    int64_t best_max_n;
 } pcb_limits;
 
 /* How an implementation's work grows (b batch, n points, nq queries, m

@@ -14,6 +14,7 @@ IMPL(fps, naive)
 
 /* NN */
 CUDA_IMPL(nn, cuda_tiles)
+CUDA_IMPL(nn, cuda_grid)
 CUDA_IMPL(nn, cuda_bvh)
 IMPL(nn, kdtree)
 NANOFLANN_IMPL(nn, nanoflann)
@@ -34,6 +35,7 @@ IMPL(emd, exact)
 
 /* CHAMFER */
 CUDA_IMPL(chamfer, cuda_tiles)
+CUDA_IMPL(chamfer, cuda_grid)
 CUDA_IMPL(chamfer, cuda_bvh)
 IMPL(chamfer, kdtree)
 IMPL(chamfer, omp)

@@ -57,22 +57,31 @@ static int verified(const pcb_impl *impl)
            (impl->promise.exact || (impl->problem == PCB_EMD && impl->promise.max_gap > 0));
 }
 
+/* Within the sizes it is preferred for (limits.best_max_n). */
+static int preferred(const pcb_impl *impl, const pcb_task *t)
+{
+    const int64_t n = t->n > t->nq ? t->n : t->nq;
+    return !impl->limits.best_max_n || n <= impl->limits.best_max_n;
+}
+
 /* The first registered implementation (the fastest) of t's problem, of
- * device (-1: any), exact or only verified, that accepts t and is available;
- * NULL with PCB_OK when none. */
+ * device (-1: any), exact or only verified, that accepts t and is available,
+ * among those preferred for t's size, else among all; NULL with PCB_OK when
+ * none. */
 static int first_fit(const pcb_task *t, int device, int exact, const pcb_impl **out)
 {
     if (!out)
         return pcb_fail(PCB_EINVAL, "no place for the implementation chosen");
     *out = NULL;
     int rc = pcb_task_check(t);
-    for (const pcb_impl *const *it = pcb_registry(); rc == PCB_OK && *it && !*out; it++) {
-        const pcb_impl *impl = *it;
-        if (impl->problem == t->problem && (device < 0 || (int)impl->device == device) &&
-            verified(impl) && (!exact || impl->promise.exact) && pcb_task_fits(impl, t) == PCB_OK &&
-            pcb_impl_available(impl) == PCB_OK)
-            *out = impl;
-    }
+    for (int pass = 0; pass < 2 && rc == PCB_OK && !*out; pass++)
+        for (const pcb_impl *const *it = pcb_registry(); *it && !*out; it++) {
+            const pcb_impl *impl = *it;
+            if (impl->problem == t->problem && (device < 0 || (int)impl->device == device) &&
+                verified(impl) && (!exact || impl->promise.exact) && (pass || preferred(impl, t)) &&
+                pcb_task_fits(impl, t) == PCB_OK && pcb_impl_available(impl) == PCB_OK)
+                *out = impl;
+        }
     return rc;
 }
 

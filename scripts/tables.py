@@ -586,7 +586,10 @@ def headline_peers(machines, peers):
 
 
 def headline(results, level="##", peers=None):
-    machines = sorted((Machine(name, suites) for name, suites in results.items()),
+    # a machine with none of the headline's suites (only train, say) would
+    # add empty columns: its figures are in its own section of TABLES.md
+    machines = sorted((Machine(name, suites) for name, suites in results.items()
+                       if any(suites.get(s) for s in HEADLINE_SUITES)),
                       key=lambda m: (not m.gpu, m.name))
     parts = ["%s FPS: serial vs CUDA (the documents' table)\n\n" % level, headline_fps(machines),
              "\n%s FPS: exact pruning (ours) beside the classic kernel and dp\n\n" % level,

@@ -219,9 +219,9 @@ static void test_device_tasks(void)
         }
     }
 #ifdef PCB_HAVE_CUDA
-    CHECK(devices == 10); /* cuda_pruned, nn's and chamfer's cuda_tiles and cuda_bvh,
-                             cuda_auction, knn's cuda_tiles and cuda_brute, ball's cuda_grid
-                             and cuda_classic */
+    CHECK(devices == 12); /* cuda_pruned, nn's and chamfer's cuda_tiles, cuda_grid and
+                             cuda_bvh, cuda_auction, knn's cuda_tiles and cuda_brute, ball's
+                             cuda_grid and cuda_classic */
 #else
     CHECK(devices == 0);
 #endif
@@ -282,6 +282,43 @@ static void test_choose_and_bound(void)
     CHECK(chosen->promise.exact && chosen->device == PCB_CPU);
     pcb_cloud_free(&a);
     pcb_cloud_free(&b);
+}
+
+/* The GPU choice by size (limits.best_max_n): NN's cuda_tiles up to 2,048
+ * points a cloud, cuda_grid to 16,384, cuda_bvh beyond; chamfer's cuda_tiles
+ * to 1,024; a task no preferred one takes (a ragged batch beyond 16,384 on
+ * device memory: cuda_bvh takes none) goes to one that accepts it. */
+static void test_choice_by_size(void)
+{
+    const pcb_impl *grid = pcb_find(PCB_NN, "cuda_grid");
+    if (!grid || pcb_impl_available(grid) != PCB_OK)
+        SKIP_NOT_BUILT("the GPU choice by size: no CUDA device here");
+    static const struct {
+        pcb_problem p;
+        int64_t n;
+        const char *want;
+    } cases[] = {{PCB_NN, 1024, "cuda_tiles"},      {PCB_NN, 2048, "cuda_tiles"},
+                 {PCB_NN, 2049, "cuda_grid"},       {PCB_NN, 16384, "cuda_grid"},
+                 {PCB_NN, 16385, "cuda_bvh"},       {PCB_CHAMFER, 1024, "cuda_tiles"},
+                 {PCB_CHAMFER, 2048, "cuda_grid"},  {PCB_CHAMFER, 20000, "cuda_bvh"}};
+    float *nowhere = (float *)(uintptr_t)4096; /* never read: nothing runs */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pcb_task t = {.problem = cases[i].p, .batch = 4, .n = cases[i].n, .nq = cases[i].n,
+                      .a = nowhere, .b = nowhere, .memory = PCB_MEM_DEVICE};
+        const pcb_impl *chosen = NULL;
+        CHECK_RC(pcb_choose(&t, PCB_CUDA, &chosen), PCB_OK);
+        if (!chosen || strcmp(pcb_impl_name(chosen), cases[i].want))
+            fprintf(stderr, "n %lld: chose %s, not %s\n", (long long)cases[i].n,
+                    pcb_impl_name(chosen), cases[i].want);
+        CHECK(chosen && !strcmp(pcb_impl_name(chosen), cases[i].want));
+    }
+    int64_t lengths[4] = {20000, 1, 0, 30000};
+    pcb_task ragged = {.problem = PCB_NN, .batch = 4, .n = 30000, .nq = 30000, .a = nowhere,
+                       .b = nowhere, .memory = PCB_MEM_DEVICE, .lengths_a = lengths,
+                       .lengths_b = lengths};
+    const pcb_impl *chosen = NULL;
+    CHECK_RC(pcb_choose(&ragged, PCB_CUDA, &chosen), PCB_OK);
+    CHECK(chosen == grid);
 }
 
 static void test_generators(void)
@@ -440,5 +477,5 @@ static void test_judge(void)
 }
 
 TEST_MAIN(T(test_judge), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks), T(test_max_abs),
-          T(test_limits), T(test_entry_points), T(test_device_tasks), T(test_choose_and_bound),
+          T(test_limits), T(test_entry_points), T(test_device_tasks), T(test_choose_and_bound), T(test_choice_by_size),
           T(test_generators))

@@ -496,32 +496,51 @@ static void test_spatial_indexes_match_naive(void)
 }
 
 /* cuda_tiles visits points in index order and keeps the first strictly
- * nearer one, with naive's rounding: naive's answer bit for bit, indices
- * too, on batches, partial tiles, ties, duplicates and offsets. */
-static void test_cuda_tiles_equals_naive(void)
+ * nearer one; cuda_grid visits them in cell order and keeps the nearer or
+ * the tie of lower index; both with naive's rounding: naive's answer bit
+ * for bit, indices too, on batches, partial tiles, ties, duplicates,
+ * offsets, flat and one-point clouds, queries far outside the reference
+ * and clouds large enough for many shells. */
+static void test_cuda_exact_equal_naive(void)
 {
-    const pcb_impl *impl = pcb_find(PCB_NN, "cuda_tiles");
-    if (!impl || !available(impl))
-        SKIP_NOT_BUILT("nn cuda_tiles: not built or no CUDA device here");
+    static const char *const names[] = {"cuda_tiles", "cuda_grid"};
     pair sets[] = {make_pair("sphere", "sphere", 1024, 1024, 32, 0),
                    make_pair("uniform", "clusters", 1500, 700, 3, 0),
                    make_pair("duplicates", "duplicates", 2000, 2000, 1, 1),
                    make_pair("equal", "uniform", 600, 900, 2, 0),
                    make_pair("offset", "offset", 513, 129, 5, 0),
-                   make_pair("uniform", "uniform", 1, 3, 7, 0)};
-    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-        const pcb_task *t = &sets[s].task;
-        const size_t total = (size_t)(t->batch * t->nq);
-        int32_t *i0 = malloc(total * sizeof *i0), *i1 = malloc(total * sizeof *i1);
-        float *d0 = malloc(total * sizeof *d0), *d1 = malloc(total * sizeof *d1);
-        run_ok("naive", t, i0, d0);
-        pcb_result r = {.index = i1, .dist2 = d1};
-        CHECK_RC(pcb_run(impl, t, &r, NULL), PCB_OK);
-        CHECK(memcmp(i0, i1, total * sizeof *i0) == 0);
-        CHECK(memcmp(d0, d1, total * sizeof *d0) == 0);
-        free(i0), free(i1), free(d0), free(d1);
-        free_pair(&sets[s]);
+                   make_pair("uniform", "uniform", 1, 3, 7, 0),
+                   make_pair("collinear", "uniform", 3000, 2000, 2, 0),
+                   make_pair("clusters", "clusters", 6000, 5000, 3, 0),
+                   make_pair("uniform", "offset", 4000, 3000, 2, 0),
+                   make_pair("sphere", "sphere", 9000, 8192, 4, 1),
+                   make_pair("uniform", "uniform", 16384, 4096, 2, 1)};
+    int ran = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const pcb_impl *impl = pcb_find(PCB_NN, names[k]);
+        if (!impl || !available(impl))
+            continue;
+        ran++;
+        for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+            const pcb_task *t = &sets[s].task;
+            const size_t total = (size_t)(t->batch * t->nq);
+            int32_t *i0 = malloc(total * sizeof *i0), *i1 = malloc(total * sizeof *i1);
+            float *d0 = malloc(total * sizeof *d0), *d1 = malloc(total * sizeof *d1);
+            run_ok("naive", t, i0, d0);
+            pcb_result r = {.index = i1, .dist2 = d1};
+            CHECK_RC(pcb_run(impl, t, &r, NULL), PCB_OK);
+            const int same = !memcmp(i0, i1, total * sizeof *i0) &&
+                             !memcmp(d0, d1, total * sizeof *d0);
+            if (!same)
+                fprintf(stderr, "nn %s differs from naive on set %zu\n", names[k], s);
+            CHECK(same);
+            free(i0), free(i1), free(d0), free(d1);
+        }
     }
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+        free_pair(&sets[s]);
+    if (!ran)
+        SKIP_NOT_BUILT("nn cuda_tiles, cuda_grid: not built or no CUDA device here");
 }
 
 /* cuda_bvh's host runs keep their device state between runs of the same
@@ -571,7 +590,7 @@ static void test_bvh_state_kept_between_runs(void)
 
 TEST_MAIN(T(test_oracle_matches_brute_force), T(test_bvh_state_kept_between_runs), T(test_every_impl_validates),
           T(test_omp_matches_naive_and_threads), T(test_spatial_indexes_match_naive),
-          T(test_cuda_tiles_equals_naive),
+          T(test_cuda_exact_equal_naive),
           T(test_ties_accepted),
           T(test_validator_rejects_wrong_answers), T(test_validator_tolerance),
           T(test_approximate_report),

@@ -125,7 +125,7 @@ extern "C" const pcb_impl pcb_ball_cuda_classic = {
     .problem = PCB_BALL,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 0, .max_k = BALL_CUDA_MAX_K},
+    .limits = {.max_n = 0, .max_m = 0, .max_batch = 0, .max_k = BALL_CUDA_MAX_K, .best_max_n = 0},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

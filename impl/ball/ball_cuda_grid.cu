@@ -1,165 +1,18 @@
-/* ball_cuda_grid.cu - ball query through a uniform grid a cloud, built for
- * the whole batch in one launch a stage: bounds (blocks of each cloud fold
- * theirs in with atomics), cell shape, cell keys, one stable radix sort of
- * (cloud, cell) keys, cell starts and the points gathered in cell order. A
- * warp then answers a centre: the cells meeting its ball, as runs along x,
- * read 32 points at a time and merged into its row (README.md says how).
+/* ball_cuda_grid.cu - ball query through nn_grid.cuh's uniform grid a
+ * cloud, built for the whole batch in one launch a stage. A warp then
+ * answers a centre: the cells meeting its ball, as runs along x, read 32
+ * points at a time and merged into its row (README.md says how).
  *
  * Cells are found in double precision with the radius widened by 1e-5, so
  * every point the float32 test d2 < r2 can accept lies in a visited cell;
  * the test itself is naive's, and the rows are naive's element for element.
- * Each cloud has a fixed budget of cells (a power of two >= n), so the host
- * allocates once a size and never waits for the bounds; a cloud wider than
- * its budget gets wider cells, slower but exact. Clouds of at most
- * GRID_BRUTE_N points get no grid. */
-#include <cub/device/device_scan.cuh>
-
+ * Clouds of at most GRID_BRUTE_N points get no grid. */
+#include "../nn/nn_grid.cuh"
 #include "ball_cuda.cuh"
 
 /* Clouds of at most GRID_BRUTE_N points get no grid: its build (a dozen
  * launches) costs more than reading every point (H100, NOTES.md). */
-enum { QUERY_WARPS = 4, BOUNDS_THREADS = 256, GRID_BRUTE_N = 2048 };
-
-typedef struct {
-    double lo[3];
-    double inv_h;
-    int32_t dim[3];
-} grid_cloud;
-
-typedef struct {
-    int64_t batch, n, nq, cells; /* cells a cloud: a power of two */
-    grid_cloud *clouds;
-    uint32_t *lo, *hi;  /* batch * 3 bounds as grid_order keys */
-    uint32_t *keys;     /* batch * n: each point's cell key (cloud * cells + cell) */
-    uint32_t *slots;    /* batch * n: its place among its cell's points */
-    uint32_t *counts;   /* batch * cells + 1: points a cell */
-    uint32_t *starts;   /* batch * cells + 1: where each cell's points start in pts */
-    float4 *pts;        /* batch * n in cell order: x, y, z and the index's bits */
-    void *temp;
-    size_t temp_bytes;
-} grid_scratch;
-
-/* The cell of coordinate x along an axis: clamped, so it is monotone in x. */
-__device__ __forceinline__ int32_t grid_cell(double x, double lo, double inv_h, int32_t dim)
-{
-    double c = floor((x - lo) * inv_h);
-    c = c < 0 ? 0 : c;
-    c = c > dim - 1 ? dim - 1 : c;
-    return (int32_t)c;
-}
-
-/* Floats as unsigned keys in the same order, for atomicMin and atomicMax. */
-__device__ __forceinline__ uint32_t grid_order(float f)
-{
-    const uint32_t u = __float_as_uint(f);
-    return u & 0x80000000u ? ~u : u | 0x80000000u;
-}
-
-__device__ __forceinline__ float grid_unorder(uint32_t k)
-{
-    return __uint_as_float(k & 0x80000000u ? k & 0x7fffffffu : ~k);
-}
-
-/* Blocks (x) of each cloud (y) fold their slice's bounds into the cloud's
- * (lo cleared to all ones, hi to zeros: the order's extremes). */
-__global__ void __launch_bounds__(BOUNDS_THREADS)
-    grid_bounds(const float *ref, int32_t n, float limit, int32_t *finite, uint32_t *lo,
-                uint32_t *hi)
-{
-    __shared__ float sl[3][BOUNDS_THREADS / 32], sh[3][BOUNDS_THREADS / 32];
-    const float *r = ref + (size_t)blockIdx.y * n * 3;
-    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t j = blockIdx.x * BOUNDS_THREADS + threadIdx.x; j < n;
-         j += gridDim.x * BOUNDS_THREADS)
-        for (int a = 0; a < 3; a++) {
-            const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
-            l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
-        }
-    for (int a = 0; a < 3; a++)
-        for (int d = 16; d > 0; d /= 2) {
-            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
-            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
-        }
-    if (threadIdx.x % 32 == 0)
-        for (int a = 0; a < 3; a++)
-            sl[a][threadIdx.x / 32] = l[a], sh[a][threadIdx.x / 32] = h[a];
-    __syncthreads();
-    if (threadIdx.x >= 3)
-        return;
-    const int a = threadIdx.x;
-    float bl = INFINITY, bh = -INFINITY;
-    for (int w = 0; w < BOUNDS_THREADS / 32; w++)
-        bl = fminf(bl, sl[a][w]), bh = fmaxf(bh, sh[a][w]);
-    if (bl <= bh) { /* a block past the cloud's points saw none */
-        atomicMin(lo + 3 * blockIdx.y + a, grid_order(bl));
-        atomicMax(hi + 3 * blockIdx.y + a, grid_order(bh));
-    }
-}
-
-/* A thread a cloud: the widest cell count within budget at a cell no
- * narrower than half the search radius rs (so a ball meets at most 5 cells
- * along y and z: 25 runs along x, one a lane of the query's warp). */
-__global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_t batch, int64_t cells,
-                           double rs, grid_cloud *clouds)
-{
-    const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= batch)
-        return;
-    double ext[3], low[3], vol = 1, wide = 0;
-    for (int a = 0; a < 3; a++) {
-        low[a] = grid_unorder(lo[3 * b + a]);
-        ext[a] = (double)grid_unorder(hi[3 * b + a]) - low[a];
-        vol *= ext[a] + rs;
-        wide = fmax(wide, ext[a]);
-    }
-    double cell = fmax(0.5000001 * rs, fmax(cbrt(vol / (double)cells), wide / (double)cells));
-    for (;; cell *= 1.125) {
-        double total = 1;
-        for (int a = 0; a < 3; a++)
-            total *= floor(ext[a] / cell) + 1;
-        if (total <= (double)cells)
-            break;
-    }
-    grid_cloud g;
-    for (int a = 0; a < 3; a++) {
-        g.lo[a] = low[a];
-        g.dim[a] = (int32_t)(floor(ext[a] / cell) + 1);
-    }
-    g.inv_h = 1.0 / cell;
-    clouds[b] = g;
-}
-
-/* Each point's cell key and its place in its cell (counting sort, first half). */
-__global__ void grid_count(const float *ref, int32_t n, int64_t points, int64_t cells,
-                           const grid_cloud *clouds, float limit, uint32_t *keys, uint32_t *slots,
-                           uint32_t *counts)
-{
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= points)
-        return;
-    const int64_t b = i / n;
-    const grid_cloud g = clouds[b];
-    int32_t c[3];
-    for (int a = 0; a < 3; a++)
-        c[a] = grid_cell(tiles_coord(ref + 3 * i + a, limit, NULL), g.lo[a], g.inv_h, g.dim[a]);
-    const uint32_t key = (uint32_t)(b * cells + ((int64_t)c[2] * g.dim[1] + c[1]) * g.dim[0] + c[0]);
-    keys[i] = key;
-    slots[i] = atomicAdd(counts + key, 1u);
-}
-
-/* Every point to its place in cell order, with its index (second half). */
-__global__ void grid_scatter(const float *ref, int32_t n, int64_t points, const uint32_t *keys,
-                             const uint32_t *slots, const uint32_t *starts, float limit,
-                             float4 *pts)
-{
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= points)
-        return;
-    const float *p = ref + 3 * i;
-    pts[starts[keys[i]] + slots[i]] =
-        make_float4(tiles_coord(p, limit, NULL), tiles_coord(p + 1, limit, NULL),
-                    tiles_coord(p + 2, limit, NULL), __int_as_float((int32_t)(i % n)));
-}
+enum { QUERY_WARPS = 4, GRID_BRUTE_N = 2048 };
 
 /* Squared distance in double from x to the interval of cells [c, c + 1). */
 __device__ __forceinline__ double grid_gap(double x, double lo, double h, int32_t c, int32_t dim)
@@ -383,68 +236,24 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
         count[c] = r.len;
 }
 
-static void grid_free(void *state)
+/* Scratch for a task's sizes: nothing queued, nothing waited for; clouds
+ * of at most GRID_BRUTE_N points get none. */
+static int ball_grid_make(const pcb_task *t, void **state)
 {
-    grid_scratch *s = (grid_scratch *)state;
-    if (!s)
-        return;
-    cudaFree(s->clouds);
-    cudaFree(s->lo), cudaFree(s->hi);
-    cudaFree(s->keys), cudaFree(s->slots);
-    cudaFree(s->counts);
-    cudaFree(s->pts);
-    cudaFree(s->starts);
-    cudaFree(s->temp);
-    free(s);
-}
-
-static int grid_alloc(grid_scratch *s)
-{
-    const size_t points = (size_t)(s->batch * s->n);
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->clouds, (size_t)s->batch * sizeof *s->clouds));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->lo, (size_t)s->batch * 3 * sizeof(uint32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->hi, (size_t)s->batch * 3 * sizeof(uint32_t)));
-    const size_t cells = (size_t)(s->batch * s->cells + 1);
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->keys, points * sizeof(uint32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->slots, points * sizeof(uint32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->counts, cells * sizeof(uint32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->starts, cells * sizeof(uint32_t)));
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->pts, points * sizeof(float4)));
-    PCB_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, s->temp_bytes, s->counts, s->starts,
-                                               (int64_t)cells));
-    PCB_CUDA_TRY(cudaMalloc(&s->temp, s->temp_bytes));
-    return PCB_OK;
-}
-
-/* Scratch for a task's sizes: nothing queued, nothing waited for. */
-static int grid_make(const pcb_task *t, void **state)
-{
-    int64_t cells = 64;
-    while (cells < t->n)
-        cells *= 2;
-    if (t->batch * cells >= ((int64_t)1 << 32))
-        return pcb_fail(PCB_EUNSUPPORTED, "ball cuda_grid: %lld clouds of %lld cells exceed its "
-                        "32-bit cell keys", (long long)t->batch, (long long)cells);
-    grid_scratch *s = (grid_scratch *)calloc(1, sizeof *s);
-    if (!s)
-        return pcb_fail(PCB_ENOMEM, "ball cuda_grid: out of memory");
-    s->batch = t->batch, s->n = t->n, s->nq = t->nq, s->cells = cells;
-    int rc = t->n <= GRID_BRUTE_N ? PCB_OK : grid_alloc(s);
-    if (rc != PCB_OK) {
-        grid_free(s);
-        return rc;
-    }
-    *state = s;
-    return PCB_OK;
+    const grid_sets sets = {{t->a, NULL}, {(int32_t)t->n, 0}, {NULL, NULL}, 1};
+    grid_scratch *s = NULL;
+    int rc = grid_make("ball cuda_grid", &sets, t->batch, t->n > GRID_BRUTE_N, &s);
+    if (rc == PCB_OK)
+        *state = s;
+    return rc;
 }
 
 static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStream_t st)
 {
     grid_scratch *s = (grid_scratch *)state;
-    const int64_t points = t->batch * t->n, centres = t->batch * t->nq;
+    const int64_t centres = t->batch * t->nq;
     const float limit = (float)PCB_NN_MAX_COORD, r2 = pcb_ball_r2(t->radius);
     const double rs = (double)(float)t->radius * (1 + 1e-5);
-    const unsigned point_blocks = (unsigned)((points + 255) / 256);
     const unsigned blocks = (unsigned)((centres + QUERY_WARPS - 1) / QUERY_WARPS);
     const int brute = t->n <= GRID_BRUTE_N;
 #define GRID_CALL(K)                                                                            \
@@ -458,26 +267,10 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
         PCB_CUDA_LAUNCHED("grid_query");
         return PCB_OK;
     }
-    const size_t bounds = (size_t)t->batch * 3 * sizeof(uint32_t);
-    PCB_CUDA_TRY(cudaMemsetAsync(s->lo, 0xff, bounds, st));
-    PCB_CUDA_TRY(cudaMemsetAsync(s->hi, 0, bounds, st));
-    const int64_t parts = (t->n + 4095) / 4096 < 64 ? (t->n + 4095) / 4096 : 64;
-    grid_bounds<<<dim3((unsigned)parts, (unsigned)t->batch), BOUNDS_THREADS, 0, st>>>(
-        t->a, (int32_t)t->n, limit, out->finite, s->lo, s->hi);
-    PCB_CUDA_LAUNCHED("grid_bounds");
-    grid_shape<<<(unsigned)((t->batch + 127) / 128), 128, 0, st>>>(s->lo, s->hi, t->batch,
-                                                                    s->cells, rs, s->clouds);
-    PCB_CUDA_LAUNCHED("grid_shape");
-    const int64_t cells = t->batch * s->cells + 1;
-    PCB_CUDA_TRY(cudaMemsetAsync(s->counts, 0, (size_t)cells * sizeof(uint32_t), st));
-    grid_count<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->cells, s->clouds,
-                                             limit, s->keys, s->slots, s->counts);
-    PCB_CUDA_LAUNCHED("grid_count");
-    PCB_CUDA_TRY(cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->counts, s->starts,
-                                               cells, st));
-    grid_scatter<<<point_blocks, 256, 0, st>>>(t->a, (int32_t)t->n, points, s->keys, s->slots,
-                                               s->starts, limit, s->pts);
-    PCB_CUDA_LAUNCHED("grid_scatter");
+    const grid_sets sets = {{t->a, NULL}, {(int32_t)t->n, 0}, {NULL, NULL}, 1};
+    int rc = grid_build(s, &sets, rs, limit, out->finite, st);
+    if (rc != PCB_OK)
+        return rc;
     (void)BALL_DISPATCH_K(t->k, GRID_CALL);
 #undef GRID_CALL
     PCB_CUDA_LAUNCHED("grid_query");
@@ -486,14 +279,14 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
 
 static int grid_prepare(const pcb_task *t, void **state)
 {
-    return ball_cuda_prepare(t, state, "cuda_grid", grid_launch, grid_make, grid_free);
+    return ball_cuda_prepare(t, state, "cuda_grid", grid_launch, ball_grid_make, grid_free);
 }
 
 extern "C" const pcb_impl pcb_ball_cuda_grid;
 
 static int grid_run_device(const pcb_task *t, pcb_result *out)
 {
-    static const pcb_cuda_maker maker = {&pcb_ball_cuda_grid, grid_make, grid_free, grid_launch};
+    static const pcb_cuda_maker maker = {&pcb_ball_cuda_grid, ball_grid_make, grid_free, grid_launch};
     return pcb_cuda_run_cached(&maker, t, out);
 }
 
@@ -502,7 +295,8 @@ extern "C" const pcb_impl pcb_ball_cuda_grid = {
     .problem = PCB_BALL,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = BALL_CUDA_MAX_K},
+    .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = BALL_CUDA_MAX_K,
+               .best_max_n = 0},
     .cost = PCB_COST_INDEXED,
     .reference = 0,
     .gap_option = 0,

@@ -593,7 +593,8 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .problem = PCB_EMD,
     .device = PCB_CUDA,
     .promise = {.exact = 0, .max_gap = PCB_CA_MAX_GAP, .canonical = 0, .known_defect = NULL},
-    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0}, /* int indexing */
+    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0,
+               .best_max_n = 0}, /* int indexing */
     .cost = PCB_COST_GPU_PAIRS,
     .reference = 0,
     .gap_option = 1,

@@ -424,7 +424,7 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .promise = {.exact = 0, .max_gap = 0, .canonical = 0,
                 .known_defect = "the seed's forced stop (tolerance capped at 1.0, then 40n more "
                                 "bids) can leave points unmatched"},
-    .limits = {.max_n = MAX_N, .max_m = 0, .max_batch = 0, .max_k = 0},
+    .limits = {.max_n = MAX_N, .max_m = 0, .max_batch = 0, .max_k = 0, .best_max_n = 0},
     .cost = PCB_COST_GPU_PAIRS,
     .reference = 0,
     .gap_option = 0,

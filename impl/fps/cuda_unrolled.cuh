@@ -296,7 +296,8 @@ static int unrolled_device_ms(void *state, double *ms)
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0,                                       \
                 .known_defect = "the classic kernel takes a chosen point again once every "     \
                                 "remaining point duplicates one (PyTorch3D #1486)"},           \
-    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0},        \
+    .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0,         \
+               .best_max_n = 0},                                                                \
     .cost = PCB_COST_SAMPLES, .reference = 0, .gap_option = 0, .summary = entry_summary,        \
     .available = pcb_cuda_available, .prepare = entry_prepare, .compute = unrolled_compute,    \
     .sync = unrolled_sync, .fetch = unrolled_fetch, .release = unrolled_release,               \

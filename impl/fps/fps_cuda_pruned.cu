@@ -572,7 +572,7 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .problem = PCB_FPS,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
-    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0},
+    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0, .best_max_n = 0},
     .cost = PCB_COST_SAMPLES,
     .reference = 0,
     .gap_option = 0,

@@ -295,7 +295,8 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
     /* a brute force: on a 120k-point lidar sweep a k-d tree on 16 cores is as
      * fast (H100 host, NOTES.md), beyond it faster (1M: 179 ms against 820) */
-    .limits = {.max_n = 131072, .max_m = 0, .max_batch = 65535, .max_k = KNN_TILES_MAX_K},
+    .limits = {.max_n = 131072, .max_m = 0, .max_batch = 65535, .max_k = KNN_TILES_MAX_K,
+               .best_max_n = 0},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

@@ -657,7 +657,7 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .problem = PCB_NN,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535, .max_k = 0},
+    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 0},
     .cost = PCB_COST_INDEXED,
     .reference = 0,
     .gap_option = 0,

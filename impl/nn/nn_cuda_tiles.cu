@@ -138,9 +138,9 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .problem = PCB_NN,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    /* a call, cuda_bvh's build included, is slower up to 16,384 points a cloud at
-     * every batch measured (H100, impl/nn/README.md); beyond, its index wins */
-    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0},
+    /* chosen up to 2,048 points a cloud: cuda_grid's build costs more below
+     * (impl/nn/README.md); beyond, only by name */
+    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 2048},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

@@ -1,0 +1,201 @@
+/* nn_cuda_grid.cu - exact nearest neighbour for batches of mid-size clouds
+ * through nn_grid.cuh: a uniform grid a reference cloud, the whole batch's
+ * built in one launch a stage (no per-cloud loop: cuda_bvh's build is a
+ * dozen launches a cloud), then a thread a query visiting the cells around
+ * it shell by shell.
+ *
+ * A query reads a few dozen points where cuda_tiles' brute force reads
+ * them all, so from a few thousand points a cloud the grid's six build
+ * launches pay for themselves (README.md, the H100 figures). The answer is
+ * naive's bit for bit, ties to the lowest index. Device runs take their
+ * scratch from the state cache; the index keeps a copy of the reference and
+ * its grid on the device for NNIndex. */
+#include "nn_grid.cuh"
+
+extern "C" const pcb_impl pcb_nn_cuda_grid;
+
+static grid_sets ref_sets(const pcb_task *t, const float *ref)
+{
+    const grid_sets s = {{ref, NULL}, {(int32_t)t->n, 0}, {t->lengths_a, NULL}, 1};
+    return s;
+}
+
+static int ng_make(const pcb_task *t, void **scratch)
+{
+    const grid_sets sets = ref_sets(t, NULL);
+    grid_scratch *s = NULL;
+    int rc = grid_make("nn cuda_grid", &sets, t->batch, 1, &s);
+    if (rc == PCB_OK)
+        *scratch = s;
+    return rc;
+}
+
+/* The search alone over a built grid: t's queries into out. */
+static int ng_search(grid_scratch *s, const float *qry, int64_t nq, const int64_t *qry_len,
+                     pcb_result *out, cudaStream_t st)
+{
+    grid_dirs d = {};
+    d.dir[0].qry = qry, d.dir[0].nq = (int32_t)nq, d.dir[0].qry_len = qry_len;
+    d.dir[0].set = 0, d.dir[0].idx = out->index, d.dir[0].dist2 = out->dist2;
+    return grid_nearest_launch(s, &d, 1, (float)PCB_NN_MAX_COORD, out->finite, st);
+}
+
+/* Build and search on st: a device task (t->a, t->b and the lengths on the
+ * device). */
+static int ng_launch(void *scratch, const pcb_task *t, pcb_result *out, cudaStream_t st)
+{
+    grid_scratch *s = (grid_scratch *)scratch;
+    const grid_sets sets = ref_sets(t, t->a);
+    int rc = grid_build(s, &sets, 0, (float)PCB_NN_MAX_COORD, out->finite, st);
+    return rc == PCB_OK ? ng_search(s, t->b, t->nq, t->lengths_b, out, st) : rc;
+}
+
+/* ---- host runs: nn_cuda.cuh's buffers and the scratch ----------------------- */
+typedef struct {
+    nn_cuda_base base; /* first: nn_cuda_sync, fetch and device_ms read it */
+    void *scratch;
+    int slot; /* the scratch's cache slot; -1: not kept (freed here) */
+} ng_state;
+
+static const pcb_cuda_maker ng_maker = {&pcb_nn_cuda_grid, ng_make, grid_free, ng_launch};
+
+static void ng_release(void *state)
+{
+    ng_state *s = (ng_state *)state;
+    if (!s)
+        return;
+    if (s->scratch && s->slot >= 0)
+        (void)pcb_cuda_cache_give(s->slot, s->base.ctx.stream);
+    pcb_cuda_ctx_free(&s->base.ctx); /* waits for queued work first */
+    if (s->slot < 0)
+        grid_free(s->scratch);
+    nn_cuda_base_free(&s->base);
+    free(s);
+}
+
+static int ng_prepare(const pcb_task *t, void **state)
+{
+    ng_state *s = (ng_state *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "nn cuda_grid: out of memory");
+    s->slot = -1;
+    int rc = nn_cuda_base_init(&s->base, t, "cuda_grid", 1);
+    if (rc == PCB_OK) /* a loop of host runs makes its scratch once */
+        rc = pcb_cuda_cache_take(&ng_maker, t, &s->scratch, &s->slot);
+    if (rc != PCB_OK) {
+        ng_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int ng_compute(void *state)
+{
+    ng_state *s = (ng_state *)state;
+    pcb_task t = s->base.task; /* its lengths: the uploaded copies */
+    t.a = s->base.ref, t.b = s->base.qry, t.memory = PCB_MEM_DEVICE, t.stream = s->base.ctx.stream;
+    pcb_result out = {};
+    out.index = s->base.idx, out.dist2 = s->base.dist2;
+    int rc = pcb_cuda_begin(&s->base.ctx);
+    if (rc == PCB_OK)
+        rc = ng_launch(s->scratch, &t, &out, s->base.ctx.stream);
+    return rc == PCB_OK ? pcb_cuda_end(&s->base.ctx) : rc;
+}
+
+static int ng_run_device(const pcb_task *t, pcb_result *out)
+{
+    return pcb_cuda_run_cached(&ng_maker, t, out);
+}
+
+/* ---- an index kept on the device: the reference's copy and its grid --------- */
+typedef struct {
+    float *ref;
+    grid_scratch *grid;
+    int64_t capacity;
+    cudaEvent_t built; /* after the build, on the build's stream */
+} ng_index;
+
+static void ng_index_release(void *state)
+{
+    ng_index *x = (ng_index *)state;
+    if (!x)
+        return;
+    cudaDeviceSynchronize(); /* searches queued on any stream may read the grid */
+    if (x->built)
+        cudaEventDestroy(x->built);
+    grid_free(x->grid);
+    cudaFree(x->ref);
+    free(x);
+}
+
+static int ng_index_build(const pcb_task *t, int32_t *finite, void **state)
+{
+    ng_index *x = (ng_index *)calloc(1, sizeof *x);
+    if (!x)
+        return pcb_fail(PCB_ENOMEM, "nn cuda_grid: out of memory");
+    const int64_t count = t->batch * t->n * 3;
+    const cudaStream_t st = (cudaStream_t)t->stream;
+    cudaError_t e = cudaMalloc((void **)&x->ref, (size_t)count * sizeof(float));
+    int rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
+    if (rc == PCB_OK)
+        rc = pcb_cuda_finite_copy(x->ref, t->a, count, (float)PCB_NN_MAX_COORD, finite, st);
+    void *grid = NULL;
+    if (rc == PCB_OK && (rc = ng_make(t, &grid)) == PCB_OK) {
+        x->grid = (grid_scratch *)grid;
+        const grid_sets sets = ref_sets(t, x->ref);
+        rc = grid_build(x->grid, &sets, 0, (float)PCB_NN_MAX_COORD, NULL, st);
+    }
+    if (rc == PCB_OK && (e = cudaEventCreateWithFlags(&x->built, cudaEventDisableTiming)) == cudaSuccess)
+        e = cudaEventRecord(x->built, st);
+    if (rc == PCB_OK && e != cudaSuccess)
+        rc = pcb_cuda_fail(e, "nn cuda_grid: index event", __FILE__, __LINE__);
+    if (rc != PCB_OK) {
+        ng_index_release(x);
+        return rc;
+    }
+    x->capacity = t->nq;
+    *state = x;
+    return PCB_OK;
+}
+
+/* A search: one launch on stream, after the build. */
+static int ng_index_query(void *state, const float *query, int64_t nq, pcb_result *out,
+                          void *stream)
+{
+    ng_index *x = (ng_index *)state;
+    if (nq > x->capacity)
+        return pcb_fail(PCB_EINVAL, "nn cuda_grid index: %lld queries a cloud, built for at "
+                        "most %lld", (long long)nq, (long long)x->capacity);
+    int rc = pcb_cuda_wait((cudaStream_t)stream, x->built); /* may be in a capture */
+    return rc == PCB_OK ? ng_search(x->grid, query, nq, NULL, out, (cudaStream_t)stream) : rc;
+}
+
+static const pcb_index_ops ng_index_ops = {ng_index_build, ng_index_query, ng_index_release};
+
+extern "C" const pcb_impl pcb_nn_cuda_grid = {
+    .name = "cuda_grid",
+    .problem = PCB_NN,
+    .device = PCB_CUDA,
+    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
+    /* chosen up to 16,384 points a cloud: beyond, cuda_bvh's search (lidar
+     * sweeps, uneven density) was faster where measured (impl/nn/README.md) */
+    .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 16384},
+    .cost = PCB_COST_INDEXED,
+    .reference = 0,
+    .gap_option = 0,
+    .summary = "a uniform grid a reference cloud, the batch's built in one launch a stage; a "
+               "thread a query visiting the cells around it shell by shell",
+    .available = pcb_cuda_available,
+    .prepare = ng_prepare,
+    .compute = ng_compute,
+    .sync = nn_cuda_sync,
+    .fetch = nn_cuda_fetch,
+    .release = ng_release,
+    .counters = NULL,
+    .device_ms = nn_cuda_device_ms,
+    .run_device = ng_run_device,
+    .device_index = &ng_index_ops,
+    .ragged = 1,
+    .warm_start = 0,
+};

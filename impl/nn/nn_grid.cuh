@@ -1,0 +1,500 @@
+/* nn_grid.cuh - a uniform grid a cloud, built for a whole batch (and for
+ * chamfer both clouds of every pair) in one launch a stage: bounds (blocks
+ * of each cloud fold theirs in with atomics), cell shape, cell keys and
+ * counts, one scan of the counts into cell starts, and the points gathered
+ * in cell order with their indices. Then the exact nearest neighbour of a
+ * query: the cells around it shell by shell, until no unvisited cell can
+ * hold a point as near. Included by nn_cuda_grid.cu, chamfer_cuda_grid.cu
+ * and ball_cuda_grid.cu (which has its own query).
+ *
+ * Each cloud has a fixed budget of cells (a power of two >= its points), so
+ * the host allocates once a size and never waits for the bounds; a cloud
+ * wider than its budget along one axis gets wider cells, slower but exact.
+ * Cells are found in double precision; the search's bounds on what a cell
+ * can hold are shrunk by a slack for that rounding and for float32's
+ * distances (README.md: why the answer is naive's bit for bit). */
+#ifndef PCB_NN_GRID_CUH
+#define PCB_NN_GRID_CUH
+
+#include <cub/device/device_scan.cuh>
+
+#include "nn_cuda.cuh"
+#include "nn_tiles.cuh"
+
+enum { GRID_BOUNDS_THREADS = 256, GRID_NEAREST_THREADS = 256 };
+
+/* A point with no cell: a ragged pair's padding. */
+#define GRID_NO_KEY 0xffffffffu
+
+typedef struct {
+    double lo[3];
+    double inv_h;
+    int32_t dim[3];
+} grid_cloud;
+
+/* The clouds a grid is built over: one set (NN, ball query: the reference
+ * clouds) or two (chamfer: A's and B's); cloud set * batch + pair. A
+ * ragged set's pair holds its first len[pair] points (device array; NULL:
+ * all). */
+typedef struct {
+    const float *ref[2];
+    int32_t n[2];
+    const int64_t *len[2];
+    int nsets;
+} grid_sets;
+
+typedef struct {
+    int64_t batch, cells; /* cells a cloud: a power of two */
+    grid_sets sets;       /* the sizes it was made for (pointers set at each build) */
+    grid_cloud *clouds;   /* nsets * batch */
+    uint32_t *zeroed;     /* lo, hi and counts: one allocation, cleared by one memset */
+    uint32_t *lo, *hi;    /* nsets * batch * 3 bounds: ~grid_order(min), grid_order(max) */
+    uint32_t *keys;       /* each point's cell key (cloud * cells + cell), or GRID_NO_KEY */
+    uint32_t *slots;      /* its place among its cell's points */
+    uint32_t *counts;     /* nsets * batch * cells + 1: points a cell */
+    uint32_t *starts;     /* where each cell's points start in pts */
+    float4 *pts;          /* the points in cell order: x, y, z and the index's bits */
+    void *temp;
+    size_t temp_bytes;
+} grid_scratch;
+
+/* What a query kernel reads of a built grid. */
+typedef struct {
+    const grid_cloud *clouds;
+    const uint32_t *starts;
+    const float4 *pts;
+    int64_t batch, cells;
+    grid_sets sets;
+} grid_view;
+
+static inline grid_view grid_view_of(const grid_scratch *s)
+{
+    grid_view v = {s->clouds, s->starts, s->pts, s->batch, s->cells, s->sets};
+    return v;
+}
+
+static inline int64_t grid_points(const grid_sets &s, int64_t batch)
+{
+    return batch * ((int64_t)s.n[0] + (s.nsets > 1 ? s.n[1] : 0));
+}
+
+/* A ragged pair's length (one outside 0..full reads as 0, as the searches
+ * that flag it read it). */
+__device__ __forceinline__ int32_t grid_length(const int64_t *len, int64_t pair, int32_t full)
+{
+    return !len ? full : len[pair] < 0 || len[pair] > full ? 0 : (int32_t)len[pair];
+}
+
+/* Point i of the sets' points: its set, pair and index in its cloud. */
+__device__ __forceinline__ void grid_point(const grid_sets &s, int64_t batch, int64_t i, int *set,
+                                           int64_t *pair, int32_t *j)
+{
+    const int64_t first = batch * s.n[0];
+    *set = i >= first;
+    const int64_t k = *set ? i - first : i;
+    *pair = k / s.n[*set];
+    *j = (int32_t)(k % s.n[*set]);
+}
+
+/* The cell of coordinate x along an axis: clamped, so it is monotone in x. */
+__device__ __forceinline__ int32_t grid_cell(double x, double lo, double inv_h, int32_t dim)
+{
+    double c = floor((x - lo) * inv_h);
+    c = c < 0 ? 0 : c;
+    c = c > dim - 1 ? dim - 1 : c;
+    return (int32_t)c;
+}
+
+/* Floats as unsigned keys in the same order, for atomicMax (of the key for
+ * a maximum, of its complement for a minimum, so that zero is "none" for
+ * both: NaN once read back). */
+__device__ __forceinline__ uint32_t grid_order(float f)
+{
+    const uint32_t u = __float_as_uint(f);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+__device__ __forceinline__ float grid_unorder(uint32_t k)
+{
+    return __uint_as_float(k & 0x80000000u ? k & 0x7fffffffu : ~k);
+}
+
+/* Blocks (x) of each cloud (y) fold their slice's bounds into the cloud's
+ * (lo and hi cleared to zeros). */
+static __global__ void __launch_bounds__(GRID_BOUNDS_THREADS)
+    grid_bounds(grid_sets sets, int64_t batch, float limit, int32_t *finite, uint32_t *lo,
+                uint32_t *hi)
+{
+    __shared__ float sl[3][GRID_BOUNDS_THREADS / 32], sh[3][GRID_BOUNDS_THREADS / 32];
+    const int set = blockIdx.y >= batch;
+    const int64_t pair = blockIdx.y - (set ? batch : 0);
+    const int32_t full = sets.n[set], n = grid_length(sets.len[set], pair, full);
+    const float *r = sets.ref[set] + (size_t)pair * full * 3;
+    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t j = blockIdx.x * GRID_BOUNDS_THREADS + threadIdx.x; j < n;
+         j += gridDim.x * GRID_BOUNDS_THREADS)
+        for (int a = 0; a < 3; a++) {
+            const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
+            l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
+        }
+    for (int a = 0; a < 3; a++)
+        for (int d = 16; d > 0; d /= 2) {
+            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
+            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
+        }
+    if (threadIdx.x % 32 == 0)
+        for (int a = 0; a < 3; a++)
+            sl[a][threadIdx.x / 32] = l[a], sh[a][threadIdx.x / 32] = h[a];
+    __syncthreads();
+    if (threadIdx.x >= 3)
+        return;
+    const int a = threadIdx.x;
+    float bl = INFINITY, bh = -INFINITY;
+    for (int w = 0; w < GRID_BOUNDS_THREADS / 32; w++)
+        bl = fminf(bl, sl[a][w]), bh = fmaxf(bh, sh[a][w]);
+    if (bl <= bh) { /* a block past the cloud's points saw none */
+        atomicMax(lo + 3 * blockIdx.y + a, ~grid_order(bl));
+        atomicMax(hi + 3 * blockIdx.y + a, grid_order(bh));
+    }
+}
+
+/* A thread a cloud: the widest cell count within budget at a cell no
+ * narrower than half the search radius rs (ball query: a ball meets at most
+ * 5 cells along y and z; NN passes 0). A cloud with no point, or all its
+ * points in one place, gets one cell. */
+static __global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_t clouds, int64_t cells,
+                           double rs, grid_cloud *out)
+{
+    const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= clouds)
+        return;
+    double ext[3], low[3], vol = 1, wide = 0;
+    bool empty = false;
+    for (int a = 0; a < 3; a++) {
+        low[a] = grid_unorder(~lo[3 * b + a]);
+        ext[a] = (double)grid_unorder(hi[3 * b + a]) - low[a];
+        empty = empty || !(ext[a] >= 0); /* bounds never folded in: NaN */
+        vol *= ext[a] + rs;
+        wide = fmax(wide, ext[a]);
+    }
+    grid_cloud g;
+    if (empty) {
+        for (int a = 0; a < 3; a++)
+            g.lo[a] = 0, g.dim[a] = 1;
+        g.inv_h = 1;
+        out[b] = g;
+        return;
+    }
+    double cell = fmax(0.5000001 * rs, fmax(cbrt(vol / (double)cells), wide / (double)cells));
+    if (!(cell > 0))
+        cell = 1; /* every point in one place: any cell holds them all */
+    for (;; cell *= 1.125) {
+        double total = 1;
+        for (int a = 0; a < 3; a++)
+            total *= floor(ext[a] / cell) + 1;
+        if (total <= (double)cells)
+            break;
+    }
+    for (int a = 0; a < 3; a++) {
+        g.lo[a] = low[a];
+        g.dim[a] = (int32_t)(floor(ext[a] / cell) + 1);
+    }
+    g.inv_h = 1.0 / cell;
+    out[b] = g;
+}
+
+/* Each point's cell key and its place in its cell (counting sort, first half). */
+static __global__ void grid_count(grid_sets sets, int64_t batch, int64_t points, int64_t cells,
+                           const grid_cloud *clouds, float limit, uint32_t *keys, uint32_t *slots,
+                           uint32_t *counts)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= points)
+        return;
+    int set;
+    int64_t pair;
+    int32_t j;
+    grid_point(sets, batch, i, &set, &pair, &j);
+    if (j >= grid_length(sets.len[set], pair, sets.n[set])) {
+        keys[i] = GRID_NO_KEY;
+        return;
+    }
+    const int64_t cloud = set * batch + pair;
+    const grid_cloud g = clouds[cloud];
+    const float *p = sets.ref[set] + 3 * (pair * sets.n[set] + j);
+    int32_t c[3];
+    for (int a = 0; a < 3; a++)
+        c[a] = grid_cell(tiles_coord(p + a, limit, NULL), g.lo[a], g.inv_h, g.dim[a]);
+    const uint32_t key =
+        (uint32_t)(cloud * cells + ((int64_t)c[2] * g.dim[1] + c[1]) * g.dim[0] + c[0]);
+    keys[i] = key;
+    slots[i] = atomicAdd(counts + key, 1u);
+}
+
+/* Every point to its place in cell order, with its index (second half). */
+static __global__ void grid_scatter(grid_sets sets, int64_t batch, int64_t points, const uint32_t *keys,
+                             const uint32_t *slots, const uint32_t *starts, float limit,
+                             float4 *pts)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= points || keys[i] == GRID_NO_KEY)
+        return;
+    int set;
+    int64_t pair;
+    int32_t j;
+    grid_point(sets, batch, i, &set, &pair, &j);
+    const float *p = sets.ref[set] + 3 * (pair * sets.n[set] + j);
+    pts[starts[keys[i]] + slots[i]] =
+        make_float4(tiles_coord(p, limit, NULL), tiles_coord(p + 1, limit, NULL),
+                    tiles_coord(p + 2, limit, NULL), __int_as_float(j));
+}
+
+static void grid_free(void *state)
+{
+    grid_scratch *s = (grid_scratch *)state;
+    if (!s)
+        return;
+    cudaFree(s->clouds);
+    cudaFree(s->zeroed);
+    cudaFree(s->keys), cudaFree(s->slots);
+    cudaFree(s->pts);
+    cudaFree(s->starts);
+    cudaFree(s->temp);
+    free(s);
+}
+
+static int grid_alloc(grid_scratch *s)
+{
+    const int64_t clouds = s->sets.nsets * s->batch;
+    const size_t points = (size_t)grid_points(s->sets, s->batch);
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->clouds, (size_t)clouds * sizeof *s->clouds));
+    const size_t cells = (size_t)(clouds * s->cells + 1);
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->zeroed, (6 * (size_t)clouds + cells) * sizeof(uint32_t)));
+    s->lo = s->zeroed, s->hi = s->lo + 3 * clouds, s->counts = s->hi + 3 * clouds;
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->keys, points * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->slots, points * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->starts, cells * sizeof(uint32_t)));
+    PCB_CUDA_TRY(cudaMalloc((void **)&s->pts, points * sizeof(float4)));
+    PCB_CUDA_TRY(cub::DeviceScan::ExclusiveSum(NULL, s->temp_bytes, s->counts, s->starts,
+                                               (int64_t)cells));
+    PCB_CUDA_TRY(cudaMalloc(&s->temp, s->temp_bytes));
+    return PCB_OK;
+}
+
+/* Scratch for a batch of sets of these sizes (only their sizes are read):
+ * nothing queued, nothing waited for. alloc 0 makes the sizes alone (ball
+ * query's small clouds, which get no grid). */
+static int grid_make(const char *who, const grid_sets *sets, int64_t batch, int alloc,
+                     grid_scratch **out)
+{
+    int64_t cells = 64, most = sets->n[0];
+    if (sets->nsets > 1 && sets->n[1] > most)
+        most = sets->n[1];
+    while (cells < most)
+        cells *= 2;
+    if (sets->nsets * batch * cells >= ((int64_t)1 << 32) ||
+        grid_points(*sets, batch) >= ((int64_t)1 << 32))
+        return pcb_fail(PCB_EUNSUPPORTED, "%s: %lld clouds of %lld cells exceed its 32-bit cell "
+                        "keys", who, (long long)(sets->nsets * batch), (long long)cells);
+    grid_scratch *s = (grid_scratch *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "%s: out of memory", who);
+    s->batch = batch, s->cells = cells, s->sets = *sets;
+    int rc = alloc ? grid_alloc(s) : PCB_OK;
+    if (rc != PCB_OK) {
+        grid_free(s);
+        return rc;
+    }
+    *out = s;
+    return PCB_OK;
+}
+
+/* Queue the build over sets (the sizes s was made for) on st: the sets'
+ * coordinates through tiles_coord (one not finite or beyond +-limit reads
+ * as 0 and clears *finite). */
+static int grid_build(grid_scratch *s, const grid_sets *sets, double rs, float limit,
+                      int32_t *finite, cudaStream_t st)
+{
+    s->sets = *sets;
+    const int64_t clouds = sets->nsets * s->batch, points = grid_points(*sets, s->batch);
+    const unsigned point_blocks = (unsigned)((points + 255) / 256);
+    const int64_t cells = clouds * s->cells + 1;
+    PCB_CUDA_TRY(cudaMemsetAsync(s->zeroed, 0, (size_t)(6 * clouds + cells) * sizeof(uint32_t), st));
+    int64_t most = sets->n[0];
+    if (sets->nsets > 1 && sets->n[1] > most)
+        most = sets->n[1];
+    const int64_t parts = (most + 4095) / 4096 < 64 ? (most + 4095) / 4096 : 64;
+    grid_bounds<<<dim3((unsigned)parts, (unsigned)clouds), GRID_BOUNDS_THREADS, 0, st>>>(
+        *sets, s->batch, limit, finite, s->lo, s->hi);
+    PCB_CUDA_LAUNCHED("grid_bounds");
+    grid_shape<<<(unsigned)((clouds + 127) / 128), 128, 0, st>>>(s->lo, s->hi, clouds, s->cells,
+                                                                  rs, s->clouds);
+    PCB_CUDA_LAUNCHED("grid_shape");
+    grid_count<<<point_blocks, 256, 0, st>>>(*sets, s->batch, points, s->cells, s->clouds, limit,
+                                             s->keys, s->slots, s->counts);
+    PCB_CUDA_LAUNCHED("grid_count");
+    PCB_CUDA_TRY(cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->counts, s->starts,
+                                               cells, st));
+    grid_scatter<<<point_blocks, 256, 0, st>>>(*sets, s->batch, points, s->keys, s->slots,
+                                               s->starts, limit, s->pts);
+    PCB_CUDA_LAUNCHED("grid_scatter");
+    return PCB_OK;
+}
+
+/* ---- the nearest neighbour through the grid -------------------------------- */
+
+/* One direction of a search: every query of qry (batch * nq * 3; a ragged
+ * pair's first qry_len[pair]) against the clouds of the grid's set. */
+typedef struct {
+    const float *qry;
+    int32_t nq;
+    const int64_t *qry_len;
+    int set;
+    int32_t *idx; /* batch * nq */
+    float *dist2; /* batch * nq, may be NULL */
+} grid_dir;
+
+typedef struct {
+    grid_dir dir[2];
+} grid_dirs;
+
+/* What a cell's rounding and float32's distances could hide: a point of a
+ * cell can lie outside the cell's double-precision bounds by a few ulps of
+ * the coordinates (the slack, taken off every gap), and its float32 squared
+ * distance can be below the exact one by a few float ulps (the factor, and
+ * an absolute term for underflow). A bound g2 rules a cell out only when
+ * every point in it is surely farther than best (so neither nearer nor a
+ * tie of lower index). */
+__device__ __forceinline__ bool grid_beyond(double g2, float best)
+{
+    return g2 * (1 - 1e-5) > (double)best + 1e-36;
+}
+
+/* The distance along an axis from x to cells c0..c1 (the edge cells reach
+ * out to infinity), less the slack. */
+__device__ __forceinline__ double grid_axis_gap(double x, double lo, double h, int32_t c0,
+                                                int32_t c1, int32_t dim, double slack)
+{
+    const double a = c0 == 0 ? -INFINITY : lo + c0 * h, b = c1 == dim - 1 ? INFINITY : lo + (c1 + 1) * h;
+    const double g = x < a ? a - x : x > b ? x - b : 0;
+    return g > slack ? g - slack : 0;
+}
+
+/* The points of cells [first, last) in pts against the query, ties to the
+ * lower index (pts holds them in cell order, not index order). */
+__device__ __forceinline__ void grid_scan(const float4 *pts, uint32_t first, uint32_t last,
+                                          float qx, float qy, float qz, float *best, int32_t *bi)
+{
+    for (uint32_t at = first; at < last; at++) {
+        const float4 p = pts[at];
+        const float d = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
+        const int32_t j = __float_as_int(p.w);
+        if (nn_better(d, j, *best, *bi))
+            *best = d, *bi = j;
+    }
+}
+
+/* A thread a query: the cells around its own (clamped into the grid) shell
+ * by shell (Chebyshev distance s in cells), each row of a shell along x one
+ * run of pts; a row every point of which is surely farther than the best
+ * so far is skipped, and the search stops at the first shell whose every
+ * cell is (the box of the shells before it, face by face). */
+static __global__ void __launch_bounds__(GRID_NEAREST_THREADS)
+    grid_nearest(grid_view g, grid_dirs dirs, float limit, int32_t *finite)
+{
+    const grid_dir d = blockIdx.y ? dirs.dir[1] : dirs.dir[0];
+    const int64_t i = (int64_t)blockIdx.x * GRID_NEAREST_THREADS + threadIdx.x;
+    if (i >= g.batch * d.nq)
+        return;
+    const int64_t pair = i / d.nq;
+    const int32_t qi = (int32_t)(i % d.nq);
+    const int32_t nq = grid_length(d.qry_len, pair, d.nq);
+    const int32_t n = grid_length(g.sets.len[d.set], pair, g.sets.n[d.set]);
+    if (qi >= nq || n == 0) { /* a ragged pair's padding row, or nothing to search */
+        d.idx[i] = -1;
+        if (d.dist2)
+            d.dist2[i] = INFINITY;
+        return;
+    }
+    const float *qp = d.qry + 3 * i;
+    const float q[3] = {tiles_coord(qp, limit, finite), tiles_coord(qp + 1, limit, finite),
+                        tiles_coord(qp + 2, limit, finite)};
+    const int64_t cloud = d.set * g.batch + pair;
+    const grid_cloud c = g.clouds[cloud];
+    const uint32_t *starts = g.starts + cloud * g.cells;
+    const double h = 1.0 / c.inv_h;
+    int32_t at[3];
+    double slack[3];
+    for (int a = 0; a < 3; a++) {
+        at[a] = grid_cell(q[a], c.lo[a], c.inv_h, c.dim[a]);
+        slack[a] = 1e-7 * h + 4e-15 * (fabs(c.lo[a]) + c.dim[a] * h + fabs((double)q[a]));
+    }
+    float best = INFINITY;
+    int32_t bi = INT_MAX;
+    for (int32_t s = 0;; s++) {
+        if (s > 0) { /* every cell of shells >= s lies beyond a face of the box of those before */
+            double face = INFINITY;
+            bool more = false;
+            for (int a = 0; a < 3; a++) {
+                if (at[a] - s >= 0)
+                    more = true, face = fmin(face, (double)q[a] - (c.lo[a] + (at[a] - s + 1) * h) -
+                                                       slack[a]);
+                if (at[a] + s <= c.dim[a] - 1)
+                    more = true, face = fmin(face, c.lo[a] + (at[a] + s) * h - (double)q[a] -
+                                                       slack[a]);
+            }
+            if (!more)
+                break; /* every cell visited */
+            if (face > 0 && grid_beyond(face * face, best))
+                break;
+        }
+        for (int32_t dz = -s; dz <= s; dz++) {
+            const int32_t z = at[2] + dz;
+            if (z < 0 || z >= c.dim[2])
+                continue;
+            const double gz = grid_axis_gap(q[2], c.lo[2], h, z, z, c.dim[2], slack[2]);
+            for (int32_t dy = -s; dy <= s; dy++) {
+                const int32_t y = at[1] + dy;
+                if (y < 0 || y >= c.dim[1])
+                    continue;
+                const double gy = grid_axis_gap(q[1], c.lo[1], h, y, y, c.dim[1], slack[1]);
+                const double gyz = gz * gz + gy * gy;
+                if (grid_beyond(gyz, best))
+                    continue;
+                const uint32_t *row = starts + ((int64_t)z * c.dim[1] + y) * c.dim[0];
+                const bool side = dz == -s || dz == s || dy == -s || dy == s;
+                /* a row on the shell's side is whole; inside, its two end cells */
+                const int32_t ends[2][2] = {{at[0] - s, side ? at[0] + s : at[0] - s},
+                                            {at[0] + s, at[0] + s}};
+                for (int e = 0; e < (side || s == 0 ? 1 : 2); e++) {
+                    const int32_t x0 = ends[e][0] < 0 ? 0 : ends[e][0];
+                    const int32_t x1 = ends[e][1] > c.dim[0] - 1 ? c.dim[0] - 1 : ends[e][1];
+                    if (x0 > x1 || ends[e][0] > c.dim[0] - 1 || ends[e][1] < 0)
+                        continue;
+                    const double gx = grid_axis_gap(q[0], c.lo[0], h, x0, x1, c.dim[0], slack[0]);
+                    if (!grid_beyond(gyz + gx * gx, best))
+                        grid_scan(g.pts, row[x0], row[x1 + 1], q[0], q[1], q[2], &best, &bi);
+                }
+            }
+        }
+    }
+    d.idx[i] = bi;
+    if (d.dist2)
+        d.dist2[i] = best;
+}
+
+/* Queue the search of ndirs (1 or 2) directions over a built grid. */
+static inline int grid_nearest_launch(const grid_scratch *s, const grid_dirs *dirs, int ndirs,
+                                      float limit, int32_t *finite, cudaStream_t st)
+{
+    int64_t most = dirs->dir[0].nq;
+    if (ndirs > 1 && dirs->dir[1].nq > most)
+        most = dirs->dir[1].nq;
+    const int64_t blocks = (s->batch * most + GRID_NEAREST_THREADS - 1) / GRID_NEAREST_THREADS;
+    grid_nearest<<<dim3((unsigned)blocks, (unsigned)ndirs), GRID_NEAREST_THREADS, 0, st>>>(
+        grid_view_of(s), *dirs, limit, finite);
+    PCB_CUDA_LAUNCHED("grid_nearest");
+    return PCB_OK;
+}
+
+#endif
