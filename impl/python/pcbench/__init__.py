@@ -498,7 +498,8 @@ def _chamfer_ragged(a, b, impl, a_lengths, b_lengths):
 class NNIndex:
     """An exact nearest-neighbour index of ref, built once and searched many
     times: ICP and scan matching search one reference sweep with a moving
-    source again and again. On CUDA the index stays on the device (cuda_bvh):
+    source again and again. On CUDA the index stays on the device (cuda_tiles'
+    copy, cuda_grid's grid or cuda_bvh's tree, by the cloud's size):
     a search costs the search alone, queued on the current stream without
     waiting; max_queries bounds the queries a cloud of a search (default:
     as many as ref's points). On the CPU each search runs nn() afresh.
