@@ -286,7 +286,8 @@ extern "C" const pcb_impl pcb_ball_cuda_grid;
 
 static int grid_run_device(const pcb_task *t, pcb_result *out)
 {
-    static const pcb_cuda_maker maker = {&pcb_ball_cuda_grid, ball_grid_make, grid_free, grid_launch};
+    static const pcb_cuda_maker maker = {&pcb_ball_cuda_grid, ball_grid_make, grid_free,
+                                         grid_launch};
     return pcb_cuda_run_cached(&maker, t, out);
 }
 

@@ -146,7 +146,8 @@ static int ng_index_build(const pcb_task *t, int32_t *finite, void **state)
         const grid_sets sets = ref_sets(t, x->ref);
         rc = grid_build(x->grid, &sets, 0, (float)PCB_NN_MAX_COORD, NULL, st);
     }
-    if (rc == PCB_OK && (e = cudaEventCreateWithFlags(&x->built, cudaEventDisableTiming)) == cudaSuccess)
+    if (rc == PCB_OK &&
+        (e = cudaEventCreateWithFlags(&x->built, cudaEventDisableTiming)) == cudaSuccess)
         e = cudaEventRecord(x->built, st);
     if (rc == PCB_OK && e != cudaSuccess)
         rc = pcb_cuda_fail(e, "nn cuda_grid: index event", __FILE__, __LINE__);

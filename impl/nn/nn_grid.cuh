@@ -2,35 +2,28 @@
  * chamfer both clouds of every pair) in one launch a stage: bounds (blocks
  * of each cloud fold theirs in with atomics), cell shape, cell keys and
  * counts, one scan of the counts into cell starts, and the points gathered
- * in cell order with their indices. Then the exact nearest neighbour of a
- * query: the cells around it shell by shell, until no unvisited cell can
- * hold a point as near. Included by nn_cuda_grid.cu, chamfer_cuda_grid.cu
- * and ball_cuda_grid.cu (which has its own query).
+ * in cell order with their indices; then the exact nearest neighbour of
+ * every query, a thread each. The cells and the search are nn_grid.h's
+ * (shared with the CPU replay of tests/test_grid.c). Included by
+ * nn_cuda_grid.cu, chamfer_cuda_grid.cu and ball_cuda_grid.cu (which has its
+ * own search).
  *
  * Each cloud has a fixed budget of cells (a power of two >= its points), so
  * the host allocates once a size and never waits for the bounds; a cloud
- * wider than its budget along one axis gets wider cells, slower but exact.
- * Cells are found in double precision; the search's bounds on what a cell
- * can hold are shrunk by a slack for that rounding and for float32's
- * distances (README.md: why the answer is naive's bit for bit). */
+ * wider than its budget along one axis gets wider cells, slower but exact. */
 #ifndef PCB_NN_GRID_CUH
 #define PCB_NN_GRID_CUH
 
 #include <cub/device/device_scan.cuh>
 
 #include "nn_cuda.cuh"
+#include "nn_grid.h"
 #include "nn_tiles.cuh"
 
 enum { GRID_BOUNDS_THREADS = 256, GRID_NEAREST_THREADS = 256 };
 
 /* A point with no cell: a ragged pair's padding. */
 #define GRID_NO_KEY 0xffffffffu
-
-typedef struct {
-    double lo[3];
-    double inv_h;
-    int32_t dim[3];
-} grid_cloud;
 
 /* The clouds a grid is built over: one set (NN, ball query: the reference
  * clouds) or two (chamfer: A's and B's); cloud set * batch + pair. A
@@ -96,15 +89,6 @@ __device__ __forceinline__ void grid_point(const grid_sets &s, int64_t batch, in
     *j = (int32_t)(k % s.n[*set]);
 }
 
-/* The cell of coordinate x along an axis: clamped, so it is monotone in x. */
-__device__ __forceinline__ int32_t grid_cell(double x, double lo, double inv_h, int32_t dim)
-{
-    double c = floor((x - lo) * inv_h);
-    c = c < 0 ? 0 : c;
-    c = c > dim - 1 ? dim - 1 : c;
-    return (int32_t)c;
-}
-
 /* Floats as unsigned keys in the same order, for atomicMax (of the key for
  * a maximum, of its complement for a minimum, so that zero is "none" for
  * both: NaN once read back). */
@@ -158,55 +142,23 @@ static __global__ void __launch_bounds__(GRID_BOUNDS_THREADS)
     }
 }
 
-/* A thread a cloud: the widest cell count within budget at a cell no
- * narrower than half the search radius rs (ball query: a ball meets at most
- * 5 cells along y and z; NN passes 0). A cloud with no point, or all its
- * points in one place, gets one cell. */
-static __global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_t clouds, int64_t cells,
-                           double rs, grid_cloud *out)
+/* A thread a cloud: its grid (grid_shape_of) from its bounds. */
+static __global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_t clouds,
+                                  int64_t cells, double rs, grid_cloud *out)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= clouds)
         return;
-    double ext[3], low[3], vol = 1, wide = 0;
-    bool empty = false;
-    for (int a = 0; a < 3; a++) {
-        low[a] = grid_unorder(~lo[3 * b + a]);
-        ext[a] = (double)grid_unorder(hi[3 * b + a]) - low[a];
-        empty = empty || !(ext[a] >= 0); /* bounds never folded in: NaN */
-        vol *= ext[a] + rs;
-        wide = fmax(wide, ext[a]);
-    }
-    grid_cloud g;
-    if (empty) {
-        for (int a = 0; a < 3; a++)
-            g.lo[a] = 0, g.dim[a] = 1;
-        g.inv_h = 1;
-        out[b] = g;
-        return;
-    }
-    double cell = fmax(0.5000001 * rs, fmax(cbrt(vol / (double)cells), wide / (double)cells));
-    if (!(cell > 0))
-        cell = 1; /* every point in one place: any cell holds them all */
-    for (;; cell *= 1.125) {
-        double total = 1;
-        for (int a = 0; a < 3; a++)
-            total *= floor(ext[a] / cell) + 1;
-        if (total <= (double)cells)
-            break;
-    }
-    for (int a = 0; a < 3; a++) {
-        g.lo[a] = low[a];
-        g.dim[a] = (int32_t)(floor(ext[a] / cell) + 1);
-    }
-    g.inv_h = 1.0 / cell;
-    out[b] = g;
+    float low[3], high[3];
+    for (int a = 0; a < 3; a++)
+        low[a] = grid_unorder(~lo[3 * b + a]), high[a] = grid_unorder(hi[3 * b + a]);
+    out[b] = grid_shape_of(low, high, cells, rs);
 }
 
 /* Each point's cell key and its place in its cell (counting sort, first half). */
 static __global__ void grid_count(grid_sets sets, int64_t batch, int64_t points, int64_t cells,
-                           const grid_cloud *clouds, float limit, uint32_t *keys, uint32_t *slots,
-                           uint32_t *counts)
+                                  const grid_cloud *clouds, float limit, uint32_t *keys,
+                                  uint32_t *slots, uint32_t *counts)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= points)
@@ -232,9 +184,9 @@ static __global__ void grid_count(grid_sets sets, int64_t batch, int64_t points,
 }
 
 /* Every point to its place in cell order, with its index (second half). */
-static __global__ void grid_scatter(grid_sets sets, int64_t batch, int64_t points, const uint32_t *keys,
-                             const uint32_t *slots, const uint32_t *starts, float limit,
-                             float4 *pts)
+static __global__ void grid_scatter(grid_sets sets, int64_t batch, int64_t points,
+                                    const uint32_t *keys, const uint32_t *slots,
+                                    const uint32_t *starts, float limit, float4 *pts)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= points || keys[i] == GRID_NO_KEY)
@@ -319,7 +271,8 @@ static int grid_build(grid_scratch *s, const grid_sets *sets, double rs, float l
     const int64_t clouds = sets->nsets * s->batch, points = grid_points(*sets, s->batch);
     const unsigned point_blocks = (unsigned)((points + 255) / 256);
     const int64_t cells = clouds * s->cells + 1;
-    PCB_CUDA_TRY(cudaMemsetAsync(s->zeroed, 0, (size_t)(6 * clouds + cells) * sizeof(uint32_t), st));
+    PCB_CUDA_TRY(
+        cudaMemsetAsync(s->zeroed, 0, (size_t)(6 * clouds + cells) * sizeof(uint32_t), st));
     int64_t most = sets->n[0];
     if (sets->nsets > 1 && sets->n[1] > most)
         most = sets->n[1];
@@ -358,47 +311,7 @@ typedef struct {
     grid_dir dir[2];
 } grid_dirs;
 
-/* What a cell's rounding and float32's distances could hide: a point of a
- * cell can lie outside the cell's double-precision bounds by a few ulps of
- * the coordinates (the slack, taken off every gap), and its float32 squared
- * distance can be below the exact one by a few float ulps (the factor, and
- * an absolute term for underflow). A bound g2 rules a cell out only when
- * every point in it is surely farther than best (so neither nearer nor a
- * tie of lower index). */
-__device__ __forceinline__ bool grid_beyond(double g2, float best)
-{
-    return g2 * (1 - 1e-5) > (double)best + 1e-36;
-}
-
-/* The distance along an axis from x to cells c0..c1 (the edge cells reach
- * out to infinity), less the slack. */
-__device__ __forceinline__ double grid_axis_gap(double x, double lo, double h, int32_t c0,
-                                                int32_t c1, int32_t dim, double slack)
-{
-    const double a = c0 == 0 ? -INFINITY : lo + c0 * h, b = c1 == dim - 1 ? INFINITY : lo + (c1 + 1) * h;
-    const double g = x < a ? a - x : x > b ? x - b : 0;
-    return g > slack ? g - slack : 0;
-}
-
-/* The points of cells [first, last) in pts against the query, ties to the
- * lower index (pts holds them in cell order, not index order). */
-__device__ __forceinline__ void grid_scan(const float4 *pts, uint32_t first, uint32_t last,
-                                          float qx, float qy, float qz, float *best, int32_t *bi)
-{
-    for (uint32_t at = first; at < last; at++) {
-        const float4 p = pts[at];
-        const float d = sp_d2(SP_SUB(qx, p.x), SP_SUB(qy, p.y), SP_SUB(qz, p.z));
-        const int32_t j = __float_as_int(p.w);
-        if (nn_better(d, j, *best, *bi))
-            *best = d, *bi = j;
-    }
-}
-
-/* A thread a query: the cells around its own (clamped into the grid) shell
- * by shell (Chebyshev distance s in cells), each row of a shell along x one
- * run of pts; a row every point of which is surely farther than the best
- * so far is skipped, and the search stops at the first shell whose every
- * cell is (the box of the shells before it, face by face). */
+/* A thread a query: grid_search over its pair's cloud of the direction's set. */
 static __global__ void __launch_bounds__(GRID_NEAREST_THREADS)
     grid_nearest(grid_view g, grid_dirs dirs, float limit, int32_t *finite)
 {
@@ -420,64 +333,10 @@ static __global__ void __launch_bounds__(GRID_NEAREST_THREADS)
     const float q[3] = {tiles_coord(qp, limit, finite), tiles_coord(qp + 1, limit, finite),
                         tiles_coord(qp + 2, limit, finite)};
     const int64_t cloud = d.set * g.batch + pair;
-    const grid_cloud c = g.clouds[cloud];
-    const uint32_t *starts = g.starts + cloud * g.cells;
-    const double h = 1.0 / c.inv_h;
-    int32_t at[3];
-    double slack[3];
-    for (int a = 0; a < 3; a++) {
-        at[a] = grid_cell(q[a], c.lo[a], c.inv_h, c.dim[a]);
-        slack[a] = 1e-7 * h + 4e-15 * (fabs(c.lo[a]) + c.dim[a] * h + fabs((double)q[a]));
-    }
-    float best = INFINITY;
-    int32_t bi = INT_MAX;
-    for (int32_t s = 0;; s++) {
-        if (s > 0) { /* every cell of shells >= s lies beyond a face of the box of those before */
-            double face = INFINITY;
-            bool more = false;
-            for (int a = 0; a < 3; a++) {
-                if (at[a] - s >= 0)
-                    more = true, face = fmin(face, (double)q[a] - (c.lo[a] + (at[a] - s + 1) * h) -
-                                                       slack[a]);
-                if (at[a] + s <= c.dim[a] - 1)
-                    more = true, face = fmin(face, c.lo[a] + (at[a] + s) * h - (double)q[a] -
-                                                       slack[a]);
-            }
-            if (!more)
-                break; /* every cell visited */
-            if (face > 0 && grid_beyond(face * face, best))
-                break;
-        }
-        for (int32_t dz = -s; dz <= s; dz++) {
-            const int32_t z = at[2] + dz;
-            if (z < 0 || z >= c.dim[2])
-                continue;
-            const double gz = grid_axis_gap(q[2], c.lo[2], h, z, z, c.dim[2], slack[2]);
-            for (int32_t dy = -s; dy <= s; dy++) {
-                const int32_t y = at[1] + dy;
-                if (y < 0 || y >= c.dim[1])
-                    continue;
-                const double gy = grid_axis_gap(q[1], c.lo[1], h, y, y, c.dim[1], slack[1]);
-                const double gyz = gz * gz + gy * gy;
-                if (grid_beyond(gyz, best))
-                    continue;
-                const uint32_t *row = starts + ((int64_t)z * c.dim[1] + y) * c.dim[0];
-                const bool side = dz == -s || dz == s || dy == -s || dy == s;
-                /* a row on the shell's side is whole; inside, its two end cells */
-                const int32_t ends[2][2] = {{at[0] - s, side ? at[0] + s : at[0] - s},
-                                            {at[0] + s, at[0] + s}};
-                for (int e = 0; e < (side || s == 0 ? 1 : 2); e++) {
-                    const int32_t x0 = ends[e][0] < 0 ? 0 : ends[e][0];
-                    const int32_t x1 = ends[e][1] > c.dim[0] - 1 ? c.dim[0] - 1 : ends[e][1];
-                    if (x0 > x1 || ends[e][0] > c.dim[0] - 1 || ends[e][1] < 0)
-                        continue;
-                    const double gx = grid_axis_gap(q[0], c.lo[0], h, x0, x1, c.dim[0], slack[0]);
-                    if (!grid_beyond(gyz + gx * gx, best))
-                        grid_scan(g.pts, row[x0], row[x1 + 1], q[0], q[1], q[2], &best, &bi);
-                }
-            }
-        }
-    }
+    const grid_cloud c = g.clouds[cloud]; /* in registers */
+    float best;
+    int32_t bi;
+    grid_search(&c, g.starts + cloud * g.cells, (const float *)g.pts, q, &best, &bi, NULL);
     d.idx[i] = bi;
     if (d.dist2)
         d.dist2[i] = best;
