@@ -1,5 +1,6 @@
 /* registry_list.h - every implementation, one line each, fastest first
- * within a problem (pcb_best takes the first available exact one).
+ * within a problem (pcb_best takes the first available exact one, among
+ * those whose limits.best_max_n prefers them for the task's size first).
  * IMPL: always built; CUDA_IMPL: built when nvcc is found; FLANN_IMPL: built
  * when libflann is found; NANOFLANN_IMPL: when nanoflann.hpp is found.
  * Included by registry.c only. */
