@@ -91,6 +91,56 @@ static inline int nn_cuda_device_ms(void *state, double *ms)
     return pcb_cuda_elapsed_ms(&((nn_cuda_base *)state)->ctx, ms);
 }
 
+/* ---- a device index's common part (pcb_index_ops): the reference's finite
+ * copy, the event after whatever the index builds on it, the most queries
+ * a cloud a search may ask. cuda_tiles keeps this alone, cuda_grid adds its
+ * grid. */
+typedef struct {
+    float *ref; /* batch * n * 3, on the device */
+    int64_t batch, n, capacity;
+    cudaEvent_t ready; /* after the build, on the build's stream */
+} nn_cuda_index;
+
+/* The reference copied in on the task's stream (a coordinate not finite or
+ * beyond +-PCB_NN_MAX_COORD read as 0, clearing *finite). */
+static inline int nn_cuda_index_copy(nn_cuda_index *x, const pcb_task *t, int32_t *finite)
+{
+    const int64_t count = t->batch * t->n * 3;
+    x->batch = t->batch, x->n = t->n, x->capacity = t->nq;
+    PCB_CUDA_TRY(cudaMalloc((void **)&x->ref, (size_t)count * sizeof(float)));
+    return pcb_cuda_finite_copy(x->ref, t->a, count, (float)PCB_NN_MAX_COORD, finite,
+                                (cudaStream_t)t->stream);
+}
+
+/* The build queued: the event searches wait for. */
+static inline int nn_cuda_index_ready(nn_cuda_index *x, const pcb_task *t)
+{
+    PCB_CUDA_TRY(cudaEventCreateWithFlags(&x->ready, cudaEventDisableTiming));
+    PCB_CUDA_TRY(cudaEventRecord(x->ready, (cudaStream_t)t->stream));
+    return PCB_OK;
+}
+
+/* A search of nq queries a cloud on stream: within the capacity, after the
+ * build (the wait may be in a capture). */
+static inline int nn_cuda_index_wait(const nn_cuda_index *x, const char *name, int64_t nq,
+                                     void *stream)
+{
+    if (nq > x->capacity)
+        return pcb_fail(PCB_EINVAL, "nn %s index: %lld queries a cloud, built for at most %lld",
+                        name, (long long)nq, (long long)x->capacity);
+    return pcb_cuda_wait((cudaStream_t)stream, x->ready);
+}
+
+/* Searches queued on any stream may read the copy: the device is waited for. */
+static inline void nn_cuda_index_free(nn_cuda_index *x)
+{
+    cudaDeviceSynchronize();
+    if (x->ready)
+        cudaEventDestroy(x->ready);
+    cudaFree(x->ref);
+    x->ref = NULL, x->ready = NULL;
+}
+
 /* Brute force: every query against every reference point. */
 static inline int nn_cuda_brute_counters(void *state, pcb_counters *c)
 {

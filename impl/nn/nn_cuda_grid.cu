@@ -110,10 +110,8 @@ static int ng_run_device(const pcb_task *t, pcb_result *out)
 
 /* ---- an index kept on the device: the reference's copy and its grid --------- */
 typedef struct {
-    float *ref;
+    nn_cuda_index base;
     grid_scratch *grid;
-    int64_t capacity;
-    cudaEvent_t built; /* after the build, on the build's stream */
 } ng_index;
 
 static void ng_index_release(void *state)
@@ -121,11 +119,8 @@ static void ng_index_release(void *state)
     ng_index *x = (ng_index *)state;
     if (!x)
         return;
-    cudaDeviceSynchronize(); /* searches queued on any stream may read the grid */
-    if (x->built)
-        cudaEventDestroy(x->built);
+    nn_cuda_index_free(&x->base); /* waits for the searches that read the grid */
     grid_free(x->grid);
-    cudaFree(x->ref);
     free(x);
 }
 
@@ -134,28 +129,20 @@ static int ng_index_build(const pcb_task *t, int32_t *finite, void **state)
     ng_index *x = (ng_index *)calloc(1, sizeof *x);
     if (!x)
         return pcb_fail(PCB_ENOMEM, "nn cuda_grid: out of memory");
-    const int64_t count = t->batch * t->n * 3;
-    const cudaStream_t st = (cudaStream_t)t->stream;
-    cudaError_t e = cudaMalloc((void **)&x->ref, (size_t)count * sizeof(float));
-    int rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
-    if (rc == PCB_OK)
-        rc = pcb_cuda_finite_copy(x->ref, t->a, count, (float)PCB_NN_MAX_COORD, finite, st);
     void *grid = NULL;
+    int rc = nn_cuda_index_copy(&x->base, t, finite);
     if (rc == PCB_OK && (rc = ng_make(t, &grid)) == PCB_OK) {
         x->grid = (grid_scratch *)grid;
-        const grid_sets sets = ref_sets(t, x->ref);
-        rc = grid_build(x->grid, &sets, 0, (float)PCB_NN_MAX_COORD, NULL, st);
+        const grid_sets sets = ref_sets(t, x->base.ref);
+        rc = grid_build(x->grid, &sets, 0, (float)PCB_NN_MAX_COORD, NULL,
+                        (cudaStream_t)t->stream);
     }
-    if (rc == PCB_OK &&
-        (e = cudaEventCreateWithFlags(&x->built, cudaEventDisableTiming)) == cudaSuccess)
-        e = cudaEventRecord(x->built, st);
-    if (rc == PCB_OK && e != cudaSuccess)
-        rc = pcb_cuda_fail(e, "nn cuda_grid: index event", __FILE__, __LINE__);
+    if (rc == PCB_OK)
+        rc = nn_cuda_index_ready(&x->base, t);
     if (rc != PCB_OK) {
         ng_index_release(x);
         return rc;
     }
-    x->capacity = t->nq;
     *state = x;
     return PCB_OK;
 }
@@ -165,10 +152,7 @@ static int ng_index_query(void *state, const float *query, int64_t nq, pcb_resul
                           void *stream)
 {
     ng_index *x = (ng_index *)state;
-    if (nq > x->capacity)
-        return pcb_fail(PCB_EINVAL, "nn cuda_grid index: %lld queries a cloud, built for at "
-                        "most %lld", (long long)nq, (long long)x->capacity);
-    int rc = pcb_cuda_wait((cudaStream_t)stream, x->built); /* may be in a capture */
+    int rc = nn_cuda_index_wait(&x->base, "cuda_grid", nq, stream);
     return rc == PCB_OK ? ng_search(x->grid, query, nq, NULL, out, (cudaStream_t)stream) : rc;
 }
 

@@ -72,44 +72,27 @@ static int tiles_run_device(const pcb_task *t, pcb_result *out)
 }
 
 /* ---- an index kept on the device: the reference's copy ---------------------- */
-typedef struct {
-    float *ref;
-    int64_t batch, n, capacity;
-    cudaEvent_t copied; /* after the reference's copy, on the build's stream */
-} tiles_index;
-
 static void tiles_index_release(void *state)
 {
-    tiles_index *x = (tiles_index *)state;
+    nn_cuda_index *x = (nn_cuda_index *)state;
     if (!x)
         return;
-    cudaDeviceSynchronize(); /* searches queued on any stream may read the copy */
-    if (x->copied)
-        cudaEventDestroy(x->copied);
-    cudaFree(x->ref);
+    nn_cuda_index_free(x);
     free(x);
 }
 
 static int tiles_index_build(const pcb_task *t, int32_t *finite, void **state)
 {
-    tiles_index *x = (tiles_index *)calloc(1, sizeof *x);
+    nn_cuda_index *x = (nn_cuda_index *)calloc(1, sizeof *x);
     if (!x)
         return pcb_fail(PCB_ENOMEM, "nn cuda_tiles: out of memory");
-    const int64_t count = t->batch * t->n * 3;
-    cudaError_t e = cudaMalloc((void **)&x->ref, (size_t)count * sizeof(float));
-    int rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
+    int rc = nn_cuda_index_copy(x, t, finite);
     if (rc == PCB_OK)
-        rc = pcb_cuda_finite_copy(x->ref, t->a, count, (float)PCB_NN_MAX_COORD, finite,
-                                  (cudaStream_t)t->stream);
-    if (rc == PCB_OK && (e = cudaEventCreateWithFlags(&x->copied, cudaEventDisableTiming)) == cudaSuccess)
-        e = cudaEventRecord(x->copied, (cudaStream_t)t->stream);
-    if (rc == PCB_OK && e != cudaSuccess)
-        rc = pcb_cuda_fail(e, "nn cuda_tiles: index event", __FILE__, __LINE__);
+        rc = nn_cuda_index_ready(x, t);
     if (rc != PCB_OK) {
         tiles_index_release(x);
         return rc;
     }
-    x->batch = t->batch, x->n = t->n, x->capacity = t->nq;
     *state = x;
     return PCB_OK;
 }
@@ -118,11 +101,8 @@ static int tiles_index_build(const pcb_task *t, int32_t *finite, void **state)
 static int tiles_index_query(void *state, const float *query, int64_t nq, pcb_result *out,
                              void *stream)
 {
-    tiles_index *x = (tiles_index *)state;
-    if (nq > x->capacity)
-        return pcb_fail(PCB_EINVAL, "nn cuda_tiles index: %lld queries a cloud, built for at "
-                        "most %lld", (long long)nq, (long long)x->capacity);
-    int rc = pcb_cuda_wait((cudaStream_t)stream, x->copied); /* may be in a capture */
+    nn_cuda_index *x = (nn_cuda_index *)state;
+    int rc = nn_cuda_index_wait(x, "cuda_tiles", nq, stream);
     if (rc != PCB_OK)
         return rc;
     tiles_dirs d = one_dir(x->ref, query, x->n, nq, out->index, out->dist2);
