@@ -111,7 +111,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool shared wheel test-wheel deps debs check test test-build bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared wheel test-wheel torch-ops deps debs check test test-build bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -240,6 +240,13 @@ wheel:
 
 test-wheel: wheel
 	sh tests/wheel.sh dist
+
+# make torch-ops: the compiled PyTorch operators (impl/python/pcbench_torch.cpp)
+# for the PyTorch python3 imports (or TORCH_DIR, an unpacked torch folder),
+# beside the library in $(PIC)/torch-<version>/; the package loads them under
+# that PyTorch only. Optional: without them the operators run through ctypes.
+torch-ops: $(SO)
+	sh scripts/torch-ops.sh $(PIC) $(TORCH_DIR)
 
 # ---- dependencies ---------------------------------------------------------
 # make deps            install missing Debian packages (apt-get, needs root)

@@ -12,6 +12,8 @@ For each batch x points (uniform cube and sphere-surface clouds, seeded):
   - host time a call (time.perf_counter over 40 calls queued behind a
     long GPU sleep, so nothing waits for the GPU): what a call costs the
     CPU beyond its kernels (checks, ctypes, allocation, launches).
+The file records whether the operators' CUDA kernels were the compiled ones
+(make torch-ops) or the Python ones (PCBENCH_TORCH_OPS=0).
 Every pcbench answer timed is checked first: nn's distances against a
 float64 brute force of the first pair, chamfer's value against float64.
 
@@ -103,6 +105,8 @@ def main():
     sizes = SIZES if not args.sizes else [tuple(int(v) for v in s.split("x"))
                                           for s in args.sizes.split(",")]
     rows = []
+    print("operators' CUDA kernels: %s" % ("compiled (%s)" % pcbench._ops.compiled_path
+                                         if pcbench._ops.compiled else "Python (ctypes)"))
     print("%-8s %-12s %9s %9s %9s %9s %9s %9s %9s %8s %8s" % (
         "kind", "B x N", "nn", "index", "cdist", "ch fwd", "ch f+b", "cd f+b", "nearest",
         "host nn", "host ch"), flush=True)
@@ -144,6 +148,7 @@ def main():
             del a, q, xa, xq, index
             torch.cuda.empty_cache()
     doc = dict(binding_timing.gpu_env(torch), format="pcbench-train-timing/1",
+               compiled_ops=sorted(pcbench._ops.compiled),
                method="CUDA events around loops of calls, median of 15 loops; host time over "
                       "40 calls queued behind a GPU sleep", rows=rows)
     binding_timing.write_json(args.out, doc)

@@ -46,6 +46,57 @@ def test_opcheck(name, device):
     torch.library.opcheck(op, args)
 
 
+compiled = pytest.mark.skipif(not pcbench._ops.compiled,
+                              reason="no compiled operators built for this PyTorch "
+                              "(make torch-ops)")
+
+
+@compiled
+def test_compiled_autograd_matches_the_formula():
+    """chamfer_value's compiled autograd (every device) against the
+    Python chamfer's gradient in float64."""
+    for device in DEVICES:
+        a, b = clouds(5, 3, 70, device=device), clouds(6, 3, 50, device=device)
+        a1, b1 = a.clone().requires_grad_(), b.clone().requires_grad_()
+        value = torch.ops.pcbench.chamfer_value.default(a1, b1)[0]
+        value.sum().backward()
+        a2, b2 = a.double().requires_grad_(), b.double().requires_grad_()
+        pcbench.chamfer(a2, b2, reduction="sum").backward()
+        torch.testing.assert_close(a1.grad, a2.grad.float(), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(b1.grad, b2.grad.float(), rtol=1e-5, atol=1e-6)
+
+
+@compiled
+@needs_cuda
+def test_compiled_kernels_match_the_python_kernels():
+    """The compiled CUDA kernels give the ctypes kernels' answers bit for bit
+    (unbatched and batched, grid-sized and tiles-sized clouds) and their
+    errors: TypeError, ValueError, and a library error as PcbenchError."""
+    ops = torch.ops.pcbench
+    for shape_a, shape_b in [((300,), (200,)), ((4, 1024), (4, 900)), ((2, 5000), (2, 6000))]:
+        x, y = clouds(7, *shape_a, device="cuda"), clouds(8, *shape_b, device="cuda")
+        pairs = [(ops.nn.default(x, y), pcbench._nn_direct(x, y, None)),
+                 (ops.knn.default(x, y, 7), pcbench._knn_direct(x, y, 7, None)),
+                 ((ops.fps.default(x, 40, 3),), (pcbench._fps_direct(x, 40, 3, None),)),
+                 (ops.chamfer_nearest.default(x, y), pcbench._chamfer_nearest_flat(x, y, None))]
+        if x.dim() == 3:
+            pairs.append((ops.chamfer_value.default(x, y), pcbench._chamfer_value_direct(x, y)))
+        for got, want in pairs:
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
+    x = clouds(9, 2, 100, device="cuda")
+    with pytest.raises(TypeError, match="pcbench.nn: ref must be float32"):
+        ops.nn.default(x.double(), x)
+    with pytest.raises(ValueError, match="same batch"):
+        pcbench.nn(x, x[:1].contiguous())
+    with pytest.raises(ValueError, match="not contiguous"):
+        ops.chamfer_nearest.default(x.transpose(0, 1), x)
+    with pytest.raises(ValueError, match="m \\(samples\\) = 101 is outside 1..100"):
+        pcbench.fps(x, 101)
+    with pytest.raises(pcbench.PcbenchError, match="pcbench.knn: "):
+        pcbench.knn(x, x, k=100000)  # beyond every CUDA kNN's k
+
+
 def step(x, y):
     """A training step's calls: sampling, grouping, neighbours and losses."""
     idx = pcbench.fps(x, 64)

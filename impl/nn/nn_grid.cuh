@@ -155,6 +155,140 @@ static __global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_
     out[b] = grid_shape_of(low, high, cells, rs);
 }
 
+/* ---- the build in one launch: a block a cloud --------------------------------
+ * For clouds whose cell budget fits shared memory (GRID_BLOCK_CELLS) the
+ * stages above run in one block a cloud: the bounds, the shape, the counts
+ * in shared memory, their scan, the points gathered. It writes what the
+ * stages write (clouds, starts, pts: a cloud's points from the sum of the
+ * lengths of the clouds before it), one launch instead of six: at training
+ * batches the stages' launches, not their work, were the build's time. */
+enum { GRID_BLOCK_THREADS = 1024, GRID_BLOCK_CELLS = 16384 };
+
+static inline size_t grid_block_smem(int64_t cells)
+{
+    return (size_t)cells * sizeof(uint32_t);
+}
+
+/* The block's sum of v over its threads (every thread gets it). */
+template <typename T> __device__ T grid_block_sum(T v, T *scratch /* 32 */)
+{
+    for (int d = 16; d > 0; d /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, d);
+    __syncthreads(); /* scratch's last readers are done */
+    if (threadIdx.x % 32 == 0)
+        scratch[threadIdx.x / 32] = v;
+    __syncthreads();
+    T total = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; w++)
+        total += scratch[w];
+    return total;
+}
+
+static __global__ void __launch_bounds__(GRID_BLOCK_THREADS)
+    grid_build_block(grid_sets sets, int64_t batch, int64_t cells, double rs, float limit,
+                     int32_t *finite, grid_cloud *clouds, uint32_t *slots, uint32_t *starts,
+                     float4 *pts)
+{
+    extern __shared__ uint32_t place[]; /* cells: counts, then where each cell starts */
+    __shared__ float bound[2][3][GRID_BLOCK_THREADS / 32];
+    __shared__ int64_t sums[GRID_BLOCK_THREADS / 32];
+    __shared__ grid_cloud shape;
+    const int64_t cloud = blockIdx.x, nclouds = sets.nsets * batch;
+    const int set = cloud >= batch;
+    const int64_t pair = cloud - (set ? batch : 0);
+    const int32_t full = sets.n[set], n = grid_length(sets.len[set], pair, full);
+    const float *r = sets.ref[set] + (size_t)pair * full * 3;
+    const int64_t first = set ? batch * sets.n[0] + pair * full : pair * full; /* in slots */
+
+    /* where this cloud's points start: the points of the clouds before it */
+    int64_t before = 0;
+    for (int64_t c = threadIdx.x; c < cloud; c += blockDim.x) {
+        const int cs = c >= batch;
+        before += grid_length(sets.len[cs], c - (cs ? batch : 0), sets.n[cs]);
+    }
+    const uint32_t base = (uint32_t)grid_block_sum<int64_t>(before, sums);
+
+    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x)
+        for (int a = 0; a < 3; a++) {
+            const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
+            l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
+        }
+    for (int a = 0; a < 3; a++)
+        for (int d = 16; d > 0; d /= 2) {
+            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
+            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
+        }
+    if (threadIdx.x % 32 == 0)
+        for (int a = 0; a < 3; a++)
+            bound[0][a][threadIdx.x / 32] = l[a], bound[1][a][threadIdx.x / 32] = h[a];
+    for (int64_t c = threadIdx.x; c < cells; c += blockDim.x)
+        place[c] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float lo[3], hi[3];
+        for (int a = 0; a < 3; a++) {
+            lo[a] = INFINITY, hi[a] = -INFINITY;
+            for (unsigned w = 0; w < blockDim.x / 32; w++)
+                lo[a] = fminf(lo[a], bound[0][a][w]), hi[a] = fmaxf(hi[a], bound[1][a][w]);
+            if (!(lo[a] <= hi[a])) /* no point: as the stages' bounds read back */
+                lo[a] = hi[a] = NAN;
+        }
+        shape = grid_shape_of(lo, hi, cells, rs);
+        clouds[cloud] = shape;
+    }
+    __syncthreads();
+    const grid_cloud g = shape;
+
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
+        const float *p = r + 3 * (size_t)j;
+        int32_t c[3];
+        for (int a = 0; a < 3; a++)
+            c[a] = grid_cell(tiles_coord(p + a, limit, NULL), g.lo[a], g.inv_h, g.dim[a]);
+        slots[first + j] = atomicAdd(place + ((int64_t)c[2] * g.dim[1] + c[1]) * g.dim[0] + c[0],
+                                     1u);
+    }
+    __syncthreads();
+
+    /* the counts' exclusive scan: a run of cells a thread, then the runs' */
+    const int64_t per = (cells + blockDim.x - 1) / blockDim.x, c0 = threadIdx.x * per;
+    const int64_t c1 = c0 + per < cells ? c0 + per : cells;
+    uint32_t run = 0;
+    for (int64_t c = c0; c < c1; c++)
+        run += place[c];
+    uint32_t incl = run;
+    for (int d = 1; d < 32; d *= 2) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (threadIdx.x % 32 >= (unsigned)d)
+            incl += v;
+    }
+    if (threadIdx.x % 32 == 31)
+        sums[threadIdx.x / 32] = incl;
+    __syncthreads();
+    uint32_t at = base + incl - run;
+    for (unsigned w = 0; w < threadIdx.x / 32; w++)
+        at += (uint32_t)sums[w];
+    for (int64_t c = c0; c < c1; c++) {
+        const uint32_t count = place[c];
+        place[c] = at;
+        starts[cloud * cells + c] = at;
+        at += count;
+    }
+    if (cloud == nclouds - 1 && threadIdx.x == blockDim.x - 1)
+        starts[nclouds * cells] = at; /* every point's end */
+    __syncthreads();
+
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
+        const float *p = r + 3 * (size_t)j;
+        const float x = tiles_coord(p, limit, NULL), y = tiles_coord(p + 1, limit, NULL),
+                    z = tiles_coord(p + 2, limit, NULL);
+        const int64_t cell = ((int64_t)grid_cell(z, g.lo[2], g.inv_h, g.dim[2]) * g.dim[1] +
+                              grid_cell(y, g.lo[1], g.inv_h, g.dim[1])) * g.dim[0] +
+                             grid_cell(x, g.lo[0], g.inv_h, g.dim[0]);
+        pts[place[cell] + slots[first + j]] = make_float4(x, y, z, __int_as_float(j));
+    }
+}
+
 /* Each point's cell key and its place in its cell (counting sort, first half). */
 static __global__ void grid_count(grid_sets sets, int64_t batch, int64_t points, int64_t cells,
                                   const grid_cloud *clouds, float limit, uint32_t *keys,
@@ -253,6 +387,8 @@ static int grid_make(const char *who, const grid_sets *sets, int64_t batch, int 
         return pcb_fail(PCB_ENOMEM, "%s: out of memory", who);
     s->batch = batch, s->cells = cells, s->sets = *sets;
     int rc = alloc ? grid_alloc(s) : PCB_OK;
+    if (rc == PCB_OK && alloc && cells <= GRID_BLOCK_CELLS) /* set once, never while captured */
+        rc = pcb_cuda_smem_at_least((const void *)grid_build_block, grid_block_smem(cells));
     if (rc != PCB_OK) {
         grid_free(s);
         return rc;
@@ -269,6 +405,12 @@ static int grid_build(grid_scratch *s, const grid_sets *sets, double rs, float l
 {
     s->sets = *sets;
     const int64_t clouds = sets->nsets * s->batch, points = grid_points(*sets, s->batch);
+    if (s->cells <= GRID_BLOCK_CELLS) {
+        grid_build_block<<<(unsigned)clouds, GRID_BLOCK_THREADS, grid_block_smem(s->cells), st>>>(
+            *sets, s->batch, s->cells, rs, limit, finite, s->clouds, s->slots, s->starts, s->pts);
+        PCB_CUDA_LAUNCHED("grid_build_block");
+        return PCB_OK;
+    }
     const unsigned point_blocks = (unsigned)((points + 255) / 256);
     const int64_t cells = clouds * s->cells + 1;
     PCB_CUDA_TRY(

@@ -21,6 +21,7 @@ import importlib
 import importlib.util
 import math
 import sys
+import types
 
 from . import _native as _n
 from . import _ragged as _r
@@ -236,7 +237,7 @@ def fps(xyz, m, start=0, impl=None, lengths=None):
     if lengths is not None:
         return _fps_ragged(xyz, m, start, impl, lengths)
     if _as_op(xyz, impl):
-        return _ops.torch.ops.pcbench.fps.default(xyz.detach(), m, start)
+        return _ops.call(_ops.torch.ops.pcbench.fps.default, xyz.detach(), m, start)
     return _fps_direct(xyz, m, start, impl)
 
 
@@ -274,7 +275,7 @@ def nn(ref, query, impl=None, ref_lengths=None, query_lengths=None):
     if ref_lengths is not None or query_lengths is not None:
         return _nn_ragged(ref, query, impl, ref_lengths, query_lengths)
     if _as_op(ref, impl):
-        return _ops.torch.ops.pcbench.nn.default(ref.detach(), query.detach())
+        return _ops.call(_ops.torch.ops.pcbench.nn.default, ref.detach(), query.detach())
     return _nn_direct(ref, query, impl)
 
 
@@ -329,7 +330,7 @@ def knn(ref, query=None, k=16, impl=None, ref_lengths=None, query_lengths=None):
         return _knn_ragged(ref, query, k, impl, ref_lengths, query_lengths)
     if _as_op(ref, impl):
         q = ref if query is None else query
-        return _ops.torch.ops.pcbench.knn.default(ref.detach(), q.detach(), k)
+        return _ops.call(_ops.torch.ops.pcbench.knn.default, ref.detach(), q.detach(), k)
     return _knn_direct(ref, query, k, impl)
 
 
@@ -451,7 +452,7 @@ def chamfer_nearest(a, b, impl=None, a_lengths=None, b_lengths=None):
     if a_lengths is not None or b_lengths is not None:
         idx, d2 = _chamfer_ragged(a, b, impl, a_lengths, b_lengths)
     elif _as_op(a, impl):
-        idx, d2 = _ops.torch.ops.pcbench.chamfer_nearest.default(a.detach(), b.detach())
+        idx, d2 = _ops.call(_ops.torch.ops.pcbench.chamfer_nearest.default, a.detach(), b.detach())
     else:
         idx, d2 = _chamfer_nearest_flat(a, b, impl)
     lead, na, nb = tuple(a.shape[:-2]), a.shape[-2], b.shape[-2]
@@ -1049,7 +1050,7 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum", a_lengths=Non
     if (convention == "squared-mean-sum" and _as_op(a, None) and _as_op(b, None) and
             a.dtype == torch.float32 and b.dtype == torch.float32 and a.is_cuda and b.is_cuda
             and a.dim() == 3 and a.is_contiguous() and b.is_contiguous()):
-        per_pair = _ops.torch.ops.pcbench.chamfer_value.default(a, b)[0]
+        per_pair = _ops.call(_ops.torch.ops.pcbench.chamfer_value.default, a, b)[0]
         return _reduce(per_pair, reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
     with torch.no_grad():
@@ -1107,5 +1108,17 @@ def clear_device_cache(graphs=False):
     _n.lib.pcb_device_cache_clear(1 if graphs else 0)
 
 
+class _Module(types.ModuleType):
+    """The package's module: setting finite_check tells the compiled
+    operators too."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name == "finite_check" and _ops is not None:
+            _ops.finite_mode(value)
+
+
 if _ops is not None:
     _ops.register(sys.modules[__name__])
+    _ops.finite_mode(finite_check)
+sys.modules[__name__].__class__ = _Module

@@ -15,8 +15,22 @@ batches a call's host time is a share of its kernels'.
 Outputs never alias their inputs or each other (a rule of custom
 operators): chamfer's two directions come back as one array each, split by
 the Python function that called the operator.
+
+Where the compiled operators were built for this PyTorch (make torch-ops:
+libpcbench_torch.so in torch-<version>/ beside libpcbench.so), their CUDA
+kernels and chamfer_value's autograd are C++ (pcbench_torch.cpp: a call's
+host time is then the dispatcher's and the launches', not Python's); the
+CPU kernels stay these. PCBENCH_TORCH_OPS=0 keeps the Python kernels
+everywhere; PCBENCH_TORCH_OPS=<path> names the library.
 """
+import ctypes
+import os
+import re
+from pathlib import Path
+
 import torch
+
+from . import _native
 
 _lib = torch.library.Library("pcbench", "DEF")
 _DEFS = {
@@ -33,6 +47,50 @@ _DEFS = {
 }
 for _schema in _DEFS.values():
     _lib.define(_schema)
+
+
+def _load_compiled():
+    """The compiled operators' library for this PyTorch, loaded, or None."""
+    choice = os.environ.get("PCBENCH_TORCH_OPS", "")
+    if choice == "0":
+        return None
+    path = Path(choice) if choice else (Path(_native.lib._name).parent /
+                                        ("torch-" + torch.__version__) / "libpcbench_torch.so")
+    if not path.is_file():
+        return None
+    torch.ops.load_library(str(path))
+    so = ctypes.CDLL(str(path))
+    so.pcbench_torch_ops.restype = ctypes.c_char_p
+    so.pcbench_torch_finite_check.argtypes = [ctypes.c_int]
+    return so
+
+
+_compiled = _load_compiled()
+compiled = frozenset(_compiled.pcbench_torch_ops().decode().split()) if _compiled else frozenset()
+compiled_path = _compiled._name if _compiled else None
+_FINITE_MODES = {"off": 0, "async": 1, "sync": 2}
+
+
+def finite_mode(mode):
+    """pcbench.finite_check, told to the compiled kernels (anything but
+    "async" and "sync" is off, as in the Python kernels)."""
+    if _compiled is not None:
+        _compiled.pcbench_torch_finite_check(_FINITE_MODES.get(mode, 0))
+
+
+_STATUS = re.compile(r"\[pcbench (PCB_[A-Z]+)\] ")
+
+
+def call(op, *args):
+    """op(*args), a compiled kernel's library error raised as the package's
+    PcbenchError (its RuntimeError says "[pcbench PCB_<STATUS>] ...")."""
+    try:
+        return op(*args)
+    except RuntimeError as e:
+        found = _STATUS.match(str(e))
+        if not found or isinstance(e, _native.PcbenchError):
+            raise
+        raise _native.PcbenchError(found.group(1), str(e)[found.end():]) from None
 
 
 def _lead(x):
@@ -63,7 +121,8 @@ def register(direct):
 
     def kernel(name, fn):
         _lib.impl(name, fn, "CPU")
-        _lib.impl(name, fn, "CUDA")
+        if name not in compiled:
+            _lib.impl(name, fn, "CUDA")
 
     kernel("fps", lambda xyz, m, start: direct._fps_direct(xyz, m, start, None))
     kernel("nn", lambda ref, query: direct._nn_direct(ref, query, None))
@@ -138,5 +197,6 @@ def register(direct):
         grad_a, grad_b = torch.ops.pcbench.chamfer_backward.default(a, b, idx, grad_value)
         return grad_a, grad_b
 
-    torch.library.register_autograd("pcbench::chamfer_value", chamfer_grad,
-                                    setup_context=chamfer_setup)
+    if "chamfer_value" not in compiled:  # else the compiled library's, for every device
+        torch.library.register_autograd("pcbench::chamfer_value", chamfer_grad,
+                                        setup_context=chamfer_setup)

@@ -1,0 +1,309 @@
+// pcbench_torch.cpp - the CUDA kernels of pcbench's PyTorch operators
+// (pcbench::nn, knn, fps, chamfer_nearest, chamfer_value, chamfer_backward)
+// and chamfer_value's autograd, compiled against one PyTorch (make
+// torch-ops). The Python package defines the operators' schemas and their
+// fake implementations, loads this library when it was built for the
+// PyTorch it runs with, and keeps its own ctypes kernels otherwise, and for
+// CPU tensors and the other operators.
+//
+// Why compiled: at training batches a call's kernels take tens of
+// microseconds, and the Python kernel's checks, ctypes structs and output
+// allocations cost more than that. Here a call is the dispatcher, a few
+// checks, the outputs' allocations and libpcbench's launches. The contract
+// is the Python kernels': the same checks and messages (ValueError,
+// TypeError), the same answers, the same asynchronous finite check; a
+// library error other than a bad argument is a RuntimeError whose message
+// starts "[pcbench PCB_<STATUS>] ", which the package raises as its
+// PcbenchError.
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <mutex>
+#include <string>
+
+#include "../pcbench.h"
+
+namespace {
+
+using at::Tensor;
+
+// pcbench.finite_check, pushed here by the package: 0 off, 1 async, 2 sync.
+int finite_mode = 1;
+
+[[noreturn]] void library_error(const char *fn, int rc)
+{
+    const std::string msg = std::string("pcbench.") + fn + ": " + pcb_errmsg();
+    if (rc == PCB_EINVAL)
+        TORCH_CHECK_VALUE(false, msg);
+    TORCH_CHECK(false, "[pcbench ", pcb_status_name(rc), "] ", msg);
+}
+
+// A cloud argument as the Python kernels check it.
+void check_cloud(const Tensor &x, const char *fn, const char *name)
+{
+    TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "pcbench.", fn, ": ", name,
+                     " must be float32, not ", x.scalar_type());
+    TORCH_CHECK_VALUE((x.dim() == 2 || x.dim() == 3) && x.size(-1) == 3, "pcbench.", fn, ": ",
+                      name, " must be (B, N, 3) or (N, 3), not ", x.sizes());
+    TORCH_CHECK_VALUE(x.is_contiguous(), "pcbench.", fn, ": ", name,
+                      " is not contiguous (call .contiguous())");
+    TORCH_CHECK_VALUE(x.numel() > 0, "pcbench.", fn, ": ", name, " is empty: ", x.sizes());
+    if (finite_mode == 2)
+        TORCH_CHECK_VALUE(at::isfinite(x).all().item<bool>(), "pcbench.", fn, ": ", name,
+                          " holds a non-finite coordinate");
+}
+
+void check_pair(const Tensor &a, const Tensor &b, const char *fn, const char *na,
+                const char *nb)
+{
+    check_cloud(a, fn, na);
+    check_cloud(b, fn, nb);
+    TORCH_CHECK_VALUE(a.device() == b.device(), "pcbench.", fn, ": ", na, " and ", nb,
+                      " must be the same kind on the same device (", a.device(), ", ",
+                      b.device(), ")");
+    TORCH_CHECK_VALUE(a.dim() == b.dim() && (a.dim() == 2 || a.size(0) == b.size(0)),
+                      "pcbench.", fn, ": ", na, " and ", nb, " must have the same batch (",
+                      a.sizes(), " and ", b.sizes(), ")");
+}
+
+int64_t integer_in(int64_t v, const char *fn, const char *name, int64_t lo, int64_t hi)
+{
+    TORCH_CHECK_VALUE(v >= lo && v <= hi, "pcbench.", fn, ": ", name, " = ", v,
+                      " is outside ", lo, "..", hi);
+    return v;
+}
+
+// The device's finite flag (one int32 1, kept: never freed, as the CUDA
+// context outlives no static destructor safely). A run that meets a
+// non-finite coordinate clears it; the assertion that reads it then fails,
+// which ends the CUDA context, so a cleared flag is never read again.
+int32_t *finite_flag(const Tensor &like, Tensor **keep)
+{
+    static std::mutex lock;
+    static Tensor *flags[64];
+    const int d = like.get_device();
+    TORCH_CHECK(d >= 0 && d < 64, "pcbench: CUDA device ", d, " is beyond the 64 kept");
+    std::lock_guard<std::mutex> hold(lock);
+    if (!flags[d])
+        flags[d] = new Tensor(at::ones({}, like.options().dtype(at::kInt)));
+    *keep = flags[d];
+    return flags[d]->data_ptr<int32_t>();
+}
+
+// A device task on the current stream of the first cloud's device.
+struct Call {
+    const char *fn;
+    pcb_task task{};
+    pcb_result result{};
+    Tensor *flag = nullptr;
+
+    Call(const char *f, pcb_problem problem, const Tensor &a) : fn(f)
+    {
+        task.problem = problem;
+        task.batch = a.dim() == 3 ? a.size(0) : 1;
+        task.n = a.size(-2);
+        task.a = a.data_ptr<float>();
+        task.memory = PCB_MEM_DEVICE;
+        task.stream = c10::cuda::getCurrentCUDAStream(a.get_device()).stream();
+        if (finite_mode == 1)
+            result.finite = finite_flag(a, &flag);
+    }
+
+    void run()
+    {
+        const pcb_impl *impl = nullptr;
+        int rc = pcb_choose(&task, PCB_CUDA, &impl);
+        if (rc >= 0)
+            rc = pcb_run(impl, &task, &result, nullptr);
+        if (rc < 0)
+            library_error(fn, rc);
+        if (flag)
+            at::_assert_async(*flag, std::string("pcbench.") + fn +
+                                         ": an input holds a non-finite coordinate");
+    }
+};
+
+// An output of the input's batch rank: shape without its leading batch for
+// an unbatched input.
+at::DimVector shaped(const Tensor &like, std::initializer_list<int64_t> rest)
+{
+    at::DimVector s;
+    if (like.dim() == 3)
+        s.push_back(like.size(0));
+    s.insert(s.end(), rest.begin(), rest.end());
+    return s;
+}
+
+std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query)
+{
+    check_pair(ref, query, "nn", "ref", "query");
+    c10::cuda::CUDAGuard guard(ref.device());
+    const auto shape = shaped(query, {query.size(-2)});
+    Tensor idx = at::empty(shape, ref.options().dtype(at::kInt));
+    Tensor d2 = at::empty(shape, ref.options());
+    Call c("nn", PCB_NN, ref);
+    c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>();
+    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
+    c.run();
+    return {idx.to(at::kLong), d2};
+}
+
+std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int64_t k)
+{
+    check_pair(ref, query, "knn", "ref", "query");
+    integer_in(k, "knn", "k", 1, INT32_MAX);
+    c10::cuda::CUDAGuard guard(ref.device());
+    const auto shape = shaped(query, {query.size(-2), k});
+    Tensor idx = at::empty(shape, ref.options().dtype(at::kInt));
+    Tensor d2 = at::empty(shape, ref.options());
+    Call c("knn", PCB_KNN, ref);
+    c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>(), c.task.k = k;
+    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
+    c.run();
+    return {idx.to(at::kLong), d2};
+}
+
+Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start)
+{
+    check_cloud(xyz, "fps", "xyz");
+    const int64_t n = xyz.size(-2);
+    integer_in(m, "fps", "m (samples)", 1, n);
+    integer_in(start, "fps", "start", 0, n - 1);
+    c10::cuda::CUDAGuard guard(xyz.device());
+    Tensor idx = at::empty(shaped(xyz, {m}), xyz.options().dtype(at::kInt));
+    Call c("fps", PCB_FPS, xyz);
+    c.task.m = m, c.task.start = start;
+    c.result.index = idx.data_ptr<int32_t>();
+    c.run();
+    return idx.to(at::kLong);
+}
+
+// Both directions' nearest points of every pair, as one int32 and one
+// float32 array (a's points of the whole batch, then b's); value, when
+// given, gets each pair's default-convention value.
+// (a and b checked).
+Call chamfer_call(const char *fn, const Tensor &a, const Tensor &b, Tensor &idx, Tensor &d2)
+{
+    const int64_t batch = a.dim() == 3 ? a.size(0) : 1;
+    const int64_t count = batch * (a.size(-2) + b.size(-2));
+    idx = at::empty({count}, a.options().dtype(at::kInt));
+    d2 = at::empty({count}, a.options());
+    Call c(fn, PCB_CHAMFER, a);
+    c.task.nq = b.size(-2), c.task.b = b.data_ptr<float>();
+    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
+    return c;
+}
+
+std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b)
+{
+    check_pair(a, b, "chamfer_nearest", "a", "b");
+    c10::cuda::CUDAGuard guard(a.device());
+    Tensor idx, d2;
+    Call c = chamfer_call("chamfer_nearest", a, b, idx, d2);
+    c.run();
+    return {idx.to(at::kLong), d2};
+}
+
+std::tuple<Tensor, Tensor> chamfer_value_cuda(const Tensor &a, const Tensor &b)
+{
+    check_pair(a, b, "chamfer", "a", "b");
+    c10::cuda::CUDAGuard guard(a.device());
+    Tensor idx, d2;
+    Call c = chamfer_call("chamfer", a, b, idx, d2);
+    Tensor value = at::empty({c.task.batch}, a.options().dtype(at::kDouble));
+    c.result.value = value.data_ptr<double>();
+    c.run();
+    at::DimVector lead(a.sizes().begin(), a.sizes().end() - 2);
+    return {value.to(at::kFloat).reshape(lead), idx};
+}
+
+std::tuple<Tensor, Tensor> chamfer_backward_cuda(const Tensor &a, const Tensor &b,
+                                                 const Tensor &idx, const Tensor &grad)
+{
+    c10::cuda::CUDAGuard guard(a.device());
+    const Tensor g = grad.to(at::kFloat).contiguous().reshape(-1);
+    Tensor grad_a = at::zeros_like(a), grad_b = at::zeros_like(b);
+    pcb_task t{};
+    t.problem = PCB_CHAMFER;
+    t.batch = a.dim() == 3 ? a.size(0) : 1;
+    t.n = a.size(-2), t.nq = b.size(-2);
+    t.a = a.data_ptr<float>(), t.b = b.data_ptr<float>();
+    t.memory = PCB_MEM_DEVICE;
+    t.stream = c10::cuda::getCurrentCUDAStream(a.get_device()).stream();
+    const int rc = pcb_chamfer_backward(&t, idx.data_ptr<int32_t>(), g.data_ptr<float>(),
+                                        grad_a.data_ptr<float>(), grad_b.data_ptr<float>());
+    if (rc < 0)
+        library_error("chamfer", rc);
+    return {grad_a, grad_b};
+}
+
+// chamfer_value's autograd: the gradient of each pair's value with the
+// nearest points held fixed (pcbench::chamfer_backward), for every device.
+struct ChamferValue : torch::autograd::Function<ChamferValue> {
+    static torch::autograd::variable_list forward(torch::autograd::AutogradContext *ctx,
+                                                  const Tensor &a, const Tensor &b)
+    {
+        at::AutoDispatchBelowADInplaceOrView below;
+        static const auto op =
+            c10::Dispatcher::singleton()
+                .findSchemaOrThrow("pcbench::chamfer_value", "")
+                .typed<std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &)>();
+        auto [value, idx] = op.call(a, b);
+        ctx->save_for_backward({a, b, idx});
+        ctx->mark_non_differentiable({idx});
+        return {value, idx};
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                   torch::autograd::variable_list grads)
+    {
+        if (!grads[0].defined())
+            return {Tensor(), Tensor()};
+        const auto saved = ctx->get_saved_variables();
+        static const auto op =
+            c10::Dispatcher::singleton()
+                .findSchemaOrThrow("pcbench::chamfer_backward", "")
+                .typed<std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &,
+                                                  const Tensor &, const Tensor &)>();
+        auto [grad_a, grad_b] = op.call(saved[0], saved[1], saved[2], grads[0]);
+        return {grad_a, grad_b};
+    }
+};
+
+std::tuple<Tensor, Tensor> chamfer_value_autograd(const Tensor &a, const Tensor &b)
+{
+    auto out = ChamferValue::apply(a, b);
+    return {out[0], out[1]};
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(pcbench, CUDA, m)
+{
+    m.impl("nn", nn_cuda);
+    m.impl("knn", knn_cuda);
+    m.impl("fps", fps_cuda);
+    m.impl("chamfer_nearest", chamfer_nearest_cuda);
+    m.impl("chamfer_value", chamfer_value_cuda);
+    m.impl("chamfer_backward", chamfer_backward_cuda);
+}
+
+TORCH_LIBRARY_IMPL(pcbench, Autograd, m)
+{
+    m.impl("chamfer_value", chamfer_value_autograd);
+}
+
+// The operators this library registers a CUDA kernel for, and the finite
+// check's mode, for the package (through ctypes).
+extern "C" __attribute__((visibility("default"))) const char *pcbench_torch_ops(void)
+{
+    return "nn knn fps chamfer_nearest chamfer_value chamfer_backward";
+}
+
+extern "C" __attribute__((visibility("default"))) void pcbench_torch_finite_check(int mode)
+{
+    finite_mode = mode;
+}
