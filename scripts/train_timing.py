@@ -12,6 +12,11 @@ For each batch x points (uniform cube and sphere-surface clouds, seeded):
   - host time a call (time.perf_counter over 40 calls queued behind a
     long GPU sleep, so nothing waits for the GPU): what a call costs the
     CPU beyond its kernels (checks, ctypes, allocation, launches).
+  - chamfer forward + backward captured in a CUDA graph and replayed (the
+    step without the eager autograd engine's host time), beside cdist's;
+  - the host time of a few of PyTorch's own calls on the same host (an
+    empty_like, an add, a cast, a trivial mean's backward), the units a
+    call's host time is read in.
 The file records whether the operators' CUDA kernels were the compiled ones
 (make torch-ops) or the Python ones (PCBENCH_TORCH_OPS=0).
 Every pcbench answer timed is checked first: nn's distances against a
@@ -65,6 +70,27 @@ def host_us(call, calls=40):
     return host
 
 
+def graph_ms(step):
+    """Per call of step (a forward and backward) captured in a CUDA graph and
+    replayed: how a training loop that captures its step (torch.cuda.graph,
+    torch.compile's reduce-overhead) pays for it, without the eager
+    autograd engine's host time. Warmed up on a side stream first, as
+    capture needs; the gradients are the graph's own (set to None first)."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    ms = per_call_ms(graph.replay)
+    del graph
+    return ms
+
+
 def cdist_nn(q, r):
     return torch_mod().cdist(q, r).min(-1)
 
@@ -107,9 +133,17 @@ def main():
     rows = []
     print("operators' CUDA kernels: %s" % ("compiled (%s)" % pcbench._ops.compiled_path
                                          if pcbench._ops.compiled else "Python (ctypes)"))
-    print("%-8s %-12s %9s %9s %9s %9s %9s %9s %9s %8s %8s" % (
-        "kind", "B x N", "nn", "index", "cdist", "ch fwd", "ch f+b", "cd f+b", "nearest",
-        "host nn", "host ch"), flush=True)
+    print("%-8s %-12s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s" % (
+        "kind", "B x N", "nn", "index", "cdist", "ch fwd", "ch f+b", "graph", "cd f+b",
+        "nearest", "host nn", "host ch"), flush=True)
+    probe = clouds("uniform", 32, 1024, 3)
+    reference = {"empty": host_us(lambda: torch.empty_like(probe)),
+                 "add": host_us(lambda: torch.add(probe, 1)),
+                 "to_int64": host_us(lambda: probe.to(torch.int64)),
+                 "mean_backward": host_us(lambda: (probe.requires_grad_() * 1).mean().backward())}
+    probe.requires_grad_(False)
+    print("host time of PyTorch's own calls on this host (us): %s"
+          % ", ".join("%s %.1f" % kv for kv in reference.items()), flush=True)
     for kind in ("uniform", "sphere"):
         for b, n in sizes:
             a, q = clouds(kind, b, n, 1), clouds(kind, b, n, 2)
@@ -122,6 +156,12 @@ def main():
 
             def cd_fb():
                 cdist_chamfer(xa, xq).backward()
+
+            def fresh(step):
+                def run():
+                    xa.grad = xq.grad = None
+                    step()
+                return run
             row = {"kind": kind, "batch": b, "n": n, "verified": ok,
                    "cdist_chamfer_rel_error": cdist_err,
                    "nn_ms": per_call_ms(lambda: pcbench.nn(a, q)),
@@ -130,25 +170,27 @@ def main():
                    "chamfer_fwd_bwd_ms": per_call_ms(ch_fb),
                    "chamfer_nearest_ms": per_call_ms(lambda: pcbench.chamfer_nearest(a, q)),
                    "nn_host_us": host_us(lambda: pcbench.nn(a, q)),
-                   "chamfer_fwd_bwd_host_us": host_us(ch_fb)}
+                   "chamfer_fwd_bwd_host_us": host_us(ch_fb),
+                   "chamfer_fwd_bwd_graph_ms": graph_ms(fresh(ch_fb))}
             # cdist's distance matrices: b n n floats; its backward holds several
             if b * n * n * 4 <= 16 << 30:
                 row["cdist_nn_ms"] = per_call_ms(lambda: cdist_nn(q, a))
             if b * n * n * 4 <= 4 << 30:
                 row["cdist_chamfer_fwd_bwd_ms"] = per_call_ms(cd_fb)
+                row["cdist_chamfer_fwd_bwd_graph_ms"] = graph_ms(fresh(cd_fb))
             index.close()
             rows.append(row)
-            print("%-8s %-12s %9.4f %9.4f %9s %9.4f %9.4f %9s %9.4f %8.1f %8.1f%s" % (
+            print("%-8s %-12s %9.4f %9.4f %9s %9.4f %9.4f %9.4f %9s %9.4f %8.1f %8.1f%s" % (
                 kind, "%d x %d" % (b, n), row["nn_ms"], row["index_query_ms"],
                 "%.4f" % row["cdist_nn_ms"] if "cdist_nn_ms" in row else "-",
-                row["chamfer_fwd_ms"], row["chamfer_fwd_bwd_ms"],
+                row["chamfer_fwd_ms"], row["chamfer_fwd_bwd_ms"], row["chamfer_fwd_bwd_graph_ms"],
                 "%.4f" % row["cdist_chamfer_fwd_bwd_ms"] if "cdist_chamfer_fwd_bwd_ms" in row
                 else "-", row["chamfer_nearest_ms"], row["nn_host_us"],
                 row["chamfer_fwd_bwd_host_us"], "" if ok else "  WRONG"), flush=True)
             del a, q, xa, xq, index
             torch.cuda.empty_cache()
     doc = dict(binding_timing.gpu_env(torch), format="pcbench-train-timing/1",
-               compiled_ops=sorted(pcbench._ops.compiled),
+               compiled_ops=sorted(pcbench._ops.compiled), host_reference_us=reference,
                method="CUDA events around loops of calls, median of 15 loops; host time over "
                       "40 calls queued behind a GPU sleep", rows=rows)
     binding_timing.write_json(args.out, doc)

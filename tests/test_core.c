@@ -284,7 +284,7 @@ static void test_choose_and_bound(void)
     pcb_cloud_free(&b);
 }
 
-/* The GPU choice by size (limits.best_max_n): NN's cuda_tiles up to 2,048
+/* The GPU choice by size (limits.best_max_n): NN's cuda_tiles up to 1,024
  * points a cloud, cuda_grid to 16,384, cuda_bvh beyond; chamfer's cuda_tiles
  * to 1,024; a task no preferred one takes (a ragged batch beyond 16,384 on
  * device memory: cuda_bvh takes none) goes to one that accepts it. */
@@ -297,8 +297,8 @@ static void test_choice_by_size(void)
         pcb_problem p;
         int64_t n;
         const char *want;
-    } cases[] = {{PCB_NN, 1024, "cuda_tiles"},      {PCB_NN, 2048, "cuda_tiles"},
-                 {PCB_NN, 2049, "cuda_grid"},       {PCB_NN, 16384, "cuda_grid"},
+    } cases[] = {{PCB_NN, 1024, "cuda_tiles"},      {PCB_NN, 2048, "cuda_grid"},
+                 {PCB_NN, 1025, "cuda_grid"},       {PCB_NN, 16384, "cuda_grid"},
                  {PCB_NN, 16385, "cuda_bvh"},       {PCB_CHAMFER, 1024, "cuda_tiles"},
                  {PCB_CHAMFER, 2048, "cuda_grid"},  {PCB_CHAMFER, 20000, "cuda_bvh"}};
     float *nowhere = (float *)(uintptr_t)4096; /* never read: nothing runs */

@@ -120,7 +120,7 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
     /* chosen up to 2,048 points a cloud: cuda_grid's build costs more below
      * (impl/nn/README.md); beyond, only by name */
-    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 2048},
+    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 1024},
     .cost = PCB_COST_ALL_PAIRS,
     .reference = 0,
     .gap_option = 0,

@@ -157,9 +157,10 @@ class PcbenchPython(TorchPeer):
         self.name = "pcbench_py"
         if problem == "emd":  # held to the bound it asks for, as the harness holds cuda_auction
             self.exact, self.max_gap = False, 1e-3
-        impl = {"fps": "cuda_pruned", "nn": "cuda_tiles up to 16,384 points, else cuda_bvh "
-                "(index built in the call)", "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0),
-                "chamfer": "forward and backward (cuda_tiles, pcb_chamfer_backward)",
+        by_size = "cuda_tiles up to 1,024 points a cloud, cuda_grid to 16,384, else cuda_bvh"
+        impl = {"fps": "cuda_pruned", "nn": by_size + " (index built in the call)",
+                "emd": "cuda_auction, max_gap %g" % (self.max_gap or 0),
+                "chamfer": "forward and backward (%s; pcb_chamfer_backward)" % by_size,
                 "knn": "cuda_tiles (canonical rows)",
                 "ball": "cuda_grid (the suite's selection, canonical rows)"}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
