@@ -89,6 +89,23 @@ def clouds(tool, cid, work):
     return cfg, a, b
 
 
+def graph_ms(call, reps=15, min_ms=20.0):
+    """call captured alone in a CUDA graph (after warm-up calls on a side
+    stream, PyTorch's recipe), a replay's time by per_call_ms: what the call
+    costs where a step is replayed and no host time remains."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    return per_call_ms(graph.replay, reps=reps, min_ms=min_ms)[0]
+
+
 def per_call_ms(call, reps=7, min_ms=50.0):
     """Median over reps of (a loop of calls) / calls, CUDA events, warm."""
     import torch

@@ -56,23 +56,6 @@ def gpu_ms(call):
     return binding_timing.per_call_ms(call, reps=15, min_ms=20.0)[0]
 
 
-def graph_ms(call):
-    """The call captured alone in a CUDA graph (after warm-up calls on a side
-    stream, PyTorch's recipe), a replay's time: what the call costs where a
-    step is replayed and no host time remains."""
-    import torch
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            call()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        call()
-    return gpu_ms(graph.replay)
-
-
 def nearest_right(pcbench, a, b):
     """Both directions' nearest points judged (the value's sums are checked
     at 2,048 points in float64)."""
@@ -182,7 +165,7 @@ def main():
         ok = bool(check())
         row = {"call": name, "verified": ok, "op_host_us": host_us(op),
                "direct_host_us": host_us(direct) if direct else None, "gpu_ms": gpu_ms(op),
-               "graph_ms": graph_ms(op)}
+               "graph_ms": binding_timing.graph_ms(op)}
         rows.append(row)
         print("%-48s %8s %9.1f %9s %9.4f %9.4f" % (
             name, "yes" if ok else "WRONG", row["op_host_us"],

@@ -70,27 +70,6 @@ def host_us(call, calls=40):
     return host
 
 
-def graph_ms(step):
-    """Per call of step (a forward and backward) captured in a CUDA graph and
-    replayed: how a training loop that captures its step (torch.cuda.graph,
-    torch.compile's reduce-overhead) pays for it, without the eager
-    autograd engine's host time. Warmed up on a side stream first, as
-    capture needs; the gradients are the graph's own (set to None first)."""
-    import torch
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    ms = per_call_ms(graph.replay)
-    del graph
-    return ms
-
-
 def cdist_nn(q, r):
     return torch_mod().cdist(q, r).min(-1)
 
@@ -157,7 +136,7 @@ def main():
             def cd_fb():
                 cdist_chamfer(xa, xq).backward()
 
-            def fresh(step):
+            def fresh(step):  # in a graph, the gradients are the graph's own
                 def run():
                     xa.grad = xq.grad = None
                     step()
@@ -171,13 +150,13 @@ def main():
                    "chamfer_nearest_ms": per_call_ms(lambda: pcbench.chamfer_nearest(a, q)),
                    "nn_host_us": host_us(lambda: pcbench.nn(a, q)),
                    "chamfer_fwd_bwd_host_us": host_us(ch_fb),
-                   "chamfer_fwd_bwd_graph_ms": graph_ms(fresh(ch_fb))}
+                   "chamfer_fwd_bwd_graph_ms": binding_timing.graph_ms(fresh(ch_fb))}
             # cdist's distance matrices: b n n floats; its backward holds several
             if b * n * n * 4 <= 16 << 30:
                 row["cdist_nn_ms"] = per_call_ms(lambda: cdist_nn(q, a))
             if b * n * n * 4 <= 4 << 30:
                 row["cdist_chamfer_fwd_bwd_ms"] = per_call_ms(cd_fb)
-                row["cdist_chamfer_fwd_bwd_graph_ms"] = graph_ms(fresh(cd_fb))
+                row["cdist_chamfer_fwd_bwd_graph_ms"] = binding_timing.graph_ms(fresh(cd_fb))
             index.close()
             rows.append(row)
             print("%-8s %-12s %9.4f %9.4f %9s %9.4f %9.4f %9.4f %9s %9.4f %8.1f %8.1f%s" % (

@@ -103,6 +103,27 @@ __device__ __forceinline__ float grid_unorder(uint32_t k)
     return __uint_as_float(k & 0x80000000u ? k & 0x7fffffffu : ~k);
 }
 
+/* The bounds (l, h) of a cloud's points first, first + step, ... below n
+ * (r: its coordinates through tiles_coord), folded over the warp: every
+ * lane gets its warp's. */
+__device__ __forceinline__ void grid_warp_bounds(const float *r, int32_t first, int32_t n,
+                                                 int32_t step, float limit, int32_t *finite,
+                                                 float l[3], float h[3])
+{
+    for (int a = 0; a < 3; a++)
+        l[a] = INFINITY, h[a] = -INFINITY;
+    for (int32_t j = first; j < n; j += step)
+        for (int a = 0; a < 3; a++) {
+            const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
+            l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
+        }
+    for (int a = 0; a < 3; a++)
+        for (int d = 16; d > 0; d /= 2) {
+            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
+            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
+        }
+}
+
 /* Blocks (x) of each cloud (y) fold their slice's bounds into the cloud's
  * (lo and hi cleared to zeros). */
 static __global__ void __launch_bounds__(GRID_BOUNDS_THREADS)
@@ -114,18 +135,9 @@ static __global__ void __launch_bounds__(GRID_BOUNDS_THREADS)
     const int64_t pair = blockIdx.y - (set ? batch : 0);
     const int32_t full = sets.n[set], n = grid_length(sets.len[set], pair, full);
     const float *r = sets.ref[set] + (size_t)pair * full * 3;
-    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t j = blockIdx.x * GRID_BOUNDS_THREADS + threadIdx.x; j < n;
-         j += gridDim.x * GRID_BOUNDS_THREADS)
-        for (int a = 0; a < 3; a++) {
-            const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
-            l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
-        }
-    for (int a = 0; a < 3; a++)
-        for (int d = 16; d > 0; d /= 2) {
-            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
-            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
-        }
+    float l[3], h[3];
+    grid_warp_bounds(r, blockIdx.x * GRID_BOUNDS_THREADS + threadIdx.x, n,
+                     gridDim.x * GRID_BOUNDS_THREADS, limit, finite, l, h);
     if (threadIdx.x % 32 == 0)
         for (int a = 0; a < 3; a++)
             sl[a][threadIdx.x / 32] = l[a], sh[a][threadIdx.x / 32] = h[a];
@@ -211,17 +223,8 @@ static __global__ void __launch_bounds__(GRID_BLOCK_THREADS)
     }
     const uint32_t base = (uint32_t)grid_block_sum<int64_t>(before, sums);
 
-    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t j = threadIdx.x; j < n; j += blockDim.x)
-        for (int a = 0; a < 3; a++) {
-            const float v = tiles_coord(r + 3 * (size_t)j + a, limit, finite);
-            l[a] = fminf(l[a], v), h[a] = fmaxf(h[a], v);
-        }
-    for (int a = 0; a < 3; a++)
-        for (int d = 16; d > 0; d /= 2) {
-            l[a] = fminf(l[a], __shfl_xor_sync(0xffffffffu, l[a], d));
-            h[a] = fmaxf(h[a], __shfl_xor_sync(0xffffffffu, h[a], d));
-        }
+    float l[3], h[3];
+    grid_warp_bounds(r, threadIdx.x, n, blockDim.x, limit, finite, l, h);
     if (threadIdx.x % 32 == 0)
         for (int a = 0; a < 3; a++)
             bound[0][a][threadIdx.x / 32] = l[a], bound[1][a][threadIdx.x / 32] = h[a];
