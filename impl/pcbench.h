@@ -198,6 +198,10 @@ typedef struct {
  * a coordinate that is not finite (or beyond the implementation's range) as
  * 0, and leaves as it was otherwise (may be NULL): the caller can check it
  * without waiting, e.g. in a device-side assertion.
+ * Device runs only, implementations with pcb_impl_index64: index64, when not
+ * NULL, gets the indices as int64 (PyTorch's index type, no conversion
+ * after the run) and index is not written (may be NULL); the others say
+ * PCB_EUNSUPPORTED to it.
  */
 typedef struct {
     int32_t *index;
@@ -208,6 +212,7 @@ typedef struct {
     double *bound;
     int32_t *finite;
     int32_t *count; /* ball: entries a row (may be NULL) */
+    int64_t *index64;
 } pcb_result;
 
 /* Deterministic work counters; -1 where an implementation has none. */
@@ -274,6 +279,8 @@ const char *pcb_impl_name(const pcb_impl *impl);
 int pcb_impl_ragged(const pcb_impl *impl);
 /* 1 when it takes an EMD warm start (pcb_task.warm). */
 int pcb_impl_warm(const pcb_impl *impl);
+/* 1 when its device runs write int64 indices (pcb_result.index64). */
+int pcb_impl_index64(const pcb_impl *impl);
 /* The size of cloud i of a (which 0) or b (which 1): its length in a
  * ragged host task, else n or nq. */
 int64_t pcb_cloud_size(const pcb_task *t, int which, int64_t i);

@@ -137,6 +137,9 @@ struct pcb_impl {
     /* 1: it takes an EMD warm start (pcb_task.warm); the others say
      * PCB_EUNSUPPORTED to a task that carries one. */
     int warm_start;
+    /* 1: its device runs write pcb_result.index64 when given; the others
+     * say PCB_EUNSUPPORTED to a result that has one. */
+    int index64;
 };
 
 /* A ragged host task cloud by cloud through impl's life cycle (an

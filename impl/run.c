@@ -13,11 +13,15 @@ int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out, pcb_counte
 {
     int rc;
     void *state = NULL;
-    if (!impl || !out || !out->index)
+    if (!impl || !out || !(out->index || out->index64))
         return pcb_fail(PCB_EINVAL, "pcb_run: missing implementation or result array");
     if ((rc = pcb_task_check(t)) != PCB_OK || (rc = pcb_task_fits(impl, t)) != PCB_OK ||
         (rc = pcb_impl_available(impl)) != PCB_OK)
         return rc;
+    if (out->index64 && (!impl->index64 || t->memory != PCB_MEM_DEVICE))
+        return pcb_fail(PCB_EUNSUPPORTED, "%s %s: int64 indices only from device runs of the "
+                        "implementations that write them", pcb_problem_name(impl->problem),
+                        impl->name);
     if (t->memory == PCB_MEM_DEVICE)
         return impl->run_device(t, out); /* queued on the task's stream, not waited for */
     if ((t->lengths_a || t->lengths_b) && !impl->ragged)
@@ -113,6 +117,11 @@ const char *pcb_impl_name(const pcb_impl *impl)
 int pcb_impl_warm(const pcb_impl *impl)
 {
     return impl && impl->warm_start;
+}
+
+int pcb_impl_index64(const pcb_impl *impl)
+{
+    return impl && impl->index64;
 }
 
 struct pcb_nn_index {

@@ -379,7 +379,15 @@ static void test_invalid_arguments(void)
         big.b = huge;
         CHECK_RC(pcb_run(*it, &big, &r, NULL), PCB_EUNSUPPORTED);
         CHECK_RC(pcb_run(*it, &good, &r, NULL), PCB_OK);
+        /* int64 indices: device runs only (host arrays here), and only where
+         * the implementation writes them */
+        int64_t wide[2];
+        pcb_result r64 = {.dist2 = d2, .index64 = wide};
+        CHECK_RC(pcb_run(*it, &good, &r64, NULL), PCB_EUNSUPPORTED);
     }
+    CHECK(pcb_impl_index64(pcb_find(PCB_NN, "naive")) == 0);
+    const pcb_impl *grid = pcb_find(PCB_NN, "cuda_grid");
+    CHECK(!grid || pcb_impl_index64(grid));
     pcb_report rep;
     idx[0] = idx[1] = 0;
     CHECK_RC(pcb_nn_validate(&bad[4], &r, 1, &rep), PCB_EINVAL);

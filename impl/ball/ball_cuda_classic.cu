@@ -143,4 +143,5 @@ extern "C" const pcb_impl pcb_ball_cuda_classic = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

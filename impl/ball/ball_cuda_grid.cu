@@ -315,4 +315,5 @@ extern "C" const pcb_impl pcb_ball_cuda_grid = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

@@ -53,4 +53,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_bvh = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

@@ -40,8 +40,11 @@ static int cg_queue(void *scratch, const pcb_task *t, pcb_result *out, cudaStrea
     grid_dirs d = {};
     d.dir[0].qry = t->a, d.dir[0].nq = (int32_t)t->n, d.dir[0].qry_len = t->lengths_a;
     d.dir[0].set = 1, d.dir[0].idx = out->index, d.dir[0].dist2 = out->dist2;
+    d.dir[0].idx64 = out->index64;
     d.dir[1].qry = t->b, d.dir[1].nq = (int32_t)t->nq, d.dir[1].qry_len = t->lengths_b;
-    d.dir[1].set = 0, d.dir[1].idx = out->index + first, d.dir[1].dist2 = out->dist2 + first;
+    d.dir[1].set = 0, d.dir[1].dist2 = out->dist2 + first;
+    d.dir[1].idx = out->index ? out->index + first : NULL;
+    d.dir[1].idx64 = out->index64 ? out->index64 + first : NULL;
     if ((rc = grid_nearest_launch(s, &d, 2, limit, out->finite, st)) == PCB_OK && out->value)
         rc = chamfer_value_launch(t, out->dist2, out->value, st);
     return rc;
@@ -84,4 +87,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_grid = {
     .device_index = NULL,
     .ragged = 1,
     .warm_start = 0,
+    .index64 = 1,
 };

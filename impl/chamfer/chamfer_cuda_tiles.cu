@@ -11,15 +11,19 @@
 
 extern "C" const pcb_impl pcb_chamfer_cuda_tiles;
 
-/* Both directions: A's points against B, then B's against A. */
-static tiles_dirs both_dirs(const pcb_task *t, const float *a, const float *b, int32_t *idx,
-                            float *dist2)
+/* Both directions: A's points against B, then B's against A (indices into
+ * out's index, or its index64 where given). */
+static tiles_dirs both_dirs(const pcb_task *t, const float *a, const float *b,
+                            const pcb_result *out)
 {
     const int64_t first = t->batch * t->n;
     tiles_dirs d = {};
-    d.dir[0] = tiles_direction(b, a, t->nq, t->n, idx, dist2, t->lengths_b, t->lengths_a);
-    d.dir[1] = tiles_direction(a, b, t->n, t->nq, idx + first, dist2 + first, t->lengths_a,
-                               t->lengths_b);
+    d.dir[0] = tiles_direction(b, a, t->nq, t->n, out->index, out->dist2, t->lengths_b,
+                               t->lengths_a);
+    d.dir[1] = tiles_direction(a, b, t->n, t->nq, out->index ? out->index + first : NULL,
+                               out->dist2 + first, t->lengths_a, t->lengths_b);
+    d.dir[0].idx64 = out->index64;
+    d.dir[1].idx64 = out->index64 ? out->index64 + first : NULL;
     return d;
 }
 
@@ -29,7 +33,7 @@ static int ct_queue(void *scratch, const pcb_task *t, pcb_result *out, cudaStrea
     (void)scratch;
     if (!out->dist2)
         return pcb_fail(PCB_EINVAL, "chamfer cuda_tiles: the answer needs its dist2 array");
-    tiles_dirs d = both_dirs(t, t->a, t->b, out->index, out->dist2);
+    tiles_dirs d = both_dirs(t, t->a, t->b, out);
     int rc = tiles_launch(&d, 2, t->batch, (float)PCB_NN_MAX_COORD, out->finite, st);
     if (rc == PCB_OK && out->value)
         rc = chamfer_value_launch(t, out->dist2, out->value, st);
@@ -117,4 +121,5 @@ extern "C" const pcb_impl pcb_chamfer_cuda_tiles = {
     .device_index = NULL,
     .ragged = 1,
     .warm_start = 0,
+    .index64 = 1,
 };

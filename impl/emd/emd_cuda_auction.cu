@@ -614,4 +614,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 1,
+    .index64 = 0,
 };

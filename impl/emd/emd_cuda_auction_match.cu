@@ -443,4 +443,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

@@ -302,4 +302,5 @@ static int unrolled_device_ms(void *state, double *ms)
     .available = pcb_cuda_available, .prepare = entry_prepare, .compute = unrolled_compute,    \
     .sync = unrolled_sync, .fetch = unrolled_fetch, .release = unrolled_release,               \
     .counters = unrolled_counters, .device_ms = unrolled_device_ms,                            \
-    .run_device = NULL /* host arrays only */, .device_index = NULL, .ragged = 0, .warm_start = 0
+    .run_device = NULL /* host arrays only */, .device_index = NULL, .ragged = 0,              \
+    .warm_start = 0, .index64 = 0

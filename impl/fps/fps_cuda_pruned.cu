@@ -590,4 +590,5 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .device_index = NULL,
     .ragged = 1,
     .warm_start = 0,
+    .index64 = 0,
 };

@@ -92,4 +92,5 @@ extern "C" const pcb_impl pcb_knn_cuda_brute = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

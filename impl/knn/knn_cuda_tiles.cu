@@ -314,4 +314,5 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .device_index = NULL,
     .ragged = 1,
     .warm_start = 0,
+    .index64 = 0,
 };

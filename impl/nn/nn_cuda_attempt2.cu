@@ -105,4 +105,5 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .device_index = NULL,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

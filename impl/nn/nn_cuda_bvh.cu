@@ -675,4 +675,5 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .device_index = &bvh_index_ops,
     .ragged = 0,
     .warm_start = 0,
+    .index64 = 0,
 };

@@ -37,6 +37,7 @@ static int ng_search(grid_scratch *s, const float *qry, int64_t nq, const int64_
     grid_dirs d = {};
     d.dir[0].qry = qry, d.dir[0].nq = (int32_t)nq, d.dir[0].qry_len = qry_len;
     d.dir[0].set = 0, d.dir[0].idx = out->index, d.dir[0].dist2 = out->dist2;
+    d.dir[0].idx64 = out->index64;
     return grid_nearest_launch(s, &d, 1, (float)PCB_NN_MAX_COORD, out->finite, st);
 }
 
@@ -183,4 +184,5 @@ extern "C" const pcb_impl pcb_nn_cuda_grid = {
     .device_index = &ng_index_ops,
     .ragged = 1,
     .warm_start = 0,
+    .index64 = 1,
 };

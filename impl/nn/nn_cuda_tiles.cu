@@ -67,6 +67,7 @@ static int tiles_run_device(const pcb_task *t, pcb_result *out)
 {
     tiles_dirs d = one_dir(t->a, t->b, t->n, t->nq, out->index, out->dist2, t->lengths_a,
                            t->lengths_b); /* a ragged batch's lengths are read on the device */
+    d.dir[0].idx64 = out->index64;
     return tiles_launch(&d, 1, t->batch, (float)PCB_NN_MAX_COORD, out->finite,
                         (cudaStream_t)t->stream);
 }
@@ -138,4 +139,5 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .device_index = &tiles_index_ops,
     .ragged = 1,
     .warm_start = 0,
+    .index64 = 1,
 };

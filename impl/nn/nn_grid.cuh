@@ -451,8 +451,9 @@ typedef struct {
     int32_t nq;
     const int64_t *qry_len;
     int set;
-    int32_t *idx; /* batch * nq */
-    float *dist2; /* batch * nq, may be NULL */
+    int32_t *idx;   /* batch * nq */
+    float *dist2;   /* batch * nq, may be NULL */
+    int64_t *idx64; /* batch * nq: the indices as int64 instead of idx (may be NULL) */
 } grid_dir;
 
 typedef struct {
@@ -472,7 +473,7 @@ static __global__ void __launch_bounds__(GRID_NEAREST_THREADS)
     const int32_t nq = grid_length(d.qry_len, pair, d.nq);
     const int32_t n = grid_length(g.sets.len[d.set], pair, g.sets.n[d.set]);
     if (qi >= nq || n == 0) { /* a ragged pair's padding row, or nothing to search */
-        d.idx[i] = -1;
+        tiles_put_index(d.idx, d.idx64, i, -1);
         if (d.dist2)
             d.dist2[i] = INFINITY;
         return;
@@ -485,7 +486,7 @@ static __global__ void __launch_bounds__(GRID_NEAREST_THREADS)
     float best;
     int32_t bi;
     grid_search(&c, g.starts + cloud * g.cells, (const float *)g.pts, q, &best, &bi, NULL);
-    d.idx[i] = bi;
+    tiles_put_index(d.idx, d.idx64, i, bi);
     if (d.dist2)
         d.dist2[i] = best;
 }

@@ -34,14 +34,26 @@ typedef struct {
     int32_t *idx; /* batch * nq */
     float *dist2; /* batch * nq, may be NULL */
     const int64_t *ref_len, *qry_len;
+    int64_t *idx64; /* batch * nq: the indices as int64 instead of idx (may be NULL) */
 } tiles_dir;
 
 static inline tiles_dir tiles_direction(const float *ref, const float *qry, int64_t n, int64_t nq,
                                         int32_t *idx, float *dist2, const int64_t *ref_len,
                                         const int64_t *qry_len)
 {
-    tiles_dir d = {ref, qry, (int32_t)n, (int32_t)nq, idx, dist2, ref_len, qry_len};
+    tiles_dir d = {ref, qry, (int32_t)n, (int32_t)nq, idx, dist2, ref_len, qry_len, NULL};
     return d;
+}
+
+/* An answer's index, where the caller wants it: int64 (pcb_result.index64)
+ * or int32. */
+__device__ __forceinline__ void tiles_put_index(int32_t *idx, int64_t *idx64, size_t at,
+                                                int32_t v)
+{
+    if (idx64)
+        idx64[at] = v;
+    else
+        idx[at] = v;
 }
 
 /* A pair's length: full without lengths; one outside 0..full is read as 0
@@ -130,7 +142,7 @@ __global__ void __launch_bounds__(TILES_THREADS)
         const int32_t i = first + k * TILES_THREADS + (int32_t)threadIdx.x;
         if (i < d.nq) { /* a ragged pair's padding rows, and rows with no reference: padding */
             const bool answer = i < nq && n > 0;
-            d.idx[pair * d.nq + i] = answer ? besti[k] : -1;
+            tiles_put_index(d.idx, d.idx64, pair * d.nq + i, answer ? besti[k] : -1);
             if (d.dist2)
                 d.dist2[pair * d.nq + i] = answer ? best[k] : INFINITY;
         }

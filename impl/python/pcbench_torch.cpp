@@ -93,12 +93,14 @@ int32_t *finite_flag(const Tensor &like, Tensor **keep)
     return flags[d]->data_ptr<int32_t>();
 }
 
-// A device task on the current stream of the first cloud's device.
+// A device task on the current stream of the first cloud's device: fill
+// task's sizes, choose(), then the outputs, then run().
 struct Call {
     const char *fn;
     pcb_task task{};
     pcb_result result{};
     Tensor *flag = nullptr;
+    const pcb_impl *impl = nullptr;
 
     Call(const char *f, pcb_problem problem, const Tensor &a) : fn(f)
     {
@@ -112,18 +114,43 @@ struct Call {
             result.finite = finite_flag(a, &flag);
     }
 
+    // The implementation pcb_choose takes for the task.
+    void choose()
+    {
+        const int rc = pcb_choose(&task, PCB_CUDA, &impl);
+        if (rc < 0)
+            library_error(fn, rc);
+    }
+
     void run()
     {
-        const pcb_impl *impl = nullptr;
-        int rc = pcb_choose(&task, PCB_CUDA, &impl);
-        if (rc >= 0)
-            rc = pcb_run(impl, &task, &result, nullptr);
+        const int rc = pcb_run(impl, &task, &result, nullptr);
         if (rc < 0)
             library_error(fn, rc);
         if (flag)
             at::_assert_async(*flag, std::string("pcbench.") + fn +
                                          ": an input holds a non-finite coordinate");
     }
+};
+
+// The indices' output: int64 where the chosen implementation writes them
+// (pcb_result.index64), else int32, widened after the run (a cast: a
+// launch and an allocation more).
+struct Indices {
+    bool wide;
+    Tensor t;
+
+    Indices(Call &c, at::IntArrayRef shape, const Tensor &like)
+        : wide(pcb_impl_index64(c.impl) != 0),
+          t(at::empty(shape, like.options().dtype(wide ? at::kLong : at::kInt)))
+    {
+        if (wide)
+            c.result.index64 = t.data_ptr<int64_t>();
+        else
+            c.result.index = t.data_ptr<int32_t>();
+    }
+
+    Tensor int64() const { return wide ? t : t.to(at::kLong); }
 };
 
 // An output of the input's batch rank: shape without its leading batch for
@@ -142,13 +169,14 @@ std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query)
     check_pair(ref, query, "nn", "ref", "query");
     c10::cuda::CUDAGuard guard(ref.device());
     const auto shape = shaped(query, {query.size(-2)});
-    Tensor idx = at::empty(shape, ref.options().dtype(at::kInt));
-    Tensor d2 = at::empty(shape, ref.options());
     Call c("nn", PCB_NN, ref);
     c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>();
-    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
+    c.choose();
+    Indices idx(c, shape, ref);
+    Tensor d2 = at::empty(shape, ref.options());
+    c.result.dist2 = d2.data_ptr<float>();
     c.run();
-    return {idx.to(at::kLong), d2};
+    return {idx.int64(), d2};
 }
 
 std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int64_t k)
@@ -157,13 +185,14 @@ std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int6
     integer_in(k, "knn", "k", 1, INT32_MAX);
     c10::cuda::CUDAGuard guard(ref.device());
     const auto shape = shaped(query, {query.size(-2), k});
-    Tensor idx = at::empty(shape, ref.options().dtype(at::kInt));
-    Tensor d2 = at::empty(shape, ref.options());
     Call c("knn", PCB_KNN, ref);
     c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>(), c.task.k = k;
-    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
+    c.choose();
+    Indices idx(c, shape, ref);
+    Tensor d2 = at::empty(shape, ref.options());
+    c.result.dist2 = d2.data_ptr<float>();
     c.run();
-    return {idx.to(at::kLong), d2};
+    return {idx.int64(), d2};
 }
 
 Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start)
@@ -173,46 +202,51 @@ Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start)
     integer_in(m, "fps", "m (samples)", 1, n);
     integer_in(start, "fps", "start", 0, n - 1);
     c10::cuda::CUDAGuard guard(xyz.device());
-    Tensor idx = at::empty(shaped(xyz, {m}), xyz.options().dtype(at::kInt));
     Call c("fps", PCB_FPS, xyz);
     c.task.m = m, c.task.start = start;
-    c.result.index = idx.data_ptr<int32_t>();
+    c.choose();
+    Indices idx(c, shaped(xyz, {m}), xyz);
     c.run();
-    return idx.to(at::kLong);
+    return idx.int64();
 }
 
-// Both directions' nearest points of every pair, as one int32 and one
-// float32 array (a's points of the whole batch, then b's); value, when
-// given, gets each pair's default-convention value.
-// (a and b checked).
-Call chamfer_call(const char *fn, const Tensor &a, const Tensor &b, Tensor &idx, Tensor &d2)
+// A chamfer task on a and b (checked), its implementation chosen; both
+// directions' answers are one array each, a's points of the whole batch,
+// then b's.
+Call chamfer_call(const char *fn, const Tensor &a, const Tensor &b)
 {
-    const int64_t batch = a.dim() == 3 ? a.size(0) : 1;
-    const int64_t count = batch * (a.size(-2) + b.size(-2));
-    idx = at::empty({count}, a.options().dtype(at::kInt));
-    d2 = at::empty({count}, a.options());
     Call c(fn, PCB_CHAMFER, a);
     c.task.nq = b.size(-2), c.task.b = b.data_ptr<float>();
-    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
+    c.choose();
     return c;
+}
+
+int64_t both_ways(const Call &c)
+{
+    return c.task.batch * (c.task.n + c.task.nq);
 }
 
 std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b)
 {
     check_pair(a, b, "chamfer_nearest", "a", "b");
     c10::cuda::CUDAGuard guard(a.device());
-    Tensor idx, d2;
-    Call c = chamfer_call("chamfer_nearest", a, b, idx, d2);
+    Call c = chamfer_call("chamfer_nearest", a, b);
+    Indices idx(c, {both_ways(c)}, a);
+    Tensor d2 = at::empty({both_ways(c)}, a.options());
+    c.result.dist2 = d2.data_ptr<float>();
     c.run();
-    return {idx.to(at::kLong), d2};
+    return {idx.int64(), d2};
 }
 
+// The value's forward: the indices stay int32 (the backward's input).
 std::tuple<Tensor, Tensor> chamfer_value_cuda(const Tensor &a, const Tensor &b)
 {
     check_pair(a, b, "chamfer", "a", "b");
     c10::cuda::CUDAGuard guard(a.device());
-    Tensor idx, d2;
-    Call c = chamfer_call("chamfer", a, b, idx, d2);
+    Call c = chamfer_call("chamfer", a, b);
+    Tensor idx = at::empty({both_ways(c)}, a.options().dtype(at::kInt));
+    Tensor d2 = at::empty({both_ways(c)}, a.options());
+    c.result.index = idx.data_ptr<int32_t>(), c.result.dist2 = d2.data_ptr<float>();
     Tensor value = at::empty({c.task.batch}, a.options().dtype(at::kDouble));
     c.result.value = value.data_ptr<double>();
     c.run();

@@ -52,7 +52,8 @@ class Result(ctypes.Structure):
     _fields_ = [("index", ctypes.c_void_p), ("dist2", ctypes.c_void_p),
                 ("value", ctypes.c_void_p), ("price", ctypes.c_void_p),
                 ("has_price", ctypes.c_int), ("bound", ctypes.c_void_p),
-                ("finite", ctypes.c_void_p), ("count", ctypes.c_void_p)]
+                ("finite", ctypes.c_void_p), ("count", ctypes.c_void_p),
+                ("index64", ctypes.c_void_p)]
 
 
 class Report(ctypes.Structure):
