@@ -76,8 +76,8 @@ int64_t integer_in(int64_t v, const char *fn, const char *name, int64_t lo, int6
     return v;
 }
 
-// The device's finite flag (one int32 1, kept: never freed, as the CUDA
-// context outlives no static destructor safely). A run that meets a
+// The device's finite flag, one int32 1 kept for the process (never freed:
+// a static tensor's destructor would run after CUDA's teardown). A run that meets a
 // non-finite coordinate clears it; the assertion that reads it then fails,
 // which ends the CUDA context, so a cleared flag is never read again.
 int32_t *finite_flag(const Tensor &like, Tensor **keep)
