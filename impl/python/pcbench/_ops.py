@@ -26,6 +26,7 @@ everywhere; PCBENCH_TORCH_OPS=<path> names the library.
 import ctypes
 import os
 import re
+import warnings
 from pathlib import Path
 
 import torch
@@ -58,8 +59,13 @@ def _load_compiled():
                                         ("torch-" + torch.__version__) / "libpcbench_torch.so")
     if not path.is_file():
         return None
-    torch.ops.load_library(str(path))
-    so = ctypes.CDLL(str(path))
+    try:
+        torch.ops.load_library(str(path))
+        so = ctypes.CDLL(str(path))
+    except OSError as e:  # e.g. a library it links to is gone: the Python kernels serve
+        warnings.warn("pcbench: the compiled operators at %s did not load (%s); using the "
+                      "Python kernels" % (path, e))
+        return None
     so.pcbench_torch_ops.restype = ctypes.c_char_p
     so.pcbench_torch_finite_check.argtypes = [ctypes.c_int]
     return so
