@@ -164,13 +164,18 @@ at::DimVector shaped(const Tensor &like, std::initializer_list<int64_t> rest)
     return s;
 }
 
-std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query)
+// nn (k 0: one a query) and knn: each query's nearest indices and squared
+// distances.
+std::tuple<Tensor, Tensor> nearest(const char *fn, pcb_problem problem, const Tensor &ref,
+                                   const Tensor &query, int64_t k)
 {
-    check_pair(ref, query, "nn", "ref", "query");
+    check_pair(ref, query, fn, "ref", "query");
+    if (problem == PCB_KNN)
+        integer_in(k, fn, "k", 1, INT32_MAX);
     c10::cuda::CUDAGuard guard(ref.device());
-    const auto shape = shaped(query, {query.size(-2)});
-    Call c("nn", PCB_NN, ref);
-    c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>();
+    const auto shape = k ? shaped(query, {query.size(-2), k}) : shaped(query, {query.size(-2)});
+    Call c(fn, problem, ref);
+    c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>(), c.task.k = k;
     c.choose();
     Indices idx(c, shape, ref);
     Tensor d2 = at::empty(shape, ref.options());
@@ -179,20 +184,14 @@ std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query)
     return {idx.int64(), d2};
 }
 
+std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query)
+{
+    return nearest("nn", PCB_NN, ref, query, 0);
+}
+
 std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int64_t k)
 {
-    check_pair(ref, query, "knn", "ref", "query");
-    integer_in(k, "knn", "k", 1, INT32_MAX);
-    c10::cuda::CUDAGuard guard(ref.device());
-    const auto shape = shaped(query, {query.size(-2), k});
-    Call c("knn", PCB_KNN, ref);
-    c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>(), c.task.k = k;
-    c.choose();
-    Indices idx(c, shape, ref);
-    Tensor d2 = at::empty(shape, ref.options());
-    c.result.dist2 = d2.data_ptr<float>();
-    c.run();
-    return {idx.int64(), d2};
+    return nearest("knn", PCB_KNN, ref, query, k);
 }
 
 Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start)
