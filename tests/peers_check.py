@@ -192,6 +192,54 @@ def emd_peers(tool, tmp):
     check("not a bijection" in pcbresults.peer_cell(c), "the table marks it: %s" % pcbresults.peer_cell(c))
 
 
+class IdentityAtGap(IdentityEmd):
+    """The identity, held to the configuration's own gap (as pcbench_py is):
+    1000% where the configuration asks for none."""
+    name, max_gap, takes_gap = "identity_at_gap", 100, True
+
+
+class IdentityExact(IdentityEmd):
+    name, exact = "identity_exact", True
+
+
+def emd_gap_peers(tool, tmp):
+    """A loss-mode configuration (/gap0.01) reaches the peers with its twin's
+    clouds: a peer that takes the gap is held to it there, an exact peer is
+    not run again, and its file is its own, found by the tables."""
+    res = os.path.join(tmp, "r5")
+    rc = peers.main(["--suite", "seed", "--problem", "emd", "--filter", "emd/uniform/b32/n1024",
+                     "--results", res, "--pcbench", tool, "--machine", "testbox", "--reps", "1"],
+                    [IdentityAtGap(), IdentityExact()])
+    docs = {}
+    for name in ("peers-emd-uniform-b32-n1024.json", "peers-emd-uniform-b32-n1024-gap0.01.json"):
+        path = os.path.join(res, "testbox", "seed", name)
+        check(os.path.exists(path), "no " + path)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                docs[name] = json.load(f)
+    if len(docs) < 2:
+        return
+    twin, gap = docs.values()
+    e0 = {x["peer"]: x for x in twin["results"]}
+    e1 = {x["peer"]: x for x in gap["results"]}
+    check(rc == 0 and gap["config"].get("max_gap") == 0.01 and "max_gap" not in twin["config"],
+          "the gap is in its file's configuration: %s" % gap["config"])
+    check(e0.get("identity_at_gap", {}).get("status") == "ok",
+          "without /gap, held to its own 10000%%: %s" % e0.get("identity_at_gap"))
+    w = e1.get("identity_at_gap", {})
+    check(w.get("status") == "wrong" and "allowed 0.01" in w.get("detail", ""),
+          "at /gap0.01, held to 1%%: %s" % w)
+    x = e1.get("identity_exact", {})
+    check(x.get("status") == "unavailable" and "exact" in x.get("detail", "")
+          and e0.get("identity_exact", {}).get("status") == "wrong",
+          "an exact peer runs without /gap only: %s" % x)
+    import tables
+    check(tables.find([twin, gap], id=gap["config"]["id"], max_gap=0.01) is gap
+          and tables.find([gap, twin], id=twin["config"]["id"]) is twin,
+          "the tables tell the two apart")
+    check("within 1%" in tables.config_label(gap["config"]), tables.config_label(gap["config"]))
+
+
 class BruteKnn(peers.Peer):
     """k nearest by numpy brute force (float64 distances, stable sort)."""
     name, problem, module, what = "numpy_knn", "knn", "numpy", "numpy brute force"
@@ -663,6 +711,7 @@ def main():
     site_edits(tmp)
     explanations()
     emd_peers(tool, tmp)
+    emd_gap_peers(tool, tmp)
     knn_peers(tool, tmp)
     ball_peers(tool, tmp)
     res = os.path.join(tmp, "r")

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../harness/cuda_bench.h"
 #include "../../datasets/outfile.h"
@@ -314,7 +315,8 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
 
 /* ---- the run ------------------------------------------------------------------------ */
 /* --write-inputs: the clouds of the selected configurations and a table of
- * them, for scripts/peers/; no timing. */
+ * them, for scripts/peers/; no timing. An EMD configuration in loss mode
+ * names its twin's folder (the same clouds), written once. */
 static int write_inputs(const bench_opts *o, const bench_suite *suite)
 {
     bench_env env;
@@ -333,20 +335,27 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     fprintf(table.f, "# suite %s reps %d budget %g machine %s\n", suite->name,
             o->reps ? o->reps : suite->reps, o->have_budget ? o->budget : suite->budget,
             env.machine);
-    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\tradius\tselect\n", table.f);
+    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\tradius\tselect\tmax_gap\n",
+          table.f);
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
-        if (!bench_selected(o, c) || c->max_gap > 0) /* loss mode: the clouds of its twin */
+        if (!bench_selected(o, c))
             continue;
+        bench_config twin = *c;
         char name[96];
-        bench_config_name(c, name);
+        if (c->max_gap > 0) /* "emd/.../gap0.05" -> "emd/..." */
+            *strrchr(twin.id, '/') = '\0', twin.max_gap = 0;
+        bench_config_name(&twin, name);
+        snprintf(path, sizeof path, "%s/%s/a-0.ply", o->inputs_dir, name);
+        const int have = c->max_gap > 0 && access(path, F_OK) == 0;
         snprintf(path, sizeof path, "%s/%s", o->inputs_dir, name);
-        rc = bench_data_write(c, path);
-        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\t%.9g\t%s\n", c->id,
-                name, pcb_problem_name(c->problem), c->dataset, (long long)c->batch,
+        if (!have)
+            rc = bench_data_write(&twin, path);
+        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\t%.9g\t%s\t%.9g\n",
+                c->id, name, pcb_problem_name(c->problem), c->dataset, (long long)c->batch,
                 (long long)c->n, (long long)c->nq, (long long)c->m, (long long)c->k, c->radius,
-                c->problem == PCB_BALL ? pcb_ball_select_name(c->select) : "");
+                c->problem == PCB_BALL ? pcb_ball_select_name(c->select) : "", c->max_gap);
         written++;
     }
     bench_env_free(&env);

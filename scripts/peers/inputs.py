@@ -42,5 +42,6 @@ def read_configs(folder):
         for k in ("batch", "n", "nq", "m", "start", "k"):
             row[k] = int(row.get(k, 0))
         row["radius"] = float(row.get("radius") or 0)
+        row["max_gap"] = float(row.get("max_gap") or 0)  # EMD in loss mode; its twin's clouds
         configs.append(row)
     return meta, configs

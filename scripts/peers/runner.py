@@ -104,7 +104,8 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
             cmd += ["--pad", "first"] if getattr(peer, "pad_first", False) else []
         else:  # an approximate peer is held to a bijection; its gap is reported
             cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
-            bound = peer.max_gap if peer.max_gap is not None else 0 if peer.exact else "inf"
+            gap = peer.promised_gap(cfg)
+            bound = gap if gap is not None else 0 if peer.exact else "inf"
             cmd += ["--max-gap", str(bound)] if bound else []
         cmds.append(cmd)
     summaries = []
@@ -165,6 +166,8 @@ def entry_head(peer):
 
 def run_peer(peer, cfg, folder, args, meta):
     why = peer.available() or peer.unsupported(cfg)  # first: it may learn the peer's device
+    if not why and cfg.get("max_gap") and peer.exact:
+        why = "exact: its answer is the one of the configuration without /gap"
     entry = entry_head(peer)
     if why:
         entry.update(status="unavailable", detail=why, version=None)

@@ -43,7 +43,8 @@ def results_dir(args, meta):
 
 
 def peers_file(outdir, cfg):
-    return os.path.join(outdir, "peers-%s.json" % cfg["dir"])
+    """By the id: a loss-mode EMD configuration shares its twin's clouds (dir)."""
+    return os.path.join(outdir, "peers-%s.json" % cfg["id"].replace("/", "-"))
 
 
 def store_entry(outdir, suite, env, cfg, entry, candidates):
@@ -60,6 +61,8 @@ def store_entry(outdir, suite, env, cfg, entry, candidates):
         doc["config"]["k"] = cfg["k"]
     if cfg["problem"] == "ball":
         doc["config"].update(radius=cfg["radius"], select=cfg["select"])
+    if cfg.get("max_gap"):
+        doc["config"]["max_gap"] = cfg["max_gap"]
     stored = {e["peer"]: e for e in doc["results"]}
     stored[entry["peer"]] = entry
     order = dict.fromkeys([p.name for p in candidates] + sorted(stored))  # pcbench_py: once

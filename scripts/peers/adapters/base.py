@@ -19,6 +19,7 @@ class Peer:
     bijection = True    # EMD: promises a bijection (else one that is not is timed and marked)
     max_gap = None      # EMD: the bound it promises on its gap to the optimum (None: exact,
                         # or only reported where exact is False)
+    takes_gap = False   # EMD: asks for the configuration's own gap (loss mode, max_gap > 0)
 
     def available(self):
         """None when it can run here, else the reason."""
@@ -31,6 +32,10 @@ class Peer:
     def unsupported(self, cfg):
         """None when it answers this configuration, else the reason (three_nn: k = 3 only)."""
         return None
+
+    def promised_gap(self, cfg):
+        """EMD: the gap it is held to on this configuration (see max_gap)."""
+        return (cfg.get("max_gap") or self.max_gap) if self.takes_gap else self.max_gap
 
     def version(self):
         """The installed distribution's version (not every module has __version__)."""
