@@ -201,6 +201,12 @@ class Machine:
         self.label, self.gpu = R.short_label(suites), R.has_gpu(suites)
         self.borrowed = False  # whether a figure came from a suite other than seed
 
+    def has(self, problem, loss=False):
+        """Whether a headline suite holds figures of the problem (loss: EMD
+        configurations in loss mode; else the others)."""
+        return any(d["config"]["problem"] == problem and bool(d["config"].get("max_gap")) == loss
+                   for s in HEADLINE_SUITES for d in self.suites.get(s, []))
+
     def find(self, **want):
         """The configuration's document, '[suite]' when not from seed."""
         for suite in HEADLINE_SUITES:
@@ -602,13 +608,15 @@ def headline(results, level="##", peers=None):
     machines = sorted((Machine(name, suites) for name, suites in results.items()
                        if any(suites.get(s) for s in HEADLINE_SUITES)),
                       key=lambda m: (not m.gpu, m.name))
-    parts = ["%s FPS: serial vs CUDA (the documents' table)\n\n" % level, headline_fps(machines),
+    # each table's columns: the machines with figures of its problem
+    fps, nn, emd = ([m for m in machines if m.has(p)] for p in ("fps", "nn", "emd"))
+    parts = ["%s FPS: serial vs CUDA (the documents' table)\n\n" % level, headline_fps(fps),
              "\n%s FPS: exact pruning (ours) beside the classic kernel and dp\n\n" % level,
-             headline_fps_ours(machines),
-             "\n%s NN: 120k x 120k lidar sweeps\n\n" % level, headline_nn(machines),
-             "\n%s EMD: exact vs auction\n\n" % level, headline_emd(machines),
+             headline_fps_ours(fps),
+             "\n%s NN: 120k x 120k lidar sweeps\n\n" % level, headline_nn(nn),
+             "\n%s EMD: exact vs auction\n\n" % level, headline_emd(emd),
              "\n%s EMD as a training loss: time at a certified bound\n\n" % level,
-             headline_loss(machines, peers or {}),
+             headline_loss([m for m in machines if m.has("emd", True)], peers or {}),
              "\n%s Peers: the libraries people use instead, beside our fastest\n\n" % level,
              headline_peers(machines, peers or {})]
     where = ", ".join("%s = `%s`" % (m.label, m.name) for m in machines)
