@@ -34,7 +34,12 @@
  *    best at reduced cost 0, shifted to a least price of 0; the cold
  *    schedule from its first eps. It is the kernel's cold start now
  *    (pcb_ca_column_price); every "cold" run here is the zero start the
- *    routes were measured against (PCBENCH_EMD_START=zero). */
+ *    routes were measured against (PCBENCH_EMD_START=zero).
+ * 7. The forward/reverse auction (route 3's other half) against a forward
+ *    auction on one scaffold of their own (below), from the column start;
+ *    reverse bids all the time, or only in a phase's tail.
+ * 8. The batch's pairs from the column start, and the slowest of each kind
+ *    phase by phase. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +305,235 @@ static void column_start(study *S, const char *decoder)
         fclose(f);
 }
 
+/* 7. Route 3's other half, the forward/reverse auction (Bertsekas, Castanon
+ * and Tsaknakis 1993), against a forward auction on the same scaffold: Jacobi
+ * rounds, full scans, the column start, eps from C / 32 down / 4 a phase, a
+ * certificate after each phase; no caches, finish or dual ascent, so its
+ * figures compare the two with each other, not with the kernel. In cost
+ * form: persons i (A) hold duals u_i, objects j (B) w_j (w = -price), and
+ * u_i + w_j <= c_ij + eps for every pair, with equality for assigned ones.
+ * A forward bid of a free person takes its least c_ij - w_j (v1, then v2)
+ * and sets w_j1 = c_ij1 - v2 - eps; a reverse bid of a free object takes
+ * its least c_ij - u_i (b1, b2) and sets u_i1 = c_i1j - b2 - eps. Each
+ * object (person) keeps the least of its bids, ties to the larger bidder.
+ * The direction switches only once a round has matched one more pair
+ * (their rule: with prices moving both ways, switching freely can cycle). */
+typedef struct {
+    int64_t rounds_by[3], bids, rounds[2]; /* rounds[0] forward, [1] reverse */
+    int phases;
+    double p, d;
+} fr_stats;
+
+static double fr_cost(const float *a, const float *b, int32_t i, int32_t j)
+{
+    const double dx = (double)a[3 * i] - b[3 * j], dy = (double)a[3 * i + 1] - b[3 * j + 1],
+                 dz = (double)a[3 * i + 2] - b[3 * j + 2];
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+/* One side's round: every free bidder x (of side `a`'s points, duals own)
+ * bids for its best y (points of `b`, duals other); mate[x] and of[y] the
+ * matches (-1 free). Returns the number of bidders. */
+static int32_t fr_round(const float *a, const float *b, int32_t n, double eps, double *own,
+                        double *other, int32_t *mate, int32_t *of, double *key, int32_t *who)
+{
+    int32_t bidders = 0;
+    for (int32_t y = 0; y < n; y++)
+        key[y] = INFINITY, who[y] = -1;
+    for (int32_t x = 0; x < n; x++)
+        bidders += mate[x] < 0;
+#pragma omp parallel for schedule(dynamic, 16)
+    for (int32_t x = 0; x < n; x++) {
+        if (mate[x] >= 0)
+            continue;
+        double v1 = INFINITY, v2 = INFINITY;
+        int32_t y1 = -1;
+        for (int32_t y = 0; y < n; y++) {
+            const double v = fr_cost(a, b, x, y) - other[y];
+            if (v < v1)
+                v2 = v1, v1 = v, y1 = y;
+            else if (v < v2)
+                v2 = v;
+        }
+        const double k = fr_cost(a, b, x, y1) - (v2 < INFINITY ? v2 : v1) - eps;
+#pragma omp critical
+        if (k < key[y1] || (k == key[y1] && x > who[y1]))
+            key[y1] = k, who[y1] = x;
+    }
+    for (int32_t y = 0; y < n; y++) {
+        const int32_t x = who[y];
+        if (x < 0)
+            continue;
+        if (of[y] >= 0)
+            mate[of[y]] = -1;
+        of[y] = x, mate[x] = y;
+        other[y] = key[y];
+        own[x] = fr_cost(a, b, x, y) - key[y];
+    }
+    return bidders;
+}
+
+static void fr_solve(const float *a, const float *b, int32_t n, double gap, int reverse,
+                     fr_stats *st)
+{
+    double *u = malloc((size_t)n * sizeof *u), *w = malloc((size_t)n * sizeof *w);
+    double *key = malloc((size_t)n * sizeof *key);
+    int32_t *match = malloc((size_t)n * sizeof *match), *owner = malloc((size_t)n * sizeof *owner);
+    int32_t *who = malloc((size_t)n * sizeof *who);
+    if (!u || !w || !key || !match || !owner || !who) {
+        fprintf(stderr, "emd_routes: out of memory\n");
+        exit(1);
+    }
+    *st = (fr_stats){0};
+    /* the column start: w_j = min_i c_ij, shifted (a constant changes no bid) */
+    double big = 0;
+    for (int32_t j = 0; j < n; j++) {
+        double m = INFINITY;
+        for (int32_t i = 0; i < n; i++)
+            m = fmin(m, fr_cost(a, b, i, j));
+        w[j] = m, big = fmax(big, m);
+    }
+    for (int32_t j = 0; j < n; j++)
+        w[j] -= big, owner[j] = -1;
+    for (int32_t i = 0; i < n; i++)
+        match[i] = -1;
+    const double C = extent(a, n) + extent(b, n); /* a bound on every cost's spread */
+    for (double eps = C / 32;; eps /= 4) {
+        st->phases++;
+        /* duals tight for persons; pairs farther than eps from their best freed */
+        for (int32_t i = 0; i < n; i++) {
+            double m = INFINITY;
+            for (int32_t j = 0; j < n; j++)
+                m = fmin(m, fr_cost(a, b, i, j) - w[j]);
+            u[i] = m;
+            if (match[i] >= 0 && fr_cost(a, b, i, match[i]) - w[match[i]] > m + eps)
+                owner[match[i]] = -1, match[i] = -1;
+            else if (match[i] >= 0)
+                u[i] = fr_cost(a, b, i, match[i]) - w[match[i]];
+        }
+        int side = 0;
+        for (;;) {
+            int32_t free_now = 0;
+            for (int32_t i = 0; i < n; i++)
+                free_now += match[i] < 0;
+            if (!free_now)
+                break;
+            /* reverse: objects bid for persons (B's points against A's) */
+            const int32_t bidders = side ? fr_round(b, a, n, eps, w, u, owner, match, key, who)
+                                         : fr_round(a, b, n, eps, u, w, match, owner, key, who);
+            st->bids += bidders, st->rounds[side]++;
+            st->rounds_by[bidders == 1 ? 0 : bidders < 32 ? 1 : 2]++;
+            int32_t free_after = 0;
+            for (int32_t i = 0; i < n; i++)
+                free_after += match[i] < 0;
+            if (reverse && free_after < free_now && (reverse == 1 || free_after < 32 || side))
+                side = !side;
+        }
+        /* the certificate, from either side's duals */
+        double P = 0, Dw = 0, Du = 0;
+        for (int32_t i = 0; i < n; i++) {
+            double m = INFINITY;
+            for (int32_t j = 0; j < n; j++)
+                m = fmin(m, fr_cost(a, b, i, j) - w[j]);
+            P += fr_cost(a, b, i, match[i]), Dw += m + w[i], Du += u[i];
+        }
+        for (int32_t j = 0; j < n; j++) {
+            double m = INFINITY;
+            for (int32_t i = 0; i < n; i++)
+                m = fmin(m, fr_cost(a, b, i, j) - u[i]);
+            Du += m;
+        }
+        st->p = P / n, st->d = fmax(Dw, Du) / n;
+        if (P - fmax(Dw, Du) <= gap * fmax(Dw, Du) || st->phases > 20)
+            break;
+    }
+    free(u), free(w), free(key), free(match), free(owner), free(who);
+}
+
+static double fr_cycles(const fr_stats *s)
+{
+    return 2700.0 * (double)s->rounds_by[0] + 7000.0 * (double)s->rounds_by[1] +
+           38000.0 * (double)s->rounds_by[2];
+}
+
+static void forward_reverse(study *S, const char *decoder)
+{
+    const int32_t n = S->n;
+    printf("\n7. Forward/reverse auction against forward alone, on one scaffold (Jacobi rounds, "
+           "column start, no finish or caches; priced as above)\n\n| pair | forward: cost "
+           "(rounds 1 / 2-31 / 32+; bids; phases; bound) | forward/reverse: cost (rounds; "
+           "forward, reverse; bids; bound) | ratio |\n|---|---|---|---|\n");
+    FILE *f = open_pairs(decoder);
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < S->pairs && load_pair(S, k, p, f); p++) {
+            fr_stats fw, fr, tail;
+            fr_solve(S->a, S->b, n, 0.01, 0, &fw);
+            fr_solve(S->a, S->b, n, 0.01, 1, &fr);
+            fr_solve(S->a, S->b, n, 0.01, 2, &tail);
+            printf("| %s %d | %.1f (%lld / %lld / %lld; %lld; %d; %.2f%%) | %.1f (%lld / %lld / "
+                   "%lld; %lld, %lld; %lld; %.2f%%) | %.2f |\n",
+                   k < 3 ? kinds[k] : "decoder", p, fr_cycles(&fw) / 1e6,
+                   (long long)fw.rounds_by[0], (long long)fw.rounds_by[1],
+                   (long long)fw.rounds_by[2], (long long)fw.bids, fw.phases,
+                   100 * (fw.p - fw.d) / fw.d, fr_cycles(&fr) / 1e6, (long long)fr.rounds_by[0],
+                   (long long)fr.rounds_by[1], (long long)fr.rounds_by[2], (long long)fr.rounds[0],
+                   (long long)fr.rounds[1], (long long)fr.bids, 100 * (fr.p - fr.d) / fr.d,
+                   fr_cycles(&fr) / fr_cycles(&fw));
+            printf("|  | tails only (under 32 free) | %.1f (%lld / %lld / %lld; %lld, %lld; %lld; "
+                   "%.2f%%) | %.2f |\n", fr_cycles(&tail) / 1e6, (long long)tail.rounds_by[0],
+                   (long long)tail.rounds_by[1], (long long)tail.rounds_by[2],
+                   (long long)tail.rounds[0], (long long)tail.rounds[1], (long long)tail.bids,
+                   100 * (tail.p - tail.d) / tail.d, fr_cycles(&tail) / fr_cycles(&fw));
+            fflush(stdout);
+        }
+    if (f)
+        fclose(f);
+}
+
+/* 8. The suite's batch of pairs (seeds 1 to `pairs`) from the kernel's cold
+ * start (the column start): each pair's cost, and for the slowest of a kind,
+ * phase by phase, what its chain is made of. */
+static void slowest(study *S)
+{
+    const int32_t n = S->n;
+    printf("\n8. The batch from the column start, the slowest pairs phase by phase (a phase: "
+           "cost = lone rounds / rounds of 2-31 / of 32+ / finish steps)\n\n");
+    for (int k = 0; k < 3; k++) {
+        double *cost = malloc((size_t)S->pairs * sizeof *cost), worst = -1;
+        int at = 0;
+        replay_stats keep = {0};
+        for (int p = 0; p < S->pairs; p++) {
+            make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+            replay_column_prices(S->a, S->b, n, S->start);
+            solve(S->a, S->b, n, 0.01, S->start, 1e300, &S->warm);
+            cost[p] = cycles(&S->warm.st);
+            if (cost[p] > worst)
+                worst = cost[p], at = p, keep = S->warm.st;
+        }
+        double sum = 0;
+        for (int p = 0; p < S->pairs; p++)
+            sum += cost[p];
+        printf("%s: %d pairs, mean %.1f, slowest %.1f (pair %d, seed %d), costs:", kinds[k],
+               S->pairs, sum / S->pairs / 1e6, worst / 1e6, at, at + 1);
+        for (int p = 0; p < S->pairs; p++)
+            printf(" %.1f", cost[p] / 1e6);
+        printf("\n\n| phase | cost | lone | 2-31 | 32+ | finish steps |\n|---|---|---|---|---|---|\n");
+        for (int q = 0; q < REPLAY_PHASES && q < keep.phases; q++) {
+            const int64_t *r = keep.phase_rounds[q];
+            const double c = 2700.0 * (double)(r[0] + keep.phase_finish_steps[q]) +
+                             7000.0 * (double)r[1] + 38000.0 * (double)r[2];
+            printf("| %d | %.1f | %lld | %lld | %lld | %lld |\n", q + 1, c / 1e6, (long long)r[0],
+                   (long long)r[1], (long long)r[2], (long long)keep.phase_finish_steps[q]);
+        }
+        printf("| all | %.1f (bound %.2f%%) | %lld | %lld | %lld | %lld |\n\n", worst / 1e6,
+               100 * (keep.p - keep.d) / keep.d, (long long)keep.rounds_by[0],
+               (long long)keep.rounds_by[1], (long long)keep.rounds_by[2],
+               (long long)keep.finish_steps);
+        fflush(stdout);
+        free(cost);
+    }
+}
+
 static int run_alloc(run *r, int32_t n)
 {
     r->n = n;
@@ -339,6 +573,10 @@ int main(int argc, char **argv)
         global_updates(&S, argc > 4 ? argv[4] : NULL);
     if (strchr(parts, '6'))
         column_start(&S, argc > 4 ? argv[4] : NULL);
+    if (strchr(parts, '8'))
+        slowest(&S);
+    if (strchr(parts, '7'))
+        forward_reverse(&S, argc > 4 ? argv[4] : NULL);
     free(S.a), free(S.b), free(S.moved), free(S.start);
     run *runs[] = {&S.cold, &S.warm, &S.oracle};
     for (int r = 0; r < 3; r++)
