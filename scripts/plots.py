@@ -381,6 +381,8 @@ def emd_bound_plot(p, suites, peer_suites):
                     if (not ms or e.get("peer") == "pcbench_py"
                             or e.get("status") not in ("ok", "value-only", "not-a-bijection")):
                         continue
+                    if any(q[:2] == (e["peer"], kind) for q in peers_at):
+                        continue  # its answer on the clouds again, in a /gap configuration
                     gap = e.get("gap")
                     peers_at.append((e["peer"], kind, e["status"] == "not-a-bijection",
                                      abs(gap) * 100 if isinstance(gap, (int, float)) and gap else None,
@@ -427,7 +429,8 @@ def peer_plots(p, suites, peer_suites):
                                         " m%d" % c["m"] if problem == "fps" else
                                         " k%d" % c.get("k", 0) if problem == "knn" else
                                         " q%d r%g k%d" % (c["nq"], c.get("radius", 0), c.get("k", 0))
-                                        if problem == "ball" else "",
+                                        if problem == "ball" else
+                                        " %g%%" % (100 * c["max_gap"]) if c.get("max_gap") else "",
                                         R.suite_mark(suite))
             best = R.fastest_ours(doc, False)
             ours = best[1] if best else None
@@ -455,7 +458,7 @@ def peer_plots(p, suites, peer_suites):
                      "set style fill solid 0.8 border -1", "set xtics rotate by -20",
                      "set yrange [%g:*]" % floor if floor else "set yrange [*:*]",
                      # the last rotated label runs past the last bar
-                     "set rmargin %d" % (26 if problem == "ball" else 14),
+                     "set rmargin %d" % (26 if problem == "ball" else 20 if problem == "emd" else 14),
                      "set datafile missing 'NaN'"])
 
 
