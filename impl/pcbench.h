@@ -23,6 +23,9 @@ extern "C" {
 #endif
 
 #define PCB_MAX_POINTS INT32_MAX
+/* kNN's and the ball query's k may exceed the reference's points (the rows
+ * end in padding), but only up to this: an answer is batch x queries x k. */
+#define PCB_PAD_K 1024
 
 /* ---- status codes (libuv's UV_ERRNO_MAP style) ------------------------- */
 /* The one list: X(name, code, message) makes the enum PCB_<name>, the names

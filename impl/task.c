@@ -237,9 +237,11 @@ int pcb_task_check(const pcb_task *t)
             (rc = check_cloud(t->problem == PCB_BALL ? "centres" : "query cloud", t->b,
                               t->batch, t->nq, mem, t->lengths_b)) != PCB_OK)
             return rc;
-        if (t->k < 1 || t->k > PCB_MAX_POINTS)
-            return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%d (more than n is "
-                            "padded)", (long long)t->k, PCB_MAX_POINTS);
+        if (t->k < 1 || t->k > (t->n > PCB_PAD_K ? t->n : PCB_PAD_K))
+            return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%lld: the reference's "
+                            "%lld points, or up to %d with padding", (long long)t->k,
+                            (long long)(t->n > PCB_PAD_K ? t->n : PCB_PAD_K), (long long)t->n,
+                            PCB_PAD_K);
         if (t->problem == PCB_BALL && !(t->radius > 0 && isfinite(pcb_ball_r2(t->radius))))
             return pcb_fail(PCB_EINVAL, "radius %g: need a number > 0 whose float32 square is "
                             "finite", t->radius);

@@ -18,12 +18,36 @@ mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
 # C++20: recent PyTorch needs it (2.15 does). PyTorch's wheels use the C++11 string ABI; -Wl,--no-as-needed keeps
 # libtorch_cuda, whose loading registers the CUDA device hooks.
-${CXX:-g++} -std=c++20 -O2 -fPIC -shared -fvisibility=hidden -D_GLIBCXX_USE_CXX11_ABI=1 \
-    -Wall -Wextra -Werror -Wno-unused-parameter \
-    -isystem "$torch/include" -isystem "$torch/include/torch/csrc/api/include" \
-    -isystem "$cuda/include" \
-    -o "$out/libpcbench_torch.so" "$root/impl/python/pcbench_torch.cpp" \
-    -L"$libdir" -lpcbench -Wl,-rpath,'$ORIGIN/..' \
-    -L"$torch/lib" -Wl,--no-as-needed -lc10 -lc10_cuda -ltorch_cpu -ltorch_cuda -ltorch \
-    -Wl,--as-needed
+build() { # compiler
+    "$1" -std=c++20 -O2 -fPIC -shared -fvisibility=hidden -D_GLIBCXX_USE_CXX11_ABI=1 \
+        -Wall -Wextra -Werror -Wno-unused-parameter \
+        -isystem "$torch/include" -isystem "$torch/include/torch/csrc/api/include" \
+        -isystem "$cuda/include" \
+        -o "$out/libpcbench_torch.so" "$root/impl/python/pcbench_torch.cpp" \
+        -L"$libdir" -lpcbench -Wl,-rpath,'$ORIGIN/..' \
+        -L"$torch/lib" -Wl,--no-as-needed -lc10 -lc10_cuda -ltorch_cpu -ltorch_cuda -ltorch \
+        -Wl,--as-needed
+}
+# A compiler whose C++ runtime is newer than the one the process loads can put
+# parts of its own libstdc++ (streams, locales) into the library: two C++
+# runtimes in one process, and the first error message formatted by the wrong
+# one crashes the interpreter (seen with a newer GCC in /opt beside the
+# system's). Such a library is refused; the system's g++ is tried instead.
+own_runtime() {
+    nm -D --defined-only "$out/libpcbench_torch.so" 2>/dev/null |
+        grep -Eq ' (_ZNSt6locale|_ZNSo|_ZNSt8ios_base|_ZNSt7codecvt)'
+}
+cxx=${CXX:-g++}
+build "$cxx"
+if own_runtime && [ "$(command -v "$cxx")" != "$(command -v g++)" ]; then
+    echo "torch-ops: $cxx put its own C++ runtime into the library; building with g++ instead"
+    cxx=g++
+    build "$cxx"
+fi
+if own_runtime; then
+    rm -f "$out/libpcbench_torch.so"
+    echo "torch-ops: $cxx put its own C++ runtime (libstdc++) into the library, which would crash"
+    echo "  the process at its first error; build with the g++ whose libstdc++ PyTorch loads (CXX=g++)"
+    exit 1
+fi
 echo "torch-ops: $out/libpcbench_torch.so (PyTorch $version)"

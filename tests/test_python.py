@@ -1,8 +1,10 @@
 """pytest: the Python package (impl/python) on numpy arrays, on PyTorch CPU
 tensors when torch is importable, and on CUDA tensors when a GPU is there.
 Run by tests/python.sh (make test)."""
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -214,6 +216,27 @@ def test_bad_arguments_get_clear_errors(call, error, words):
     with pytest.raises(error) as e:
         call()
     assert words in str(e.value)
+
+
+def test_misuse_table_on_every_path():
+    """tests/misuse.py: every plain mistake raises the table's exception on
+    every path here (numpy; torch's CPU kernels; CUDA's Python and compiled
+    kernels where there), the same message on the torch paths, and the
+    process lives on."""
+    run = subprocess.run([sys.executable, str(Path(__file__).parent / "misuse.py")],
+                         capture_output=True, text=True, timeout=1200)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "0 failed" in run.stdout
+
+
+def test_library_path_that_is_no_library():
+    """PCBENCH_LIBRARY naming a file that is not a library: an ImportError
+    that names it, never a raw OSError."""
+    env = dict(os.environ, PCBENCH_LIBRARY="/etc/passwd")
+    run = subprocess.run([sys.executable, "-c", "import sys; sys.modules['torch'] = None; "
+                          "import pcbench"], capture_output=True, text=True, env=env)
+    assert run.returncode != 0 and "ImportError: pcbench: PCBENCH_LIBRARY" in run.stderr
+    assert "/etc/passwd" in run.stderr
 
 
 def test_non_finite_points_are_named():

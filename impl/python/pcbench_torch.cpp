@@ -21,6 +21,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -41,16 +42,45 @@ int finite_mode = 1;
     TORCH_CHECK(false, "[pcbench ", pcb_status_name(rc), "] ", msg);
 }
 
-// A cloud argument as the Python kernels check it.
+// A dtype as Python prints it ("torch.float64"): the messages are the
+// Python kernels', word for word.
+std::string dtype_name(at::ScalarType t)
+{
+    switch (t) {
+    case at::kDouble: return "torch.float64";
+    case at::kHalf: return "torch.float16";
+    case at::kBFloat16: return "torch.bfloat16";
+    case at::kInt: return "torch.int32";
+    case at::kLong: return "torch.int64";
+    case at::kShort: return "torch.int16";
+    case at::kChar: return "torch.int8";
+    case at::kByte: return "torch.uint8";
+    case at::kBool: return "torch.bool";
+    case at::kComplexFloat: return "torch.complex64";
+    case at::kComplexDouble: return "torch.complex128";
+    default: return std::string("torch.") + c10::toString(t);
+    }
+}
+
+// A shape as Python prints a tuple: (2, 50, 3), (5,).
+std::string shape(const Tensor &x)
+{
+    std::string s = "(";
+    for (int64_t i = 0; i < x.dim(); i++)
+        s += (i ? ", " : "") + std::to_string(x.size(i));
+    return s + (x.dim() == 1 ? ",)" : ")");
+}
+
+// A cloud argument as the Python kernels check it, in their order.
 void check_cloud(const Tensor &x, const char *fn, const char *name)
 {
     TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat, "pcbench.", fn, ": ", name,
-                     " must be float32, not ", x.scalar_type());
-    TORCH_CHECK_VALUE((x.dim() == 2 || x.dim() == 3) && x.size(-1) == 3, "pcbench.", fn, ": ",
-                      name, " must be (B, N, 3) or (N, 3), not ", x.sizes());
+                     " must be float32, not ", dtype_name(x.scalar_type()));
     TORCH_CHECK_VALUE(x.is_contiguous(), "pcbench.", fn, ": ", name,
                       " is not contiguous (call .contiguous())");
-    TORCH_CHECK_VALUE(x.numel() > 0, "pcbench.", fn, ": ", name, " is empty: ", x.sizes());
+    TORCH_CHECK_VALUE((x.dim() == 2 || x.dim() == 3) && x.size(-1) == 3, "pcbench.", fn, ": ",
+                      name, " must be (B, N, 3) or (N, 3), not ", shape(x));
+    TORCH_CHECK_VALUE(x.numel() > 0, "pcbench.", fn, ": ", name, " is empty: ", shape(x));
     if (finite_mode == 2)
         TORCH_CHECK_VALUE(at::isfinite(x).all().item<bool>(), "pcbench.", fn, ": ", name,
                           " holds a non-finite coordinate");
@@ -62,11 +92,11 @@ void check_pair(const Tensor &a, const Tensor &b, const char *fn, const char *na
     check_cloud(a, fn, na);
     check_cloud(b, fn, nb);
     TORCH_CHECK_VALUE(a.device() == b.device(), "pcbench.", fn, ": ", na, " and ", nb,
-                      " must be the same kind on the same device (", a.device(), ", ",
-                      b.device(), ")");
+                      " must be the same kind on the same device (torch ", a.device().str(),
+                      ", torch ", b.device().str(), ")");
     TORCH_CHECK_VALUE(a.dim() == b.dim() && (a.dim() == 2 || a.size(0) == b.size(0)),
                       "pcbench.", fn, ": ", na, " and ", nb, " must have the same batch (",
-                      a.sizes(), " and ", b.sizes(), ")");
+                      shape(a), " and ", shape(b), ")");
 }
 
 int64_t integer_in(int64_t v, const char *fn, const char *name, int64_t lo, int64_t hi)
@@ -76,20 +106,21 @@ int64_t integer_in(int64_t v, const char *fn, const char *name, int64_t lo, int6
     return v;
 }
 
-// The device's finite flag, one int32 1 kept for the process (never freed:
-// a static tensor's destructor would run after CUDA's teardown). A run that meets a
-// non-finite coordinate clears it; the assertion that reads it then fails,
-// which ends the CUDA context, so a cleared flag is never read again.
-int32_t *finite_flag(const Tensor &like, Tensor **keep)
+// The devices' finite flags, one int32 1 a device, kept for the process
+// (never freed: a static tensor's destructor would run after CUDA's
+// teardown). A run that meets a non-finite coordinate clears its device's;
+// pcbench.nonfinite_seen() reads it (pcbench_torch_finite_read, below) and
+// raises it again. No device-side assertion: that would end the CUDA context.
+std::mutex flags_lock;
+Tensor *flags[64];
+
+int32_t *finite_flag(const Tensor &like)
 {
-    static std::mutex lock;
-    static Tensor *flags[64];
     const int d = like.get_device();
     TORCH_CHECK(d >= 0 && d < 64, "pcbench: CUDA device ", d, " is beyond the 64 kept");
-    std::lock_guard<std::mutex> hold(lock);
+    std::lock_guard<std::mutex> hold(flags_lock);
     if (!flags[d])
         flags[d] = new Tensor(at::ones({}, like.options().dtype(at::kInt)));
-    *keep = flags[d];
     return flags[d]->data_ptr<int32_t>();
 }
 
@@ -99,7 +130,6 @@ struct Call {
     const char *fn;
     pcb_task task{};
     pcb_result result{};
-    Tensor *flag = nullptr;
     const pcb_impl *impl = nullptr;
 
     Call(const char *f, pcb_problem problem, const Tensor &a) : fn(f)
@@ -111,7 +141,7 @@ struct Call {
         task.memory = PCB_MEM_DEVICE;
         task.stream = c10::cuda::getCurrentCUDAStream(a.get_device()).stream();
         if (finite_mode == 1)
-            result.finite = finite_flag(a, &flag);
+            result.finite = finite_flag(a);
     }
 
     // The implementation pcb_choose takes for the task.
@@ -127,9 +157,6 @@ struct Call {
         const int rc = pcb_run(impl, &task, &result, nullptr);
         if (rc < 0)
             library_error(fn, rc);
-        if (flag)
-            at::_assert_async(*flag, std::string("pcbench.") + fn +
-                                         ": an input holds a non-finite coordinate");
     }
 };
 
@@ -170,8 +197,8 @@ std::tuple<Tensor, Tensor> nearest(const char *fn, pcb_problem problem, const Te
                                    const Tensor &query, int64_t k)
 {
     check_pair(ref, query, fn, "ref", "query");
-    if (problem == PCB_KNN)
-        integer_in(k, fn, "k", 1, INT32_MAX);
+    if (problem == PCB_KNN) // beyond the reference's points a row is padding, up to PCB_PAD_K
+        integer_in(k, fn, "k", 1, std::max<int64_t>(ref.size(-2), PCB_PAD_K));
     c10::cuda::CUDAGuard guard(ref.device());
     const auto shape = k ? shaped(query, {query.size(-2), k}) : shaped(query, {query.size(-2)});
     Call c(fn, problem, ref);
@@ -339,4 +366,25 @@ extern "C" __attribute__((visibility("default"))) const char *pcbench_torch_ops(
 extern "C" __attribute__((visibility("default"))) void pcbench_torch_finite_check(int mode)
 {
     finite_mode = mode;
+}
+
+// 1 if device's flag was lowered since the last read (then raised again), 0
+// if not, -1 if it could not be read; it waits for the device's current stream.
+extern "C" __attribute__((visibility("default"))) int pcbench_torch_finite_read(int device)
+{
+    Tensor *flag = nullptr;
+    {
+        std::lock_guard<std::mutex> hold(flags_lock);
+        flag = device >= 0 && device < 64 ? flags[device] : nullptr;
+    }
+    if (!flag)
+        return 0;
+    try { // no exception crosses into the caller's C
+        c10::cuda::CUDAGuard guard(flag->device());
+        const bool lowered = flag->item<int32_t>() == 0;
+        flag->fill_(1);
+        return lowered ? 1 : 0;
+    } catch (const std::exception &) {
+        return -1;
+    }
 }

@@ -9,12 +9,13 @@ Answers come back in the input's kind and device, int64 indices, with the
 input's rank ((B, m) or (m,)).
 
 Non-finite coordinates: CPU inputs are checked and refused (ValueError naming
-the point). A CUDA check would wait for the GPU, so by default the library's
-copy-in flags them and an asynchronous device-side assertion reads the flag,
-PyTorch's own way for value errors on CUDA (finite_check = "async"); "sync"
-checks before running, with a ValueError (it waits); "off" does not check.
-Either way the library never reads past its arrays: a device run computes
-with a non-finite coordinate read as 0.
+the point). A CUDA check would wait for the GPU, so by default
+(finite_check = "async") the library's copy-in raises the device's flag and
+the call runs on, with each non-finite coordinate read as 0;
+nonfinite_seen() reads the flag (one wait) and lowers it. Nothing poisons
+the CUDA context: a training loop that meets a NaN can skip the batch, save
+a checkpoint and go on. "sync" checks before running, with a ValueError (it
+waits); "off" does not check. The library never reads past its arrays.
 """
 import ctypes
 import importlib
@@ -35,7 +36,7 @@ if importlib.util.find_spec("torch") is not None:
     _ops = importlib.import_module("._ops", __name__)
 
 __all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "EMDLoss", "chamfer", "chamfer_nearest",
-           "Verdict", "PcbenchError", "clear_device_cache", "lengths_from_batch",
+           "Verdict", "PcbenchError", "clear_device_cache", "nonfinite_seen", "lengths_from_batch",
            "lengths_from_offsets", "to_padded"]
 __version__ = "0.1.0"
 
@@ -148,9 +149,7 @@ _flags = {}
 def _finite_flag(device):
     """The device's finite flag: one int32 1 a device, kept (an allocation a
     call cost more than the kernels at small sizes). A run that meets a
-    non-finite coordinate sets it to 0; the assertion that reads it then
-    fails, which ends the CUDA context as every device-side assertion does,
-    so a flag that was cleared is never read again."""
+    non-finite coordinate sets it to 0, until nonfinite_seen() reads it."""
     flag = _flags.get(device)
     if flag is None:
         torch = _torch()
@@ -171,18 +170,14 @@ def _on_device(device, fn):
 def _call(cloud, what, run):
     """run(finite) on cloud's device (the library takes the current one),
     library errors prefixed with "pcbench.<what>". On CUDA with the
-    asynchronous check, finite points to a flag the library's copy-in clears
-    on a non-finite coordinate, read by a device-side assertion: two tiny
-    kernels, no wait. Elsewhere finite is None."""
+    asynchronous check, finite points to the device's flag, which the
+    library's copy-in clears on a non-finite coordinate (no wait, no
+    assertion). Elsewhere finite is None."""
     try:
         if not cloud.cuda:
             return run(None)
         flag = _finite_flag(cloud.device) if finite_check == "async" else None
-        out = _on_device(cloud.device, lambda: run(_ptr(flag)))
-        if flag is not None:
-            _torch()._assert_async(flag, "pcbench.%s: an input holds a non-finite coordinate"
-                                % what)
-        return out
+        return _on_device(cloud.device, lambda: run(_ptr(flag)))
     except (ValueError, PcbenchError) as e:
         e.args = ("pcbench.%s: %s" % (what, e.args[0]),) + e.args[1:]
         raise
@@ -234,6 +229,8 @@ def fps(xyz, m, start=0, impl=None, lengths=None):
     lengths (B,): a ragged batch, cloud i its first lengths[i] points
     (PyTorch3D's convention); a cloud of fewer than m points gives them all,
     then -1 (start must be below every non-zero length)."""
+    m, start = _count(m, "fps", "m (samples)"), _count(start, "fps", "start")
+    _impl_name(impl, "fps")
     if lengths is not None:
         return _fps_ragged(xyz, m, start, impl, lengths)
     if _as_op(xyz, impl):
@@ -272,6 +269,7 @@ def nn(ref, query, impl=None, ref_lengths=None, query_lengths=None):
     (B, Nq), or (Nq,) for unbatched clouds. ref_lengths, query_lengths:
     a ragged batch (PyTorch3D's convention); a query of an empty reference,
     and every padding slot, answers -1 at +inf."""
+    _impl_name(impl, "nn")
     if ref_lengths is not None or query_lengths is not None:
         return _nn_ragged(ref, query, impl, ref_lengths, query_lengths)
     if _as_op(ref, impl):
@@ -324,6 +322,8 @@ def knn(ref, query=None, k=16, impl=None, ref_lengths=None, query_lengths=None):
     index -1 at distance +inf. On CUDA it runs without a host sync (k <= 64
     there). ref_lengths, query_lengths: a ragged batch (query None: the
     queries are ref's points, query_lengths ref_lengths)."""
+    k = _integer(k, "knn", "k", 1, 2**31 - 1)
+    _impl_name(impl, "knn")
     if ref_lengths is not None or query_lengths is not None:
         if query is None:
             query, query_lengths = ref, ref_lengths
@@ -338,7 +338,7 @@ def _knn_direct(ref, query, k, impl):
     r = _Cloud(ref, "ref", "knn")
     q = r if query is None else _Cloud(query, "query", "knn")
     r.same_place(q, ("ref", "query"))
-    k = _integer(k, "knn", "k", 1, 2**31 - 1)
+    k = _integer(k, "knn", "k", 1, max(r.n, _n.PAD_K))  # checked before anything is allocated
     idx, d2 = r.empty((r.batch, q.n, k), "int32"), r.empty((r.batch, q.n, k), "float32")
     task = r.task(_n.KNN, nq=q.n, k=k)
     task.b = q.ptr
@@ -350,7 +350,7 @@ def _knn_ragged(ref, query, k, impl, ref_lengths, query_lengths):
     r, q = _Cloud(ref, "ref", "knn"), _Cloud(query, "query", "knn")
     lengths = _pair_lengths(r, q, ref_lengths, query_lengths,
                             ("ref", "query", "ref_lengths", "query_lengths"))
-    k = _integer(k, "knn", "k", 1, 2**31 - 1)
+    k = _integer(k, "knn", "k", 1, max(r.n, _n.PAD_K))  # checked before anything is allocated
     idx, d2 = r.empty((r.batch, q.n, k), "int32"), r.empty((r.batch, q.n, k), "float32")
     task = r.task(_n.KNN, nq=q.n, k=k)
     task.b = q.ptr
@@ -370,10 +370,17 @@ def _selection(select, fn):
     return _n.SELECTIONS.index(select)
 
 
+_FLT_OVERFLOW = 3.4028235677973366e38  # float32's largest plus half an ulp: rounds to inf
+
+
 def _radius(radius, fn):
+    if isinstance(radius, (str, bytes, bool)) or not hasattr(radius, "__float__"):
+        raise TypeError("pcbench.%s: radius must be a number, not %s" % (fn, type(radius).__name__))
     r = float(radius)
     if not (r > 0 and math.isfinite(r)):
         raise ValueError("pcbench.%s: radius must be a finite number > 0, not %r" % (fn, radius))
+    if r * r >= _FLT_OVERFLOW:  # the library compares float32 squares
+        raise ValueError("pcbench.%s: radius %r: its float32 square is not finite" % (fn, radius))
     return r
 
 
@@ -391,6 +398,10 @@ def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None,
     xyz_lengths, centres_lengths: a ragged batch (PyTorch3D's convention)."""
     if pad not in ("none", "first"):
         raise ValueError("pcbench.ball_query: pad must be 'none' or 'first', not %r" % (pad,))
+    k = _integer(k, "ball_query", "k", 1, 2**31 - 1)
+    radius = _radius(radius, "ball_query")
+    _selection(select, "ball_query")
+    _impl_name(impl, "ball_query")
     if xyz_lengths is not None or centres_lengths is not None:
         idx, count = _ball_ragged(xyz, centres, radius, k, select, impl, xyz_lengths,
                                   centres_lengths)
@@ -411,7 +422,7 @@ def _ball_direct(xyz, centres, radius, k, select, impl):
     x.same_place(c, ("xyz", "centres"))
     if c.batch != x.batch:
         raise ValueError("pcbench.ball_query: xyz has %d clouds, centres %d" % (x.batch, c.batch))
-    k = _integer(k, "ball_query", "k", 1, 2**31 - 1)
+    k = _integer(k, "ball_query", "k", 1, max(x.n, _n.PAD_K))
     sel = _selection(select, "ball_query")
     idx = x.empty((x.batch, c.n, k), "int32")
     count = x.empty((x.batch, c.n), "int32")
@@ -425,7 +436,7 @@ def _ball_ragged(xyz, centres, radius, k, select, impl, xyz_lengths, centres_len
     x, c = _Cloud(xyz, "xyz", "ball_query"), _Cloud(centres, "centres", "ball_query")
     lengths = _pair_lengths(x, c, xyz_lengths, centres_lengths,
                             ("xyz", "centres", "xyz_lengths", "centres_lengths"))
-    k = _integer(k, "ball_query", "k", 1, 2**31 - 1)
+    k = _integer(k, "ball_query", "k", 1, max(x.n, _n.PAD_K))
     sel = _selection(select, "ball_query")
     idx, count = x.empty((x.batch, c.n, k), "int32"), x.empty((x.batch, c.n), "int32")
     task = x.task(_n.BALL, nq=c.n, k=k, radius=_radius(radius, "ball_query"), select=sel)
@@ -509,7 +520,8 @@ class NNIndex:
     def __init__(self, ref, max_queries=None, impl=None):
         c = _Cloud(ref, "ref", "NNIndex")
         self._cloud, self._index, self._impl = c, None, impl
-        self.max_queries = int(max_queries or c.n)
+        self.max_queries = c.n if max_queries is None else _integer(
+            max_queries, "NNIndex", "max_queries", 1, 2**31 - 1)
         if not c.cuda:
             self._ref = c.x.copy() if c.kind == "numpy" else c.x.clone()
             return
@@ -565,6 +577,8 @@ def emd(a, b, max_gap=1e-3, impl=None, lengths=None):
     of pairs of equal sizes, run pair by pair; past a pair's length the
     matching is -1; an empty pair's value is NaN (a mean of no terms), its
     bound 0."""
+    max_gap = _gap(max_gap, "emd")
+    _impl_name(impl, "emd")
     if lengths is not None:
         return _emd_ragged(a, b, max_gap, impl, lengths)
     if _as_op(a, impl):
@@ -578,8 +592,7 @@ def _emd_direct(a, b, max_gap, impl, warm=None):
     if ca.n != cb.n:
         raise ValueError("pcbench.emd: a and b must have as many points (%d and %d)"
                          % (ca.n, cb.n))
-    if not 0 < max_gap <= 1:
-        raise ValueError("pcbench.emd: max_gap %r: need a relative gap in (0, 1]" % (max_gap,))
+    max_gap = _gap(max_gap, "emd")
     match, value = ca.empty((ca.batch, ca.n), "int32"), ca.empty((ca.batch,), "float64")
     bound = ca.empty((ca.batch,), "float64")
     task = ca.task(_n.EMD, nq=ca.n)
@@ -684,6 +697,28 @@ def _host(x, dtype, fn="check", name="array", count=None):
     return np.ascontiguousarray(x, dtype=dtype)
 
 
+def _count(v, fn, name):
+    """v as a Python int that the operators' int64 takes (its range against
+    the clouds is the kernels' check)."""
+    return _integer(v, fn, name, -2 ** 63, 2 ** 63 - 1)
+
+
+def _impl_name(impl, fn):
+    if impl is not None and not isinstance(impl, str):
+        raise TypeError("pcbench.%s: impl must be an implementation's name (str), not %s"
+                        % (fn, type(impl).__name__))
+
+
+def _gap(max_gap, fn):
+    """A certificate's relative gap: a number in (0, 1]."""
+    if isinstance(max_gap, (str, bytes, bool)) or not hasattr(max_gap, "__float__"):
+        raise TypeError("pcbench.%s: max_gap must be a number, not %s"
+                        % (fn, type(max_gap).__name__))
+    if not 0 < float(max_gap) <= 1:  # NaN fails too
+        raise ValueError("pcbench.%s: max_gap %r: need a relative gap in (0, 1]" % (fn, max_gap))
+    return float(max_gap)
+
+
 def _integer(v, fn, name, lo, hi):
     """v as a Python int in [lo, hi]: never a float, a bool or a value that
     would wrap in the library's int64."""
@@ -731,6 +766,7 @@ def check_nn(ref, query, idx, dist2=None, exact=True):
     recall."""
     cs = _clouds("check_nn", ref=ref, query=query)
     r, q = cs["ref"], cs["query"]
+    r.same_place(q, ("ref", "query"))
     idx = _host(idx, "int32", "check_nn", "idx")
     if idx.size != r.batch * q.n:
         raise ValueError("pcbench.check_nn: idx %s does not fit %d x %d queries"
@@ -766,18 +802,25 @@ def check_knn(ref, query, idx, dist2=None, k=None, canonical=False):
 
 
 def check_ball(xyz, centres, idx, radius, k=None, select="first", count=None, dist2=None,
-               canonical=False):
+               canonical=False, pad="none"):
     """Judge a ball-query answer made anywhere: idx of shape (M, k) or
     (B, M, k), each row's selected points then -1 padding (count, when
     given, how many a row holds). Points within float32 rounding of the
-    radius may be in or out; canonical=True asks for naive's rows exactly."""
+    radius may be in or out; canonical=True asks for naive's rows exactly.
+    pad="first": the rows are padded by repeating their first point
+    (ball_query(pad="first"), pointnet2_ops' layout)."""
     cs = _clouds("check_ball", xyz=xyz, centres=centres)
     x, c = cs["xyz"], cs["centres"]
+    x.same_place(c, ("xyz", "centres"))
+    if pad not in ("none", "first"):
+        raise ValueError("pcbench.check_ball: pad must be 'none' or 'first', not %r" % (pad,))
     ia = _host(idx, "int32", "check_ball", "idx")
     if k is None:
         k = ia.shape[-1] if ia.ndim >= 2 else 0
     k = _integer(k, "check_ball", "k", 1, 2**31 - 1)
     ia = _host(idx, "int32", "check_ball", "idx", count=x.batch * c.n * k)
+    if pad == "first":
+        ia = _unpad_first(ia.reshape(-1, k))
     ca = None if count is None else _host(count, "int32", "check_ball", "count",
                                           count=x.batch * c.n)
     da = None if dist2 is None else _host(dist2, "float32", "check_ball", "dist2",
@@ -791,6 +834,18 @@ def check_ball(xyz, centres, idx, radius, k=None, select="first", count=None, di
                   promise, full=canonical)
 
 
+def _unpad_first(rows):
+    """Rows padded by repeating their first entry, padded with -1 instead:
+    the padding is the run of first entries that ends the row (a row's
+    points are distinct, so a repeat elsewhere stays, and is judged)."""
+    np = _numpy()
+    repeat = rows[:, 1:] == rows[:, :1]
+    tail = np.flip(np.cumprod(np.flip(repeat, 1), 1), 1).astype(bool)
+    out = rows.copy()
+    out[:, 1:][tail] = -1
+    return np.ascontiguousarray(out.reshape(-1))
+
+
 def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     """Judge an EMD answer: a bijection whose cost is within max_gap of the
     optimum (the exact solver's, up to 2048 points) and, with prices (the
@@ -799,6 +854,7 @@ def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     only."""
     cs = _clouds("check_emd", a=a, b=b)
     ca, cb = cs["a"], cs["b"]
+    ca.same_place(cb, ("a", "b"))
     match = _host(matching, "int32", "check_emd", "matching")
     if match.size != ca.batch * ca.n or cb.n != ca.n:
         raise ValueError("pcbench.check_emd: matching %s does not fit %d x %d points"
@@ -856,6 +912,7 @@ def emd_loss(a, b, max_gap=1e-2, reduction="mean", lengths=None):
     (an optimum's envelope). lengths: a ragged batch of pairs (an empty
     pair's loss is NaN)."""
     fa, fb = _loss_inputs(a, b, "emd_loss")
+    max_gap = _gap(max_gap, "emd_loss")
     with _torch().no_grad():
         match = emd(fa, fb, max_gap=max_gap, lengths=lengths)[0]
     dist = (a - _gather(b, match.clamp(min=0))).norm(dim=-1)
@@ -906,11 +963,11 @@ class EMDLoss:
 
     def __init__(self, num_samples, points, max_gap=1e-2, reduction="mean", warm_eps=1.0,
                  budget=1.0):
+        if _torch() is None:
+            raise ImportError("pcbench.EMDLoss: needs PyTorch, which is not importable here")
         self.num_samples = _integer(num_samples, "EMDLoss", "num_samples", 1, 2 ** 40)
         self.points = _integer(points, "EMDLoss", "points", 1, 2 ** 31 - 1)
-        if not 0 < max_gap <= 1:
-            raise ValueError("pcbench.EMDLoss: max_gap %r: need a relative gap in (0, 1]"
-                             % (max_gap,))
+        max_gap = _gap(max_gap, "EMDLoss")
         _reduce(_torch().zeros(1), reduction, "EMDLoss")  # the name checked now
         if not (warm_eps >= 1 and budget > 0):
             raise ValueError("pcbench.EMDLoss: warm_eps %r must be >= 1 and budget %r > 0"
@@ -945,13 +1002,17 @@ class EMDLoss:
                              "sample indices" % fa.shape[0])
         with torch.no_grad():
             if fa.is_cuda:
-                idx = index.to(device=fa.device, dtype=torch.int64)
-                if finite_check == "async":  # an index out of range stops the CUDA context
-                    torch._assert_async(((idx >= 0) & (idx < self.num_samples)).all(),
-                                        "pcbench.EMDLoss: a sample index is outside "
-                                        "0..num_samples - 1")
+                if not index.is_cuda:  # checked here, where that costs no wait
+                    bad = ((index < 0) | (index >= self.num_samples)).nonzero()
+                    if bad.numel():
+                        raise ValueError("pcbench.EMDLoss: index[%d] = %d is outside 0..%d"
+                                         % (int(bad[0, 0]), int(index[bad[0, 0]]),
+                                            self.num_samples - 1))
+                # on the GPU: clamped (a device-side assertion would end the CUDA context)
+                idx = index.to(device=fa.device, dtype=torch.int64).clamp(
+                    0, self.num_samples - 1)
                 tables = self._tables(fa.device)
-                price, eps, kept = (t.index_select(0, idx.clamp(0, self.num_samples - 1))
+                price, eps, kept = (t.index_select(0, idx)
                                     for t in tables)
                 eps.mul_(self.warm_eps)
                 budget = kept if self.budget == 1 else torch.where(
@@ -1053,6 +1114,7 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum", a_lengths=Non
         per_pair = _ops.call(_ops.torch.ops.pcbench.chamfer_value.default, a, b)[0]
         return _reduce(per_pair, reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
+    _Cloud(fa, "a", "chamfer").same_place(_Cloud(fb, "b", "chamfer"), ("a", "b"))
     with torch.no_grad():
         ia, _, ib, _ = chamfer_nearest(fa, fb)
 
@@ -1098,6 +1160,27 @@ def _chamfer_ragged_loss(a, b, reduction, words, a_lengths, b_lengths):
         if directions == "average":
             per_pair = per_pair / 2
     return _reduce(per_pair, reduction, "chamfer")
+
+
+def nonfinite_seen(device=None):
+    """Whether a CUDA call on device (default: the current one) met a
+    non-finite coordinate since the last read, with finite_check "async":
+    it waits for the work queued on the device, reads its flag and lowers
+    it. The calls that met one ran with the coordinate read as 0; the CUDA
+    context is unharmed, so a loop can skip the batch and go on."""
+    torch = _torch()
+    if torch is None or not torch.cuda.is_available():
+        return False
+    device = torch.device("cuda", torch.cuda.current_device() if device is None
+                          else torch.device(device).index or 0)
+    seen = False
+    flag = _flags.get(device)
+    if flag is not None:
+        seen = not bool(flag.item())  # item() waits for the stream
+        flag.fill_(1)
+    if _ops is not None and _ops.compiled_flag_lowered(device.index):
+        seen = True
+    return seen
 
 
 def clear_device_cache(graphs=False):

@@ -18,6 +18,7 @@ CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1
 EINVAL, EUNSUPPORTED, EUNAVAIL = -1, -2, -3
 ANY_GAP = float("inf")
+PAD_K = 1024  # PCB_PAD_K: k beyond the reference's points pads rows up to this
 
 
 class PcbenchError(RuntimeError):
@@ -86,7 +87,12 @@ def _load():
     tried = []
     for path in _candidates():
         if path.is_file():
-            return ctypes.CDLL(str(path))
+            try:
+                return ctypes.CDLL(str(path))
+            except OSError as e:
+                raise ImportError("pcbench: %s%s is not a library this process can load (%s)"
+                                  % ("PCBENCH_LIBRARY=" if os.environ.get("PCBENCH_LIBRARY")
+                                     else "", path, e)) from None
         tried.append(str(path))
     raise ImportError("pcbench: libpcbench.so not found (looked at %s); install the package "
                       "with pip install ./impl/python, or build it with make shared"

@@ -68,6 +68,7 @@ def _load_compiled():
         return None
     so.pcbench_torch_ops.restype = ctypes.c_char_p
     so.pcbench_torch_finite_check.argtypes = [ctypes.c_int]
+    so.pcbench_torch_finite_read.argtypes = [ctypes.c_int]
     return so
 
 
@@ -82,6 +83,13 @@ def finite_mode(mode):
     "async" and "sync" is off, as in the Python kernels)."""
     if _compiled is not None:
         _compiled.pcbench_torch_finite_check(_FINITE_MODES.get(mode, 0))
+
+
+def compiled_flag_lowered(device):
+    """Whether the compiled kernels' finite flag of a CUDA device was
+    lowered (a non-finite coordinate met); it waits for the device's
+    current stream and raises the flag again."""
+    return _compiled is not None and _compiled.pcbench_torch_finite_read(device) == 1
 
 
 _STATUS = re.compile(r"\[pcbench (PCB_[A-Z]+)\] ")

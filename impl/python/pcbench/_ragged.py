@@ -68,26 +68,65 @@ def to_padded(points, lengths, pad_value=0.0):
     return out
 
 
-def as_lengths(lengths, cloud, name, limit):
-    """lengths as an int64 array beside cloud (its kind and device), checked
-    on the host where that costs no wait (CPU tensors, numpy)."""
-    if cloud.kind == "torch":
-        torch = _torch()
-        if not isinstance(lengths, torch.Tensor):
-            lengths = torch.as_tensor(lengths)
-        out = lengths.to(device=cloud.device, dtype=torch.int64).contiguous()
-    else:
-        import numpy
-        out = numpy.ascontiguousarray(numpy.asarray(lengths, dtype="int64"))
-    if tuple(out.shape) != (cloud.batch,):
-        raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
-                         % (cloud.fn, name, cloud.batch, tuple(out.shape)))
-    if not cloud.cuda:
-        bad = [i for i, v in enumerate(out.tolist()) if not 0 <= v <= limit]
+def _host_values(lengths, fn, name):
+    """Host lengths as a list of Python ints: integers only (a float or a
+    bool would be truncated, or read as 0 and 1)."""
+    import numpy
+    if isinstance(lengths, (list, tuple)) and not any(isinstance(v, (list, tuple))
+                                                      for v in lengths):
+        bad = [v for v in lengths if isinstance(v, bool) or not hasattr(v, "__index__")]
+        if bad:  # (numpy would make floats of ints past int64)
+            raise TypeError("pcbench.%s: %s must be integers, not %s"
+                            % (fn, name, type(bad[0]).__name__))
+        return (len(lengths),), [v.__index__() for v in lengths]
+    try:
+        a = numpy.asarray(lengths)
+    except (TypeError, ValueError) as e:
+        raise TypeError("pcbench.%s: %s must be integers (%s)" % (fn, name, e))
+    if a.dtype == object:  # Python ints too large for int64, or mixed items
+        bad = [v for v in a.reshape(-1).tolist() if isinstance(v, bool) or not isinstance(v, int)]
         if bad:
-            raise ValueError("pcbench.%s: %s[%d] = %d is outside 0..%d"
-                             % (cloud.fn, name, bad[0], int(out[bad[0]]), limit))
-    return out
+            raise TypeError("pcbench.%s: %s must be integers, not %s"
+                            % (fn, name, type(bad[0]).__name__))
+    elif a.dtype.kind not in "iu":
+        raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, a.dtype))
+    return a.shape, a.reshape(-1).tolist()
+
+
+def as_lengths(lengths, cloud, name, limit):
+    """lengths as an int64 array beside cloud (its kind and device), each
+    in 0..limit. Lengths on the host are checked before any work and moved
+    where the cloud is; lengths already on a GPU are checked for their type
+    and shape only (their values would cost a wait) and clamped to 0..limit
+    there, so that no length makes a kernel read past the cloud."""
+    fn = cloud.fn
+    torch = _torch() if cloud.kind == "torch" or "torch" in type(lengths).__module__ else None
+    if torch is not None and isinstance(lengths, torch.Tensor) and lengths.device.type != "cpu":
+        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or \
+                lengths.dtype == torch.bool:
+            raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, lengths.dtype))
+        if tuple(lengths.shape) != (cloud.batch,):
+            raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
+                             % (fn, name, cloud.batch, tuple(lengths.shape)))
+        if cloud.kind == "torch" and lengths.device == cloud.device:
+            return lengths.to(torch.int64).clamp(0, limit).contiguous()
+        lengths = lengths.cpu()  # another device than the cloud's: read here
+    if torch is not None and isinstance(lengths, torch.Tensor):
+        if lengths.dtype == torch.bool:
+            raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, lengths.dtype))
+        lengths = lengths.numpy()
+    shape, values = _host_values(lengths, fn, name)
+    if tuple(shape) != (cloud.batch,):
+        raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
+                         % (fn, name, cloud.batch, tuple(shape)))
+    bad = [i for i, v in enumerate(values) if not 0 <= v <= limit]
+    if bad:
+        raise ValueError("pcbench.%s: %s[%d] = %d is outside 0..%d"
+                         % (fn, name, bad[0], values[bad[0]], limit))
+    if cloud.kind == "torch":
+        return _torch().tensor(values, dtype=_torch().int64).to(cloud.device)
+    import numpy
+    return numpy.array(values, dtype="int64")
 
 
 def needs_host_loop(error):
