@@ -106,6 +106,21 @@ says "the second" "emd/uniform/b2/n256"
 expect "max-time" 0 -- "$tool" bench $q --results "$tmp/m" --max-time 0.001
 says "stops and says what is left" "configuration left; run the same command again"
 
+# Two runs at once on one results folder, each timing another implementation
+# of the same configuration: the file keeps both (the second writer reads
+# the first's figures again under the folder's lock).
+one="$q --filter n2000/m100 --results $tmp/two"
+"$tool" bench $one --impl pruned >"$tmp/two1.log" 2>&1 &
+pid=$!
+"$tool" bench $one --impl omp >"$tmp/two2.log" 2>&1
+rc2=$?
+wait $pid
+rc1=$?
+if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then ok; else bad "two runs at once: exit $rc1 and $rc2"; fi
+json_holds "two runs at once keep both implementations" \
+    "$tmp/two/testbox/quick/fps-uniform-b1-n2000-m100.json" \
+    "{'pruned', 'omp'} <= {e['impl'] for e in d['results'] if e.get('status') == 'ok'}"
+
 # Interrupt a run once its first configuration is stored: that file stays
 # whole and no temporary file is left behind.
 "$tool" bench --suite quick --problem fps,nn --machine testbox --results "$tmp/i" \

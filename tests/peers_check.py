@@ -703,8 +703,42 @@ def ragged_peers(tool, tmp):
           "one cloud a call for a peer without lengths: %s, %d calls" % (loop, len(LoopKnn.seen)))
 
 
+def store_files(tmp):
+    """The store writes through no link planted under its temporary name,
+    and a corrupt file is named, set aside and written anew."""
+    from peers import store
+    out = os.path.join(tmp, "store")
+    os.makedirs(out)
+    cfg = {"id": "fps/uniform/b1/n100/m10", "problem": "fps", "dataset": "uniform", "batch": 1,
+           "n": 100, "nq": 0, "m": 10}
+    path = store.peers_file(out, cfg)
+    victim = os.path.join(tmp, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("keep me\n")
+    os.symlink(victim, path + ".tmp")  # where the store used to write
+    store.store_entry(out, "quick", {}, cfg, {"peer": "a", "status": "ok"}, [])
+    with open(victim) as f:
+        check(f.read() == "keep me\n", "the store wrote through a link planted at .tmp")
+    check(json.load(open(path))["results"][0]["peer"] == "a", "the entry was stored")
+    with open(path, "w") as f:
+        f.write('{"results": [{"peer": "a", "sta')
+    err = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                          "from peers import store; print(store.stored_entry(%r, %r, 'a'))"
+                          % (os.path.join(HERE, "..", "scripts"), out, cfg)],
+                         capture_output=True, text=True)
+    check(err.returncode == 0 and err.stdout.strip() == "None" and path in err.stderr
+          and "line 1, column" in err.stderr,
+          "a corrupt file read: named with its position, not a traceback: %r %r"
+          % (err.stdout, err.stderr[-300:]))
+    store.store_entry(out, "quick", {}, cfg, {"peer": "b", "status": "ok"}, [])
+    check(os.path.exists(path + ".corrupt") and
+          [e["peer"] for e in json.load(open(path))["results"]] == ["b"],
+          "a corrupt file is set aside and written anew")
+
+
 def main():
     tool, tmp = sys.argv[1], sys.argv[2]
+    store_files(tmp)
     ragged_peers(tool, tmp)
     batches(tool, tmp)
     build_manifest(tmp)

@@ -319,6 +319,12 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
 /* PCB_EIO (errno ENOENT) when there is no file; PCB_EUNSUPPORTED for a file
  * of another format version (the message names it); the config must match. */
 int bench_store_read(const char *path, bench_result *r);
+/* bench_store_write for a session: under a lock on the results folder, the
+ * file is read again and every entry another run stored meanwhile is kept,
+ * except those this run measured afresh (fresh), which replace theirs: two
+ * runs on one folder never lose each other's figures. */
+int bench_store_merge(const char *path, const char *suite, const bench_env *env,
+                      const bench_result *r);
 int bench_mkdirs(const char *dir);
 
 /* ---- instruction counts (bench_count.c) -------------------------------------- */

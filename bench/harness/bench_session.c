@@ -78,7 +78,10 @@ static int write_result(const bench_session *s, const bench_result *r)
 {
     char path[1024];
     int rc = bench_store_path(s->store, s->suite->name, &r->config, path, sizeof path);
-    return rc == PCB_OK ? bench_store_write(path, s->suite->name, &s->env, r) : rc;
+    if (rc != PCB_OK)
+        return rc;
+    return s->opt->baseline_out ? bench_store_write(path, s->suite->name, &s->env, r)
+                                : bench_store_merge(path, s->suite->name, &s->env, r);
 }
 
 int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)

@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../datasets/outfile.h"
 #include "bench.h"
@@ -335,6 +338,71 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
         fputs("[]", f);
     fputs("\n}\n", f);
     return pcb_out_commit(&o);
+}
+
+/* The folder's lock: flock on the folder itself (no lock file left among
+ * the results); held until the descriptor is closed. */
+static int lock_folder(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (bench_mkdirs(dir) != PCB_OK)
+        return -1;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        pcb_fail(PCB_EIO, "%s: cannot open the results folder to lock it: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
+    while (flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            pcb_fail(PCB_EIO, "%s: cannot lock the results folder: %s", dir, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+int bench_store_merge(const char *path, const char *suite, const bench_env *env,
+                      const bench_result *r)
+{
+    const int lock = lock_folder(path);
+    if (lock < 0)
+        return PCB_EIO;
+    bench_result stored = {.config = r->config};
+    int rc = bench_store_read(path, &stored);
+    if (rc == PCB_EUNSUPPORTED) { /* another format: refused, never overwritten */
+        close(lock);
+        return rc;
+    }
+    if (rc != PCB_OK) /* none yet, or unreadable: this run's alone */
+        stored.count = 0;
+    bench_result out = *r; /* its config, reference and Google Benchmark output (the
+                              other run's raw output is not kept: its figures are) */
+    out.count = 0;
+    out.entries = calloc((size_t)(r->count + stored.count) + 1, sizeof *out.entries);
+    if (!out.entries) {
+        bench_result_free(&stored);
+        close(lock);
+        return pcb_fail(PCB_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < r->count; i++) { /* this run's, or the newer stored one */
+        const bench_entry *theirs = bench_result_entry(&stored, r->entries[i].impl, 0);
+        out.entries[out.count++] = r->entries[i].fresh || !theirs ? r->entries[i] : *theirs;
+    }
+    for (int i = 0; i < stored.count; i++) /* what only the other run measured */
+        if (!bench_result_entry((bench_result *)r, stored.entries[i].impl, 0))
+            out.entries[out.count++] = stored.entries[i];
+    rc = bench_store_write(path, suite, env, &out);
+    free(out.entries);
+    bench_result_free(&stored);
+    close(lock);
+    return rc;
 }
 
 /* ---- reading --------------------------------------------------------------------- */

@@ -3,6 +3,8 @@ import datetime
 import json
 import os
 import platform
+import sys
+import tempfile
 
 from .common import FORMAT, np
 
@@ -31,11 +33,51 @@ def env_record(machine):
 
 
 def write_json(path, doc):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    """doc into path, whole or not at all: a private temporary file beside it
+    (mkstemp: created anew, never through a link planted under its name),
+    then renamed over path (a link at path is replaced, not followed)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=name + ".tmp.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # an ordinary results file, not mkstemp's 0600
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def read_results(path, set_aside=False):
+    """The entries stored in a configuration's file ([] where there is none).
+    A file that is not such JSON is named, with its position, and ignored;
+    set_aside moves it to PATH.corrupt first, so that nothing is lost when
+    the file is written anew."""
+    if not os.path.exists(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        results = doc.get("results", []) if isinstance(doc, dict) else None
+        if not isinstance(results, list) or not all(isinstance(e, dict) and "peer" in e
+                                                     for e in results):
+            raise ValueError("no list of peers' results in it")
+        return results
+    except (ValueError, UnicodeDecodeError) as e:
+        where = (" (line %d, column %d)" % (e.lineno, e.colno)
+                 if isinstance(e, json.JSONDecodeError) else "")
+        aside = path + ".corrupt"
+        if set_aside:
+            os.replace(path, aside)
+        print("peers: ignoring %s%s: %s%s" % (path, where, e.msg if isinstance(
+            e, json.JSONDecodeError) else e, "; set aside as " + aside if set_aside else ""),
+            file=sys.stderr)
+        return []
 
 
 def results_dir(args, meta):
@@ -52,9 +94,7 @@ def store_entry(outdir, suite, env, cfg, entry, candidates):
     (re-read every time: each peer may run in a process of its own)."""
     path = peers_file(outdir, cfg)
     doc = {"format": FORMAT, "suite": suite, "env": env, "results": []}
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            doc["results"] = json.load(f).get("results", [])
+    doc["results"] = read_results(path, set_aside=True)
     doc["config"] = {"id": cfg["id"], "problem": cfg["problem"], "dataset": cfg["dataset"],
                      "batch": cfg["batch"], "n": cfg["n"], "nq": cfg["nq"], "m": cfg["m"]}
     if cfg["problem"] in ("knn", "ball"):
@@ -71,8 +111,4 @@ def store_entry(outdir, suite, env, cfg, entry, candidates):
 
 
 def stored_entry(outdir, cfg, name):
-    path = peers_file(outdir, cfg)
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return next((e for e in json.load(f).get("results", []) if e["peer"] == name), None)
+    return next((e for e in read_results(peers_file(outdir, cfg)) if e["peer"] == name), None)
