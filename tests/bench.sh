@@ -121,6 +121,19 @@ json_holds "two runs at once keep both implementations" \
     "$tmp/two/testbox/quick/fps-uniform-b1-n2000-m100.json" \
     "{'pruned', 'omp'} <= {e['impl'] for e in d['results'] if e.get('status') == 'ok'}"
 
+# A stored figure is reused only on the terms this run asks, and only where
+# the CPU and GPU its file names are this host's.
+one="$q --filter n2000/m100 --impl pruned --results $tmp/terms"
+"$tool" bench $one --reps 3 >"$tmp/t1.log" 2>&1
+expect "a run asking more samples" 0 -- "$tool" bench $one --reps 5
+if grep -q "(stored" "$out"; then bad "a 3-sample figure was reused by --reps 5"; else ok; fi
+expect "the same terms again" 0 -- "$tool" bench $one --reps 5
+says "reused" "(stored"
+python3 -c "import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['env']['cpu']='Another CPU'; \
+json.dump(d, open(p, 'w'))" "$tmp/terms/testbox/quick/fps-uniform-b1-n2000-m100.json"
+expect "a file that names another CPU" 0 -- "$tool" bench $one --reps 5
+if grep -q "(stored" "$out"; then bad "a figure of another CPU was reused"; else ok; fi
+
 # Interrupt a run once its first configuration is stored: that file stays
 # whole and no temporary file is left behind.
 "$tool" bench --suite quick --problem fps,nn --machine testbox --results "$tmp/i" \

@@ -287,7 +287,7 @@ static void not_run_note(bench_result *res, int count)
 }
 
 static void list_plan(const bench_suite *s, const char *dir, bench_result *res, int count,
-                      double budget, const bench_env *env)
+                      double budget, const bench_env *env, const bench_opts *o)
 {
     printf("suite %s: %s; %d configuration%s, budget %g s per run%s%s\n", s->name, s->about,
            count, count == 1 ? "" : "s", budget, dir ? ", results in " : "", dir ? dir : "");
@@ -305,8 +305,8 @@ static void list_plan(const bench_suite *s, const char *dir, bench_result *res, 
             }
             int avail = pcb_impl_available(*it) == PCB_OK;
             printf("  %-18s %-4s %s%s\n", (*it)->name, pcb_device_name((*it)->device),
-                   e && bench_entry_final(e, budget, env) ? "stored: " : avail ? "to run" : "unavailable: ",
-                   e && bench_entry_final(e, budget, env) ? bench_status_name(e->status)
+                   e && bench_entry_final(e, budget, env, o) ? "stored: " : avail ? "to run" : "unavailable: ",
+                   e && bench_entry_final(e, budget, env, o) ? bench_status_name(e->status)
                    : avail                          ? ""
                                                     : pcb_errmsg());
         }
@@ -419,7 +419,7 @@ int cli_bench(int argc, char **argv)
     }
     if (o.list_only) {
         list_plan(&suite, ses.store[0] ? ses.store : NULL, ses.res, ses.count, ses.budget,
-                  &ses.env);
+                  &ses.env, &o);
         goto done;
     }
     if (nfaults)

@@ -162,6 +162,7 @@ typedef struct {
     bench_config config;
     char reference[48];
     char machine[80];     /* where a stored result was measured ("" unknown) */
+    char cpu[128], gpu[256]; /* the models its file says measured it ("" unknown) */
     bench_entry *entries;
     int count;
     json gbench; /* arrays of Google Benchmark reports, one per timing run */
@@ -290,8 +291,10 @@ int bench_listed(const char *list, const char *name);
  * (NULL: every id does). */
 int bench_filtered(const char *filter, const char *id);
 /* Whether an entry is final (not re-run on resume) under these options: its
- * outcome is, and the same build measured it on this host (env). */
-int bench_entry_final(const bench_entry *e, double budget, const bench_env *env);
+ * outcome is, the same build measured it on this host (env), and its figures
+ * meet what o asks (--reps, --min-reps, --figure-time). */
+int bench_entry_final(const bench_entry *e, double budget, const bench_env *env,
+                      const bench_opts *o);
 /* The serial reference of a problem among the implementations built here. */
 const char *bench_reference(pcb_problem p);
 /* Run one configuration: the entries of r not final (or all, with force). */

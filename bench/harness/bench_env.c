@@ -158,8 +158,12 @@ int bench_env_collect(bench_env *e, const char *machine_override)
     char driver[32] = "";
     if (have_gpu)
         snprintf(driver, sizeof driver, " driver %d", gi.driver);
+    /* The CPU and GPU models too: containers made from one image share a
+     * machine-id, whatever hardware they run on. */
+    char models[420];
+    snprintf(models, sizeof models, "%s x %d | %s", e->cpu, e->cores, e->gpu);
     snprintf(e->host, sizeof e->host, "%016llx",
-             (unsigned long long)hash_text(driver, hash_text(id, fnv)));
+             (unsigned long long)hash_text(models, hash_text(driver, hash_text(id, fnv))));
 
     char cc[256], nvcc[256], smi[512], os[256];
     struct utsname u;

@@ -20,10 +20,32 @@ const char *bench_reference(pcb_problem p)
     return last;
 }
 
-int bench_entry_final(const bench_entry *e, double budget, const bench_env *env)
+/* Whether a stored figure was taken on the terms this run asks: as many
+ * samples (--reps, --min-reps; a --reps figure is not what a run with a
+ * noise target takes), as long a time (--figure-time). */
+static int figure_meets(const bench_figure *f, const bench_opts *o)
+{
+    if (f->reps <= 0)
+        return 1; /* none taken: nothing to fall short */
+    /* a --reps figure: its count fixed, or capped below what a run may take */
+    const int fixed = strcmp(f->stop, "fixed") == 0 ||
+                      (strcmp(f->stop, "samples") == 0 && f->reps < MAX_SAMPLES);
+    if (o->reps > 0)
+        return f->reps >= o->reps;
+    if (fixed || (o->min_reps > 0 && f->reps < o->min_reps))
+        return 0;
+    return !(o->have_figure_time && strcmp(f->stop, "time") == 0 &&
+             f->seconds < 0.9 * o->figure_time);
+}
+
+int bench_entry_final(const bench_entry *e, double budget, const bench_env *env,
+                      const bench_opts *o)
 {
     if (strcmp(e->build, env->build) != 0 || strcmp(e->host, env->host) != 0)
         return 0; /* another build, or another host: measured again */
+    if (e->status == ST_OK && !(figure_meets(&e->compute, o) &&
+                                figure_meets(&e->compute_cold, o) && figure_meets(&e->e2e, o)))
+        return 0;
     switch (e->status) {
     case ST_OK:
     case ST_FAILED_VERIFY:

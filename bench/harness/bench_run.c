@@ -220,7 +220,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         if (!e)
             return pcb_fail(PCB_ENOMEM, "out of memory");
         /* Also kept: unavailable before and still unavailable (no device). */
-        if (!o->force && (bench_entry_final(e, budget, ctx->env) ||
+        if (!o->force && (bench_entry_final(e, budget, ctx->env, o) ||
                           (e->status == ST_UNAVAILABLE && pcb_impl_available(im) != PCB_OK))) {
             kept++;
             continue;

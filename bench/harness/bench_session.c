@@ -57,6 +57,11 @@ int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite 
             r->config = *c;
             r->load_avg = -1;
         }
+        /* A file that says another CPU or GPU measured it is measured again
+         * here, whatever its entries' host says. */
+        if (lr == PCB_OK && (strcmp(r->cpu, s->env.cpu) != 0 || strcmp(r->gpu, s->env.gpu) != 0))
+            for (int k = 0; k < r->count; k++)
+                r->entries[k].host[0] = '\0';
         for (int k = 0; k < r->count; k++) /* stored runs calibrate the predictions */
             if (r->entries[k].status == ST_OK || r->entries[k].status == ST_SKIPPED_BUDGET)
                 bench_calib_note(s->calib, pcb_find(c->problem, r->entries[k].impl), c,

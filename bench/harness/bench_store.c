@@ -567,6 +567,11 @@ int bench_store_read(const char *path, bench_result *r)
     }
     r->load_avg = json_num(&doc, "load_avg", -1);
     const char *machine = json_str(json_get(&doc, "env"), "machine");
+    const char *cpu = json_str(json_get(&doc, "env"), "cpu");
+    const json *gpu_env = json_get(json_get(&doc, "env"), "gpu");
+    const char *gpu = gpu_env && gpu_env->type == JSON_OBJ ? json_str(gpu_env, "name") : NULL;
+    snprintf(r->cpu, sizeof r->cpu, "%s", cpu ? cpu : "");
+    snprintf(r->gpu, sizeof r->gpu, "%s", gpu ? gpu : "");
     snprintf(r->machine, sizeof r->machine, "%s", machine ? machine : "");
     const char *ref = json_str(&doc, "reference");
     snprintf(r->reference, sizeof r->reference, "%s", ref ? ref : "");

@@ -896,6 +896,17 @@ def _loss_inputs(a, b, fn):
     return a.detach().float().contiguous(), b.detach().float().contiguous()
 
 
+def _same_batch(a, b, fn, names):
+    """_Cloud.same_place's checks from two tensors' devices and shapes alone
+    (torch.export traces it: no data pointer), with its messages."""
+    if a.device != b.device:
+        raise ValueError("pcbench.%s: %s and %s must be the same kind on the same device "
+                         "(torch %s, torch %s)" % (fn, names[0], names[1], a.device, b.device))
+    if a.dim() != b.dim() or (a.dim() == 3 and a.shape[0] != b.shape[0]):
+        raise ValueError("pcbench.%s: %s and %s must have the same batch (%s and %s)"
+                         % (fn, names[0], names[1], tuple(a.shape), tuple(b.shape)))
+
+
 def _masked_mean(per_point, lengths):
     """Each pair's mean over its first lengths[i] points (NaN for none)."""
     torch = _torch()
@@ -1114,7 +1125,7 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum", a_lengths=Non
         per_pair = _ops.call(_ops.torch.ops.pcbench.chamfer_value.default, a, b)[0]
         return _reduce(per_pair, reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
-    _Cloud(fa, "a", "chamfer").same_place(_Cloud(fb, "b", "chamfer"), ("a", "b"))
+    _same_batch(fa, fb, "chamfer", ("a", "b"))
     with torch.no_grad():
         ia, _, ib, _ = chamfer_nearest(fa, fb)
 

@@ -60,15 +60,16 @@ def _load_compiled():
     if not path.is_file():
         return None
     try:
-        torch.ops.load_library(str(path))
         so = ctypes.CDLL(str(path))
-    except OSError as e:  # e.g. a library it links to is gone: the Python kernels serve
+        # an older build lacks what this package calls: never loaded half
+        so.pcbench_torch_ops.restype = ctypes.c_char_p
+        so.pcbench_torch_finite_check.argtypes = [ctypes.c_int]
+        so.pcbench_torch_finite_read.argtypes = [ctypes.c_int]
+        torch.ops.load_library(str(path))
+    except (OSError, AttributeError) as e:  # a library it links to is gone, an old build
         warnings.warn("pcbench: the compiled operators at %s did not load (%s); using the "
-                      "Python kernels" % (path, e))
+                      "Python kernels (make torch-ops rebuilds them)" % (path, e))
         return None
-    so.pcbench_torch_ops.restype = ctypes.c_char_p
-    so.pcbench_torch_finite_check.argtypes = [ctypes.c_int]
-    so.pcbench_torch_finite_read.argtypes = [ctypes.c_int]
     return so
 
 
