@@ -335,14 +335,16 @@ PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python:scripts$${PYTHONPATH:+:$$PYTHON
              PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
 
 # make peers PEER=my_module:my_fps PROBLEM=fps  times and judges a callable of yours
-# (each value single-quoted for the shell: make peers PEER='m:f; rm -rf ~' runs nothing)
+# (each value taken as written, $(value ...): make expands nothing in it, and single-quoted
+# for the shell: make peers PEER='m:f; rm -rf ~' or PEER='$$(shell ...)' runs nothing)
 shq = '$(subst ','\'',$(1))'
 PEERS_RESULTS ?= results
 peers: tool shared
 	$(PEERS_PY) -m peers --suite $(call shq,$(SUITE)) --pcbench $(TOOL) \
-	    --results $(call shq,$(PEERS_RESULTS)) \
-	    $(if $(PEER),--peer $(call shq,$(PEER))) $(if $(PROBLEM),--problem $(call shq,$(PROBLEM))) \
-	    $(if $(FILTER),--filter $(call shq,$(FILTER)))
+	    --results $(call shq,$(value PEERS_RESULTS)) \
+	    $(if $(value PEER),--peer $(call shq,$(value PEER))) \
+	    $(if $(value PROBLEM),--problem $(call shq,$(value PROBLEM))) \
+	    $(if $(value FILTER),--filter $(call shq,$(value FILTER)))
 
 peers-deps:
 	@WHEELS="$(WHEELS)" PEERS_DIR="$(PEERS_DIR)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh install

@@ -253,10 +253,16 @@ int pcb_read_rows(const char *path, int64_t rows, int64_t k, int64_t len, int32_
         const int64_t n = split(line, field, 2 * k);
         if (len == 0 && got == rows && n == 0)
             continue; /* blank lines after the last row */
-        /* len or k indices, or len or k pairs; the first row says which (where
-         * k = 2 len, len pairs: what pcbench knn writes); len 0 (ball rows):
-         * 0 to k indices, a blank line an empty row */
+        /* len or k indices, or len or k pairs; the first row says which; len 0
+         * (ball rows): 0 to k indices, a blank line an empty row. Where k = 2
+         * len, a row of k fields is either len pairs (what pcbench knn writes)
+         * or k indices ending in the padding's -1 (what pcbench.knn returns):
+         * a pair ends in a distance, never -1. */
+        int32_t last = 0;
+        const int ambiguous = len > 0 && n == k && n == 2 * len;
+        const int padded = ambiguous && parse_index(field[n - 1], &last) && last == -1;
         const int64_t p = len == 0   ? (n <= k ? 0 : -1)
+                          : padded   ? 0
                           : n == len ? 0
                           : n == 2 * len ? 1
                           : n == k       ? 0

@@ -69,7 +69,8 @@ static int field_list(pcb_src *s, pcd_header *h, const char *key, char *rest, ch
             f->size = (int)v;
         } else {
             if (!parse_int(tok, 1 << 20, &v) || v < 1)
-                return pcb_bad_line(s, s->line, "COUNT '%s' is not a positive integer", tok);
+                return pcb_bad_line(s, s->line, "COUNT '%s' is not an integer in 1..%d", tok,
+                                    1 << 20);
             f->count = (int)v;
         }
         (*n)++;

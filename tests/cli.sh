@@ -30,6 +30,7 @@ expect "gen sphere" 0 -- "$tool" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"
 expect "gen unknown kind" 3 -- "$tool" gen nonsense -n 10 -o "$tmp/x.ply"
 expect "gen without -o" 2 -- "$tool" gen uniform -n 10
 expect "gen bad -n" 2 -- "$tool" gen uniform -n ten -o "$tmp/x.ply"
+expect "gen -n 0: a usage error, its range 1.." 2 "1..2147483647" -- "$tool" gen uniform -n 0 -o "$tmp/x.ply"
 
 expect "fps" 0 -- "$tool" fps -i "$tmp/a.ply" -m 12 --start 4
 [ "$(wc -l <"$tmp/out")" = 12 ] && [ "$(head -n 1 "$tmp/out")" = 4 ] && ok || bad "fps output: 12 lines starting with the start index"
@@ -91,6 +92,16 @@ expect "check knn truncated" 3 "truncated" -- "$tool" check knn -r "$tmp/a.ply" 
 expect "knn k > n" 0 -- "$tool" knn -r "$tmp/three.ply" -q "$tmp/b.ply" -k 5 -o "$tmp/knn3.txt"
 awk 'NF != 6 {exit 1}' "$tmp/knn3.txt" && ok || bad "knn k > n: the 3 neighbours a line"
 expect "check knn k > n" 0 "pass" -- "$tool" check knn -r "$tmp/three.ply" -q "$tmp/b.ply" -k 5 --answer "$tmp/knn3.txt"
+# k = 2 min(k, n): 3 points, k 6: a row of 6 fields is 3 pairs, or 6 indices
+# ending in the padding's -1 (pcbench.knn's layout); both read right
+awk '{print $1, $3, $5, -1, -1, -1}' "$tmp/knn3.txt" >"$tmp/knn3-padded.txt"
+expect "check knn padded indices at k = 2n" 0 "pass" -- "$tool" check knn -r "$tmp/three.ply" \
+    -q "$tmp/b.ply" -k 6 --answer "$tmp/knn3-padded.txt"
+expect "check knn pairs at k = 2n" 0 "pass" -- "$tool" check knn -r "$tmp/three.ply" \
+    -q "$tmp/b.ply" -k 6 --answer "$tmp/knn3.txt"
+# k past the reference's points and PCB_PAD_K: bad input, refused before anything is allocated
+expect "knn -k 2147483647 on 3 points" 3 "1..1024" -- "$tool" knn -r "$tmp/three.ply" \
+    -q "$tmp/b.ply" -k 2147483647
 expect "knn without -k" 2 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply"
 expect "knn -k 0" 2 -- "$tool" knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 0
 expect "check knn without -k" 2 -- "$tool" check knn -r "$tmp/a.ply" -q "$tmp/b.ply" --answer "$tmp/knn.txt"
@@ -113,7 +124,10 @@ expect "check ball --pad first" 0 "pass" -- "$tool" check ball -r "$tmp/a.ply" -
 expect "ball without --radius" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4
 expect "ball --radius 0" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 0
 expect "ball --select random" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 0.1 --select random
-expect "ball --radius 1e30" 3 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 1e30
+# a radius whose float32 square overflows is a usage error, as inf is
+expect "ball --radius 1e30" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 1e30
+expect "ball --radius 1e20" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 1e20
+expect "ball --radius inf" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius inf
 
 expect "emd" 0 -- "$tool" emd -a "$tmp/a.ply" -b "$tmp/a.ply" -o "$tmp/m.txt"
 grep -q '^emd 0$' "$tmp/out" && ok || bad "emd of a cloud with itself is not 0: $(cat "$tmp/out")"
@@ -138,6 +152,11 @@ expect "check chamfer convention" 0 "euclidean-mean-average" -- "$tool" check ch
 expect "check chamfer other convention" 1 -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --value "$l1"
 expect "chamfer bad convention" 2 "DISTANCE-POINTS-DIRECTIONS" -- "$tool" chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --convention l2
 expect "chamfer without -b" 2 -- "$tool" chamfer -a "$tmp/a.ply"
+expect "check chamfer right answer, wrong value" 1 "FAIL: value" -- "$tool" check chamfer \
+    -a "$tmp/a.ply" -b "$tmp/c.ply" --answer "$tmp/ch.txt" --value 1e-3
+if grep -q "^pass" "$out"; then bad "pass printed for a wrong value"; else ok; fi
+expect "check chamfer --convention without --value" 2 "give the value too" -- "$tool" check \
+    chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --answer "$tmp/ch.txt" --convention euclidean-mean-average
 expect "check chamfer without answer" 2 -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply"
 expect "verify unknown problem" 2 -- "$tool" verify --problem ballquery
 

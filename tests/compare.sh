@@ -36,6 +36,14 @@ says "noisy: not significant" "no significant change"
 expect "faster" 0 -- "$tool" compare "$tmp/slow" "$tmp/a" --suite quick --tolerance 0.05
 says "faster named" "faster 0.909x"
 
+# a side without samples, or all zeros: said and counted, never dropped or "faster 0x"
+store "$tmp/empty-samples" ""
+expect "no samples on a side" 3 "cannot compare: this run's figure has no samples" -- \
+    "$tool" compare "$tmp/a" "$tmp/empty-samples" --suite quick
+store "$tmp/zeros" "0, 0, 0, 0, 0, 0, 0"
+expect "all-zero samples" 3 "cannot compare: a median of 0 ms" -- \
+    "$tool" compare "$tmp/a" "$tmp/zeros" --suite quick
+if grep -q "faster 0.000x" "$out"; then bad "all-zero samples compared as faster 0.000x"; else ok; fi
 expect "one folder" 2 -- "$tool" compare "$tmp/a"
 expect "not a folder" 3 -- "$tool" compare "$tmp/a" "$tmp/none" --suite quick
 expect "nothing stored" 3 -- "$tool" compare "$tmp/a" "$tmp/a" --suite seed

@@ -3,6 +3,16 @@
 # libraries, and scripts/peers/ end to end with planted peers (peers_check.py).
 . "$(dirname "$0")/lib.sh"
 
+# make peers takes PEER, PROBLEM and FILTER as written: make expands no
+# $(shell ...) in them (make -n: the command is printed, nothing is run)
+root=$(cd "$(dirname "$0")/.." && pwd)
+make -s -n -C "$root" peers PEER="\$(shell touch $tmp/pwned)" PROBLEM="\$(shell touch $tmp/pwned2)" \
+    FILTER="\$(shell touch $tmp/pwned3)" >"$tmp/make-n" 2>&1
+if [ -e "$tmp/pwned" ] || [ -e "$tmp/pwned2" ] || [ -e "$tmp/pwned3" ]; then
+    bad "make peers expanded a \$(shell ...) given in PEER, PROBLEM or FILTER"
+elif grep -qF -- "--peer '\$(shell touch $tmp/pwned)'" "$tmp/make-n"; then ok
+else bad "make peers: the peer not passed as written: $(cat "$tmp/make-n")"; fi
+
 # The clouds written are the harness's: cloud i of a batch is generator seed
 # 1 + i, the second cloud of a pair seed 1001 + i.
 if "$tool" bench --suite quick --filter /b2/ --write-inputs "$tmp/in" >"$tmp/out" 2>&1; then ok

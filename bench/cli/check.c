@@ -33,8 +33,11 @@ static const char check_help[] =
     "--no-shift work as in the other commands (see pcbench fps --help).\n"
     "Exit status: 0 right, 1 wrong, 2 usage, 3 bad input (clouds or answer file).\n";
 
-/* The answer's verdict and a summary line; 0 right, 1 wrong. */
-static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has_dist)
+/* The answer's verdict and a summary line; 0 right, 1 wrong. A passing
+ * answer's "pass" line only where say_pass (a failed chamfer value before it
+ * is the verdict). */
+static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has_dist,
+                 int say_pass)
 {
     /* an answer of unknown origin: exact, or (EMD) within the gap allowed */
     const pcb_promise promise = {.exact = t->problem != PCB_EMD, .max_gap = max_gap};
@@ -61,7 +64,8 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
     if (rc != PCB_OK)
         return cli_report(rc, "check");
     const pcb_report rep = j.rep;
-    printf(j.verdict == PCB_VERDICT_PASS ? "pass\n" : "FAIL: %s\n", j.detail);
+    if (j.verdict != PCB_VERDICT_PASS || say_pass)
+        printf(j.verdict == PCB_VERDICT_PASS ? "pass\n" : "FAIL: %s\n", j.detail);
     if (t->problem == PCB_FPS) {
         printf("fps: %lld samples of %lld points from %lld%s%s\n", (long long)t->m,
                (long long)t->n, (long long)t->start, rep.ok ? ": " : "",
@@ -107,8 +111,10 @@ static int judge(const pcb_task *t, const pcb_result *r, double max_gap, int has
     return j.verdict == PCB_VERDICT_PASS ? 0 : PCB_EXIT_VERIFY;
 }
 
-/* A chamfer value judged against the true one in the convention asked. */
-static int check_value(const pcb_task *t, const run_args *a)
+/* A chamfer value judged against the true one in the convention asked;
+ * say_pass 0: a passing value prints no "pass" line (the answer's verdict
+ * follows, and is the first line only when both pass). */
+static int check_value(const pcb_task *t, const run_args *a, int say_pass)
 {
     double want = 0;
     int ok = 0, rc = pcb_chamfer_check_value(t, a->value, &a->convention, &want, &ok);
@@ -116,9 +122,9 @@ static int check_value(const pcb_task *t, const run_args *a)
         return cli_report(rc, "check");
     char name[32];
     pcb_chamfer_convention_name(&a->convention, name, sizeof name);
-    if (ok)
+    if (ok && say_pass)
         printf("pass\n");
-    else
+    else if (!ok)
         printf("FAIL: value %.9g, the nearest distances give %.9g\n", a->value, want);
     printf("chamfer: %s value %.9g, true %.9g\n", name, a->value, want);
     return ok ? 0 : PCB_EXIT_VERIFY;
@@ -149,6 +155,8 @@ int cli_check(int argc, char **argv)
     int rc = cli_parse_run_args(argc - 1, argv + 1, opts, letters, check_help, &a);
     if (rc >= 0)
         return rc;
+    if (p == PCB_CHAMFER && a.have_convention && !a.have_value)
+        return usage_error("--convention is the convention of --value V: give the value too");
     if (!a.answer && !(p == PCB_CHAMFER && a.have_value))
         return usage_error(p == PCB_CHAMFER ? "check chamfer needs --answer FILE or --value V"
                                             : "check needs --answer FILE");
@@ -180,7 +188,7 @@ int cli_check(int argc, char **argv)
     if ((rc = pcb_task_check(&t)) != PCB_OK)
         rc = cli_report(rc, "check");
     else if (p == PCB_CHAMFER && !a.answer)
-        rc = check_value(&t, &a);
+        rc = check_value(&t, &a, 1);
     else if (!(idx = malloc((size_t)count * sizeof *idx)) ||
              !(val = malloc((size_t)count * sizeof *val)) ||
              !(d2 = malloc((size_t)count * sizeof *d2)))
@@ -207,11 +215,11 @@ int cli_check(int argc, char **argv)
             snprintf(n, sizeof n, "%lld", (long long)t.n);
             setenv("PCB_EMD_GAP_MAX_N", n, 1);
         }
-        rc = judge(&t, &r, a.max_gap, has);
-        if (p == PCB_CHAMFER && a.have_value) {
-            const int value_rc = check_value(&t, &a);
-            rc = rc ? rc : value_rc;
-        }
+        /* with a value too: the value's verdict first, so that "pass" is
+         * printed only when the answer and the value both pass */
+        const int value_rc = p == PCB_CHAMFER && a.have_value ? check_value(&t, &a, 0) : 0;
+        rc = judge(&t, &r, a.max_gap, has, value_rc == 0);
+        rc = value_rc ? value_rc : rc;
     }
     free(idx), free(val), free(d2);
     pcb_cloud_free(&ca);

@@ -42,7 +42,7 @@ typedef struct {
     double max_gap; /* check emd */
     pcb_chamfer_convention convention; /* chamfer, check chamfer: the default is zeros */
     double value; /* check chamfer --value */
-    int have_value;
+    int have_value, have_convention;
     double radius; /* ball */
     int have_radius;
     int32_t select; /* ball: a pcb_ball_select (first by default) */

@@ -91,8 +91,8 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
                 return PCB_EXIT_USAGE;
             break;
         case 'A': a->answer = optarg; break;
-        case 'R': /* the float32 square must be finite: the task check says so */
-            if (!pcb_opt_f64(cli_command, "--radius", optarg, DBL_MIN, DBL_MAX, &a->radius))
+        case 'R': /* up to the largest whose float32 square is finite (FLT_MAX's root) */
+            if (!pcb_opt_f64(cli_command, "--radius", optarg, DBL_MIN, 1.8446742e19, &a->radius))
                 return PCB_EXIT_USAGE;
             a->have_radius = 1;
             break;
@@ -126,6 +126,7 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
         case 'C':
             if (pcb_chamfer_convention_parse(optarg, &a->convention) != PCB_OK)
                 return usage_error("%s", pcb_errmsg());
+            a->have_convention = 1;
             break;
         case 'G': /* 0: the exact optimum; check: inf, any bijection; emd: at most 1 */
             if (!pcb_opt_f64(cli_command, "--max-gap", optarg, 0,

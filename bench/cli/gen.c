@@ -25,7 +25,7 @@ int cli_gen(int argc, char **argv)
     while ((c = pcb_getopt(argc, argv, cli_command, "n:o:S:h", opts)) != -1) {
         switch (c) {
         case 'n':
-            if (!pcb_opt_i64(cli_command, "-n", optarg, 0, PCB_MAX_POINTS, &n)) return PCB_EXIT_USAGE;
+            if (!pcb_opt_i64(cli_command, "-n", optarg, 1, PCB_MAX_POINTS, &n)) return PCB_EXIT_USAGE;
             break;
         case 'S':
             if (!pcb_opt_i64(cli_command, "--seed", optarg, INT64_MIN, INT64_MAX, &seed))

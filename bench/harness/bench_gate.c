@@ -29,6 +29,7 @@ typedef struct {
     int checks, failures, improvements;
     int undecidable; /* figures whose samples cannot reach alpha */
     int need;        /* the fewest samples a side that can */
+    int unusable;    /* figures without samples, or of a median of 0, on a side */
 } gate;
 
 /* The least two-sided p of a Mann-Whitney test with na and nb samples and
@@ -299,13 +300,27 @@ static int compare_figure(gate *g, const bench_config *c, const char *impl, cons
                           const bench_figure *was, const bench_figure *now)
 {
     bench_mwu m;
-    if (was->reps < 1 || now->reps < 1 || !(was->median > 0) ||
-        strcmp(was->clock, now->clock) != 0 ||
-        bench_mwu_test(was->sample, was->reps, now->sample, now->reps, g->alpha, &m) != PCB_OK)
-        return 0;
+    if (was->reps < 1 && now->reps < 1)
+        return 0; /* a figure neither run takes (cold, where not timed) */
     char sb[32], sn[32], why[200];
     snprintf(sb, sizeof sb, "%.4g", was->median * 1e3);
     snprintf(sn, sizeof sn, "%.4g", now->median * 1e3);
+    /* one side without samples, or a median of 0: said and counted, never
+     * dropped silently, never a ratio of 0 */
+    const char *cannot = was->reps < 1 ? "the stored figure has no samples"
+                         : now->reps < 1 ? "this run's figure has no samples"
+                         : !(was->median > 0) || !(now->median > 0)
+                             ? "a median of 0 ms (below the clock's resolution, or a damaged file)"
+                             : NULL;
+    if (cannot) {
+        g->unusable++;
+        snprintf(why, sizeof why, "cannot compare: %s", cannot);
+        row(g, c, impl, name, sb, sn, 0, why);
+        return 0;
+    }
+    if (strcmp(was->clock, now->clock) != 0 ||
+        bench_mwu_test(was->sample, was->reps, now->sample, now->reps, g->alpha, &m) != PCB_OK)
+        return 0;
     if (least_p(was->reps, now->reps) >= g->alpha) { /* no change could be significant */
         int k = 1;
         while (least_p(k, k) >= g->alpha)
@@ -366,6 +381,11 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
     }
     fprintf(out, "compare: %d of %d matching figures significantly slower than %s by more than "
                  "%.0f%%\n", slower, g.checks, dir, tolerance * 100);
+    if (g.unusable) {
+        pcb_fail(PCB_EINVAL, "%d figure%s could not be compared: no samples on a side, or a "
+                 "median of 0 (the rows say which)", g.unusable, g.unusable == 1 ? "" : "s");
+        return -1;
+    }
     if (g.undecidable) {
         pcb_fail(PCB_EINVAL, "%d figure%s could not be compared: their samples can never reach "
                  "p < %g (at least %d a side)", g.undecidable, g.undecidable == 1 ? "" : "s",

@@ -190,6 +190,8 @@ def pcd_corpus():
     bad("pcd_no_data_line.pcd", "before the DATA line", pcd_header()[:-len(b"DATA binary\n")])
     bad("pcd_lying_points.pcd", "cannot fit", pcd_header(points=1 << 30, data="ascii")
         + b"1 2 3\n")
+    bad("pcd_count_huge.pcd", "COUNT '1000000000' is not an integer in 1..1048576",
+        pcd_header().replace(b"WIDTH", b"COUNT 1000000000 1 1\nWIDTH") + data)
     bad("pcd_x_integer.pcd", "must be TYPE F", pcd_header(type_="I F F") + data)
     bad("pcd_f2.pcd", "TYPE F of SIZE 2", pcd_header(size="2 4 4") + data)
     bad("pcd_unknown_keyword.pcd", "unknown header keyword",
