@@ -116,6 +116,12 @@ def test_ball_query_both_selections_and_padding():
     assert not pcbench.check_ball(xyz, centres, first, 0.15, select="nearest")  # first != nearest
     padded, _ = pcbench.ball_query(xyz, centres, 0.15, 8, pad="first")
     assert (padded[first == -1] == np.broadcast_to(first[..., :1], first.shape)[first == -1]).all()
+    # the package's own pad="first" layout is judged as such (and still judged)
+    assert not pcbench.check_ball(xyz, centres, padded, 0.15)
+    assert pcbench.check_ball(xyz, centres, padded, 0.15, pad="first", count=count)
+    short = padded.copy()
+    short[0, 0, 1:] = short[0, 0, 0]  # a ball's hits replaced by its first: too few
+    assert count[0, 0] > 1 and not pcbench.check_ball(xyz, centres, short, 0.15, pad="first")
     far = centres + 100  # empty balls: -1, never point 0, even with pad="first"
     empty, none = pcbench.ball_query(xyz, far, 0.15, 4, pad="first")
     assert (empty == -1).all() and (none == 0).all()

@@ -114,20 +114,28 @@ def _lead(x):
 
 
 def _check_cloud(x, fn, name):
+    """The kernels' checks of a cloud (_Cloud's and pcbench_torch.cpp's),
+    in their order and words, on shapes alone (fake tensors have no data)."""
+    if x.dtype != torch.float32:
+        raise TypeError("pcbench.%s: %s must be float32, not %s" % (fn, name, x.dtype))
+    if not x.is_contiguous():
+        raise ValueError("pcbench.%s: %s is not contiguous (call .contiguous())" % (fn, name))
     if x.dim() not in (2, 3) or x.shape[-1] != 3:
         raise ValueError("pcbench.%s: %s must be (B, N, 3) or (N, 3), not %s"
                          % (fn, name, tuple(x.shape)))
-    if x.dtype != torch.float32:
-        raise TypeError("pcbench.%s: %s must be float32, not %s" % (fn, name, x.dtype))
+    if x.numel() == 0:
+        raise ValueError("pcbench.%s: %s is empty: %s" % (fn, name, tuple(x.shape)))
 
 
 def _check_pair(a, b, fn, names):
     _check_cloud(a, fn, names[0])
     _check_cloud(b, fn, names[1])
-    if a.dim() != b.dim() or _lead(a) != _lead(b) or a.device != b.device:
-        raise ValueError("pcbench.%s: %s and %s must have the same batch on the same device "
-                         "(%s on %s, %s on %s)" % (fn, names[0], names[1], tuple(a.shape),
-                                                   a.device, tuple(b.shape), b.device))
+    if a.device != b.device:
+        raise ValueError("pcbench.%s: %s and %s must be the same kind on the same device "
+                         "(torch %s, torch %s)" % (fn, names[0], names[1], a.device, b.device))
+    if a.dim() != b.dim() or _lead(a) != _lead(b):
+        raise ValueError("pcbench.%s: %s and %s must have the same batch (%s and %s)"
+                         % (fn, names[0], names[1], tuple(a.shape), tuple(b.shape)))
 
 
 def register(direct):
