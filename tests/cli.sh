@@ -30,7 +30,7 @@ expect "gen sphere" 0 -- "$tool" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"
 expect "gen unknown kind" 3 -- "$tool" gen nonsense -n 10 -o "$tmp/x.ply"
 expect "gen without -o" 2 -- "$tool" gen uniform -n 10
 expect "gen bad -n" 2 -- "$tool" gen uniform -n ten -o "$tmp/x.ply"
-expect "gen -n 0: a usage error, its range 1.." 2 "1..2147483647" -- "$tool" gen uniform -n 0 -o "$tmp/x.ply"
+expect "gen uniform -n 0: a usage error (0 is lidar's sweep)" 2 "uniform needs 1..2147483647" -- "$tool" gen uniform -n 0 -o "$tmp/x.ply"
 
 expect "fps" 0 -- "$tool" fps -i "$tmp/a.ply" -m 12 --start 4
 [ "$(wc -l <"$tmp/out")" = 12 ] && [ "$(head -n 1 "$tmp/out")" = 4 ] && ok || bad "fps output: 12 lines starting with the start index"

@@ -25,7 +25,7 @@ int cli_gen(int argc, char **argv)
     while ((c = pcb_getopt(argc, argv, cli_command, "n:o:S:h", opts)) != -1) {
         switch (c) {
         case 'n':
-            if (!pcb_opt_i64(cli_command, "-n", optarg, 1, PCB_MAX_POINTS, &n)) return PCB_EXIT_USAGE;
+            if (!pcb_opt_i64(cli_command, "-n", optarg, 0, PCB_MAX_POINTS, &n)) return PCB_EXIT_USAGE;
             break;
         case 'S':
             if (!pcb_opt_i64(cli_command, "--seed", optarg, INT64_MIN, INT64_MAX, &seed))
@@ -40,6 +40,9 @@ int cli_gen(int argc, char **argv)
         return usage_error("gen needs exactly one KIND");
     if (n < 0 || !out)
         return usage_error("gen needs -n N and -o FILE");
+    if (n == 0 && strcmp(argv[optind], "lidar") != 0) /* 0: the lidar's natural sweep only */
+        return usage_error("-n 0 is lidar's full sweep; %s needs 1..%d points", argv[optind],
+                           PCB_MAX_POINTS);
     pcb_cloud cloud;
     int rc = pcb_generate(argv[optind], n, (uint64_t)seed, &cloud);
     if (rc == PCB_OK)
