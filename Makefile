@@ -262,13 +262,15 @@ debs:
 	@DEBS="$(or $(DEBS),debs)" FUZZ_LLVM="$(FUZZ_LLVM)" sh scripts/deps.sh download
 
 # ---- tests ----------------------------------------------------------------
+# Builds and tests use the host's cores (make test, make check).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # The unit tests (plain and sanitized), the CLI tests with the tool and once
 # with the sanitized tool, and the fuzz smoke (FUZZ_SMOKE seconds a target;
 # skipped, and said, where clang's libFuzzer cannot be had, except in CI).
 FUZZ_SMOKE ?= 30
 test: deps
-	@$(MAKE) --no-print-directory test-build
-	@if sh scripts/deps.sh fuzz; then $(MAKE) --no-print-directory fuzz-build; \
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) test-build
+	@if sh scripts/deps.sh fuzz; then $(MAKE) --no-print-directory -j$(CHECK_JOBS) fuzz-build; \
 	 else echo "pcbench: no clang with libFuzzer here: the fuzz smoke is skipped"; fi
 	@ASAN_TOOL=$(ASAN_TOOL) FUZZ_DIR=$(FUZZ) FUZZ_SMOKE=$(FUZZ_SMOKE) \
 	    sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)
@@ -279,7 +281,6 @@ test-build: $(TOOL) $(TEST_BINS) $(ASAN_TESTS) $(ASAN_TOOL) $(SO)
 # tests and the command-line test (tests/cli.sh), side by side; no package is
 # installed, nothing sanitized, no fuzzing. make test stays the full gate.
 # One unit test by name: build/tests/test_fps ties_canonical (--list).
-CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check:
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(TOOL) $(TEST_BINS)
 	@TEST_SCRIPTS=tests/cli.sh FUZZ_SMOKE=0 sh scripts/run_tests.sh $(BUILD) $(TOOL) $(TEST_BINS)
