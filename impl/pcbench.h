@@ -87,8 +87,8 @@ typedef struct {
  *   NN:  a = batch x n x 3 reference clouds, b = batch x nq x 3 query clouds.
  *   EMD: a, b = batch x n x 3 clouds (nq == n).
  *   KNN: as NN, and k = neighbours a query (1 or more; more than n is
- *        allowed: the row is padded). b may be a (self-kNN: every point is
- *        its own nearest, at distance 0).
+ *        allowed up to PCB_PAD_K: the row is padded). b may be a (self-kNN:
+ *        every point is its own nearest, at distance 0).
  *   BALL: as kNN (a the points, b the centres, k = K the most neighbours a
  *        centre keeps), radius > 0 and select: the reference points inside
  *        the ball of every centre, a point inside when its float32 squared
