@@ -13,7 +13,7 @@ plant slow 'sleep 3; echo "2 passed, 0 failed"'
 plant quick 'echo "3 passed, 0 failed, 1 skipped"'
 plant wrong 'echo "FAIL: planted"; echo "1 passed, 1 failed"; exit 1'
 plant hangs 'sleep 300; echo "1 passed, 0 failed"'
-expect "planted tests" 1 -- env -C "$root" TEST_JOBS=4 TEST_TIMEOUT=6 FUZZ_SMOKE=0 \
+expect "planted tests" 1 -- env -u ASAN_TOOL -u FUZZ_DIR -C "$root" TEST_JOBS=4 TEST_TIMEOUT=6 FUZZ_SMOKE=0 \
     TEST_SCRIPTS="$tmp/slow.sh $tmp/quick.sh $tmp/wrong.sh $tmp/hangs.sh" \
     sh scripts/run_tests.sh build "$tool"
 says "the quick test is reported" "^ok   $tmp/quick.sh: 3 passed, 1 skipped ([0-9]* s)"
