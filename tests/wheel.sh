@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$PY" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$tmp/site" \
     "$whl" >"$tmp/pip.log" 2>&1 || fail "pip install $whl: $(tail -3 "$tmp/pip.log")"
-cp "$root/tests/test_python.py" "$root/tests/test_ragged.py" "$tmp/"
+cp "$root/tests/test_python.py" "$root/tests/test_ragged.py" "$root/tests/misuse.py" "$tmp/"
 cd "$tmp" || fail "no $tmp"
 unset PCBENCH_LIBRARY
 export PYTHONPATH="$tmp/site:$root/.deps/python"
