@@ -44,6 +44,24 @@ store "$tmp/zeros" "0, 0, 0, 0, 0, 0, 0"
 expect "all-zero samples" 3 "cannot compare: a median of 0 ms" -- \
     "$tool" compare "$tmp/a" "$tmp/zeros" --suite quick
 if grep -q "faster 0.000x" "$out"; then bad "all-zero samples compared as faster 0.000x"; else ok; fi
+# a planted slowdown beside a figure of too few samples: exit 1 (the
+# slowdown is the verdict), the other figure marked "?", never FAIL
+store2() { # folder, naive's samples, omp's samples
+    mkdir -p "$1/quick"
+    cat >"$1/quick/fps-uniform-b1-n2000-m100.json" <<JSON
+{"format": "pcbench-results/1", "suite": "quick", "config": {"id": "fps/uniform/b1/n2000/m100"},
+ "results": [{"impl": "naive", "device": "cpu", "exact": true, "status": "ok",
+              "compute": {"clock": "real", "iterations": 1, "samples_ms": [$2]}},
+             {"impl": "omp", "device": "cpu", "exact": true, "status": "ok",
+              "compute": {"clock": "real", "iterations": 1, "samples_ms": [$3]}}]}
+JSON
+}
+store2 "$tmp/mixed-a" "1.00, 1.01, 0.99, 1.02, 1.00, 0.98, 1.01" "1.0, 1.1, 0.9"
+store2 "$tmp/mixed-b" "1.50, 1.51, 1.49, 1.52, 1.50, 1.48, 1.51" "1.0, 1.1, 0.9"
+expect "a slowdown beside a figure it cannot tell" 1 "FAIL: slower 1.500x" -- \
+    "$tool" compare "$tmp/mixed-a" "$tmp/mixed-b" --suite quick
+says "the other figure marked, not failed" " ?: cannot tell: 3 and 3 samples"
+says "and counted" "1 more figure could not be compared"
 expect "one folder" 2 -- "$tool" compare "$tmp/a"
 expect "not a folder" 3 -- "$tool" compare "$tmp/a" "$tmp/none" --suite quick
 expect "nothing stored" 3 -- "$tool" compare "$tmp/a" "$tmp/a" --suite seed

@@ -18,7 +18,9 @@ static const char compare_help[] =
     "1 - alpha interval. A figure fails only when the change is significant\n"
     "(p < alpha, default 0.01) and the ratio above 1 + T (default 0.25): noise\n"
     "alone never fails, a real change within the tolerance neither.\n"
-    "Exit status 1 when a figure is significantly slower.\n";
+    "Exit status 1 when a figure is significantly slower (whatever else could not be\n"
+    "compared); 3 when none is, but figures could not be compared: too few samples\n"
+    "to reach p < alpha, none on a side, or a median of 0 (their rows marked ?).\n";
 
 int cli_compare(int argc, char **argv)
 {

@@ -51,6 +51,13 @@ static void row(gate *g, const bench_config *c, const char *impl, const char *ch
             ok ? "ok" : "FAIL", why && *why ? ": " : "", why ? why : "");
 }
 
+/* A figure that could not be compared: said, neither passed nor failed. */
+static void untold_row(gate *g, const bench_config *c, const char *impl, const char *check,
+                       const char *base, const char *now, const char *why)
+{
+    fprintf(g->out, "%-32s %-18s %-12s %12s %12s  ?: %s\n", c->id, impl, check, base, now, why);
+}
+
 /* A row that informs and gates nothing. */
 static void info_row(gate *g, const bench_config *c, const char *impl, const char *check,
                      const char *base, const char *now, const char *why)
@@ -315,7 +322,7 @@ static int compare_figure(gate *g, const bench_config *c, const char *impl, cons
     if (cannot) {
         g->unusable++;
         snprintf(why, sizeof why, "cannot compare: %s", cannot);
-        row(g, c, impl, name, sb, sn, 0, why);
+        untold_row(g, c, impl, name, sb, sn, why);
         return 0;
     }
     if (strcmp(was->clock, now->clock) != 0 ||
@@ -329,7 +336,7 @@ static int compare_figure(gate *g, const bench_config *c, const char *impl, cons
         g->undecidable++;
         snprintf(why, sizeof why, "cannot tell: %d and %d samples can never reach p < %g "
                  "(at least %d a side)", was->reps, now->reps, g->alpha, k);
-        row(g, c, impl, name, sb, sn, 0, why);
+        untold_row(g, c, impl, name, sb, sn, why);
         return 0;
     }
     const int significant = m.p < g->alpha, worse = significant && m.ratio > 1 + g->tol,
@@ -381,6 +388,12 @@ int bench_compare(const char *dir, const bench_suite *suite, bench_result *resul
     }
     fprintf(out, "compare: %d of %d matching figures significantly slower than %s by more than "
                  "%.0f%%\n", slower, g.checks, dir, tolerance * 100);
+    if (slower > 0) { /* a slowdown is the verdict, whatever could not be told */
+        if (g.unusable + g.undecidable)
+            fprintf(out, "compare: %d more figure%s could not be compared (the rows marked ?)\n",
+                    g.unusable + g.undecidable, g.unusable + g.undecidable == 1 ? "" : "s");
+        return slower;
+    }
     if (g.unusable) {
         pcb_fail(PCB_EINVAL, "%d figure%s could not be compared: no samples on a side, or a "
                  "median of 0 (the rows say which)", g.unusable, g.unusable == 1 ? "" : "s");
