@@ -1,6 +1,7 @@
 /* generate.c - seeded synthetic clouds. */
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cloud.h"
@@ -154,10 +155,11 @@ int pcb_generate(const char *kind, int64_t n, uint64_t seed, pcb_cloud *out)
         generators[i].fill(out, &r);
         return PCB_OK;
     }
-    return pcb_fail(PCB_EINVAL,
-                    "unknown generator '%s' (uniform, sphere, clusters, lidar, equal, "
-                    "duplicates, collinear, offset)",
-                    kind ? kind : "");
+    char names[160] = ""; /* the table's names, so that none is left out */
+    for (size_t i = 0; i < NGEN; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                 generators[i].name);
+    return pcb_fail(PCB_EINVAL, "unknown generator '%s' (%s)", kind ? kind : "", names);
 }
 
 void pcb_noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, float *b)

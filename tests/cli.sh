@@ -27,9 +27,9 @@ fi
 
 expect "gen uniform" 0 -- "$tool" gen uniform -n 300 --seed 5 -o "$tmp/a.ply"
 expect "gen sphere" 0 -- "$tool" gen sphere -n 300 --seed 6 -o "$tmp/b.ply"
-expect "gen unknown kind" 3 -- "$tool" gen nonsense -n 10 -o "$tmp/x.ply"
 expect "gen without -o" 2 -- "$tool" gen uniform -n 10
 expect "gen bad -n" 2 -- "$tool" gen uniform -n ten -o "$tmp/x.ply"
+expect "gen of an unknown kind: a usage error naming the kinds" 2 "offset, lattice" -- "$tool" gen foo -n 5 -o "$tmp/x.ply"
 expect "gen uniform -n 0: a usage error (0 is lidar's sweep)" 2 "uniform needs 1..2147483647" -- "$tool" gen uniform -n 0 -o "$tmp/x.ply"
 
 expect "fps" 0 -- "$tool" fps -i "$tmp/a.ply" -m 12 --start 4
@@ -123,6 +123,7 @@ awk 'NF != 0 && NF != 6 {exit 1}' "$tmp/ballp.txt" && grep -q '^$' "$tmp/ballp.t
 expect "check ball --pad first" 0 "pass" -- "$tool" check ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.1 -k 6 --pad first --answer "$tmp/ballp.txt"
 expect "ball without --radius" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4
 expect "ball --radius 0" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 0
+expect "ball --radius -1: said as a radius, not a double's range" 2 "need a number > 0" -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius -1
 expect "ball --select random" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 0.1 --select random
 # a radius whose float32 square overflows is a usage error, as inf is
 expect "ball --radius 1e30" 2 -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" -k 4 --radius 1e30

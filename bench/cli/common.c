@@ -91,11 +91,15 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
                 return PCB_EXIT_USAGE;
             break;
         case 'A': a->answer = optarg; break;
-        case 'R': /* up to the largest whose float32 square is finite (FLT_MAX's root) */
-            if (!pcb_opt_f64(cli_command, "--radius", optarg, DBL_MIN, 1.8446742e19, &a->radius))
-                return PCB_EXIT_USAGE;
+        case 'R': { /* up to the largest whose float32 square is finite (FLT_MAX's root) */
+            char *end;
+            a->radius = strtod(optarg, &end);
+            if (end == optarg || *end || !(a->radius > 0 && a->radius <= 1.8446742e19))
+                return usage_error("--radius %s: need a number > 0 whose float32 square is "
+                                   "finite (at most 1.8446742e19)", optarg);
             a->have_radius = 1;
             break;
+        }
         case 'L':
             if (pcb_ball_select_parse(optarg, &a->select) != PCB_OK)
                 return usage_error("%s", pcb_errmsg());

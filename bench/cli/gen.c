@@ -9,7 +9,8 @@
 static const char gen_help[] =
     "usage: pcbench gen KIND -n N [--seed S] -o FILE\n"
     "Write a generated cloud as binary PLY. KIND: uniform, sphere, clusters, lidar,\n"
-    "equal, duplicates, collinear, offset. Same KIND, N and seed give the same cloud.\n"
+    "equal, duplicates, collinear, offset, lattice. Same KIND, N and seed give the\n"
+    "same cloud.\n"
     "lidar with -n 0 gives a full sweep (about 120,000 points).\n";
 
 int cli_gen(int argc, char **argv)
@@ -40,6 +41,15 @@ int cli_gen(int argc, char **argv)
         return usage_error("gen needs exactly one KIND");
     if (n < 0 || !out)
         return usage_error("gen needs -n N and -o FILE");
+    int known = 0; /* an unknown KIND is a usage error, as an unknown option is */
+    char kinds[160] = "";
+    for (const char *const *k = pcb_generator_kinds(); *k; k++) {
+        known |= strcmp(*k, argv[optind]) == 0;
+        snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
+                 kinds[0] ? ", " : "", *k);
+    }
+    if (!known)
+        return usage_error("unknown KIND '%s' (%s)", argv[optind], kinds);
     if (n == 0 && strcmp(argv[optind], "lidar") != 0) /* 0: the lidar's natural sweep only */
         return usage_error("-n 0 is lidar's full sweep; %s needs 1..%d points", argv[optind],
                            PCB_MAX_POINTS);
