@@ -231,7 +231,7 @@ WHEEL_ARCH  := $(foreach a,80 86 89 90,-gencode arch=compute_$(a),code=sm_$(a)) 
 WHEEL_TOOLS := $(dir $(DEPS_DIR))wheel-tools
 wheel:
 	@DEBS="$(DEBS)" DEPS_DIR="$(DEPS_DIR)" PYTHON="$(PYTHON)" sh scripts/deps.sh wheel-tools
-	rm -rf $(WHEEL_BUILD)/raw dist && mkdir -p $(WHEEL_BUILD)/raw dist
+	rm -rf $(WHEEL_BUILD)/raw dist/pcbench-*.whl && mkdir -p $(WHEEL_BUILD)/raw dist # (only our wheels)
 	cd impl/python && BUILD=$(abspath $(WHEEL_BUILD)) CUDA_ARCH='$(WHEEL_ARCH)' $(PYTHON) -c \
 	    'import sys, pcbench_build; pcbench_build.build_wheel(sys.argv[1])' $(abspath $(WHEEL_BUILD))/raw
 	PATH=$(abspath $(WHEEL_TOOLS))/bin:$$PATH PYTHONPATH=$(abspath $(WHEEL_TOOLS)) \

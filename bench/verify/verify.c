@@ -146,7 +146,7 @@ static int defect_index(const pcb_impl *impl)
     return -1;
 }
 
-/* A variant's row: "caught" where the answer was wrong, else "passed". */
+/* A variant's row: "caught" where the answer was wrong, else "pass" (as every row). */
 static void tally_defect(const pcb_verify_case *c, const pcb_impl *impl, int wrong)
 {
     int k = defect_index(impl);
@@ -250,7 +250,7 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
             const int wrong = k >= 0 ? pcb_defect_caught(&pcb_defects()[k], &j)
                                      : j.verdict == PCB_VERDICT_FAIL;
             row(out, c, impl,
-                defect_mode ? (wrong ? "caught" : "passed")
+                defect_mode ? (wrong ? "caught" : "pass")
                 : j.verdict == PCB_VERDICT_PASS  ? "pass"
                 : j.verdict == PCB_VERDICT_KNOWN ? "known"
                                                  : "FAIL",
