@@ -332,7 +332,7 @@ bench: deps
 PEERS_DIR ?= .peers/site
 PEER_SOURCES ?= .peers/sources
 # pcbench itself is timed beside them through its Python package (impl/python)
-PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python:scripts$${PYTHONPATH:+:$$PYTHONPATH} \
+PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python:scripts:$(abspath $(dir $(DEPS_DIR))python)$${PYTHONPATH:+:$$PYTHONPATH} \
              PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
 
 # make peers PEER=my_module:my_fps PROBLEM=fps  times and judges a callable of yours

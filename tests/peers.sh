@@ -13,6 +13,10 @@ if [ -e "$tmp/pwned" ] || [ -e "$tmp/pwned2" ] || [ -e "$tmp/pwned3" ]; then
 elif grep -qF -- "--peer '\$(shell touch $tmp/pwned)'" "$tmp/make-n"; then ok
 else bad "make peers: the peer not passed as written: $(cat "$tmp/make-n")"; fi
 
+# the peers' Python sees what make deps installed (.deps/python): numpy there counts
+if make -s -n -C "$root" bench 2>/dev/null | grep "import numpy" | grep -q "/.deps/python"; then ok
+else bad "make bench's numpy check does not look in .deps/python"; fi
+
 # The clouds written are the harness's: cloud i of a batch is generator seed
 # 1 + i, the second cloud of a pair seed 1001 + i.
 if "$tool" bench --suite quick --filter /b2/ --write-inputs "$tmp/in" >"$tmp/out" 2>&1; then ok

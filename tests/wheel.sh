@@ -17,6 +17,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$PY" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$tmp/site" \
     "$whl" >"$tmp/pip.log" 2>&1 || fail "pip install $whl: $(tail -3 "$tmp/pip.log")"
+# pip install 'pcbench[numpy]' must bring numpy: each extra's needs in METADATA
+meta=$("$PY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]);
+print(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())' "$whl")
+for need in 'Requires-Dist: numpy; extra == "numpy"' 'Requires-Dist: torch; extra == "torch"'; do
+    printf '%s\n' "$meta" | grep -qxF "$need" || fail "the wheel's METADATA lacks $need"
+done
 cp "$root/tests/test_python.py" "$root/tests/test_ragged.py" "$root/tests/misuse.py" "$tmp/"
 cd "$tmp" || fail "no $tmp"
 unset PCBENCH_LIBRARY

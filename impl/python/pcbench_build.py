@@ -19,6 +19,23 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
+def _extras():
+    """pyproject.toml's [project.optional-dependencies] as METADATA lines
+    (Provides-Extra, and each need as Requires-Dist with its extra's
+    marker), read without tomllib (Python 3.8 has none): one line an extra,
+    name = ["requirement", ...]."""
+    text = (HERE / "pyproject.toml").read_text()
+    section = re.search(r"^\[project\.optional-dependencies\]\n(.*?)(?=^\[|\Z)", text,
+                        re.M | re.S)
+    lines = []
+    for name, needs in re.findall(r"^([A-Za-z0-9_.-]+)\s*=\s*\[(.*?)\]", section.group(1) if
+                                  section else "", re.M):
+        lines.append("Provides-Extra: %s\n" % name)
+        lines += ['Requires-Dist: %s; extra == "%s"\n' % (need, name)
+                  for need in re.findall(r'"([^"]+)"', needs)]
+    return "".join(lines)
+
+
 def _version():
     text = (HERE / "pyproject.toml").read_text()
     return re.search(r'^version\s*=\s*"([^"]+)"', text, re.M).group(1)
@@ -54,9 +71,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     info = "pcbench-%s.dist-info/" % version
     files[info + "METADATA"] = ("Metadata-Version: 2.1\nName: pcbench\nVersion: %s\n"
                                 "Summary: verified FPS, nearest neighbours and certified EMD "
-                                "for point clouds\nRequires-Python: >=3.8\n"
-                                "Provides-Extra: numpy\nProvides-Extra: torch\n"
-                                % version).encode()
+                                "for point clouds\nRequires-Python: >=3.8\n%s"
+                                % (version, _extras())).encode()
     files[info + "WHEEL"] = ("Wheel-Version: 1.0\nGenerator: pcbench_build\n"
                              "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()
     record = [_record_line(name, data) for name, data in files.items()]
