@@ -13,7 +13,11 @@ static const char nn_help[] =
     "nearest point in REF. Without --impl the fastest available exact implementation runs.\n"
     "Geo-referenced clouds (a coordinate beyond 1e5) are shifted by the first cloud's\n"
     "rounded bounding-box minimum, in double, before rounding to float: --shift X,Y,Z\n"
-    "sets the shift, --no-shift keeps the coordinates as they are.\n";
+    "sets the shift, --no-shift keeps the coordinates as they are.\n"
+    "--threads T: the threads of the CPU implementations that take them (omp, kdtree,\n"
+    "nanoflann);\n"
+    "--partitions P: the azimuth partitions of cuda_attempt3 (the slides' third\n"
+    "attempt); every other implementation ignores it.\n";
 
 int cli_nn(int argc, char **argv)
 {

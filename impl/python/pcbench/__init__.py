@@ -4,7 +4,8 @@ arrays, the validators that judge anyone's answers, and two losses.
 
 Clouds are float32, (B, N, 3) or (N, 3), contiguous. CUDA tensors run the
 fastest verified CUDA implementation on the current stream, without a host
-copy or a synchronisation; CPU tensors and numpy arrays run the CPU ones.
+copy or a synchronisation; CPU tensors and numpy arrays run the CPU ones
+(the losses, chamfer, emd_loss and EMDLoss, take torch tensors).
 Answers come back in the input's kind and device, int64 indices, with the
 input's rank ((B, m) or (m,)).
 
