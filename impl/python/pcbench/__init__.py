@@ -374,10 +374,15 @@ def _selection(select, fn):
 _FLT_OVERFLOW = 3.4028235677973366e38  # float32's largest plus half an ulp: rounds to inf
 
 
+def _number(v, fn, name):
+    """v as a float: a number, never a string or a bool."""
+    if isinstance(v, (str, bytes, bool)) or not hasattr(v, "__float__"):
+        raise TypeError("pcbench.%s: %s must be a number, not %s" % (fn, name, type(v).__name__))
+    return float(v)
+
+
 def _radius(radius, fn):
-    if isinstance(radius, (str, bytes, bool)) or not hasattr(radius, "__float__"):
-        raise TypeError("pcbench.%s: radius must be a number, not %s" % (fn, type(radius).__name__))
-    r = float(radius)
+    r = _number(radius, fn, "radius")
     if not (r > 0 and math.isfinite(r)):
         raise ValueError("pcbench.%s: radius must be a finite number > 0, not %r" % (fn, radius))
     if r * r >= _FLT_OVERFLOW:  # the library compares float32 squares
@@ -712,12 +717,10 @@ def _impl_name(impl, fn):
 
 def _gap(max_gap, fn):
     """A certificate's relative gap: a number in (0, 1]."""
-    if isinstance(max_gap, (str, bytes, bool)) or not hasattr(max_gap, "__float__"):
-        raise TypeError("pcbench.%s: max_gap must be a number, not %s"
-                        % (fn, type(max_gap).__name__))
-    if not 0 < float(max_gap) <= 1:  # NaN fails too
+    gap = _number(max_gap, fn, "max_gap")
+    if not 0 < gap <= 1:  # NaN fails too
         raise ValueError("pcbench.%s: max_gap %r: need a relative gap in (0, 1]" % (fn, max_gap))
-    return float(max_gap)
+    return gap
 
 
 def _integer(v, fn, name, lo, hi):
@@ -895,17 +898,6 @@ def _loss_inputs(a, b, fn):
                         % (fn, a.dtype, b.dtype))
     # the pairing is computed on float32 copies; the loss in the inputs' dtype
     return a.detach().float().contiguous(), b.detach().float().contiguous()
-
-
-def _same_batch(a, b, fn, names):
-    """_Cloud.same_place's checks from two tensors' devices and shapes alone
-    (torch.export traces it: no data pointer), with its messages."""
-    if a.device != b.device:
-        raise ValueError("pcbench.%s: %s and %s must be the same kind on the same device "
-                         "(torch %s, torch %s)" % (fn, names[0], names[1], a.device, b.device))
-    if a.dim() != b.dim() or (a.dim() == 3 and a.shape[0] != b.shape[0]):
-        raise ValueError("pcbench.%s: %s and %s must have the same batch (%s and %s)"
-                         % (fn, names[0], names[1], tuple(a.shape), tuple(b.shape)))
 
 
 def _masked_mean(per_point, lengths):
@@ -1126,7 +1118,7 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum", a_lengths=Non
         per_pair = _ops.call(_ops.torch.ops.pcbench.chamfer_value.default, a, b)[0]
         return _reduce(per_pair, reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
-    _same_batch(fa, fb, "chamfer", ("a", "b"))
+    _ops.same_batch(fa, fb, "chamfer", ("a", "b"))  # shapes alone: torch.export traces it
     with torch.no_grad():
         ia, _, ib, _ = chamfer_nearest(fa, fb)
 

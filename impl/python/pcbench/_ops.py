@@ -130,6 +130,12 @@ def _check_cloud(x, fn, name):
 def _check_pair(a, b, fn, names):
     _check_cloud(a, fn, names[0])
     _check_cloud(b, fn, names[1])
+    same_batch(a, b, fn, names)
+
+
+def same_batch(a, b, fn, names):
+    """_Cloud.same_place's checks, and words, from two tensors' devices and
+    shapes alone (no data pointer)."""
     if a.device != b.device:
         raise ValueError("pcbench.%s: %s and %s must be the same kind on the same device "
                          "(torch %s, torch %s)" % (fn, names[0], names[1], a.device, b.device))

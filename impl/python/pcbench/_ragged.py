@@ -11,6 +11,8 @@ graph capture). Answers keep the padded shape; beyond a cloud's own answer
 they hold padding: index -1, squared distance +inf, count 0. A pair with an
 empty cloud has a NaN chamfer or EMD value (a mean of no terms), never 0.
 """
+import sys
+
 from . import _native as _n
 
 
@@ -100,25 +102,23 @@ def as_lengths(lengths, cloud, name, limit):
     and shape only (their values would cost a wait) and clamped to 0..limit
     there, so that no length makes a kernel read past the cloud."""
     fn = cloud.fn
-    torch = _torch() if cloud.kind == "torch" or "torch" in type(lengths).__module__ else None
-    if torch is not None and isinstance(lengths, torch.Tensor) and lengths.device.type != "cpu":
-        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or \
-                lengths.dtype == torch.bool:
-            raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, lengths.dtype))
-        if tuple(lengths.shape) != (cloud.batch,):
+
+    def count(shape):
+        if tuple(shape) != (cloud.batch,):
             raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
-                             % (fn, name, cloud.batch, tuple(lengths.shape)))
-        if cloud.kind == "torch" and lengths.device == cloud.device:
-            return lengths.to(torch.int64).clamp(0, limit).contiguous()
-        lengths = lengths.cpu()  # another device than the cloud's: read here
+                             % (fn, name, cloud.batch, tuple(shape)))
+    torch = sys.modules.get("torch")
     if torch is not None and isinstance(lengths, torch.Tensor):
-        if lengths.dtype == torch.bool:
-            raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, lengths.dtype))
-        lengths = lengths.numpy()
+        t = lengths.dtype
+        if t.is_floating_point or t.is_complex or t == torch.bool:
+            raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, t))
+        if lengths.device.type != "cpu" and cloud.kind == "torch" and \
+                lengths.device == cloud.device:
+            count(lengths.shape)
+            return lengths.to(torch.int64).clamp(0, limit).contiguous()
+        lengths = lengths.cpu().numpy()  # on the host, or another device: read here
     shape, values = _host_values(lengths, fn, name)
-    if tuple(shape) != (cloud.batch,):
-        raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
-                         % (fn, name, cloud.batch, tuple(shape)))
+    count(shape)
     bad = [i for i, v in enumerate(values) if not 0 <= v <= limit]
     if bad:
         raise ValueError("pcbench.%s: %s[%d] = %d is outside 0..%d"
