@@ -123,6 +123,8 @@ CASES = [
      ValueError, "lengths[1] = 300 is outside 0..100", "torch"),
     ("NNIndex max_queries -1", "NNIndex(X(1, 50, 3), max_queries=-1)", ValueError,
      "max_queries = -1 is outside", None),
+    ("nonfinite_seen of the CPU", "nonfinite_seen('cpu')", ValueError,
+     "device must be a CUDA device", "torch"),
     ("EMDLoss without torch", "EMDLoss(4, 50)", ImportError, "needs PyTorch", "numpy"),
     ("check_nn batch and none", "check_nn(X(2, 50, 3), X(50, 3), IDX(2, 50))", ValueError,
      "ref and query must have the same batch", None),

@@ -1173,10 +1173,20 @@ def nonfinite_seen(device=None):
     it. The calls that met one ran with the coordinate read as 0; the CUDA
     context is unharmed, so a loop can skip the batch and go on."""
     torch = _torch()
-    if torch is None or not torch.cuda.is_available():
+    if torch is None:  # no PyTorch: no CUDA call was made
+        return False
+    if device is not None:
+        try:
+            dev = None if isinstance(device, bool) else torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            dev = None
+        if dev is None or dev.type != "cuda":
+            raise ValueError("pcbench.nonfinite_seen: device must be a CUDA device (an index, "
+                             "'cuda:N' or a torch.device), not %r" % (device,))
+    if not torch.cuda.is_available():
         return False
     device = torch.device("cuda", torch.cuda.current_device() if device is None
-                          else torch.device(device).index or 0)
+                          else dev.index or 0)
     seen = False
     flag = _flags.get(device)
     if flag is not None:
