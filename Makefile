@@ -319,11 +319,17 @@ $(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $$(FUZZ_SRC_$$*) $(wildcard datasets/*.h
 datasets: tool
 	@sh datasets/fetch_real.sh datasets/real
 
+# make bench: this host's own figures go to BENCH_RESULTS (results/mine, not
+# tracked), with their tables and plots; the project's published figures in
+# results/ change only when asked: make bench BENCH_RESULTS=results.
+BENCH_RESULTS ?= results/mine
 bench: deps
-	@$(MAKE) --no-print-directory tool
-	$(TOOL) bench --suite $(SUITE)
-	@if $(PEERS_PY) -c 'import numpy' 2>/dev/null; then $(MAKE) --no-print-directory peers; \
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) tool
+	$(TOOL) bench --suite $(SUITE) --results $(BENCH_RESULTS)
+	@if $(PEERS_PY) -c 'import numpy' 2>/dev/null; then \
+	    $(MAKE) --no-print-directory peers PEERS_RESULTS=$(call shq,$(BENCH_RESULTS)); \
 	else echo "peers: numpy is not importable, so no peer library was timed (make peers-deps, then make peers)"; fi
+	@$(MAKE) --no-print-directory tables plots RESULTS_DIR=$(call shq,$(BENCH_RESULTS))
 
 # ---- peers: the libraries people use instead, timed beside ours ---------------
 # make peers-deps             install the missing peer libraries into .peers/site
@@ -360,11 +366,15 @@ peer-wheels:
 peer-sources:
 	$(PYTHON) scripts/peer_build.py sources $(PEER_SOURCES)
 
+# make tables, make plots: from stored results alone (no build, no GPU), in
+# seconds; RESULTS_DIR=results/mine for what make bench measured here.
+RESULTS_DIR ?= results
 tables:
-	$(PYTHON) scripts/tables.py results
+	$(PYTHON) scripts/tables.py $(call shq,$(RESULTS_DIR)) $(if $(filter results,$(RESULTS_DIR)),--front-door)
 
 plots:
-	$(PYTHON) scripts/plots.py results
+	@if command -v gnuplot >/dev/null 2>&1; then $(PYTHON) scripts/plots.py $(call shq,$(RESULTS_DIR)); \
+	else echo "plots: gnuplot is not installed (make deps installs it): no plots drawn"; fi
 
 # Does the statistical comparison tell a planted 10% slowdown from noise on
 # this machine? (scripts/timing_check.sh; needs a quiet machine, so not in

@@ -86,20 +86,25 @@ fuzz_flags() {
 fuzzer_works() { fuzz_flags >/dev/null; }
 
 # numpy and pytest for the Python package's tests, into .deps/python from
-# PyPI when the host's Python lacks them (tests/python.sh looks there).
+# PyPI when the host's Python lacks them (tests/python.sh looks there): only
+# the missing ones, so a host's own numpy (a GPU host's, beside its PyTorch) stays.
 python_deps() {
     PY=${PYTHON:-python3}
     PYDIR=$(dirname "$DEPS_DIR")/python
-    PYTHONPATH="$PYDIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" -c 'import numpy, pytest' 2>/dev/null &&
-        return 0
-    say "installing numpy and pytest into $PYDIR (the Python package's tests)"
+    missing=""
+    for m in numpy pytest; do
+        PYTHONPATH="$PYDIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" -c "import $m" 2>/dev/null ||
+            missing="$missing $m"
+    done
+    [ -z "$missing" ] && return 0
+    say "installing$missing into $PYDIR (the Python package's tests)"
     # offline: the wheels make debs put beside the .deb files
     from=""
     [ -n "${DEBS:-}" ] && [ -d "$DEBS/python" ] && from="--no-index --find-links $DEBS/python"
     # shellcheck disable=SC2086 # from is words or nothing
     PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check $from \
-        --target "$PYDIR" numpy pytest ||
-        { say "could not install numpy and pytest: the Python package's tests will be skipped"
+        --target "$PYDIR" $missing ||
+        { say "could not install$missing: the Python package's tests will be skipped"
           return 1; }
 }
 

@@ -10,7 +10,9 @@ import os
 import statistics
 import sys
 
-NOT_MACHINES = {"baseline", "plots"}
+# Folders of a results root that hold no machine: the gate's baseline, the
+# plots, and "mine", where make bench puts this host's own figures.
+NOT_MACHINES = {"baseline", "plots", "mine"}
 PEERS_PREFIX = "peers-"
 # The format versions this reader knows (bench/harness/bench.h, scripts/peers/);
 # a document of another version is refused, never guessed at.
@@ -241,14 +243,27 @@ def fmt_s(ms):
     return "%.3g s" % s
 
 
+# Why sampling stopped, when it stopped short of the noise target: the time
+# allowed a figure, the budget's share, the most samples, too many throttled.
+SHORT_STOPS = ("time", "budget", "samples", "throttled")
+
+
+def short_of_target(fig):
+    """Whether a figure stopped before its noise target (or is one run): '~' in the tables."""
+    return fig.get("stop") in SHORT_STOPS or fig.get("clock") == "verification run"
+
+
 def cell(entry, figure="compute"):
-    """A table cell: the median (with its dropped samples, if any), or the status in words."""
+    """A table cell: the median (with its dropped samples, if any; '~' before it when it
+    stopped short of the noise target), or the status in words."""
     if entry is None:
         return ""
     status = entry.get("status")
     if status == "ok":
         fig = entry.get(figure) or {}
         text = fmt_ms(median_ms(entry, figure))
+        if short_of_target(fig) and text != "-":
+            text = "~" + text
         if fig.get("unreliable"):
             text += " (unreliable: %d of %d samples throttled)" % (
                 fig.get("dropped", 0), fig.get("dropped", 0) + fig.get("reps", 0))

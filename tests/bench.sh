@@ -87,13 +87,36 @@ says "everything re-run" "(2 run now)"
 expect "filter" 0 -- "$tool" bench $q --results "$res" --force --filter /b2/
 says "one configuration" "1 configuration (1 run now)"
 
-expect "tiny budget" 0 -- "$tool" bench $q --results "$res" --force --filter /b1/ --budget 0.001
+expect "tiny budget" 0 -- "$tool" bench $q --results "$res" --force --filter /b1/ --run-budget 0.001
 says "over budget is skipped" "skipped-budget"
 json_holds "skip recorded with its reason" "$f1" \
     "[e for e in d['results'] if e['impl'] == 'naive' and e['status'] == 'skipped-budget' and 'budget' in e['detail']]"
 expect "a larger budget re-runs the skipped" 0 -- "$tool" bench $q --results "$res" --filter /b1/
 says "re-run" "(1 run now)"
 json_holds "now timed" "$f1" "all(e['status'] == 'ok' for e in d['results'] if e['device'] == 'cpu')"
+
+# The whole run's budget: what the verifications leave is spread over the
+# figures; a figure it stops says so, in the progress and the results file.
+expect "bad whole-run budget" 2 -- "$tool" bench $q --budget -1
+expect "a whole-run budget too small for the figures" 0 -- "$tool" bench $q --results "$res" \
+    --force --budget 0.001
+says "the prediction and the budget are said first" "predicted [0-9]* s (verification [0-9]* s); budget 0.001 s"
+says "each configuration's share" "s of the budget for timing"
+says "the progress line gives the time left" "^\[1/2 0:[0-9][0-9], ~[0-9]*:[0-9][0-9] left\]"
+says "a figure the budget stopped says so" "stopped by the budget\|over its share of the budget"
+json_holds "stored with its stop reason, never as converged" "$f1" \
+    "all(e['compute']['stop'] == 'budget' for e in d['results'] if e['status'] == 'ok')"
+expect "no whole-run budget: the figure time rules" 0 -- "$tool" bench $q --results "$res" \
+    --force --budget 0
+says "an ETA without a budget too" "predicted [0-9]* s to [0-9]* s"
+json_holds "no figure stopped by a budget" "$f1" \
+    "not [e for e in d['results'] if e['status'] == 'ok' and e['compute']['stop'] == 'budget']"
+# A run longer than the figure time is timed once: the verification run.
+expect "figure time under one run" 0 -- "$tool" bench $q --results "$res" --force --filter /b1/ \
+    --impl naive --figure-time 0.001
+says "the verification run is the figure" "one run: the verification run, over the figure time"
+json_holds "stored as one run" "$f1" \
+    "[e for e in d['results'] if e['impl'] == 'naive' and e['compute']['reps'] == 1 and e['compute']['clock'] == 'verification run' and e['compute']['stop'] == 'time']"
 
 expect "list" 0 -- "$tool" bench $q --results "$res" --list
 says "list shows stored results" "stored: ok"

@@ -130,7 +130,7 @@ run() { # machine name, extra options...
         --machine "$m" --cpu-cold
 }
 expect "a run" 0 -- run base "$tool"
-says "with its noise and why it stopped" "dp: .* ms (noise [0-9.e+-]*%, [0-9]*, [a-z]*), cold "
+says "with its noise and why it stopped" "dp: .* ms (noise [0-9.e+-]*%, [0-9]* samples[a-z ,]*), cold "
 expect "the same build again" 0 -- run again "$tool"
 expect "slowed 30x" 0 -- run slow env PCBENCH_FAULT=slow:fps/dp:30 "$tool"
 expect "same build: nothing fails" 0 -- "$tool" compare "$tmp/runs/base" "$tmp/runs/again" \

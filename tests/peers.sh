@@ -21,7 +21,7 @@ else bad "make bench's numpy check does not look in .deps/python"; fi
 # 1 + i, the second cloud of a pair seed 1001 + i.
 if "$tool" bench --suite quick --filter /b2/ --write-inputs "$tmp/in" >"$tmp/out" 2>&1; then ok
 else bad "write-inputs: $(cat "$tmp/out")"; fi
-if head -1 "$tmp/in/configs.tsv" | grep -q "^# suite quick reps 7 budget 5 machine " &&
+if head -1 "$tmp/in/configs.tsv" | grep -q "^# suite quick reps 7 run_budget 5 machine " &&
     [ "$(grep -c "^fps/\|^nn/\|^emd/" "$tmp/in/configs.tsv")" -eq 3 ]; then ok
 else bad "configs.tsv: $(cat "$tmp/in/configs.tsv")"; fi
 "$tool" gen uniform -n 3000 --seed 2 -o "$tmp/g.ply" &&

@@ -192,6 +192,28 @@ static void test_more_samples(void)
     CHECK(bench_more_samples(&s, why) == 2);
 }
 
+/* A whole-run budget: a figure's least time, and the share of what is left
+ * that the timing of a configuration gets. */
+static void test_budget_shares(void)
+{
+    /* at least min samples of at least a sample's length, at most the figure time */
+    CHECK(bench_figure_minimum(0.001, 10, 0.03, 1) == 10 * 0.03);
+    CHECK(bench_figure_minimum(0.2, 10, 0.03, 1) == 1);
+    CHECK(bench_figure_minimum(2, 10, 0.03, 1) == 0); /* one run: the verification run */
+    const double verify[3] = {10, 0, 30}, timing[3] = {1, 3, 4};
+    bench_ctx ctx = {.started = bench_now(), .total = 3, .budget = 100, .verify_cost = verify,
+                     .timing_cost = timing};
+    /* 100 s, less the 30 s of verifications to come, over least times 1 + 3 + 4 */
+    double a = bench_timing_allowance(&ctx);
+    CHECK(fabs(a - 70.0 / 8) < 0.05);
+    ctx.index = 2; /* the last: all that is left */
+    CHECK(fabs(bench_timing_allowance(&ctx) - 100) < 0.05);
+    ctx.started -= 200; /* overspent: a token, never nothing */
+    CHECK(bench_timing_allowance(&ctx) > 0 && bench_timing_allowance(&ctx) < 0.01);
+    ctx.budget = 0; /* no whole-run budget: the figure time rules */
+    CHECK(bench_timing_allowance(&ctx) == 0);
+}
+
 /* bench_nvml.c through a scripted NVML (tests/fake_nvml.c, built beside this
  * test), and without one. */
 static void test_nvml(void)
@@ -436,7 +458,7 @@ static void test_mann_whitney(void)
     CHECK_RC(bench_mwu_test(a, 2, b, 2, 1.5, &m), PCB_EINVAL);
 }
 
-TEST_MAIN(T(test_mann_whitney), T(test_env_stated_commit), T(test_json_values),
+TEST_MAIN(T(test_budget_shares), T(test_mann_whitney), T(test_env_stated_commit), T(test_json_values),
           T(test_json_rejects), T(test_figure_stats),
           T(test_noise_and_dropped), T(test_more_samples), T(test_nvml), T(test_status_names),
           T(test_store_round_trip))

@@ -31,7 +31,12 @@ static const char help[] =
     "  --impl NAME[,NAME]   only these implementations\n"
     "  --filter TEXT[,TEXT] only configurations whose id contains one of the TEXTs\n"
     "                       (ids look like fps/uniform/b6/n10000/m1000)\n"
-    "  --budget S           skip runs predicted to take over S seconds each\n"
+    "  --budget S           seconds for the whole run (default: seed 240; other\n"
+    "                       suites none, 0 = none): what the verification runs\n"
+    "                       leave goes to the configurations' figures in\n"
+    "                       proportion to their predicted least times; a figure\n"
+    "                       its share stops says \"stopped by the budget\"\n"
+    "  --run-budget S       skip runs predicted to take over S seconds each\n"
     "                       (default per suite: seed 30, full 20, train 20, knn 20,\n"
     "                       quick 5)\n"
     "  --target-noise P     take samples until the median's relative standard error\n"
@@ -39,9 +44,10 @@ static const char help[] =
     "                       100 samples are kept\n"
     "  --min-reps N         samples per figure at least (default: GPU 10; CPU per\n"
     "                       suite: 5, 3, 5, 5, 7)\n"
-    "  --figure-time S      seconds a figure may take once it has its minimum\n"
-    "                       (default per suite: 3, 1.5, 1.5, 1.5, 0.25; never over its\n"
-    "                       share of --budget)\n"
+    "  --figure-time S      seconds a figure may take (default per suite: seed 1,\n"
+    "                       others 1.5, quick 0.25; never over its share of a\n"
+    "                       budget); a run longer than that is timed once: the\n"
+    "                       verification run is its figure\n"
     "  --reps R             exactly R samples per figure, no noise target\n"
     "  --throttle-threshold F  drop GPU samples taken while the SM clock was under F\n"
     "                       times its maximum (default 0.75; NVML, read around\n"
@@ -101,6 +107,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"suite", required_argument, 0, 's'},    {"problem", required_argument, 0, 'p'},
         {"impl", required_argument, 0, 'I'},     {"filter", required_argument, 0, 'f'},
         {"budget", required_argument, 0, 'B'},   {"reps", required_argument, 0, 'R'},
+        {"run-budget", required_argument, 0, 'b'},
         {"cpu-cold", no_argument, 0, 'F'},       {"force", no_argument, 0, 'x'},
         {"target-noise", required_argument, 0, 'O'}, {"min-reps", required_argument, 0, 'm'},
         {"figure-time", required_argument, 0, 'Y'},
@@ -123,9 +130,14 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'I': o->impls = optarg; break;
         case 'f': o->filter = optarg; break;
         case 'B':
-            if (!pcb_opt_f64("bench", "--budget", optarg, 1e-3, 1e7, &o->budget))
+            if (!pcb_opt_f64("bench", "--budget", optarg, 0, 1e7, &o->budget))
                 return PCB_EXIT_USAGE;
             o->have_budget = 1;
+            break;
+        case 'b':
+            if (!pcb_opt_f64("bench", "--run-budget", optarg, 1e-3, 1e7, &o->run_budget))
+                return PCB_EXIT_USAGE;
+            o->have_run_budget = 1;
             break;
         case 'R':
             if (!pcb_opt_f64("bench", "--reps", optarg, 1, MAX_SAMPLES, &v))
@@ -212,10 +224,18 @@ static void fmt_ms(char *buf, size_t len, const bench_figure *f)
         snprintf(buf, len, ms >= 100 ? "%.0f" : ms >= 1 ? "%.3g" : "%.2g", ms);
 }
 
+/* Whether a figure stopped before its noise target: by its time, its share of
+ * a budget, the most samples or throttling (not "noise", nor a fixed count). */
+static int short_of_target(const bench_figure *f)
+{
+    return f->reps > 0 && (!strcmp(f->stop, "time") || !strcmp(f->stop, "budget") ||
+                           !strcmp(f->stop, "samples") || !strcmp(f->stop, "throttled"));
+}
+
 static void summary(const bench_suite *s, const bench_env *env, bench_result *res, int count,
                     int fresh_configs)
 {
-    int dropped = 0, unreliable = 0;
+    int dropped = 0, unreliable = 0, shorts = 0;
     printf("\n== bench %s on %s: %d configuration%s (%d run now) ==\n", s->name, env->machine,
            count, count == 1 ? "" : "s", fresh_configs);
     printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s\n", "configuration", "implementation",
@@ -232,8 +252,15 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
             fmt_ms(cm, sizeof cm, &e->compute);
             fmt_ms(ck, sizeof ck, &e->compute_cold);
             fmt_ms(em, sizeof em, &e->e2e);
-            if (isfinite(e->compute.noise) && e->compute.reps > 0)
-                snprintf(nz, sizeof nz, "%.2g%%", e->compute.noise * 100);
+            const int short_of = short_of_target(&e->compute);
+            if (e->compute.reps == 1 && e->compute.clock &&
+                !strcmp(e->compute.clock, "verification run"))
+                snprintf(nz, sizeof nz, "1 run~");
+            else if (isfinite(e->compute.noise) && e->compute.reps > 0)
+                snprintf(nz, sizeof nz, "%.2g%%%s", e->compute.noise * 100, short_of ? "~" : "");
+            else if (e->compute.reps > 0 && short_of)
+                snprintf(nz, sizeof nz, "~");
+            shorts += e->status == ST_OK && short_of;
             if (ref && ref->status == ST_OK && e->status == ST_OK && e->compute.median > 0)
                 snprintf(sp, sizeof sp, "%.3gx", ref->compute.median / e->compute.median);
             const bench_figure *figs[3] = {&e->compute, &e->compute_cold, &e->e2e};
@@ -257,6 +284,10 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
     }
     printf("(figures: medians of the kept samples; noise: the relative standard error of the "
            "compute median; cold: caches flushed before every iteration)\n");
+    if (shorts)
+        printf("~: %d compute figure%s stopped short of the noise target (the figure time or the "
+               "budget's share ran out; 1 run: the verification run, longer than the figure "
+               "time)\n", shorts, shorts == 1 ? "" : "s");
     if (dropped)
         printf("%d sample%s taken while the GPU was throttled %s dropped; %d figure%s unreliable "
                "(more dropped than kept)\n", dropped, dropped == 1 ? "" : "s",
@@ -287,10 +318,13 @@ static void not_run_note(bench_result *res, int count)
 }
 
 static void list_plan(const bench_suite *s, const char *dir, bench_result *res, int count,
-                      double budget, const bench_env *env, const bench_opts *o)
+                      double budget, double whole, const bench_env *env, const bench_opts *o)
 {
-    printf("suite %s: %s; %d configuration%s, budget %g s per run%s%s\n", s->name, s->about,
-           count, count == 1 ? "" : "s", budget, dir ? ", results in " : "", dir ? dir : "");
+    printf("suite %s: %s; %d configuration%s, budget %g s per run", s->name, s->about, count,
+           count == 1 ? "" : "s", budget);
+    if (whole > 0)
+        printf(", %g s for the whole run", whole);
+    printf("%s%s\n", dir ? ", results in " : "", dir ? dir : "");
     for (int i = 0; i < count; i++) {
         bench_result *r = &res[i];
         printf("%s\n", r->config.id);
@@ -332,8 +366,8 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
         return PCB_EXIT_SYSTEM;
     }
-    fprintf(table.f, "# suite %s reps %d budget %g machine %s\n", suite->name,
-            o->reps ? o->reps : suite->reps, o->have_budget ? o->budget : suite->budget,
+    fprintf(table.f, "# suite %s reps %d run_budget %g machine %s\n", suite->name,
+            o->reps ? o->reps : suite->reps, o->have_run_budget ? o->run_budget : suite->run_budget,
             env.machine);
     fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\tradius\tselect\tmax_gap\n",
           table.f);
@@ -418,8 +452,8 @@ int cli_bench(int argc, char **argv)
         goto done;
     }
     if (o.list_only) {
-        list_plan(&suite, ses.store[0] ? ses.store : NULL, ses.res, ses.count, ses.budget,
-                  &ses.env, &o);
+        list_plan(&suite, ses.store[0] ? ses.store : NULL, ses.res, ses.count, ses.run_budget,
+                  ses.budget, &ses.env, &o);
         goto done;
     }
     if (nfaults)

@@ -53,7 +53,8 @@ typedef struct {
     int reps;           /* samples per CPU figure at least (GPU figures: 10) */
     double rep_seconds; /* target length of one sample (repetition) */
     double figure_seconds; /* time limit of one figure once it has its minimum */
-    double budget;      /* default per-run budget, seconds */
+    double run_budget;  /* default per-run budget: longer runs are skipped, seconds */
+    double budget;      /* default budget of the whole run, seconds (0: none) */
     int threads;        /* OpenMP threads while timing, 0 = all */
 } bench_suite;
 
@@ -236,13 +237,16 @@ void bench_utc_now(char *buf, size_t len);
 typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
     const char *regress_dir, *baseline_out, *compare_dir, *inputs_dir;
-    double budget, tolerance, max_time, alpha;
+    double budget;         /* seconds for the whole run, spread over its configurations */
+    double run_budget;     /* skip runs predicted to take longer, seconds */
+    double tolerance, max_time, alpha;
     double target_noise;   /* stop a figure when its noise is under this (fraction) */
     double figure_time;    /* seconds one figure may take, unless its minimum needs more */
     double throttle;       /* drop GPU samples under this fraction of the maximum SM clock */
     int reps;              /* fixed sample count (min = max = reps, no noise target), 0: no */
     int min_reps;          /* at least this many samples (0: GPU 10, CPU the suite's reps) */
-    int threads, cpu_cold, force, list_only, have_budget, have_tolerance, have_threads;
+    int threads, cpu_cold, force, list_only, have_budget, have_run_budget, have_tolerance;
+    int have_threads;
     int have_figure_time, gate_timing;
 } bench_opts;
 
@@ -283,7 +287,18 @@ typedef struct {
     const bench_config *cfg; /* the configuration being run */
     double started; /* monotonic seconds */
     int index, total;
+    double cfg_started;  /* when this configuration began, monotonic seconds */
+    double expected_end; /* when the run should end, monotonic seconds (0: unknown) */
+    /* The session's predictions, per configuration (NULL: none): the
+     * verification runs, and the figures' least times (bench_predict_config).
+     * The timing of configuration i gets what --budget leaves after the
+     * verifications still to come, in proportion to its least time. */
+    const double *verify_cost, *timing_cost;
+    double budget;       /* --budget: seconds for the whole run, 0: none */
 } bench_ctx;
+/* Seconds the timing of the current configuration may take (bench_time.c),
+ * from the budget's remainder; 0 without a budget. */
+double bench_timing_allowance(const bench_ctx *ctx);
 
 /* Whether name is in a comma-separated list (NULL: every name is). */
 int bench_listed(const char *list, const char *name);
@@ -297,6 +312,19 @@ int bench_entry_final(const bench_entry *e, double budget, const bench_env *env,
                       const bench_opts *o);
 /* The serial reference of a problem among the implementations built here. */
 const char *bench_reference(pcb_problem p);
+/* Seconds configuration r is expected to take at least (bench_predict.c):
+ * for each implementation still to run, its verification run (verify_s) and
+ * each figure's least time (bench_figure_minimum; timing_s); most_s: the
+ * figures' time at most, without a budget. May run small calibrations. */
+double bench_predict_config(bench_ctx *ctx, bench_result *r, double *verify_s, double *timing_s,
+                            double *most_s);
+/* A figure's least time: min samples of at least the sample length, at most
+ * the figure time; 0 when one run alone is over the figure time (the figure
+ * is then the verification run's). */
+double bench_figure_minimum(double run_s, int min, double sample_s, double figure_s);
+/* The samples a figure takes at least, and the seconds it may take. */
+int bench_min_samples(const bench_ctx *ctx, const pcb_impl *im);
+double bench_figure_time(const bench_ctx *ctx);
 /* Run one configuration: the entries of r not final (or all, with force). */
 int bench_run_config(bench_ctx *ctx, bench_result *r);
 
@@ -403,7 +431,11 @@ typedef struct {
     bench_env env;
     int have_env;
     char store[1024];       /* where results go; "" for the gate, which stores nothing */
-    double budget;          /* seconds a run may be predicted to take */
+    double run_budget;      /* seconds a run may be predicted to take */
+    double budget;          /* seconds for the whole run (0: none) */
+    double *verify_cost;    /* each configuration's predicted verification runs, seconds */
+    double *timing_cost;    /* and its figures' least times */
+    double *timing_most;    /* and their most, without a budget */
     bench_result *res;      /* the selected configurations, stored results read back */
     int count, ran;         /* selected; run (fewer after --max-time) */
     int fresh_configs;      /* configurations this session measured */

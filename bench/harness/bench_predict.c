@@ -167,3 +167,57 @@ double bench_predict(bench_ctx *ctx, const pcb_impl *im, const bench_config *cfg
     }
     return -1;
 }
+
+/* ---- what a configuration costs ------------------------------------------------- */
+int bench_min_samples(const bench_ctx *ctx, const pcb_impl *im)
+{
+    const bench_opts *o = ctx->opt;
+    int min = o->reps > 0 ? o->reps : o->min_reps > 0 ? o->min_reps
+                                    : im->device == PCB_CUDA ? 10 : ctx->suite->reps;
+    return min > MAX_SAMPLES ? MAX_SAMPLES : min;
+}
+
+double bench_figure_time(const bench_ctx *ctx)
+{
+    return ctx->opt->have_figure_time ? ctx->opt->figure_time : ctx->suite->figure_seconds;
+}
+
+double bench_figure_minimum(double run_s, int min, double sample_s, double figure_s)
+{
+    if (run_s > figure_s)
+        return 0; /* the verification run is the figure */
+    return fmin((double)min * fmax(run_s, sample_s), figure_s);
+}
+
+double bench_predict_config(bench_ctx *ctx, bench_result *r, double *verify_s, double *timing_s,
+                            double *most_s)
+{
+    const bench_opts *o = ctx->opt;
+    const bench_config *cfg = &r->config;
+    const double run_budget = o->have_run_budget ? o->run_budget : ctx->suite->run_budget;
+    *verify_s = *timing_s = *most_s = 0;
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *im = *it;
+        if (im->problem != cfg->problem || !bench_listed(o->impls, im->name) ||
+            (cfg->max_gap > 0 && !im->gap_option) || pcb_impl_available(im) != PCB_OK)
+            continue;
+        const bench_entry *e = bench_result_entry(r, im->name, 0);
+        if (!o->force && e && bench_entry_final(e, run_budget, ctx->env, o))
+            continue;
+        double run = bench_predict(ctx, im, cfg);
+        if (run < 0)
+            run = 0.01; /* unknown: a small run */
+        if (run > run_budget)
+            continue; /* skipped */
+        int figures = im->device == PCB_CUDA || o->cpu_cold ? 3 : 2;
+        *verify_s += run;
+        double least = bench_figure_minimum(run, bench_min_samples(ctx, im),
+                                            ctx->suite->rep_seconds, bench_figure_time(ctx));
+        *timing_s += figures * least;
+        if (least > 0) /* the minimum, then more while the figure time allows */
+            *most_s += figures * fmax(bench_min_samples(ctx, im) *
+                                          fmax(run, ctx->suite->rep_seconds),
+                                      bench_figure_time(ctx));
+    }
+    return *verify_s + *timing_s;
+}

@@ -206,7 +206,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
 {
     const bench_config *cfg = &r->config;
     const bench_opts *o = ctx->opt;
-    double budget = o->have_budget ? o->budget : ctx->suite->budget;
+    double budget = o->have_run_budget ? o->run_budget : ctx->suite->run_budget;
     const char *ref = bench_reference(cfg->problem);
     snprintf(r->reference, sizeof r->reference, "%s", ref ? ref : "");
 

@@ -4,6 +4,7 @@
  * the baseline, the gate and the comparison. The command (cli/bench.c)
  * parses the options, calls these in order and prints the summary. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite 
     memset(s, 0, sizeof *s);
     s->opt = o;
     s->suite = suite;
+    s->run_budget = o->have_run_budget ? o->run_budget : suite->run_budget;
     s->budget = o->have_budget ? o->budget : suite->budget;
     int rc = bench_env_collect(&s->env, o->machine);
     if (rc != PCB_OK)
@@ -79,6 +81,14 @@ int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite 
     return PCB_OK;
 }
 
+static double sum_of(const double *v, int n)
+{
+    double t = 0;
+    for (int i = 0; i < n; i++)
+        t += v[i];
+    return t;
+}
+
 static int write_result(const bench_session *s, const bench_result *r)
 {
     char path[1024];
@@ -89,13 +99,65 @@ static int write_result(const bench_session *s, const bench_result *r)
                                 : bench_store_merge(path, s->suite->name, &s->env, r);
 }
 
+/* When the run should end: the predictions of the configurations still to
+ * come, scaled by how the finished ones went against theirs; under a budget,
+ * its end, unless the verifications alone take longer. */
+typedef struct { /* of the finished configurations */
+    double verify_predicted, verify_taken, timing_most, timing_taken;
+} progress_so_far;
+
+static double scale_of(double taken, double predicted)
+{
+    return predicted > 1 ? fmin(fmax(taken / predicted, 0.5), 4) : 1;
+}
+
+static double expected_end(const bench_session *s, const bench_ctx *ctx, int i,
+                           const progress_so_far *p)
+{
+    const double now = bench_now(), spent = now - ctx->started;
+    double verify = 0, most = 0;
+    for (int j = i; j < s->count; j++)
+        verify += s->verify_cost[j], most += s->timing_most[j];
+    verify *= scale_of(p->verify_taken, p->verify_predicted);
+    double timing = most * scale_of(p->timing_taken, p->timing_most);
+    if (s->budget > 0) /* the timing gets what the verifications leave of the budget */
+        timing = fmin(timing, fmax(s->budget - spent - verify, 0));
+    return now + verify + timing;
+}
+
 int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
 {
     const bench_opts *o = s->opt;
     bench_ctx ctx = {.opt = o, .suite = s->suite, .env = &s->env, .calib = s->calib,
                      .faults = faults, .nfaults = nfaults, .started = bench_now(),
-                     .total = s->count};
+                     .total = s->count, .budget = s->budget};
     s->ran = s->count;
+    /* What each configuration should take: the ETA, and the budget's shares. */
+    s->verify_cost = calloc((size_t)s->count, sizeof *s->verify_cost);
+    s->timing_cost = calloc((size_t)s->count, sizeof *s->timing_cost);
+    s->timing_most = calloc((size_t)s->count, sizeof *s->timing_most);
+    if (!s->verify_cost || !s->timing_cost || !s->timing_most)
+        return pcb_fail(PCB_ENOMEM, "out of memory");
+    double total = 0;
+    progress_so_far so_far = {0};
+    for (int i = 0; i < s->count; i++) {
+        ctx.index = i;
+        ctx.cfg = &s->res[i].config;
+        total += bench_predict_config(&ctx, &s->res[i], &s->verify_cost[i], &s->timing_cost[i],
+                                      &s->timing_most[i]);
+    }
+    ctx.verify_cost = s->verify_cost;
+    ctx.timing_cost = s->timing_cost;
+    ctx.index = 0;
+    ctx.started = bench_now(); /* the budget, --max-time and the clock count from here */
+    ctx.expected_end = expected_end(s, &ctx, 0, &so_far);
+    if (s->budget > 0)
+        bench_progress(&ctx, "predicted %.0f s (verification %.0f s); budget %g s, spread over "
+                       "the configurations' figures", total, total - sum_of(s->timing_cost, s->count),
+                       s->budget);
+    else
+        bench_progress(&ctx, "predicted %.0f s to %.0f s", total,
+                       sum_of(s->verify_cost, s->count) + sum_of(s->timing_most, s->count));
     for (int i = 0; i < s->count; i++) {
         ctx.index = i;
         ctx.cfg = &s->res[i].config;
@@ -103,12 +165,23 @@ int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
             s->ran = i;
             break;
         }
+        if (i > 0)
+            ctx.expected_end = expected_end(s, &ctx, i, &so_far);
+        ctx.cfg_started = bench_now();
         int rc = bench_run_config(&ctx, &s->res[i]);
+        const double verify_before = so_far.verify_taken;
         if (rc != PCB_OK)
             return pcb_fail(rc, "%s: %s", s->res[i].config.id, pcb_errmsg());
         int fresh = 0;
-        for (int k = 0; k < s->res[i].count; k++)
+        for (int k = 0; k < s->res[i].count; k++) {
             fresh |= s->res[i].entries[k].fresh;
+            if (s->res[i].entries[k].fresh && s->res[i].entries[k].total_s > 0)
+                so_far.verify_taken += s->res[i].entries[k].total_s;
+        }
+        so_far.verify_predicted += s->verify_cost[i];
+        so_far.timing_most += s->timing_most[i];
+        so_far.timing_taken += fmax(bench_now() - ctx.cfg_started -
+                                    (so_far.verify_taken - verify_before), 0);
         s->fresh_configs += fresh;
         if (fresh && s->store[0] && !o->baseline_out && (rc = write_result(s, &s->res[i])) != PCB_OK)
             return rc;
@@ -174,6 +247,9 @@ void bench_session_close(bench_session *s)
     for (int i = 0; s->res && i < s->count; i++)
         bench_result_free(&s->res[i]);
     free(s->res);
+    free(s->verify_cost);
+    free(s->timing_cost);
+    free(s->timing_most);
     bench_calib_free(s->calib);
     if (s->have_env)
         bench_env_free(&s->env);

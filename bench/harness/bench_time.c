@@ -307,21 +307,39 @@ static int64_t clamp_i64(double v, int64_t lo, int64_t hi)
     return !(v > (double)lo) ? lo : v > (double)hi ? hi : (int64_t)llround(v);
 }
 
+/* What one sample of a figure costs: a prepare and a warm-up per call
+ * (compute figures), then the iterations. */
+static double sample_seconds(const timed *t, int kind, int64_t iterations, double run, double flush)
+{
+    const bench_entry *e = t->e;
+    return (kind == FIG_E2E ? 0 : e->prepare_s + (t->warmup ? run : 0)) +
+           (double)iterations * (run + flush);
+}
+
+/* The seconds of one run of a figure's kind, from the verification run. */
+static double run_seconds(const timed *t, int kind)
+{
+    return fmax(kind == FIG_E2E ? t->e->total_s : t->e->compute_s, 1e-7);
+}
+
 /* A figure's plan from the verification run: iterations per sample (a
  * sample lasts about the suite's rep_seconds), the minimum and maximum
- * counts, the time limit (the figure time, or its share of the run budget
- * when smaller: compute warm a half, cold and end-to-end a quarter each;
- * without a cold figure, compute three quarters) and the first round (the
- * minimum, as far as the limit allows, at least 2). */
-static void plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p, int cold)
+ * counts, the time limit and the first round (the minimum, as far as the
+ * limit allows). The limit is the figure time, or less where the figure's
+ * share of a budget is less: of the per-run budget (compute warm a half,
+ * cold and end-to-end a quarter each; without a cold figure, compute three
+ * quarters), or allowed, its share of the whole run's budget. 0 when not
+ * one sample fits: the figure is then the verification run's. */
+static int plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p, int cold,
+                       double allowed)
 {
     const bench_opts *o = ctx->opt;
     const bench_entry *e = t->e;
     const int gpu = t->im->device == PCB_CUDA;
     double flush = kind == FIG_COLD ? flush_seconds(t->im) : 0;
-    double tc = fmax(kind == FIG_E2E ? e->total_s : e->compute_s, 1e-7);
+    double tc = run_seconds(t, kind);
     double share = kind == FIG_E2E ? 0.25 : kind == FIG_COLD ? 0.25 : cold ? 0.5 : 0.75;
-    double budget = share * e->budget_s;
+    double budget = fmin(share * e->budget_s, allowed);
     memset(p, 0, sizeof *p);
     p->t = t;
     p->kind = kind;
@@ -330,18 +348,46 @@ static void plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p
     p->iterations = clamp_i64(ctx->suite->rep_seconds / (tc + flush), 1, 1000000);
     p->gpu = gpu && bench_nvml_open() == PCB_OK;
     p->max = o->reps > 0 ? o->reps : MAX_SAMPLES;
-    p->min = o->reps > 0 ? o->reps : o->min_reps > 0 ? o->min_reps : gpu ? 10 : ctx->suite->reps;
+    p->min = bench_min_samples(ctx, t->im);
     if (p->min > p->max)
         p->min = p->max;
-    double figure_time = o->have_figure_time ? o->figure_time : ctx->suite->figure_seconds;
+    double figure_time = bench_figure_time(ctx);
     p->budget_bound = o->reps > 0 || budget < figure_time;
     p->limit = p->budget_bound ? budget : figure_time;
-    /* one sample: a prepare and a warm-up per call, then the iterations */
-    double per_sample = (kind == FIG_E2E ? 0 : e->prepare_s + (t->warmup ? tc : 0)) +
-                        (double)p->iterations * (tc + flush);
-    p->next = (int)clamp_i64(floor(budget / per_sample), 2, p->min);
+    double per_sample = sample_seconds(t, kind, p->iterations, tc, flush);
+    if (o->reps <= 0 && (tc + flush > figure_time || (per_sample > p->limit && per_sample > 0.1)))
+        return 0; /* one run over the figure time, or over the budget's share: the
+                     verification run is the figure */
+    if (per_sample > p->limit)
+        p->limit = 3 * per_sample; /* a cheap one: three samples, so its noise is known */
+    /* The first round: the minimum, as far as the budgets allow (a whole-run
+     * budget's share, else the per-run budget's), not the figure time. */
+    p->next = (int)clamp_i64(floor((isinf(allowed) ? budget : p->limit) / per_sample), 1, p->min);
     snprintf(p->name, sizeof p->name, "%s/%s/%s", ctx->cfg->id, t->im->name,
              kind == FIG_E2E ? "e2e" : kind == FIG_COLD ? "compute_cold" : "compute");
+    return 1;
+}
+
+/* A figure's least time (bench_figure_minimum), from the verification run. */
+static double figure_least(const bench_ctx *ctx, const timed *t, int kind)
+{
+    double flush = kind == FIG_COLD ? flush_seconds(t->im) : 0;
+    return bench_figure_minimum(run_seconds(t, kind) + flush, bench_min_samples(ctx, t->im),
+                                ctx->suite->rep_seconds, bench_figure_time(ctx));
+}
+
+double bench_timing_allowance(const bench_ctx *ctx)
+{
+    if (!(ctx->budget > 0) || !ctx->timing_cost || !ctx->verify_cost)
+        return 0;
+    double left = ctx->budget - (bench_now() - ctx->started), weight = 0;
+    for (int j = ctx->index; j < ctx->total; j++) {
+        weight += ctx->timing_cost[j];
+        if (j > ctx->index)
+            left -= ctx->verify_cost[j]; /* the verifications still to come */
+    }
+    left = fmax(left, 0);
+    return fmax(weight > 0 ? left * ctx->timing_cost[ctx->index] / weight : left, 1e-3);
 }
 
 /* After a round: the next round's count of each figure, 0 when it is done. */
@@ -458,6 +504,9 @@ static void say_nvml_once(bench_ctx *ctx, const timed *tv, int nt)
         }
 }
 
+/* "2.30 ms (noise 0.12%, 10 samples)"; a figure that stopped short of the
+ * noise target says why: "(noise 1.8%, 4 samples, stopped by the budget)",
+ * "(one run, over the figure time)". */
 static void fmt_figure(char *buf, size_t len, const bench_figure *f)
 {
     char t[32];
@@ -465,10 +514,23 @@ static void fmt_figure(char *buf, size_t len, const bench_figure *f)
         snprintf(buf, len, "-");
         return;
     }
+    const char *why = !strcmp(f->stop, "budget")  ? "stopped by the budget"
+                      : !strcmp(f->stop, "time")    ? "stopped at the figure time"
+                      : !strcmp(f->stop, "samples") ? "the most samples"
+                      : !strcmp(f->stop, "fixed")   ? "fixed count"
+                      : !strcmp(f->stop, "throttled") ? "too many throttled"
+                                                      : NULL;
     int o = snprintf(buf, len, "%s", fmt_time(t, sizeof t, f->median));
-    if (isfinite(f->noise) && o > 0 && (size_t)o < len)
-        o += snprintf(buf + o, len - (size_t)o, " (noise %.2g%%, %d, %s)", f->noise * 100,
-                      f->reps, f->stop);
+    if (f->reps == 1 && f->clock && !strcmp(f->clock, "verification run"))
+        o += snprintf(buf + o, len - (size_t)o, " (one run: the verification run, %s)",
+                      !strcmp(f->stop, "budget") ? "over its share of the budget"
+                                                 : "over the figure time");
+    else if (isfinite(f->noise))
+        o += snprintf(buf + o, len - (size_t)o, " (noise %.2g%%, %d samples%s%s)", f->noise * 100,
+                      f->reps, why ? ", " : "", why ? why : "");
+    else
+        o += snprintf(buf + o, len - (size_t)o, " (%d sample%s, noise unknown%s%s)", f->reps,
+                      f->reps == 1 ? "" : "s", why ? ", " : "", why ? why : "");
     if (f->dropped && o > 0 && (size_t)o < len)
         snprintf(buf + o, len - (size_t)o, " [%d dropped%s]", f->dropped,
                  f->unreliable ? ", unreliable" : "");
@@ -482,17 +544,34 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         rc = pcb_fail(PCB_ENOMEM, "no memory for the benchmark list");
     } else {
         say_nvml_once(ctx, tv, nt);
+        /* Under a whole-run budget, the configuration's allowance goes to
+         * its figures in proportion to their least times. */
+        const double allowance = bench_timing_allowance(ctx);
+        double least = 0;
+        for (int i = 0; i < nt && allowance > 0; i++)
+            for (int kind = FIG_WARM; kind <= FIG_E2E; kind++)
+                if (kind != FIG_COLD || tv[i].im->device == PCB_CUDA || ctx->opt->cpu_cold)
+                    least += figure_least(ctx, &tv[i], kind);
+        const double scale = allowance > 0 && least > 0 ? allowance / least : INFINITY;
         for (int i = 0; i < nt; i++) {
             timed *t = &tv[i];
             int cold = t->im->device == PCB_CUDA || ctx->opt->cpu_cold;
-            plan_figure(ctx, t, FIG_WARM, &plans[np++], cold);
-            if (cold)
-                plan_figure(ctx, t, FIG_COLD, &plans[np++], cold);
-            if (floor(0.25 * t->e->budget_s / fmax(t->e->total_s, 1e-7)) < 1)
-                bench_figure_from_run(&t->e->e2e, t->e->total_s);
-            else
-                plan_figure(ctx, t, FIG_E2E, &plans[np++], cold);
+            for (int kind = FIG_WARM; kind <= FIG_E2E; kind++) {
+                if (kind == FIG_COLD && !cold)
+                    continue;
+                double allowed = scale * figure_least(ctx, t, kind);
+                if (plan_figure(ctx, t, kind, &plans[np], cold, isnan(allowed) ? INFINITY : allowed))
+                    np++;
+                else if (kind != FIG_COLD) { /* the verification run is the figure */
+                    bench_figure *f = kind == FIG_WARM ? &t->e->compute : &t->e->e2e;
+                    bench_figure_from_run(f, kind == FIG_WARM ? t->e->compute_s : t->e->total_s);
+                    snprintf(f->stop, sizeof f->stop, "%s",
+                             figure_least(ctx, t, kind) > 0 ? "budget" : "time");
+                }
+            }
         }
+        if (allowance > 0)
+            bench_progress(ctx, "%s: %.1f s of the budget for timing", r->config.id, allowance);
         int threads = ctx->opt->have_threads ? ctx->opt->threads : ctx->suite->threads;
         bench_progress(ctx, "%s: timing %d implementation%s, %d figures, samples interleaved%s",
                        r->config.id, nt, nt == 1 ? "" : "s", np,
@@ -521,7 +600,7 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         else if (e->compute.reps < 1)
             bench_set_status(e, ST_FAILED_RUN, "timing produced no samples%s",
                              e->compute.dropped ? " (all dropped: the GPU was throttled)" : "");
-        char tc[96], tk[96], te[96];
+        char tc[160], tk[160], te[160];
         fmt_figure(tc, sizeof tc, &e->compute);
         fmt_figure(tk, sizeof tk, &e->compute_cold);
         fmt_figure(te, sizeof te, &e->e2e);

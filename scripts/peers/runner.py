@@ -176,7 +176,7 @@ def run_peer(peer, cfg, folder, args, meta):
     batch = cfg["batch"]
     clouds = load_clouds(folder, batch, cfg["problem"] != "fps")
     timer = clock(peer)
-    budget = args.budget if args.budget else float(meta.get("budget", 30))
+    budget = args.budget if args.budget else float(meta.get("run_budget", meta.get("budget", 30)))
     reps = args.reps or int(meta.get("reps", 5))
     # inside the run's inputs, which the parent removes even when a peer kills this process
     scratch = tempfile.mkdtemp(prefix=".scratch-", dir=folder)
@@ -351,6 +351,16 @@ def run_configs(peers, configs, inputs, meta, args, candidates, after=None):
     return wrong
 
 
+def progress_line(i, count, name, spent, done, total):
+    """'peers [3/12 1:20, ~4:00 left]: pykdtree': the time left from the runs done
+    so far (a run: one peer on one configuration), corrected as they come in."""
+    left = ""
+    if done:
+        rest = spent / done * (total - done)
+        left = ", ~%d:%02d left" % (rest // 60, rest % 60)
+    return "peers [%d/%d %d:%02d%s]: %s" % (i + 1, count, spent // 60, spent % 60, left, name)
+
+
 def run_isolated(name, peers, configs, inputs, meta, args):
     """One peer's runs in a process of its own (python3 -m peers --worker): a
     peer that kills its process (a segmentation fault in its extension) is
@@ -487,8 +497,15 @@ def main(argv=None, candidates=None):
             return 2
         meta, configs = read_configs(inputs)
         if isolate and not args.in_process:
-            wrong = sum(run_isolated(name, peers, configs, inputs, meta, args)
-                        for name in dict.fromkeys(p.name for p in peers))
+            names = list(dict.fromkeys(p.name for p in peers))
+            runs = {n: sum(1 for p in peers if p.name == n for c in configs
+                           if c["problem"] == p.problem) for n in names}
+            wrong, done, began = 0, 0, time.time()
+            for i, name in enumerate(names):
+                print(progress_line(i, len(names), name, time.time() - began, done,
+                                    sum(runs.values())), flush=True)
+                wrong += run_isolated(name, peers, configs, inputs, meta, args)
+                done += runs[name]
         else:
             wrong = run_configs(peers, configs, inputs, meta, args, candidates)
         print("peers: results in %s%s" % (results_dir(args, meta), "; %d wrong answers (see the tables)" % wrong
