@@ -12,7 +12,13 @@
 #
 # The tests run TEST_JOBS at a time (default: the number of cores), each
 # into its own log, and each is reported as it ends (order of completion),
-# with its duration; the five slowest are listed last. A test still running
+# with its duration; the five slowest are listed last. The longest start
+# first (CTest's way): by the durations the last run left in
+# BUILD/test-durations, else the command-line scripts before the unit tests.
+# On a GPU host the sanitized tool runs with the GPU hidden
+# (CUDA_VISIBLE_DEVICES=): ASan checks the host code, the plain pass the GPU
+# paths, and 16 tests sharing one GPU made it the slowest by far. OpenMP
+# threads wait passively (OMP_WAIT_POLICY), as tests share the cores. A test still running
 # after TEST_TIMEOUT seconds (default 1800) is killed by the watchdog and
 # reported as failed, by name. Every test works in its own temporary folder,
 # and none times anything against a fixed limit (the gate counts
@@ -25,16 +31,20 @@ jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 watchdog=${TEST_TIMEOUT:-1800}
 began=$(date +%s)
 
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 # A sanitizer's report exits 86, which no test expects of pcbench.
 export ASAN_OPTIONS="exitcode=86:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="exitcode=86:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 # The tests, numbered: <n>.name and <n>.cmd (the command, quoted for eval).
 total=0
-add() { # name, command...
+add() { # cost (seconds expected where no earlier run says), name, command...
     total=$((total + 1))
-    printf '%s\n' "$1" >"$dir/$total.name"
-    shift
+    cost=$(grep -F " $2" "$build/test-durations" 2>/dev/null | awk -v n="$2" \
+        'substr($0, index($0, " ") + 1) == n { c = $1 } END { if (c != "") print c }')
+    printf '%s %s\n' "${cost:-$1}" "$total" >>"$dir/costs"
+    printf '%s\n' "$2" >"$dir/$total.name"
+    shift 2
     for w in "$@"; do printf " '%s'" "$(printf '%s' "$w" | sed "s/'/'\\\\''/g")"; done \
         >"$dir/$total.cmd"
 }
@@ -66,19 +76,20 @@ fuzz=$(ls "${FUZZ_DIR:-$build/fuzz}"/fuzz_* 2>/dev/null | grep -v '\.log$')
 [ "${FUZZ_SMOKE:-30}" = 0 ] && fuzz=
 if [ -n "$fuzz" ]; then
     # shellcheck disable=SC2086 # one word a target
-    add "fuzz smoke (${FUZZ_SMOKE:-30} s a target)" sh scripts/fuzz.sh "${FUZZ_DIR:-$build/fuzz}" \
+    add 1000 "fuzz smoke (${FUZZ_SMOKE:-30} s a target)" sh scripts/fuzz.sh "${FUZZ_DIR:-$build/fuzz}" \
         "${FUZZ_SMOKE:-30}" $fuzz
 fi
-for t in "$@"; do add "$t" "$t"; done
+for t in "$@"; do add 10 "$t" "$t"; done
 # shellcheck disable=SC2086 # one word a script
 for t in ${TEST_SCRIPTS:-tests/*.sh}; do
     case $t in */lib.sh) continue ;; esac   # sourced by the others
     case $t in */wheel.sh) continue ;; esac # make test-wheel's, on a built wheel
-    [ -e "$t" ] && add "$t" sh "$t" "$tool"
+    [ -e "$t" ] && add 100 "$t" sh "$t" "$tool"
 done
 if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then
     for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh tests/compare.sh; do
-        add "$t (sanitized tool)" sh "$t" "$ASAN_TOOL"
+        cost=20; [ "$t" = tests/cli.sh ] && cost=200
+        add $cost "$t (sanitized tool)" env CUDA_VISIBLE_DEVICES= sh "$t" "$ASAN_TOOL"
     done
 fi
 echo "running $total tests, $jobs at a time; each is reported as it ends"
@@ -90,9 +101,9 @@ echo "running $total tests, $jobs at a time; each is reported as it ends"
 mkfifo "$dir/slots" "$dir/done" && exec 3<>"$dir/slots" 4<>"$dir/done" || exit 1
 i=0
 while [ "$i" -lt "$jobs" ]; do echo >&3; i=$((i + 1)); done
+sort -rn -k1,1 -s "$dir/costs" | cut -d' ' -f2 >"$dir/order"
 (
-    n=1
-    while [ "$n" -le "$total" ]; do
+    while read -r n; do
         read -r _ <&3
         (
             start=$(date +%s)
@@ -102,8 +113,7 @@ while [ "$i" -lt "$jobs" ]; do echo >&3; i=$((i + 1)); done
             echo >&3
             echo "$n" >&4
         ) &
-        n=$((n + 1))
-    done
+    done <"$dir/order"
     wait
 ) &
 launcher=$!
@@ -124,6 +134,12 @@ elif [ -z "$fuzz" ]; then
     skip=$((skip + 1))
 fi
 if [ -s "$dir/durations" ]; then
+    # the next run's order: this run's durations, and the others' from before
+    touch "$build/test-durations" 2>/dev/null &&
+        awk 'NR == FNR { d[substr($0, index($0, " ") + 1)] = $0; next }
+             !(substr($0, index($0, " ") + 1) in d) { print }
+             END { for (n in d) print d[n] }' "$dir/durations" "$build/test-durations" \
+            >"$dir/merged" && cp "$dir/merged" "$build/test-durations"
     echo "slowest: $(sort -rn "$dir/durations" | head -n 5 | sed 's/^\([^ ]*\) \(.*\)$/\2 \1 s/' |
         paste -sd ';' - | sed 's/;/, /g'); all $(($(date +%s) - began)) s"
 fi

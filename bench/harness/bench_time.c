@@ -355,9 +355,13 @@ static int plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p,
     p->budget_bound = o->reps > 0 || budget < figure_time;
     p->limit = p->budget_bound ? budget : figure_time;
     double per_sample = sample_seconds(t, kind, p->iterations, tc, flush);
-    if (o->reps <= 0 && (tc + flush > figure_time || (per_sample > p->limit && per_sample > 0.1)))
-        return 0; /* one run over the figure time, or over the budget's share: the
-                     verification run is the figure */
+    if (o->reps <= 0 && (tc + flush > figure_time || (per_sample > p->limit && per_sample > 0.1))) {
+        /* one run over the figure time, or a sample over the budget's share:
+           the verification run is the figure, and says which */
+        snprintf(p->f->stop, sizeof p->f->stop, "%s",
+                 tc + flush <= figure_time && p->budget_bound ? "budget" : "time");
+        return 0;
+    }
     if (per_sample > p->limit)
         p->limit = 3 * per_sample; /* a cheap one: three samples, so its noise is known */
     /* The first round: the minimum, as far as the budgets allow (a whole-run
@@ -564,9 +568,10 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
                     np++;
                 else if (kind != FIG_COLD) { /* the verification run is the figure */
                     bench_figure *f = kind == FIG_WARM ? &t->e->compute : &t->e->e2e;
+                    char why[16];
+                    snprintf(why, sizeof why, "%s", f->stop);
                     bench_figure_from_run(f, kind == FIG_WARM ? t->e->compute_s : t->e->total_s);
-                    snprintf(f->stop, sizeof f->stop, "%s",
-                             figure_least(ctx, t, kind) > 0 ? "budget" : "time");
+                    snprintf(f->stop, sizeof f->stop, "%s", why);
                 }
             }
         }
