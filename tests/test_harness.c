@@ -199,7 +199,7 @@ static void test_budget_shares(void)
     /* at least min samples of at least a sample's length, at most the figure time */
     CHECK(bench_figure_minimum(0.001, 10, 0.03, 1) == 10 * 0.03);
     CHECK(bench_figure_minimum(0.2, 10, 0.03, 1) == 1);
-    CHECK(bench_figure_minimum(2, 10, 0.03, 1) == 0); /* one run: the verification run */
+    CHECK(bench_figure_minimum(2.5, 10, 0.03, 1) == 0); /* one run: the verification run */
     const double verify[3] = {10, 0, 30}, timing[3] = {1, 3, 4};
     bench_ctx ctx = {.started = bench_now(), .total = 3, .budget = 100, .verify_cost = verify,
                      .timing_cost = timing};
@@ -210,6 +210,8 @@ static void test_budget_shares(void)
     CHECK(fabs(bench_timing_allowance(&ctx) - 100) < 0.05);
     ctx.started -= 200; /* overspent: a token, never nothing */
     CHECK(bench_timing_allowance(&ctx) > 0 && bench_timing_allowance(&ctx) < 0.01);
+    ctx.started += 200, ctx.index = 0, ctx.verify_scale = 0.5; /* verifications took half */
+    CHECK(fabs(bench_timing_allowance(&ctx) - 85.0 / 8) < 0.05);
     ctx.budget = 0; /* no whole-run budget: the figure time rules */
     CHECK(bench_timing_allowance(&ctx) == 0);
 }

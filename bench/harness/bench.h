@@ -294,6 +294,8 @@ typedef struct {
      * The timing of configuration i gets what --budget leaves after the
      * verifications still to come, in proportion to its least time. */
     const double *verify_cost, *timing_cost;
+    double verify_scale; /* how the verifications so far went against their
+                            predictions (taken over predicted; 0: as predicted) */
     double budget;       /* --budget: seconds for the whole run, 0: none */
 } bench_ctx;
 /* Seconds the timing of the current configuration may take (bench_time.c),
@@ -319,8 +321,8 @@ const char *bench_reference(pcb_problem p);
 double bench_predict_config(bench_ctx *ctx, bench_result *r, double *verify_s, double *timing_s,
                             double *most_s);
 /* A figure's least time: min samples of at least the sample length, at most
- * the figure time; 0 when one run alone is over the figure time (the figure
- * is then the verification run's). */
+ * the figure time; 0 when one run alone is over twice the figure time (the
+ * figure is then the verification run's). */
 double bench_figure_minimum(double run_s, int min, double sample_s, double figure_s);
 /* The samples a figure takes at least, and the seconds it may take. */
 int bench_min_samples(const bench_ctx *ctx, const pcb_impl *im);

@@ -108,7 +108,7 @@ typedef struct { /* of the finished configurations */
 
 static double scale_of(double taken, double predicted)
 {
-    return predicted > 1 ? fmin(fmax(taken / predicted, 0.5), 4) : 1;
+    return predicted > 1 ? fmin(fmax(taken / predicted, 0.25), 4) : 1;
 }
 
 static double expected_end(const bench_session *s, const bench_ctx *ctx, int i,
@@ -167,6 +167,7 @@ int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
         }
         if (i > 0)
             ctx.expected_end = expected_end(s, &ctx, i, &so_far);
+        ctx.verify_scale = scale_of(so_far.verify_taken, so_far.verify_predicted);
         ctx.cfg_started = bench_now();
         int rc = bench_run_config(&ctx, &s->res[i]);
         const double verify_before = so_far.verify_taken;

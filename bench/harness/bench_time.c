@@ -355,15 +355,14 @@ static int plan_figure(const bench_ctx *ctx, timed *t, int kind, figure_plan *p,
     p->budget_bound = o->reps > 0 || budget < figure_time;
     p->limit = p->budget_bound ? budget : figure_time;
     double per_sample = sample_seconds(t, kind, p->iterations, tc, flush);
-    if (o->reps <= 0 && (tc + flush > figure_time || (per_sample > p->limit && per_sample > 0.1))) {
-        /* one run over the figure time, or a sample over the budget's share:
-           the verification run is the figure, and says which */
-        snprintf(p->f->stop, sizeof p->f->stop, "%s",
-                 tc + flush <= figure_time && p->budget_bound ? "budget" : "time");
+    if (o->reps <= 0 && tc + flush > 2 * figure_time) {
+        /* a run over twice the figure time: the verification run is the figure */
+        snprintf(p->f->stop, sizeof p->f->stop, "time");
         return 0;
     }
-    if (per_sample > p->limit)
-        p->limit = 3 * per_sample; /* a cheap one: three samples, so its noise is known */
+    if (per_sample > p->limit) /* a budget's share under one sample: one (measured warm: a
+                                  verification run can be far slower), three where cheap */
+        p->limit = (per_sample > 0.1 ? 1 : 3) * per_sample;
     /* The first round: the minimum, as far as the budgets allow (a whole-run
      * budget's share, else the per-run budget's), not the figure time. */
     p->next = (int)clamp_i64(floor((isinf(allowed) ? budget : p->limit) / per_sample), 1, p->min);
@@ -387,8 +386,8 @@ double bench_timing_allowance(const bench_ctx *ctx)
     double left = ctx->budget - (bench_now() - ctx->started), weight = 0;
     for (int j = ctx->index; j < ctx->total; j++) {
         weight += ctx->timing_cost[j];
-        if (j > ctx->index)
-            left -= ctx->verify_cost[j]; /* the verifications still to come */
+        if (j > ctx->index) /* the verifications still to come, as the past ones went */
+            left -= ctx->verify_cost[j] * (ctx->verify_scale > 0 ? ctx->verify_scale : 1);
     }
     left = fmax(left, 0);
     return fmax(weight > 0 ? left * ctx->timing_cost[ctx->index] / weight : left, 1e-3);
