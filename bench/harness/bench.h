@@ -331,6 +331,12 @@ double bench_figure_time(const bench_ctx *ctx);
 int bench_run_config(bench_ctx *ctx, bench_result *r);
 
 double bench_now(void);
+/* The heartbeat (bench_clock.c): while a step named by bench_step runs past
+ * three times its prediction (and 10 s, PCBENCH_HEARTBEAT seconds), a line
+ * says so, then less and less often; bench_step(NULL, 0) ends the step. */
+void bench_heartbeat_start(void);
+void bench_heartbeat_stop(void);
+void bench_step(const char *what, double predicted);
 void bench_progress(const bench_ctx *ctx, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -169,7 +169,11 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     }
     const bench_fault fault = bench_fault_for(ctx->faults, ctx->nfaults, im);
     t->slow = fault.slow;
+    char step[200];
+    snprintf(step, sizeof step, "verifying %s %s", cfg->id, im->name);
+    bench_step(step, e->predicted_s);
     verify(im, task, e, &t->verified, &fault, ref->index, ref->why);
+    bench_step(NULL, 0);
     bench_utc_now(e->when, sizeof e->when);
     if (e->status == ST_OK || e->status == ST_FAILED_VERIFY)
         bench_calib_note(ctx->calib, im, cfg, e->total_s);

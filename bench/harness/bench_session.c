@@ -5,6 +5,8 @@
  * parses the options, calls these in order and prints the summary. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,6 +127,49 @@ static double expected_end(const bench_session *s, const bench_ctx *ctx, int i,
     return now + verify + timing;
 }
 
+/* Ctrl-C: where the run stopped and how to go on, then the default action.
+ * The message is written before each configuration (a handler may only write). */
+static char interrupted[400];
+static size_t interrupted_len;
+
+static void on_interrupt(int sig)
+{
+    if (write(STDERR_FILENO, interrupted, interrupted_len) < 0) {
+        /* nothing more to say */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void say_where(const bench_session *s, int i)
+{
+    int n = snprintf(interrupted, sizeof interrupted,
+                     "\npcbench: bench: interrupted during %s (%d of %d); %d configuration%s "
+                     "before it %s stored in %s: run the same command again (make bench) to "
+                     "go on from there\n",
+                     s->res[i].config.id, i + 1, s->count, i, i == 1 ? "" : "s",
+                     i == 1 ? "is" : "are", s->store[0] ? s->store : "(nowhere: this run stores nothing)");
+    interrupted_len = n < 0 ? 0 : (size_t)n >= sizeof interrupted ? sizeof interrupted - 1 : (size_t)n;
+}
+
+/* The load average when it says other work shares the cores. */
+static void say_load(const bench_ctx *ctx, int cores)
+{
+    double one = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &one) != 1)
+            one = -1;
+        fclose(f);
+    }
+    if (cores > 0 && one > cores)
+        bench_progress(ctx, "load average %.1f on %d cores: other work shares this host, so CPU "
+                       "figures will be noisier (the stored load says so; short ones marked ~)",
+                       one, cores);
+}
+
+static int run_one(bench_session *s, bench_ctx *ctx, int i, progress_so_far *so_far);
+
 int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
 {
     const bench_opts *o = s->opt;
@@ -151,6 +196,7 @@ int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
     ctx.index = 0;
     ctx.started = bench_now(); /* the budget, --max-time and the clock count from here */
     ctx.expected_end = expected_end(s, &ctx, 0, &so_far);
+    say_load(&ctx, s->env.cores);
     if (s->budget > 0)
         bench_progress(&ctx, "predicted %.0f s (verification %.0f s); budget %g s, spread over "
                        "the configurations' figures", total, total - sum_of(s->timing_cost, s->count),
@@ -158,40 +204,57 @@ int bench_session_run(bench_session *s, const bench_fault *faults, int nfaults)
     else
         bench_progress(&ctx, "predicted %.0f s to %.0f s", total,
                        sum_of(s->verify_cost, s->count) + sum_of(s->timing_most, s->count));
-    for (int i = 0; i < s->count; i++) {
+    void (*saved)(int) = signal(SIGINT, on_interrupt);
+    bench_heartbeat_start();
+    int rc = PCB_OK;
+    for (int i = 0; i < s->count && rc == PCB_OK; i++) {
         ctx.index = i;
         ctx.cfg = &s->res[i].config;
         if (o->max_time > 0 && bench_now() - ctx.started > o->max_time) {
             s->ran = i;
             break;
         }
-        if (i > 0)
-            ctx.expected_end = expected_end(s, &ctx, i, &so_far);
-        ctx.verify_scale = scale_of(so_far.verify_taken, so_far.verify_predicted);
-        ctx.cfg_started = bench_now();
-        int rc = bench_run_config(&ctx, &s->res[i]);
-        const double verify_before = so_far.verify_taken;
-        if (rc != PCB_OK)
-            return pcb_fail(rc, "%s: %s", s->res[i].config.id, pcb_errmsg());
-        int fresh = 0;
-        for (int k = 0; k < s->res[i].count; k++) {
-            fresh |= s->res[i].entries[k].fresh;
-            if (s->res[i].entries[k].fresh && s->res[i].entries[k].total_s > 0)
-                so_far.verify_taken += s->res[i].entries[k].total_s;
-        }
-        so_far.verify_predicted += s->verify_cost[i];
-        so_far.timing_most += s->timing_most[i];
-        so_far.timing_taken += fmax(bench_now() - ctx.cfg_started -
-                                    (so_far.verify_taken - verify_before), 0);
-        s->fresh_configs += fresh;
-        if (fresh && s->store[0] && !o->baseline_out && (rc = write_result(s, &s->res[i])) != PCB_OK)
-            return rc;
+        say_where(s, i);
+        rc = run_one(s, &ctx, i, &so_far);
     }
+    bench_heartbeat_stop();
+    signal(SIGINT, saved == SIG_ERR ? SIG_DFL : saved);
+    if (rc != PCB_OK)
+        return rc;
     for (int i = 0; i < s->ran; i++)
         for (int k = 0; k < s->res[i].count; k++)
             if (s->res[i].entries[k].status == ST_FAILED_VERIFY ||
                 s->res[i].entries[k].status == ST_FAILED_RUN)
                 s->failed = 1;
+    return PCB_OK;
+}
+
+/* One configuration: run it, weigh what it took against its predictions
+ * (the ETA and the budget's shares), store it. */
+static int run_one(bench_session *s, bench_ctx *ctx, int i, progress_so_far *so_far)
+{
+    if (i > 0)
+        ctx->expected_end = expected_end(s, ctx, i, so_far);
+    ctx->verify_scale = scale_of(so_far->verify_taken, so_far->verify_predicted);
+    ctx->cfg_started = bench_now();
+    int rc = bench_run_config(ctx, &s->res[i]);
+    if (rc != PCB_OK)
+        return pcb_fail(rc, "%s: %s", s->res[i].config.id, pcb_errmsg());
+    const double verify_before = so_far->verify_taken;
+    int fresh = 0;
+    for (int k = 0; k < s->res[i].count; k++) {
+        const bench_entry *e = &s->res[i].entries[k];
+        fresh |= e->fresh;
+        if (e->fresh && e->total_s > 0)
+            so_far->verify_taken += e->total_s;
+    }
+    so_far->verify_predicted += s->verify_cost[i];
+    so_far->timing_most += s->timing_most[i];
+    so_far->timing_taken +=
+        fmax(bench_now() - ctx->cfg_started - (so_far->verify_taken - verify_before), 0);
+    s->fresh_configs += fresh;
+    if (fresh && s->store[0] && !s->opt->baseline_out)
+        return write_result(s, &s->res[i]);
     return PCB_OK;
 }
 

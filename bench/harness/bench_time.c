@@ -484,7 +484,14 @@ static int run_rounds(bench_ctx *ctx, bench_result *r, figure_plan *plans, int n
                            r->config.id, k, k == 1 ? "" : "s");
         sink_ctx sc = {ctx, running};
         char *report = NULL;
+        char step[160];
+        double expect = 0;
+        for (int i = 0; i < k; i++) /* a figure's round takes about its limit at most */
+            expect += running[i]->limit;
+        snprintf(step, sizeof step, "timing %s (round %d)", r->config.id, round + 1);
+        bench_step(step, expect);
         rc = pcb_gb_run(list, k, take_sample, &sc, &report);
+        bench_step(NULL, 0);
         if (rc == PCB_OK)
             append_report(r, report);
         free(report);
