@@ -137,9 +137,33 @@ def with_variant(name, variant):
     return name[:-1] + ", %s)" % variant if name.endswith(")") else "%s (%s)" % (name, variant)
 
 
+def provenance(suites):
+    """What measured a machine's figures, for the plots' titles: the hardware,
+    the dates and the latest commit ("NVIDIA H100 80GB HBM3 + 16-core Intel
+    Xeon; 2026-11-12 to 2026-11-24; commit 40f8702 (and 12 earlier)")."""
+    envs = [d.get("env") or {} for docs in suites.values() for d in docs]
+    if not envs:
+        return ""
+    last = envs[-1]
+    gpu = (last.get("nvidia_smi") or "").split(",")[0].strip()
+    if not gpu.startswith("NVIDIA"):  # "not available" on a host without one
+        gpu = ""
+    model = " ".join(w for w in str(last.get("cpu", "CPU")).replace("(R)", "").replace("(TM)", "")
+                     .split() if w not in ("Processor", "CPU"))
+    cpu = "%s-core %s" % (last.get("cores", "?"), model)
+    days = sorted({e["date"][:10] for e in envs if isinstance(e.get("date"), str)})
+    commits = sorted({e["git"][:7] for e in envs if isinstance(e.get("git"), str) and e["git"]})
+    when = days[0] if len(days) == 1 else "%s to %s" % (days[0], days[-1]) if days else "undated"
+    latest = sorted((e.get("date", ""), e.get("git", "")[:7]) for e in envs)[-1][1]
+    more = "" if len(commits) <= 1 else " (and %d earlier)" % (len(commits) - 1)
+    return "%s; %s; commit %s%s" % ((gpu + " + " + cpu) if gpu else cpu, when,
+                                    latest or "unknown", more)
+
+
 class Plotter:
-    def __init__(self, outdir, machine, tmp):
+    def __init__(self, outdir, machine, tmp, about=""):
         self.outdir, self.machine, self.tmp, self.count = outdir, machine, tmp, 0
+        self.about = about
 
     def data_file(self, name, rows):
         path = os.path.join(self.tmp, "%s-%d.dat" % (name, self.count))
@@ -150,14 +174,15 @@ class Plotter:
         return path
 
     def draw(self, name, title, xlabel, ylabel, body, logy=False, axis=()):
-        """Write the plot; the title gets the machine on a second line."""
+        """Write the plot; the title gets the machine and what measured it on a second line."""
         for term, ext in (("pngcairo size 960,640 font 'Sans,11' noenhanced", "png"),
                           ("svg size 960,640 dynamic font 'Sans,11' noenhanced", "svg")):
             out = os.path.join(self.outdir, "%s-%s.%s" % (self.machine, name, ext))
             script = "\n".join([
                 "set terminal " + term,
                 "set output '%s'" % out,
-                'set title "%s\\n%s"' % (title, self.machine),
+                'set title "%s\\n%s%s"' % (title, self.machine,
+                                           ("\\n" + self.about.replace('"', "'")) if self.about else ""),
                 "set xlabel '%s'" % xlabel,
                 "set ylabel '%s'" % ylabel,
                 "set grid",
@@ -457,8 +482,9 @@ def peer_plots(p, suites, peer_suites):
                axis=["set style data histogram", "set style histogram clustered gap 1",
                      "set style fill solid 0.8 border -1", "set xtics rotate by -20",
                      "set yrange [%g:*]" % floor if floor else "set yrange [*:*]",
-                     # the last rotated label runs past the last bar
-                     "set rmargin %d" % (26 if problem == "ball" else 20 if problem == "emd" else 14),
+                     # the last rotated label runs past the last bar: room for all of it
+                     # (about cos 20 deg of a character a character, less the bar group)
+                     "set rmargin %d" % max(8, int(0.85 * len(table[-1][1])) - 4),
                      "set datafile missing 'NaN'"])
 
 
@@ -502,7 +528,7 @@ def main():
             os.remove(os.path.join(outdir, name))
     with tempfile.TemporaryDirectory() as tmp:
         for machine, suites in results.items():
-            p = Plotter(outdir, machine, tmp)
+            p = Plotter(outdir, machine, tmp, provenance(suites))
             fps_plots(p, suites)
             nn_plots(p, suites)
             train_plots(p, suites, root)

@@ -132,6 +132,10 @@ CASES = [
      ValueError, "xyz and centres must have the same batch", None),
     ("check_emd batch and none", "check_emd(X(2, 50, 3), X(50, 3), IDX(2, 50))", ValueError,
      "a and b must have the same batch", None),
+    ("check_chamfer batch and none", "check_chamfer(X(2, 50, 3), X(50, 3), value=[1.0, 2.0])",
+     ValueError, "a and b must have the same batch", None),
+    ("check_chamfer one direction", "check_chamfer(X(2, 50, 3), X(2, 40, 3), IDX(2, 50))",
+     ValueError, "give both directions", None),
 ]
 PATHS = ["numpy", "torch-cpu", "cuda-python", "cuda-compiled"]
 TORCH_PATHS = PATHS[1:]

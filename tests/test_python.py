@@ -298,6 +298,34 @@ def test_chamfer_nearest_matches_brute_force():
     assert one[0].shape == (300,) and (one[0] == ia[0]).all() and (one[2] == ib[0]).all()
 
 
+def test_check_chamfer_judges_indices_and_values():
+    """check_chamfer, the CLI's check chamfer from Python, on numpy alone: a right
+    answer passes (with or without its distances), a wrong index or value fails."""
+    a, b = cloud(18, 2, 120), cloud(19, 2, 90)
+    ia, da, ib, db = pcbench.chamfer_nearest(a, b)
+    assert pcbench.check_chamfer(a, b, ia, ib) and pcbench.check_chamfer(a, b, ia, ib, da, db)
+    d = ((a[:, :, None, :].astype("f8") - b[:, None, :, :]) ** 2).sum(-1)
+    value = d.min(2).mean(1) + d.min(1).mean(1)
+    assert pcbench.check_chamfer(a, b, value=value)
+    euclid = np.sqrt(d.min(2)).mean(1)
+    assert pcbench.check_chamfer(a, b, value=euclid, convention="euclidean-mean-forward")
+    assert pcbench.check_chamfer(a[1], b[1], ia[1], ib[1], value=float(value[1]))
+    wrong = ia.copy()
+    wrong[1, 7] = (d[1, 7].argmin() + 1) % 90
+    v = pcbench.check_chamfer(a, b, wrong, ib)
+    assert not v and v.verdict == "fail" and "not nearest" in v.detail
+    v = pcbench.check_chamfer(a, b, value=value * 1.01)
+    assert not v and "the nearest distances give" in v.detail
+    with pytest.raises(ValueError, match="the indices, the value or both"):
+        pcbench.check_chamfer(a, b)
+    with pytest.raises(ValueError, match="both directions"):
+        pcbench.check_chamfer(a, b, idx_ab=ia)
+    with pytest.raises(ValueError, match="has 1 elements, need 2"):
+        pcbench.check_chamfer(a, b, value=value[:1])
+    with pytest.raises(ValueError, match="DISTANCE-POINTS-DIRECTIONS"):
+        pcbench.check_chamfer(a, b, value=value, convention="l2")
+
+
 @needs_torch
 @pytest.mark.parametrize("convention", ["squared-mean-sum", "squared-sum-forward",
                                         "euclidean-mean-average", "euclidean-sum-sum"])

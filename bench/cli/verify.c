@@ -76,11 +76,16 @@ int cli_verify(int argc, char **argv)
     if (failures < 0)
         return cli_report(failures, "verify");
     int known = pcb_verify_known_defects();
+    int passed, skipped, other;
+    char gone[1024];
+    pcb_verify_counts(&passed, &skipped, &other, gone, sizeof gone);
     printf("verify: %d failure%s", failures, failures == 1 ? "" : "s");
     if (known)
         printf(" (%d answer%s showed a known defect of a reproduced original)", known,
                known == 1 ? "" : "s");
-    putchar('\n');
+    printf("; %d passed, %d skipped\n", passed, skipped);
+    if (gone[0])
+        printf("verify: not run here (unavailable, each said once above): %s\n", gone);
     if (!defects)
         return failures ? PCB_EXIT_VERIFY : 0;
     /* The same matrices again, on the planted defects. */

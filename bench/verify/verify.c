@@ -10,10 +10,40 @@
 #include "verify.h"
 
 static int known_defects;
+/* Rows by result, and the implementations unavailable here (said once: a
+ * host without a GPU would otherwise print a skip row per CUDA case). */
+static int rows_pass, rows_skip, rows_other;
+enum { MAX_UNAVAILABLE = 64 };
+static const pcb_impl *unavailable[MAX_UNAVAILABLE];
+static int n_unavailable;
 
 int pcb_verify_known_defects(void)
 {
     return known_defects;
+}
+
+void pcb_verify_counts(int *pass, int *skip, int *other, char *unavailable_names, size_t len)
+{
+    *pass = rows_pass, *skip = rows_skip, *other = rows_other;
+    size_t used = 0;
+    if (len)
+        unavailable_names[0] = '\0';
+    for (int i = 0; i < n_unavailable && used < len; i++) {
+        int n = snprintf(unavailable_names + used, len - used, "%s%s/%s", i ? ", " : "",
+                         pcb_problem_name(unavailable[i]->problem), unavailable[i]->name);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+/* 1 the first time an implementation is unavailable (its row is printed). */
+static int first_unavailable(const pcb_impl *impl)
+{
+    for (int i = 0; i < n_unavailable; i++)
+        if (unavailable[i] == impl)
+            return 0;
+    if (n_unavailable < MAX_UNAVAILABLE)
+        unavailable[n_unavailable++] = impl;
+    return 1;
 }
 
 void pcb_verify_header(FILE *out, pcb_problem p)
@@ -120,6 +150,9 @@ static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const
     fprintf(out, "%-40s %-20s %-5s %-6s %s\n", c->label, impl->name,
             pcb_device_name(impl->device), result, detail);
     fflush(out);
+    rows_pass += !strcmp(result, "pass");
+    rows_skip += !strcmp(result, "skip");
+    rows_other += strcmp(result, "pass") != 0 && strcmp(result, "skip") != 0;
 }
 
 /* Defect mode: the cases run the planted variants of the catalog instead
@@ -230,8 +263,11 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
         char detail[400];
-        if (rc == PCB_EUNSUPPORTED || rc == PCB_EUNAVAIL) {
-            snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());
+        if (rc == PCB_EUNAVAIL && !first_unavailable(impl)) {
+            rows_skip++; /* said in its first row and in the summary */
+        } else if (rc == PCB_EUNSUPPORTED || rc == PCB_EUNAVAIL) {
+            snprintf(detail, sizeof detail, "%s: %s%s", pcb_strerror(rc), pcb_errmsg(),
+                     rc == PCB_EUNAVAIL ? " (its other cases: not listed)" : "");
             row(out, c, impl, "skip", detail);
         } else if (rc != PCB_OK) {
             snprintf(detail, sizeof detail, "%s: %s", pcb_strerror(rc), pcb_errmsg());

@@ -3,8 +3,12 @@ library alone, so that `pip install ./impl/python` works on an offline host
 (pip's isolated build environment has nothing to download).
 
 build_wheel runs the repository's `make shared` (MAKE, and the Makefile's
-variables such as NVCC or BUILD, come from the environment) and zips the
-package with libpcbench.so into a wheel for this platform.
+variables such as NVCC or BUILD, come from the environment; on all cores)
+and zips the package with libpcbench.so into a wheel for this platform.
+prepare_metadata_for_build_wheel writes the metadata without building, so
+pip says what it installs at once; build_editable (`pip install -e
+./impl/python`, PEP 660) builds the library and installs a path file that
+points at this checkout's package, which finds build/pic/libpcbench.so.
 """
 import base64
 import hashlib
@@ -46,35 +50,33 @@ def _library():
         raise RuntimeError("pcbench: build the package from a checkout of pcbench (its Makefile "
                            "builds libpcbench.so); %s is not one" % ROOT)
     build = os.environ.get("BUILD", "build")
-    subprocess.run([os.environ.get("MAKE", "make"), "-C", str(ROOT), "shared"], check=True)
+    subprocess.run([os.environ.get("MAKE", "make"), "-C", str(ROOT), "-j%d" % (os.cpu_count() or 1),
+                    "shared"], check=True)
     lib = ROOT / build / "pic" / "libpcbench.so"
     if not lib.is_file():
         raise RuntimeError("pcbench: make shared did not produce %s" % lib)
     return lib
 
 
-def _record_line(name, data):
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return "%s,sha256=%s,%d" % (name, digest, len(data))
+def _tag():
+    return "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
-def get_requires_for_build_wheel(config_settings=None):
-    return []
-
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    version = _version()
-    tag = "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
-    files = {"pcbench/" + p.name: p.read_bytes()
-             for p in sorted((HERE / "pcbench").glob("*.py"))}
-    files["pcbench/libpcbench.so"] = _library().read_bytes()
+def _dist_info(version, tag):
+    """The dist-info files but RECORD: METADATA and WHEEL."""
     info = "pcbench-%s.dist-info/" % version
-    files[info + "METADATA"] = ("Metadata-Version: 2.1\nName: pcbench\nVersion: %s\n"
+    return {info + "METADATA": ("Metadata-Version: 2.1\nName: pcbench\nVersion: %s\n"
                                 "Summary: verified FPS, nearest neighbours and certified EMD "
                                 "for point clouds\nRequires-Python: >=3.8\n%s"
-                                % (version, _extras())).encode()
-    files[info + "WHEEL"] = ("Wheel-Version: 1.0\nGenerator: pcbench_build\n"
-                             "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()
+                                % (version, _extras())).encode(),
+            info + "WHEEL": ("Wheel-Version: 1.0\nGenerator: pcbench_build\n"
+                             "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()}
+
+
+def _write_wheel(wheel_directory, version, tag, files):
+    """files and the dist-info, with its RECORD, zipped as a wheel; its name."""
+    files = dict(files, **_dist_info(version, tag))
+    info = "pcbench-%s.dist-info/" % version
     record = [_record_line(name, data) for name, data in files.items()]
     record.append(info + "RECORD,,")
     files[info + "RECORD"] = ("\n".join(record) + "\n").encode()
@@ -86,6 +88,47 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             entry.external_attr = (0o755 if arcname.endswith(".so") else 0o644) << 16
             whl.writestr(entry, data, zipfile.ZIP_DEFLATED)
     return name
+
+
+def _record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return "%s,sha256=%s,%d" % (name, digest, len(data))
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    """The metadata alone, nothing built: pip knows at once what it installs."""
+    version = _version()
+    for name, data in _dist_info(version, _tag()).items():
+        path = Path(metadata_directory) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return "pcbench-%s.dist-info" % version
+
+
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    files = {"pcbench/" + p.name: p.read_bytes()
+             for p in sorted((HERE / "pcbench").glob("*.py"))}
+    files["pcbench/libpcbench.so"] = _library().read_bytes()
+    return _write_wheel(wheel_directory, _version(), _tag(), files)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """A wheel holding a path file to this checkout's package (edits take effect
+    without reinstalling; the package loads build/pic/libpcbench.so, built now)."""
+    _library()
+    return _write_wheel(wheel_directory, _version(), _tag(),
+                        {"pcbench_checkout.pth": (str(HERE) + "\n").encode()})
 
 
 def build_sdist(sdist_directory, config_settings=None):

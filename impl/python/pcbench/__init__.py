@@ -36,7 +36,7 @@ _ops = None  # (not "from . import _ops" below: it would find this None and stop
 if importlib.util.find_spec("torch") is not None:
     _ops = importlib.import_module("._ops", __name__)
 
-__all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "emd_loss", "EMDLoss", "chamfer", "chamfer_nearest",
+__all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn", "check_knn", "check_emd", "check_chamfer", "emd_loss", "EMDLoss", "chamfer", "chamfer_nearest",
            "Verdict", "PcbenchError", "clear_device_cache", "nonfinite_seen", "lengths_from_batch",
            "lengths_from_offsets", "to_padded"]
 __version__ = "0.1.0"
@@ -850,6 +850,77 @@ def _unpad_first(rows):
     return np.ascontiguousarray(out.reshape(-1))
 
 
+def check_chamfer(a, b, idx_ab=None, idx_ba=None, d2_ab=None, d2_ba=None, value=None,
+                  convention="squared-mean-sum"):
+    """Judge a chamfer answer made anywhere, as `pcbench check chamfer` does:
+    idx_ab and idx_ba, each point's nearest point in the other cloud, as
+    chamfer_nearest returns them ((B, Na) and (B, Nb), or unbatched), with
+    d2_ab and d2_ba when given (else the distances the indices give); and/or
+    value, each pair's chamfer distance (a number, or B) in convention (see
+    chamfer). The indices, the value, or both."""
+    fn = "check_chamfer"
+    cs = _clouds(fn, a=a, b=b)
+    ca, cb = cs["a"], cs["b"]
+    ca.same_place(cb, ("a", "b"))
+    if not isinstance(convention, str):
+        raise TypeError("pcbench.check_chamfer: convention must be a name (str), not %s"
+                        % type(convention).__name__)
+    _convention(convention, fn)
+    if (idx_ab is None) != (idx_ba is None) or (d2_ab is None) != (d2_ba is None):
+        raise ValueError("pcbench.check_chamfer: give both directions (idx_ab and idx_ba, "
+                         "d2_ab and d2_ba) or neither")
+    if idx_ab is None and value is None:
+        raise ValueError("pcbench.check_chamfer: give the indices, the value or both")
+    if d2_ab is not None and idx_ab is None:
+        raise ValueError("pcbench.check_chamfer: d2_ab and d2_ba go with idx_ab and idx_ba")
+    np = _numpy()
+    verdict = None
+    if idx_ab is not None:
+        na, nb, batch = ca.n, cb.n, ca.batch
+        ia = _host(idx_ab, "int32", fn, "idx_ab", batch * na).reshape(batch, na)
+        ib = _host(idx_ba, "int32", fn, "idx_ba", batch * nb).reshape(batch, nb)
+        if d2_ab is None:  # the distances the indices give (one out of range is still judged)
+            pa, pb = ca.x.reshape(batch, na, 3), cb.x.reshape(batch, nb, 3)
+            near_b = np.take_along_axis(pb, np.clip(ia, 0, nb - 1)[..., None], 1)
+            near_a = np.take_along_axis(pa, np.clip(ib, 0, na - 1)[..., None], 1)
+            da, db = ((pa - near_b) ** 2).sum(-1), ((pb - near_a) ** 2).sum(-1)
+        else:
+            da = _host(d2_ab, "float32", fn, "d2_ab", batch * na)
+            db = _host(d2_ba, "float32", fn, "d2_ba", batch * nb)
+        idx = np.ascontiguousarray(np.concatenate([ia.reshape(-1), ib.reshape(-1)]))
+        d2 = np.ascontiguousarray(np.concatenate([np.reshape(da, -1), np.reshape(db, -1)]),
+                                  dtype="float32")
+        task = ca.task(_n.CHAMFER, nq=nb)
+        task.b = cb.ptr
+        verdict = _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
+                         _n.Promise(exact=1))
+        if not verdict:
+            return verdict
+    if value is not None:
+        values = _host(value, "float64", fn, "value", ca.batch).reshape(-1)
+        conv = _n.ChamferConvention()
+        _n.check(_n.lib.pcb_chamfer_convention_parse(convention.encode(), ctypes.byref(conv)))
+        for p in range(ca.batch):  # the library's value check is a pair's
+            pair = ca.task(_n.CHAMFER, nq=cb.n)
+            pair.batch, pair.a = 1, ca.ptr + 12 * p * ca.n
+            pair.b = cb.ptr + 12 * p * cb.n
+            want, ok = ctypes.c_double(), ctypes.c_int()
+            _n.check(_n.lib.pcb_chamfer_check_value(ctypes.byref(pair), float(values[p]),
+                                                    ctypes.byref(conv), ctypes.byref(want),
+                                                    ctypes.byref(ok)))
+            if not ok.value:
+                j = _n.Judgement(verdict=1)
+                j.detail = (("pair %d: value %.9g, the nearest distances give %.9g (%s)"
+                             % (p, values[p], want.value, convention)).encode()[:319])
+                return Verdict(j)
+        if verdict is None:
+            j = _n.Judgement(verdict=0)
+            j.detail = ("%d value%s right (%s)" % (ca.batch, "" if ca.batch == 1 else "s",
+                                                     convention)).encode()
+            verdict = Verdict(j)
+    return verdict
+
+
 def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     """Judge an EMD answer: a bijection whose cost is within max_gap of the
     optimum (the exact solver's, up to 2048 points) and, with prices (the
@@ -1037,12 +1108,12 @@ class EMDLoss:
 _CONVENTION_WORDS = (("squared", "euclidean"), ("mean", "sum"), ("sum", "average", "forward"))
 
 
-def _convention(name):
+def _convention(name, fn="chamfer"):
     words = str(name).split("-")
     if len(words) != 3 or any(w not in allowed for w, allowed in zip(words, _CONVENTION_WORDS)):
-        raise ValueError("pcbench.chamfer: convention %r: need DISTANCE-POINTS-DIRECTIONS, "
+        raise ValueError("pcbench.%s: convention %r: need DISTANCE-POINTS-DIRECTIONS, " % (fn, name) +
                          "DISTANCE squared or euclidean, POINTS mean or sum, DIRECTIONS sum, "
-                         "average or forward (e.g. 'squared-mean-sum')" % (name,))
+                         "average or forward (e.g. 'squared-mean-sum')")
     return words
 
 

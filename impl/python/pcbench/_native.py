@@ -69,6 +69,11 @@ class Promise(ctypes.Structure):
                 ("canonical", ctypes.c_int), ("known_defect", ctypes.c_char_p)]
 
 
+class ChamferConvention(ctypes.Structure):  # pcb_chamfer_convention: three enums
+    _fields_ = [("distance", ctypes.c_int), ("points", ctypes.c_int),
+                ("directions", ctypes.c_int)]
+
+
 class Judgement(ctypes.Structure):
     _fields_ = [("verdict", ctypes.c_int), ("rep", Report), ("compared", ctypes.c_int),
                 ("detail", ctypes.c_char * 320)]
@@ -120,7 +125,11 @@ for name, res, args in [
         ("pcb_nn_index_query", ctypes.c_int, [_P, _P, ctypes.c_int64, ctypes.POINTER(Result),
                                               _P]),
         ("pcb_nn_index_free", None, [_P]),
-        ("pcb_chamfer_backward", ctypes.c_int, [ctypes.POINTER(Task), _P, _P, _P, _P])]:
+        ("pcb_chamfer_backward", ctypes.c_int, [ctypes.POINTER(Task), _P, _P, _P, _P]),
+        ("pcb_chamfer_convention_parse", ctypes.c_int, [ctypes.c_char_p, _P]),
+        ("pcb_chamfer_check_value", ctypes.c_int, [ctypes.POINTER(Task), ctypes.c_double, _P,
+                                                   ctypes.POINTER(ctypes.c_double),
+                                                   ctypes.POINTER(ctypes.c_int)])]:
     fn = getattr(lib, name)
     fn.restype, fn.argtypes = res, args
 
