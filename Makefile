@@ -330,6 +330,7 @@ bench: deps
 	$(TOOL) bench --suite $(SUITE) --results $(BENCH_RESULTS)
 	@if [ "$(PEERS)" = 0 ]; then echo "peers: not timed (PEERS=0)"; \
 	elif $(PEERS_PY) -c 'import numpy' 2>/dev/null; then \
+	    $(MAKE) --no-print-directory -j$(CHECK_JOBS) shared && \
 	    $(MAKE) --no-print-directory peers PEERS_RESULTS=$(call shq,$(BENCH_RESULTS)); \
 	else echo "peers: numpy is not importable, so no peer library was timed (make peers-deps, then make peers)"; fi
 	@$(MAKE) --no-print-directory tables plots RESULTS_DIR=$(call shq,$(BENCH_RESULTS))
@@ -349,8 +350,7 @@ PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python:scripts:$(abspath $(dir $(DEPS_
 # for the shell: make peers PEER='m:f; rm -rf ~' or PEER='$$(shell ...)' runs nothing)
 shq = '$(subst ','\'',$(1))'
 PEERS_RESULTS ?= results
-peers:
-	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) tool shared
+peers: tool shared
 	$(PEERS_PY) -m peers --suite $(call shq,$(SUITE)) --pcbench $(TOOL) \
 	    --results $(call shq,$(value PEERS_RESULTS)) \
 	    $(if $(value PEER),--peer $(call shq,$(value PEER))) \

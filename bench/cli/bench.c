@@ -13,6 +13,7 @@
 #include "../harness/bench.h"
 #include "../harness/gbench.h"
 #include "cli.h"
+#include "../columns.h"
 
 
 static const char help[] =
@@ -272,7 +273,8 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
             }
             dropped += d;
             unreliable += u;
-            printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s", k ? "" : r->config.id,
+            pcb_column(stdout, k ? "" : r->config.id, 32);
+            printf(" %-18s %-4s %11s %6s %11s %11s %9s  %s",
                    e->impl, pcb_device_name(e->device), cm, nz, ck, em, sp,
                    bench_status_name(e->status));
             if (!e->fresh) /* this build measured it on this host, then */

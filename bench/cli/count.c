@@ -4,6 +4,7 @@
 
 #include "../harness/bench.h"
 #include "cli.h"
+#include "../columns.h"
 
 static const char count_help[] =
     "usage: pcbench count [--suite S] [--problem P[,P]] [--impl NAME[,NAME]] [--filter TEXT]\n"
@@ -59,9 +60,10 @@ int cli_count(int argc, char **argv)
     printf("# %s; %s, %s, flags: %s (toolchain %s)\n", counts.counter, counts.tc.compiler,
            counts.tc.libc, counts.tc.cflags, counts.tc.key);
     printf("%-32s %-18s %16s\n", "configuration", "implementation", "instructions");
-    for (int i = 0; i < counts.count; i++)
-        printf("%-32s %-18s %16.0f\n", counts.v[i].config, counts.v[i].impl,
-               counts.v[i].instructions);
+    for (int i = 0; i < counts.count; i++) {
+        pcb_column(stdout, counts.v[i].config, 32);
+        printf(" %-18s %16.0f\n", counts.v[i].impl, counts.v[i].instructions);
+    }
     bench_icounts_free(&counts);
     return 0;
 }

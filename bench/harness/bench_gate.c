@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "../columns.h"
 
 /* A count this much above the baseline fails; this much below is reported
  * as an improvement to record. */
@@ -47,7 +48,8 @@ static void row(gate *g, const bench_config *c, const char *impl, const char *ch
 {
     g->checks++;
     g->failures += !ok;
-    fprintf(g->out, "%-32s %-18s %-12s %12s %12s  %s%s%s\n", c->id, impl, check, base, now,
+    pcb_column(g->out, c->id, 32);
+    fprintf(g->out, " %-18s %-12s %12s %12s  %s%s%s\n", impl, check, base, now,
             ok ? "ok" : "FAIL", why && *why ? ": " : "", why ? why : "");
 }
 
@@ -55,14 +57,16 @@ static void row(gate *g, const bench_config *c, const char *impl, const char *ch
 static void untold_row(gate *g, const bench_config *c, const char *impl, const char *check,
                        const char *base, const char *now, const char *why)
 {
-    fprintf(g->out, "%-32s %-18s %-12s %12s %12s  ?: %s\n", c->id, impl, check, base, now, why);
+    pcb_column(g->out, c->id, 32);
+    fprintf(g->out, " %-18s %-12s %12s %12s  ?: %s\n", impl, check, base, now, why);
 }
 
 /* A row that informs and gates nothing. */
 static void info_row(gate *g, const bench_config *c, const char *impl, const char *check,
                      const char *base, const char *now, const char *why)
 {
-    fprintf(g->out, "%-32s %-18s %-12s %12s %12s  info%s%s\n", c->id, impl, check, base, now,
+    pcb_column(g->out, c->id, 32);
+    fprintf(g->out, " %-18s %-12s %12s %12s  info%s%s\n", impl, check, base, now,
             why && *why ? ": " : "", why ? why : "");
 }
 

@@ -8,6 +8,7 @@
 
 #include "defects.h"
 #include "verify.h"
+#include "../columns.h"
 
 static int known_defects;
 /* Rows by result, and the implementations unavailable here (said once: a
@@ -54,7 +55,8 @@ void pcb_verify_header(FILE *out, pcb_problem p)
 
 void pcb_verify_skip(FILE *out, const char *label, const char *why)
 {
-    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", label, "-", "-", "skip", why);
+    pcb_column(out, label, 40);
+    fprintf(out, " %-20s %-5s %-6s %s\n", "-", "-", "skip", why);
     fflush(out);
 }
 
@@ -147,8 +149,9 @@ int pcb_verify_large(void)
 static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const char *result,
                 const char *detail)
 {
-    fprintf(out, "%-40s %-20s %-5s %-6s %s\n", c->label, impl->name,
-            pcb_device_name(impl->device), result, detail);
+    pcb_column(out, c->label, 40);
+    fprintf(out, " %-20s %-5s %-6s %s\n", impl->name, pcb_device_name(impl->device), result,
+            detail);
     fflush(out);
     rows_pass += !strcmp(result, "pass");
     rows_skip += !strcmp(result, "skip");
