@@ -160,13 +160,13 @@ expect "check chamfer --convention without --value" 2 "give the value too" -- "$
     chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" --answer "$tmp/ch.txt" --convention euclidean-mean-average
 expect "check chamfer without answer" 2 -- "$tool" check chamfer -a "$tmp/a.ply" -b "$tmp/c.ply"
 expect "verify unknown problem" 2 -- "$tool" verify --problem ballquery
-expect "verify fps" 0 -- "$tool" verify --problem fps
+expect "verify ball" 0 -- "$tool" verify --problem ball # the quickest matrix
 says "verify ends with its counts" "^verify: 0 failures; [1-9][0-9]* passed, [0-9]* skipped$"
 # an implementation unavailable here is said once, not in every case's row
-if [ "$(grep -c "^.* cuda_pruned  *cuda  skip " "$out")" -le 1 ]; then ok
-else bad "cuda_pruned's skip repeated: $(grep -c "cuda_pruned .* skip" "$out") rows"; fi
-if "$tool" list | grep -q "^fps cuda_pruned cuda exact unavailable"; then # built, no device
-    says "the unavailable ones named at the end" "^verify: not run here (unavailable, each said once above): fps/cuda_pruned"
+if [ "$(grep -c "^.* cuda_grid  *cuda  skip " "$out")" -le 1 ]; then ok
+else bad "cuda_grid's skip repeated: $(grep -c "cuda_grid .* skip" "$out") rows"; fi
+if "$tool" list | grep -q "^ball cuda_grid cuda exact unavailable"; then # built, no device
+    says "the unavailable ones named at the end" "^verify: not run here (unavailable, each said once above): ball/cuda_grid"
 fi
 
 # The defect catalog: listed apart from the implementations, and every FPS
