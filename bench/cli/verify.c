@@ -76,9 +76,9 @@ int cli_verify(int argc, char **argv)
     if (failures < 0)
         return cli_report(failures, "verify");
     int known = pcb_verify_known_defects();
-    int passed, skipped, other;
+    int passed, skipped;
     char gone[1024];
-    pcb_verify_counts(&passed, &skipped, &other, gone, sizeof gone);
+    pcb_verify_counts(&passed, &skipped, gone, sizeof gone);
     printf("verify: %d failure%s", failures, failures == 1 ? "" : "s");
     if (known)
         printf(" (%d answer%s showed a known defect of a reproduced original)", known,

@@ -324,6 +324,10 @@ double bench_predict_config(bench_ctx *ctx, bench_result *r, double *verify_s, d
  * the figure time; 0 when one run alone is over twice the figure time (the
  * figure is then the verification run's). */
 double bench_figure_minimum(double run_s, int min, double sample_s, double figure_s);
+/* An implementation's per-run budget (--run-budget, else the suite's); the
+ * problem's reference, which anchors every speedup, may take twice that;
+ * impl NULL: the budget itself. */
+double bench_run_budget(const bench_ctx *ctx, pcb_problem problem, const char *impl);
 /* The samples a figure takes at least, and the seconds it may take. */
 int bench_min_samples(const bench_ctx *ctx, const pcb_impl *im);
 double bench_figure_time(const bench_ctx *ctx);
@@ -331,6 +335,8 @@ double bench_figure_time(const bench_ctx *ctx);
 int bench_run_config(bench_ctx *ctx, bench_result *r);
 
 double bench_now(void);
+/* The 1-minute load average (/proc/loadavg), -1 where unknown. */
+double bench_load_average(void);
 /* The heartbeat (bench_clock.c): while a step named by bench_step runs past
  * three times its prediction (and 10 s, PCBENCH_HEARTBEAT seconds), a line
  * says so, then less and less often; bench_step(NULL, 0) ends the step. */

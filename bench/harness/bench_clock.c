@@ -18,6 +18,18 @@ double bench_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+double bench_load_average(void)
+{
+    double one = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &one) != 1)
+            one = -1;
+        fclose(f);
+    }
+    return one;
+}
+
 void bench_utc_now(char *buf, size_t len)
 {
     time_t t = time(NULL);

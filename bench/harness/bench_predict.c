@@ -189,12 +189,20 @@ double bench_figure_minimum(double run_s, int min, double sample_s, double figur
     return fmin((double)min * fmax(run_s, sample_s), figure_s);
 }
 
+double bench_run_budget(const bench_ctx *ctx, const pcb_problem problem, const char *impl)
+{
+    const bench_opts *o = ctx->opt;
+    const double budget = o->have_run_budget ? o->run_budget : ctx->suite->run_budget;
+    const char *ref = impl ? bench_reference(problem) : NULL;
+    return ref && !strcmp(impl, ref) ? 2 * budget : budget;
+}
+
 double bench_predict_config(bench_ctx *ctx, bench_result *r, double *verify_s, double *timing_s,
                             double *most_s)
 {
     const bench_opts *o = ctx->opt;
     const bench_config *cfg = &r->config;
-    const double run_budget = o->have_run_budget ? o->run_budget : ctx->suite->run_budget;
+    const double run_budget = bench_run_budget(ctx, cfg->problem, NULL);
     *verify_s = *timing_s = *most_s = 0;
     for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
         const pcb_impl *im = *it;
@@ -207,18 +215,16 @@ double bench_predict_config(bench_ctx *ctx, bench_result *r, double *verify_s, d
         double run = bench_predict(ctx, im, cfg);
         if (run < 0)
             run = 0.01; /* unknown: a small run */
-        const char *ref = bench_reference(cfg->problem);
-        if (run > (ref && !strcmp(im->name, ref) ? 2 : 1) * run_budget)
-            continue; /* skipped (the reference may take twice the budget, as bench_run_config says) */
-        int figures = im->device == PCB_CUDA || o->cpu_cold ? 3 : 2;
+        if (run > bench_run_budget(ctx, cfg->problem, im->name))
+            continue; /* skipped */
+        const int figures = im->device == PCB_CUDA || o->cpu_cold ? 3 : 2;
+        const int min = bench_min_samples(ctx, im);
+        const double sample = ctx->suite->rep_seconds, figure = bench_figure_time(ctx);
+        const double least = bench_figure_minimum(run, min, sample, figure);
         *verify_s += run;
-        double least = bench_figure_minimum(run, bench_min_samples(ctx, im),
-                                            ctx->suite->rep_seconds, bench_figure_time(ctx));
         *timing_s += figures * least;
         if (least > 0) /* the minimum, then more while the figure time allows */
-            *most_s += figures * fmax(bench_min_samples(ctx, im) *
-                                          fmax(run, ctx->suite->rep_seconds),
-                                      bench_figure_time(ctx));
+            *most_s += figures * fmax(min * fmax(run, sample), figure);
     }
     return *verify_s + *timing_s;
 }

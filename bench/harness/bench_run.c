@@ -210,7 +210,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
 {
     const bench_config *cfg = &r->config;
     const bench_opts *o = ctx->opt;
-    double budget = o->have_run_budget ? o->run_budget : ctx->suite->run_budget;
+    const double budget = bench_run_budget(ctx, cfg->problem, NULL);
     const char *ref = bench_reference(cfg->problem);
     snprintf(r->reference, sizeof r->reference, "%s", ref ? ref : "");
 
@@ -233,8 +233,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         snprintf(e->impl, sizeof e->impl, "%s", im->name);
         e->device = im->device;
         e->exact = im->promise.exact;
-        /* the problem's reference anchors every speedup: it may take twice as long */
-        e->budget_s = ref && !strcmp(im->name, ref) ? 2 * budget : budget;
+        e->budget_s = bench_run_budget(ctx, cfg->problem, im->name);
         e->predicted_s = -1;
         e->fresh = 1;
         bench_utc_now(e->when, sizeof e->when);

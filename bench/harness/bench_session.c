@@ -155,13 +155,7 @@ static void say_where(const bench_session *s, int i)
 /* The load average when it says other work shares the cores. */
 static void say_load(const bench_ctx *ctx, int cores)
 {
-    double one = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &one) != 1)
-            one = -1;
-        fclose(f);
-    }
+    const double one = bench_load_average();
     if (cores > 0 && one > cores)
         bench_progress(ctx, "load average %.1f on %d cores: other work shares this host, so CPU "
                        "figures will be noisier (the stored load says so; short ones marked ~)",

@@ -431,18 +431,6 @@ static void append_report(bench_result *r, const char *text)
     kids[r->gbench.count++] = doc;
 }
 
-static double load_average(void)
-{
-    double one = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &one) != 1)
-            one = -1;
-        fclose(f);
-    }
-    return one;
-}
-
 static const char *fmt_time(char *buf, size_t len, double s)
 {
     if (s >= 1)
@@ -587,7 +575,7 @@ void bench_time_all(bench_ctx *ctx, bench_result *r, timed *tv, int nt)
         bench_progress(ctx, "%s: timing %d implementation%s, %d figures, samples interleaved%s",
                        r->config.id, nt, nt == 1 ? "" : "s", np,
                        threads == 1 ? ", one thread" : "");
-        r->load_avg = load_average();
+        r->load_avg = bench_load_average();
 #ifdef _OPENMP
         int saved = omp_get_max_threads();
         if (threads > 0) /* for code that ignores opt.threads */

@@ -56,10 +56,9 @@ void pcb_verify_set_defects(int on);
 int pcb_verify_defect_report(FILE *out, int problem /* -1: all */);
 /* How many answers so far showed a known defect (pcb_impl.known_defect). */
 int pcb_verify_known_defects(void);
-/* Rows so far: passed, skipped, other (failed, known, caught); and the
- * implementations unavailable here ("fps/cuda_pruned, ..."), whose rows after
- * the first are not printed. */
-void pcb_verify_counts(int *pass, int *skip, int *other, char *unavailable_names, size_t len);
+/* Rows so far: passed and skipped; and the implementations unavailable here
+ * ("fps/cuda_pruned, ..."), whose rows after the first are not printed. */
+void pcb_verify_counts(int *pass, int *skip, char *unavailable_names, size_t len);
 /* A row for a case that could not be built (no data, no memory). */
 void pcb_verify_skip(FILE *out, const char *label, const char *why);
 /* Run one(path, name, impl, out) on the first max_files point-cloud files of
