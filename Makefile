@@ -270,7 +270,7 @@ CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SMOKE ?= 30
 test: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) test-build
-	@if sh scripts/deps.sh fuzz; then $(MAKE) --no-print-directory -j$(CHECK_JOBS) fuzz-build; \
+	@if DEBS="$(DEBS)" sh scripts/deps.sh fuzz; then $(MAKE) --no-print-directory -j$(CHECK_JOBS) fuzz-build; \
 	 else echo "pcbench: no clang with libFuzzer here: the fuzz smoke is skipped"; fi
 	@ASAN_TOOL=$(ASAN_TOOL) FUZZ_DIR=$(FUZZ) FUZZ_SMOKE=$(FUZZ_SMOKE) \
 	    sh scripts/run_tests.sh $(BUILD) $(TOOL) $(ASAN_TESTS) $(TEST_BINS)

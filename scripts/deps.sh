@@ -140,6 +140,8 @@ fuzz-flags)
     ;;
 fuzz)
     fuzzer_works && exit 0
+    # offline (DEBS given): what the .deb files held is all there is
+    [ -z "${DEBS:-}" ] || { say "no clang with libFuzzer among $DEBS (make debs FUZZ_LLVM=N adds one)"; exit 1; }
     command -v "$(fuzz_cc)" >/dev/null 2>&1 || apt_install clang || exit 1
     # The fuzzer and sanitizer runtimes come apart from clang, per version.
     v=$("$(fuzz_cc)" -dumpversion | cut -d. -f1)

@@ -87,8 +87,9 @@ for t in ${TEST_SCRIPTS:-tests/*.sh}; do
     [ -e "$t" ] && add 100 "$t" sh "$t" "$tool"
 done
 if [ -n "${ASAN_TOOL:-}" ] && [ -x "$ASAN_TOOL" ]; then
-    for t in tests/cli.sh tests/check.sh tests/cli_io.sh tests/hostile.sh tests/compare.sh; do
-        cost=20; [ "$t" = tests/cli.sh ] && cost=200
+    for t in tests/cli.sh tests/defects.sh tests/check.sh tests/cli_io.sh tests/hostile.sh \
+        tests/compare.sh; do
+        cost=20; case $t in tests/cli.sh | tests/defects.sh) cost=200 ;; esac
         add $cost "$t (sanitized tool)" env CUDA_VISIBLE_DEVICES= sh "$t" "$ASAN_TOOL"
     done
 fi

@@ -169,28 +169,4 @@ if "$tool" list | grep -q "^ball cuda_grid cuda exact unavailable"; then # built
     says "the unavailable ones named at the end" "^verify: not run here (unavailable, each said once above): ball/cuda_grid"
 fi
 
-# The defect catalog: listed apart from the implementations, and every FPS
-# and EMD defect caught by the verify matrices while the accepted one passes
-# (this also proves verify fails wrong answers: a masked validator would miss
-# them all). NN's run takes a minute on two cores: pcbench verify --defects runs it.
-"$tool" list --defects >"$tmp/defects" 2>&1
-if [ "$(grep -c . "$tmp/defects")" -ge 7 ] && grep -q "^fps near_origin_skip: .*from PointNet++" "$tmp/defects" &&
-    grep -q "^fps ties_to_highest: .*(accepted)$" "$tmp/defects"; then ok; else bad "list --defects: $(head -3 "$tmp/defects")"; fi
-if ! "$tool" list | grep -q near_origin_skip; then ok; else bad "a planted defect in list"; fi
-for p in fps emd; do
-    "$tool" verify --defects --problem $p >"$tmp/vd" 2>&1
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q "0 defects missed" "$tmp/vd" && ! grep -q MISSED "$tmp/vd" &&
-        [ "$(grep -c "^$p .* caught " "$tmp/vd")" -ge 2 ]; then ok; else
-        bad "verify --defects --problem $p: exit $rc: $(tail -5 "$tmp/vd")"; fi
-done
-# The CUDA variant (a racing reduction) is caught where a device is and
-# reported "not run" where none is, which must not fail the run.
-if grep -q "^fps torn_argmax" "$tmp/defects"; then
-    "$tool" verify --defects --problem fps >"$tmp/vd" 2>&1
-    if [ $? -eq 0 ] && grep -Eq "^fps +torn_argmax +(caught|not run) " "$tmp/vd"; then ok; else
-        bad "torn_argmax: $(grep torn_argmax "$tmp/vd" | tail -2)"; fi
-fi
-expect "verify --defects with --impl" 2 -- "$tool" verify --defects --problem fps --impl dp
-
 finish

@@ -8,7 +8,8 @@
 #                  COMMAND (a program or a shell function) exits STATUS and,
 #                  where TEXT is given and not empty, prints it on stdout or
 #                  stderr; one still running after EXPECT_TIMEOUT seconds
-#                  (default 300) hung, and is killed
+#                  (default 300) hung, and is killed; with TEST_TIMES=file,
+#                  each expect's wall seconds and name are added to file
 #   says NAME TEXT the last expect's output holds TEXT (a grep pattern)
 #   finish         the "N passed, N failed, N skipped" line scripts/run_tests.sh
 #                  sums, and the script's status
@@ -27,6 +28,7 @@ expect() {
     if [ "$1" != "--" ]; then text=$1; shift; fi
     if [ "$1" != "--" ]; then bad "$name: expect NAME STATUS [TEXT] -- COMMAND"; return; fi
     shift
+    [ -z "${TEST_TIMES:-}" ] || began=$(date +%s.%N)
     "$@" >"$out" 2>"$err" &
     pid=$!
     (sleep "${EXPECT_TIMEOUT:-300}" && kill -9 $pid) >/dev/null 2>&1 &
@@ -34,6 +36,8 @@ expect() {
     wait $pid
     rc=$?
     kill $dog 2>/dev/null
+    [ -z "${TEST_TIMES:-}" ] ||
+        echo "$(date +%s.%N) $began $name" | awk '{ printf "%.2f", $1 - $2; $1 = $2 = ""; print }' >>"$TEST_TIMES"
     if [ "$rc" = "$want" ] && { [ -z "$text" ] || cat "$out" "$err" | grep -qF -- "$text"; }; then
         ok
     else

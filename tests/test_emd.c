@@ -543,15 +543,31 @@ static void test_cuda_auction_match(void)
         }
 }
 
+/* Replay every pair of an instance into its index and price, each pair's
+ * counts into each[pair]. The pairs are replayed side by side: they are
+ * independent, and one pair of 4,800 points takes tens of seconds. */
+static void replay_pairs(instance *in, uint64_t shuffle, replay_stats *each)
+{
+    const int64_t n = in->task.n, batch = in->task.batch;
+    int *rc = calloc((size_t)batch, sizeof *rc);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t p = 0; p < batch; p++)
+        rc[p] = replay_pair(in->a + p * n * 3, in->b + p * n * 3, (int32_t)n, &in->task.opt,
+                            shuffle, in->index + p * n, in->price + p * n, &each[p]);
+    for (int64_t p = 0; p < batch; p++)
+        CHECK(rc[p] == 0);
+    free(rc);
+}
+
 /* Replay every pair of an instance; returns the counts summed over the
  * pairs, the certificate of the last. */
 static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *r)
 {
     const int64_t n = in->task.n;
-    replay_stats st = {0}, sum = {0};
+    replay_stats *each = calloc((size_t)in->task.batch, sizeof *each), sum = {0};
+    replay_pairs(in, shuffle, each);
     for (int64_t p = 0; p < in->task.batch; p++) {
-        CHECK(replay_pair(in->a + p * n * 3, in->b + p * n * 3, (int32_t)n, &in->task.opt,
-                          shuffle, in->index + p * n, in->price + p * n, &st) == 0);
+        const replay_stats st = each[p];
         sum.bids += st.bids, sum.rounds += st.rounds, sum.phases += st.phases;
         sum.scans += st.scans, sum.checks += st.checks, sum.cache_wrong += st.cache_wrong;
         sum.ascents += st.ascents, sum.ascent_stops += st.ascent_stops;
@@ -561,6 +577,7 @@ static replay_stats replay_instance(instance *in, uint64_t shuffle, pcb_result *
         sum.restarts += st.restarts, sum.cold_rounds += st.cold_rounds;
         sum.p = st.p, sum.d = st.d, sum.eps = st.eps; /* the last pair's */
     }
+    free(each);
     for (int64_t p = 0; p < in->task.batch; p++)
         in->value[p] = pcb_emd_mean_matched(in->a + p * n * 3, in->b + p * n * 3, n,
                                             in->index + p * n, NULL);
@@ -1094,14 +1111,30 @@ static void test_cuda_auction(void)
     /* Blocks a pair (the team): as the batch gives them (up to 8 here), 3,
      * and one. */
     static const char *teams[] = {NULL, "3", "1"};
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        instance cpu;
-        pcb_result rc;
+    enum { CASES = sizeof cases / sizeof cases[0] };
+    /* The replays first, side by side (serially they take minutes). */
+    instance replayed[CASES];
+    replay_stats stats[CASES];
+    int made[CASES];
+    for (size_t k = 0; k < CASES; k++) {
+        made[k] = instance_make(&replayed[k], cases[k].a, cases[k].b, cases[k].batch, cases[k].n,
+                                90 + k) == PCB_OK;
+        CHECK(made[k]);
+        if (made[k])
+            replayed[k].task.opt.eps = cases[k].eps, replayed[k].task.opt.max_gap = cases[k].max_gap;
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t k = 0; k < CASES; k++)
+        if (made[k]) {
+            pcb_result unused;
+            stats[k] = replay_instance(&replayed[k], 0, &unused);
+        }
+    for (size_t k = 0; k < CASES; k++) {
+        if (!made[k])
+            continue;
+        instance cpu = replayed[k];
         const int64_t n = cases[k].n, all = cases[k].batch * n;
-        CHECK_RC(instance_make(&cpu, cases[k].a, cases[k].b, cases[k].batch, n, 90 + k), PCB_OK);
-        cpu.task.opt.eps = cases[k].eps;
-        cpu.task.opt.max_gap = cases[k].max_gap;
-        replay_stats st = replay_instance(&cpu, 0, &rc);
+        const replay_stats st = stats[k];
         /* the same scans and cache looks: the kernel's caches are the replay's */
         const int64_t evals = st.scans * n + st.checks * pcb_ca_cache_evals(n) + st.finish_evals;
         for (size_t t = 0; t < sizeof teams / sizeof teams[0]; t++) {
@@ -1278,20 +1311,17 @@ static void test_cuda_auction_warm(void)
     for (size_t k = 0; k < (device ? sizeof cases / sizeof cases[0] : 1); k++) {
         const int64_t n = cases[k].n, all = PAIRS * n;
         instance cold;
-        pcb_result rc;
         CHECK_RC(instance_make(&cold, cases[k].a, cases[k].b, PAIRS, n, 40 + k), PCB_OK);
         cold.task.opt.max_gap = 0.01;
-        replay_instance(&cold, 0, &rc);
+        replay_stats cold_st[PAIRS];
+        replay_pairs(&cold, 0, cold_st);
         double *start = malloc((size_t)all * sizeof *start), *want = malloc((size_t)all * sizeof *want);
         int32_t *want_match = malloc((size_t)all * sizeof *want_match);
         double start_eps[PAIRS], want_eps[PAIRS];
         int64_t start_budget[PAIRS], want_budget[PAIRS];
         uint64_t seed = 11 + k;
         for (int p = 0; p < PAIRS; p++) {
-            replay_stats st;
-            CHECK(replay_pair(cold.a + p * n * 3, cold.b + p * n * 3, (int32_t)n,
-                              &cold.task.opt, 0, cold.index + p * n, cold.price + p * n,
-                              &st) == 0);
+            const replay_stats st = cold_st[p];
             for (int64_t j = 0; j < n; j++)
                 start[p * n + j] = p == 1 ? 2 * unit_random(&seed) : cold.price[p * n + j];
             if (p == 3) /* two prices a warm start cannot take */
@@ -1299,11 +1329,17 @@ static void test_cuda_auction_warm(void)
             start_eps[p] = p == 2 ? 0 : st.eps;
             start_budget[p] = p == 1 ? st.rounds / 8 : st.rounds;
         }
-        for (int p = 0; p < PAIRS; p++) { /* the replay's answers from the starts */
-            replay_stats st;
-            CHECK(replay_pair_from(cold.a + p * n * 3, cold.b + p * n * 3, (int32_t)n,
-                                   &cold.task.opt, 0, start + p * n, start_eps[p],
-                                   start_budget[p], want_match + p * n, want + p * n, &st) == 0);
+        replay_stats from_st[PAIRS];
+        int from_rc[PAIRS];
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int p = 0; p < PAIRS; p++) /* the replay's answers from the starts */
+            from_rc[p] = replay_pair_from(cold.a + p * n * 3, cold.b + p * n * 3, (int32_t)n,
+                                          &cold.task.opt, 0, start + p * n, start_eps[p],
+                                          start_budget[p], want_match + p * n, want + p * n,
+                                          &from_st[p]);
+        for (int p = 0; p < PAIRS; p++) {
+            const replay_stats st = from_st[p];
+            CHECK(from_rc[p] == 0);
             want_eps[p] = st.eps;
             want_budget[p] = st.cold_rounds >= 0 ? st.cold_rounds : start_budget[p];
             CHECK(st.restarts == (p == 1));

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static int tl_checks_failed, tl_skips;
+/* atomic: a test may CHECK inside an OpenMP loop */
+static _Atomic int tl_checks_failed;
+static int tl_skips;
 
 static inline void tl_skip(const char *fmt, ...)
 {
