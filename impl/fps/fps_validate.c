@@ -17,8 +17,10 @@
  * such repeats reports them in rep->unmatched (the classic kernel's known
  * defect, PyTorch3D #1486); a repeat while a point at a positive distance
  * remains is simply wrong.
- * O(n * m) time, O(n) doubles and bytes of memory per cloud; clouds, and
- * the points of a large one, are checked side by side (OpenMP). */
+ * O(n * m) time, O(n) doubles and bytes of memory per cloud; the clouds of
+ * a batch are checked side by side (OpenMP). A step's scan is not: at 4,096
+ * steps the threads' start and join cost more than they save (measured on a
+ * 16-core host: 3.5 s against 0.6 s for 50,000 points). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,29 +66,15 @@ static int check_cloud(const pcb_task *t, int64_t b, const int32_t *idx, double 
     for (int64_t j = 1; j < t->m; j++) {
         const float *q = xyz + 3 * (int64_t)idx[j - 1];
         taken[idx[j - 1]] = 1;
-        /* the farthest point not taken, the first of equals; large clouds
-         * side by side (a lidar sweep's 4,096 steps take seconds on one
-         * core), each thread's farthest then the first of the farthest */
         double dmax = -1;
         int64_t kmax = 0;
-#pragma omp parallel if (n >= 32768)
-        {
-            double dm = -1;
-            int64_t km = 0;
-#pragma omp for schedule(static) nowait
-            for (int64_t k = 0; k < n; k++) {
-                double d = d2_double(xyz + 3 * k, q);
-                if (d < mind[k])
-                    mind[k] = d;
-                if (!taken[k] && mind[k] > dm) {
-                    dm = mind[k];
-                    km = k;
-                }
-            }
-#pragma omp critical(fps_validate_farthest)
-            if (dm > dmax || (dm == dmax && km < kmax)) {
-                dmax = dm;
-                kmax = km;
+        for (int64_t k = 0; k < n; k++) {
+            double d = d2_double(xyz + 3 * k, q);
+            if (d < mind[k])
+                mind[k] = d;
+            if (!taken[k] && mind[k] > dmax) {
+                dmax = mind[k];
+                kmax = k;
             }
         }
         if (taken[idx[j]]) {
