@@ -424,6 +424,10 @@ static void validator_rejects(void)
     CORRUPT(bad[7] = -7, "out of range");                          /* poison left behind */
     CORRUPT(bad[m - 1] = -7, "out of range");                      /* last element unwritten */
     CORRUPT((bad[2 * m + 9] = good[2 * m + 30], bad[2 * m + 30] = good[2 * m + 9]), "cloud 2");
+    /* clouds are judged side by side: the first wrong one is the verdict */
+    CORRUPT((bad[m + 5] = good[m + 20], bad[m + 20] = good[m + 5], bad[2 * m + 9] = good[2 * m + 30],
+             bad[2 * m + 30] = good[2 * m + 9]),
+            "cloud 1 step 5");
 #undef CORRUPT
     free(good);
     free(xyz);
