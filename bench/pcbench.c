@@ -6,20 +6,17 @@
  * (file or arguments), 4 implementation unsupported or unavailable, 5 device
  * or system error. Messages on stderr start with "pcbench:". */
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-static const char main_help[] =
+static const char main_help_head[] =
     "usage: pcbench COMMAND [options]   (pcbench COMMAND --help for each)\n"
     "  list                      implementations and whether they can run here\n"
-    "  gen KIND -n N -o FILE     write a generated cloud (binary PLY)\n"
-    "  fps -i FILE -m M          farthest point sampling\n"
-    "  nn -r REF -q QUERY        nearest neighbour of each query point\n"
-    "  emd -a A -b B             earth mover's distance by assignment\n"
-    "  chamfer -a A -b B         chamfer distance (nearest points both ways)\n"
-    "  knn -r REF -q QUERY -k K  the k nearest neighbours of each query point\n"
-    "  ball -r REF -q CENTRES --radius R -k K  ball query (first or nearest K inside)\n"
+    "  gen KIND -n N -o FILE     write a generated cloud (binary PLY)\n";
+/* then a line a problem: its command's synopsis and the problem's title */
+static const char main_help_tail[] =
     "  verify [--problem P]      verify every implementation\n"
     "  check PROBLEM ...         judge an answer made anywhere (pass / FAIL)\n"
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
@@ -27,6 +24,22 @@ static const char main_help[] =
     "  compare A B               stored timings of two runs, by a Mann-Whitney test\n"
     "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
     "4 unsupported or unavailable, 5 device or system error.\n";
+
+/* "  SYNOPSIS   TITLE", the titles in one column where the synopsis fits */
+static void help_line(const char *synopsis, const char *title)
+{
+    const int w = (int)strlen(synopsis);
+    printf("  %s%*s%s\n", synopsis, w < 26 ? 26 - w : 2, "", title);
+}
+
+static void main_help(void)
+{
+    fputs(main_help_head, stdout);
+#define HELP_LINE(ID, name, title) help_line(cli_##name##_synopsis, title);
+    PCB_PROBLEM_MAP(HELP_LINE)
+#undef HELP_LINE
+    fputs(main_help_tail, stdout);
+}
 
 /* An interrupted run removes the temporary file it was writing (where the
  * file system has no unnamed files), then dies of the signal as it would. */
@@ -48,16 +61,17 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"list", cli_list},   {"gen", cli_gen},     {"fps", cli_fps},
-                {"nn", cli_nn},       {"emd", cli_emd},     {"verify", cli_verify},
-                {"chamfer", cli_chamfer}, {"knn", cli_knn}, {"ball", cli_ball},
-                {"check", cli_check},
-                {"bench", cli_bench}, {"count", cli_count}, {"compare", cli_compare}};
+    } cmds[] = {{"list", cli_list}, {"gen", cli_gen},
+#define COMMAND(ID, name, title) {#name, cli_##name},
+                PCB_PROBLEM_MAP(COMMAND)
+#undef COMMAND
+                {"verify", cli_verify}, {"check", cli_check}, {"bench", cli_bench},
+                {"count", cli_count}, {"compare", cli_compare}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
-        fputs(main_help, stdout);
+        main_help();
         return 0;
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

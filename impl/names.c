@@ -4,8 +4,11 @@
 
 #include "pcbench_impl.h"
 
-static const char *const problem_names[PCB_NPROBLEMS] = {"fps", "nn", "emd", "chamfer", "knn",
-                                                             "ball"};
+static const char *const problem_names[PCB_NPROBLEMS] = {
+#define PCB_PROBLEM_STRING(ID, name, title) #name,
+    PCB_PROBLEM_MAP(PCB_PROBLEM_STRING)
+#undef PCB_PROBLEM_STRING
+};
 
 const char *pcb_problem_name(pcb_problem p)
 {
@@ -21,7 +24,8 @@ int pcb_problem_parse(const char *s, pcb_problem *out)
             *out = (pcb_problem)i;
             return PCB_OK;
         }
-    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (fps, nn, emd, chamfer, knn, ball)", s ? s : "");
+    return pcb_fail(PCB_EINVAL, "unknown problem '%s' (the problems:" PCB_PROBLEM_NAMES ")",
+                    s ? s : "");
 }
 
 const char *pcb_device_name(pcb_device d)

@@ -54,20 +54,33 @@ const char *pcb_status_name(int code);
 /* Detailed message of the calling thread's last error ("" if none). */
 const char *pcb_errmsg(void);
 /* ---- problems ---------------------------------------------------------- */
+/* The one list of problems: X(ID, name, title) makes the enum PCB_<ID> (its
+ * numbers are the library's ABI: a new problem goes last), the names of
+ * pcb_problem_name and pcb_problem_parse, and, in the tool, the command
+ * table, the verify matrices and every help text that lists problems. */
+#define PCB_PROBLEM_MAP(X)                                                             \
+    X(FPS, fps, "farthest point sampling")                                             \
+    X(NN, nn, "nearest neighbour of each query point")                                 \
+    X(EMD, emd, "earth mover's distance by assignment")                                \
+    X(CHAMFER, chamfer, "chamfer distance (nearest points both ways)")                 \
+    X(KNN, knn, "the k nearest neighbours of each query point")                        \
+    X(BALL, ball, "ball query (first or nearest K inside)")
+
 typedef enum {
-    PCB_FPS = 0,
-    PCB_NN = 1,
-    PCB_EMD = 2,
-    PCB_CHAMFER = 3,
-    PCB_KNN = 4,
-    PCB_BALL = 5,
-    PCB_NPROBLEMS = 6
+#define PCB_PROBLEM_ENUM(ID, name, title) PCB_##ID,
+    PCB_PROBLEM_MAP(PCB_PROBLEM_ENUM)
+#undef PCB_PROBLEM_ENUM
+    PCB_NPROBLEMS
 } pcb_problem;
+/* " fps nn emd chamfer knn ball": every problem's name, each after a space,
+ * as one string literal (for help texts and messages). */
+#define PCB_PROBLEM_WORD_(ID, name, title) " " #name
+#define PCB_PROBLEM_NAMES PCB_PROBLEM_MAP(PCB_PROBLEM_WORD_)
 typedef enum { PCB_CPU = 0, PCB_CUDA = 1 } pcb_device;
 /* Where a task's arrays live (pcb_task.memory). */
 typedef enum { PCB_MEM_HOST = 0, PCB_MEM_DEVICE = 1 } pcb_memory;
 
-const char *pcb_problem_name(pcb_problem p); /* "fps", "nn", "emd", "chamfer", "knn", "ball" */
+const char *pcb_problem_name(pcb_problem p); /* "fps", ...; "?" outside the list */
 int pcb_problem_parse(const char *s, pcb_problem *out);
 const char *pcb_device_name(pcb_device d);     /* "cpu", "cuda" */
 
@@ -237,7 +250,7 @@ const pcb_impl *pcb_find(pcb_problem p, const char *name);
  * without nvcc, FLANN's without libflann-dev), ended by one whose name is
  * NULL. */
 typedef struct {
-    const char *problem; /* "fps", "nn", "emd" */
+    const char *problem; /* pcb_problem_name's spelling */
     const char *name;
     pcb_device device;
     const char *needs; /* what the build did not find: "nvcc", "libflann-dev" */

@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+const char cli_ball_synopsis[] = "ball -r REF -q CENTRES --radius R -k K";
+
 static const char ball_help[] =
     "usage: pcbench ball -r REF -q CENTRES --radius R -k K [--select first|nearest]\n"
     "                    [--pad none|first] [--impl NAME] [--threads T] [-o OUT]\n"

@@ -28,7 +28,7 @@ static const char help[] =
     "                       and on lidar; ball: ball query; ragged: batches of\n"
     "                       clouds of different sizes beside equal-size twins;\n"
     "                       quick: small, for CI\n"
-    "  --problem P[,P]      only these problems (fps, nn, emd, chamfer, knn)\n"
+    "  --problem P[,P]      only these problems, of" PCB_PROBLEM_NAMES "\n"
     "  --impl NAME[,NAME]   only these implementations\n"
     "  --filter TEXT[,TEXT] only configurations whose id contains one of the TEXTs\n"
     "                       (ids look like fps/uniform/b6/n10000/m1000)\n"

@@ -6,6 +6,8 @@
 
 #include "cli.h"
 
+const char cli_chamfer_synopsis[] = "chamfer -a A -b B";
+
 static const char chamfer_help[] =
     "usage: pcbench chamfer -a FILE_A -b FILE_B [--convention C] [--impl NAME]\n"
     "                       [--threads T] [-o OUT] [--shift X,Y,Z | --no-shift]\n"

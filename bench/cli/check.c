@@ -135,12 +135,12 @@ int cli_check(int argc, char **argv)
     pcb_problem p;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         if (argc < 2)
-            return usage_error("check needs a problem: fps, nn, emd, chamfer, knn or ball");
+            return usage_error("check needs a problem, one of" PCB_PROBLEM_NAMES);
         fputs(check_help, stdout);
         return 0;
     }
     if (pcb_problem_parse(argv[1], &p) != PCB_OK)
-        return usage_error("unknown problem '%s' (fps, nn, emd, chamfer, knn, ball)", argv[1]);
+        return usage_error("%s", pcb_errmsg());
     run_args a = {.max_gap = 1e-6};
     const char *opts = p == PCB_FPS ? "i:m:s:A:S:Nh"
                        : p == PCB_NN ? "r:q:A:S:Nh"

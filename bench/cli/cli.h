@@ -15,12 +15,12 @@
 /* The commands: argv[0] is the command's name. Each returns an exit status. */
 int cli_list(int argc, char **argv);
 int cli_gen(int argc, char **argv);
-int cli_fps(int argc, char **argv);
-int cli_nn(int argc, char **argv);
-int cli_emd(int argc, char **argv);
-int cli_chamfer(int argc, char **argv);
-int cli_knn(int argc, char **argv);
-int cli_ball(int argc, char **argv);
+/* A problem's command, cli_<name>, and its line in pcbench --help */
+#define CLI_PROBLEM_COMMAND(ID, name, title)                                                       \
+    int cli_##name(int argc, char **argv);                                                         \
+    extern const char cli_##name##_synopsis[];
+PCB_PROBLEM_MAP(CLI_PROBLEM_COMMAND)
+#undef CLI_PROBLEM_COMMAND
 int cli_check(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_bench(int argc, char **argv);
@@ -34,7 +34,7 @@ extern const char *cli_command;
 /* Print "pcbench: <what>: <message>" and return the exit status for rc. */
 int cli_report(int rc, const char *what);
 
-/* ---- the running commands: fps, nn, emd, chamfer, knn, ball, check------------------------ */
+/* ---- the running commands: one a problem (cli_<name>, PCB_PROBLEM_MAP), and check ---- */
 typedef struct {
     const char *impl, *out, *in_a, *in_b, *answer;
     int64_t m, start, k;

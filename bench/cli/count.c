@@ -12,7 +12,7 @@ static const char count_help[] =
     "configuration of a suite (default quick), counted by valgrind's callgrind on\n"
     "one thread: deterministic, whatever the machine's speed or load. The\n"
     "regression gate (pcbench bench --regress) compares them with a baseline of\n"
-    "the same toolchain. Needs valgrind (make deps).\n";
+    "the same toolchain. Needs valgrind (make deps). P: of" PCB_PROBLEM_NAMES ".\n";
 
 int cli_count(int argc, char **argv)
 {

@@ -7,6 +7,8 @@
 #include "cli.h"
 #include "../../impl/emd/emd.h"
 
+const char cli_emd_synopsis[] = "emd -a A -b B";
+
 static const char emd_help[] =
     "usage: pcbench emd -a FILE_A -b FILE_B [--impl NAME] [--eps E] [--max-gap G]\n"
     "                   [--threads T] [-o OUT] [--shift X,Y,Z | --no-shift]\n"

@@ -6,6 +6,8 @@
 
 #include "cli.h"
 
+const char cli_fps_synopsis[] = "fps -i FILE -m M";
+
 static const char fps_help[] =
     "usage: pcbench fps -i FILE -m M [--impl NAME] [--start S] [--threads T] [-o OUT]\n"
     "                   [--shift X,Y,Z | --no-shift]\n"

@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+const char cli_knn_synopsis[] = "knn -r REF -q QUERY -k K";
+
 static const char knn_help[] =
     "usage: pcbench knn -r REF -q QUERY -k K [--impl NAME] [--threads T] [-o OUT]\n"
     "                   [--shift X,Y,Z | --no-shift]\n"

@@ -11,7 +11,8 @@ int cli_list(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--help") == 0) {
         puts("usage: pcbench list [--defects]\n"
-             "One line per implementation: <problem> <name> <device> <exact|approx> <status>.\n"
+             "One line per implementation: <problem> <name> <device> <exact|approx> <status>;\n"
+             "the problems:" PCB_PROBLEM_NAMES ".\n"
              "--defects: the catalog of planted defects instead, one line each:\n"
              "<problem> <name>: <the defect> [from <where it was found>] (accepted: correct\n"
              "under this project's rules, must pass)");

@@ -6,6 +6,8 @@
 
 #include "cli.h"
 
+const char cli_nn_synopsis[] = "nn -r REF -q QUERY";
+
 static const char nn_help[] =
     "usage: pcbench nn -r REF -q QUERY [--impl NAME] [--threads T] [--partitions P] [-o OUT]\n"
     "                  [--shift X,Y,Z | --no-shift]\n"

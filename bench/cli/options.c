@@ -104,7 +104,7 @@ int pcb_opt_selection(const char *cmd, const char *problems, const char *impls)
         snprintf(name, sizeof name, "%.*s", (int)(w < 15 ? w : 15), p);
         pcb_problem pr;
         if (pcb_problem_parse(name, &pr) != PCB_OK)
-            return pcb_usage(cmd, "unknown problem '%s' (fps, nn, emd, chamfer, knn)", name), 0;
+            return pcb_usage(cmd, "%s", pcb_errmsg()), 0;
         p += w + (p[w] == ',');
     }
     for (const char *p = impls; p && *p;) {

@@ -8,8 +8,9 @@
 #include "../verify/verify.h"
 
 static const char verify_help[] =
-    "usage: pcbench verify [--problem fps|nn|emd] [--impl NAME] [--large] [--defects]\n"
-    "Run every available implementation over the problem's matrix of datasets and\n"
+    "usage: pcbench verify [--problem P] [--impl NAME] [--large] [--defects]\n"
+    "Run every available implementation over the problem's matrix of datasets (P,\n"
+    "one of" PCB_PROBLEM_NAMES "; all of them without --problem) and\n"
     "print a pass/fail table (with each run's time, host to host). Exit status 1\n"
     "if anything fails. --large (with --impl) adds the NN cases of a million\n"
     "points against a million: a lidar sweep and uniform, all-equal, duplicated,\n"
@@ -22,8 +23,10 @@ static const char verify_help[] =
 static int verify_problems(int problem, const char *impl)
 {
     int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {
-        pcb_verify_fps, pcb_verify_nn, pcb_verify_emd, pcb_verify_chamfer, pcb_verify_knn,
-        pcb_verify_ball};
+#define VERIFY_FN(ID, name, title) pcb_verify_##name,
+        PCB_PROBLEM_MAP(VERIFY_FN)
+#undef VERIFY_FN
+    };
     int failures = 0;
     for (int p = 0; p < PCB_NPROBLEMS; p++) {
         if (problem >= 0 && p != problem)

@@ -1,0 +1,57 @@
+#!/bin/sh
+# problems.sh PCBENCH - the one list of problems (PCB_PROBLEM_MAP in
+# impl/pcbench.h) reaches every place that names problems: each is a command
+# with --help and a line in pcbench --help, and every help text and usage
+# message that takes a problem names them all.
+. "$(dirname "$0")/lib.sh"
+
+map=$(dirname "$0")/../impl/pcbench.h
+problems=$(sed -n '/^#define PCB_PROBLEM_MAP/,/^$/p' "$map" | sed -n 's/^ *X([A-Z_]*, *\([a-z_]*\),.*/\1/p')
+[ "$(echo "$problems" | wc -w)" -ge 6 ] && ok || bad "no problems read from $map: '$problems'"
+
+# every problem named in the last expect's output
+names_all() {
+    for p in $problems; do
+        cat "$out" "$err" | grep -qw -- "$p" || { bad "$1 does not name $p: $(cat "$out" "$err" | head -c 300)"; return; }
+    done
+    ok
+}
+
+expect "pcbench --help" 0 -- "$tool" --help
+cp "$out" "$tmp/help"
+for p in $problems; do
+    grep -q "^  $p " "$tmp/help" && ok || bad "pcbench --help has no line for $p"
+    expect "$p --help" 0 "usage: pcbench $p" -- "$tool" "$p" --help
+done
+for c in bench count verify check list; do
+    expect "$c --help" 0 -- "$tool" "$c" --help
+    names_all "$c --help"
+done
+expect "bench --problem bogus" 2 "unknown problem 'bogus'" -- "$tool" bench --problem bogus
+names_all "bench's unknown problem message"
+expect "count --problem bogus" 2 "unknown problem 'bogus'" -- "$tool" count --problem bogus
+names_all "count's unknown problem message"
+expect "verify --problem bogus" 2 "unknown problem 'bogus'" -- "$tool" verify --problem bogus
+names_all "verify's unknown problem message"
+expect "check bogus" 2 "unknown problem 'bogus'" -- "$tool" check bogus --answer x
+names_all "check's unknown problem message"
+expect "check without a problem" 2 -- "$tool" check
+names_all "check's missing problem message"
+expect "list" 0 -- "$tool" list
+for p in $problems; do grep -q "^$p " "$out" && ok || bad "list has no $p implementation"; done
+# the scripts' list (tables, plots, the peers)
+got=$(sed -n 's/^PROBLEMS = \[\(.*\)\]$/\1/p' "$(dirname "$0")/../scripts/pcbresults.py" | tr -d '",')
+[ "$got" = "$(echo $problems)" ] && ok || bad "scripts/pcbresults.py's PROBLEMS: $got; the list's: $(echo $problems)"
+# the Python binding's list (pcbench/_native.py, read alone: no numpy needed)
+native=$(dirname "$0")/../impl/python/pcbench/_native.py
+lib=${PCBENCH_LIBRARY:-$(dirname "$tool")/pic/libpcbench.so}
+if command -v python3 >/dev/null 2>&1 && [ -f "$lib" ]; then
+    got=$(PCBENCH_LIBRARY=$lib python3 -c 'import importlib.util as u, sys
+s = u.spec_from_file_location("native", sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m)
+print(" ".join(m.PROBLEMS))' "$native" 2>&1)
+    [ "$got" = "$(echo $problems)" ] && ok || bad "pcbench/_native.py's PROBLEMS: $got; the list's: $(echo $problems)"
+else
+    skip=$((skip + 1)); echo "skip: the Python binding's list: no python3 or no $lib"
+fi
+
+finish
