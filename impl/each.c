@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "problem.h"
 #include "ragged.h"
 
 typedef struct {
@@ -83,8 +84,7 @@ int pcb_each_fetch(pcb_each *e, pcb_result *out)
     for (int64_t i = 0; i < t->batch; i++) {
         pcb_ragged_pad(t, i, out);
         pcb_task alone;
-        if (!pcb_ragged_cloud(t, i, &alone) &&
-            (t->problem == PCB_CHAMFER || t->problem == PCB_EMD))
+        if (!pcb_ragged_cloud(t, i, &alone) && pcb_face(t->problem)->valued)
             pcb_ragged_empty(t, i, out);
     }
     int rc = PCB_OK;

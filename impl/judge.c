@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench_judge.h"
+#include "problem.h"
 #include "ragged.h"
 
 pcb_promise pcb_promise_of(const pcb_impl *impl, const pcb_task *t)
@@ -29,15 +29,9 @@ static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p
 {
     memset(rep, 0, sizeof *rep);
     rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
-    switch (t->problem) {
-    case PCB_FPS: return pcb_fps_validate(t, r, rep);
-    case PCB_NN: return pcb_nn_validate(t, r, p->exact, rep);
-    case PCB_EMD: return pcb_emd_validate(t, r, p->exact, p->max_gap, rep);
-    case PCB_CHAMFER: return pcb_chamfer_validate(t, r, rep);
-    case PCB_KNN: return pcb_knn_validate(t, r, rep);
-    case PCB_BALL: return pcb_ball_validate(t, r, rep);
-    default: return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
-    }
+    const pcb_problem_face *f = pcb_face(t->problem);
+    return f ? f->validate(t, r, p, rep)
+             : pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
 }
 
 int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep)
@@ -50,8 +44,8 @@ int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, p
 
 const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p)
 {
-    if (!t || !p || !p->canonical || (t->problem != PCB_FPS && t->problem != PCB_KNN &&
-                             t->problem != PCB_BALL))
+    const pcb_problem_face *f = t ? pcb_face(t->problem) : NULL;
+    if (!p || !p->canonical || !f || !f->canonical)
         return NULL;
     const pcb_impl *ref = pcb_reference(t->problem);
     return ref && ref->promise.canonical ? ref : NULL;
@@ -104,13 +98,12 @@ int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
             i++;
         if (i < count) {
             ok = 0;
-            const int knn = t->problem == PCB_KNN || t->problem == PCB_BALL;
-            const int64_t row = knn ? t->k : t->m; /* answers a query, samples a cloud */
-            snprintf(j->detail, sizeof j->detail,
-                     knn ? "not canonical: query %lld neighbour %lld is %ld, %s has %ld"
-                         : "not canonical: cloud %lld step %lld is %ld, %s took %ld",
-                     (long long)(i / row), (long long)(i % row), (long)answer->index[i],
-                     ref->name, (long)reference[i]);
+            const pcb_problem_face *f = pcb_face(t->problem);
+            /* a row: a query's neighbours, or a cloud's samples */
+            const int64_t row = f->row_is_k ? t->k : pcb_face_span(t, f->rows[0]);
+            snprintf(j->detail, sizeof j->detail, f->canonical, (long long)(i / row),
+                     (long long)(i % row), (long)answer->index[i], ref->name,
+                     (long)reference[i]);
         }
     }
     if (ok)
@@ -163,8 +156,7 @@ static int ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_p
             return PCB_OK;
         }
         if (!has) {
-            const int valued = t->problem == PCB_CHAMFER || t->problem == PCB_EMD;
-            if (valued && answer->value && !isnan(answer->value[i])) {
+            if (pcb_face(t->problem)->valued && answer->value && !isnan(answer->value[i])) {
                 j->verdict = PCB_VERDICT_FAIL, j->rep.ok = 0;
                 snprintf(j->detail, sizeof j->detail,
                          "cloud %lld: a pair with an empty cloud has value %g, not NaN",

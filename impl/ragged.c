@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "problem.h"
 #include "ragged.h"
 
 int64_t pcb_cloud_size(const pcb_task *t, int which, int64_t i)
@@ -23,27 +24,22 @@ int pcb_impl_ragged(const pcb_impl *impl)
     return impl && impl->ragged;
 }
 
-/* Whether the problem reads cloud b (and so needs it non-empty). */
-static int uses_b(pcb_problem p)
-{
-    return p != PCB_FPS;
-}
-
 int pcb_ragged_cloud(const pcb_task *t, int64_t i, pcb_task *cloud)
 {
+    const pcb_problem_face *f = pcb_face(t->problem);
     const int64_t la = pcb_cloud_size(t, 0, i), lb = pcb_cloud_size(t, 1, i);
     *cloud = *t;
     cloud->batch = 1;
     cloud->lengths_a = cloud->lengths_b = NULL;
     cloud->a = t->a + i * t->n * 3;
     cloud->n = la;
-    if (uses_b(t->problem)) {
+    if (f->reads_b) {
         cloud->b = t->b + i * t->nq * 3;
         cloud->nq = lb;
     }
-    if (t->problem == PCB_FPS)
+    if (f->rows[0] == PCB_ROWS_SAMPLES)
         cloud->m = t->m < la ? t->m : la;
-    return la > 0 && (!uses_b(t->problem) || lb > 0);
+    return la > 0 && (!f->reads_b || lb > 0);
 }
 
 /* Where cloud i's answer lives: up to two runs of answers (whole offset,
@@ -54,44 +50,31 @@ typedef struct {
     int64_t span_whole[2], span[2]; /* every slot of the cloud in the whole (padding included) */
 } segments;
 
+/* From the face's layout: group g's rows of cloud i follow the batch's
+ * earlier clouds, after every cloud's rows of the groups before it. */
 static segments segments_of(const pcb_task *t, int64_t i)
 {
+    const pcb_problem_face *f = pcb_face(t->problem);
     const int64_t la = pcb_cloud_size(t, 0, i), lb = pcb_cloud_size(t, 1, i);
+    const int64_t width = pcb_face_width(t);
     segments s;
     memset(&s, 0, sizeof s);
-    switch (t->problem) {
-    case PCB_FPS:
-        s.whole[0] = s.span_whole[0] = i * t->m;
-        s.count[0] = t->m < la ? t->m : la;
-        s.span[0] = t->m;
-        break;
-    case PCB_NN:
-        s.whole[0] = s.span_whole[0] = i * t->nq;
-        s.count[0] = lb;
-        s.span[0] = t->nq;
-        break;
-    case PCB_KNN:
-    case PCB_BALL:
-        s.whole[0] = s.span_whole[0] = i * t->nq * t->k;
-        s.count[0] = lb * t->k;
-        s.span[0] = t->nq * t->k;
-        s.rows_whole = i * t->nq;
-        s.rows_count = lb;
-        break;
-    case PCB_CHAMFER:
-        s.whole[0] = s.span_whole[0] = i * t->n;
-        s.count[0] = la;
-        s.span[0] = t->n;
-        s.whole[1] = s.span_whole[1] = t->batch * t->n + i * t->nq;
-        s.part[1] = la;
-        s.count[1] = lb;
-        s.span[1] = t->nq;
-        break;
-    default: /* EMD */
-        s.whole[0] = s.span_whole[0] = i * t->n;
-        s.count[0] = la;
-        s.span[0] = t->n;
-        break;
+    int64_t base = 0, part = 0;
+    for (int g = 0; g < f->groups; g++) {
+        const int64_t span = pcb_face_span(t, f->rows[g]);
+        const int64_t rows = f->rows[g] == PCB_ROWS_SAMPLES ? (t->m < la ? t->m : la)
+                             : f->rows[g] == PCB_ROWS_A     ? la
+                                                            : lb;
+        s.whole[g] = s.span_whole[g] = base + i * span * width;
+        s.part[g] = part;
+        s.count[g] = rows * width;
+        s.span[g] = span * width;
+        if (g == 0 && f->counts) {
+            s.rows_whole = i * span;
+            s.rows_count = rows;
+        }
+        base += t->batch * span * width;
+        part += s.count[g];
     }
     return s;
 }
@@ -131,7 +114,7 @@ void pcb_ragged_move(const pcb_task *t, int64_t i, pcb_result *whole, pcb_result
     for (int g = 0; g < 2; g++) {
         MOVE(index, s.whole[g], s.part[g], s.count[g]);
         MOVE(dist2, s.whole[g], s.part[g], s.count[g]);
-        if (t->problem == PCB_EMD)
+        if (pcb_face(t->problem)->priced)
             MOVE(price, s.whole[g], s.part[g], s.count[g]);
     }
     MOVE(count, s.rows_whole, 0, s.rows_count);
@@ -166,17 +149,17 @@ void pcb_ragged_empty(const pcb_task *t, int64_t i, pcb_result *out)
 {
     if (out->value)
         out->value[i] = NAN;
-    if (out->bound && t->problem == PCB_EMD)
+    if (out->bound && pcb_face(t->problem)->priced)
         out->bound[i] = 0; /* the empty matching is optimal */
 }
 
 /* The first slot of cloud i outside its answer that is not padding, or -1.
- * Distances only where the answer has them (FPS and EMD answers are indices:
- * an implementation need not write a dist2 array it was given). */
+ * Distances only where the answer has them (its face's distances: an
+ * implementation need not write a dist2 array it was given otherwise). */
 int64_t pcb_ragged_not_padding(const pcb_task *t, int64_t i, const pcb_result *r)
 {
     const segments s = segments_of(t, i);
-    const int distances = r->dist2 && t->problem != PCB_FPS && t->problem != PCB_EMD;
+    const int distances = r->dist2 && pcb_face(t->problem)->distances;
     for (int g = 0; g < 2; g++)
         for (int64_t j = s.span_whole[g] + s.count[g]; j < s.span_whole[g] + s.span[g]; j++)
             if (r->index[j] != -1 || (distances && r->dist2[j] != INFINITY))

@@ -1,9 +1,10 @@
 /* run.c - the life cycle of one run, the choice of the fastest exact
- * implementation and the simple entry points. */
+ * implementation, and the simple entry points' body (pcb_run_best: each
+ * problem's one-call function is in its folder, impl/<p>/<p>_problem.c). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench_judge.h"
+#include "problem.h"
 #include "ragged.h"
 
 static int each_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
@@ -53,12 +54,13 @@ static int each_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
     return rc;
 }
 
-/* Verified right: exact, or an EMD certified within a promised gap (prices),
+/* Verified right: exact, or certified within a promised gap (EMD's prices),
  * and no known defect (the classic FPS kernel's repeats, a forced stop). */
 static int verified(const pcb_impl *impl)
 {
     return !impl->promise.known_defect &&
-           (impl->promise.exact || (impl->problem == PCB_EMD && impl->promise.max_gap > 0));
+           (impl->promise.exact ||
+            (pcb_face(impl->problem)->certified && impl->promise.max_gap > 0));
 }
 
 /* Within the sizes it is preferred for (limits.best_max_n). */
@@ -124,61 +126,6 @@ int pcb_impl_index64(const pcb_impl *impl)
     return impl && impl->index64;
 }
 
-struct pcb_nn_index {
-    const pcb_impl *impl;
-    void *state;
-    int64_t batch;
-};
-
-int pcb_nn_index_build(const pcb_impl *impl, const pcb_task *t, int32_t *finite,
-                       pcb_nn_index **index)
-{
-    if (!impl || !t || !index)
-        return pcb_fail(PCB_EINVAL, "nn index: missing implementation, task or index");
-    *index = NULL;
-    if (t->problem != PCB_NN || t->memory != PCB_MEM_DEVICE)
-        return pcb_fail(PCB_EINVAL, "nn index: needs a device-resident NN task");
-    if (t->lengths_a || t->lengths_b)
-        return pcb_fail(PCB_EUNSUPPORTED, "nn index: no ragged batches");
-    pcb_task check = *t;
-    check.b = check.b ? check.b : check.a; /* the queries come later */
-    int rc;
-    if ((rc = pcb_task_check(&check)) != PCB_OK || (rc = pcb_task_fits(impl, &check)) != PCB_OK ||
-        (rc = pcb_impl_available(impl)) != PCB_OK)
-        return rc;
-    if (!impl->device_index)
-        return pcb_fail(PCB_EUNSUPPORTED, "nn %s keeps no index on the device", impl->name);
-    pcb_nn_index *x = calloc(1, sizeof *x);
-    if (!x)
-        return pcb_fail(PCB_ENOMEM, "nn index: out of memory");
-    x->impl = impl;
-    x->batch = t->batch;
-    if ((rc = impl->device_index->build(&check, finite, &x->state)) != PCB_OK) {
-        free(x);
-        return rc;
-    }
-    *index = x;
-    return PCB_OK;
-}
-
-int pcb_nn_index_query(pcb_nn_index *index, const float *query, int64_t nq, pcb_result *out,
-                       void *stream)
-{
-    if (!index || !query || !out || !out->index)
-        return pcb_fail(PCB_EINVAL, "nn index query: missing index, queries or result array");
-    if (nq < 1 || index->batch > INT64_MAX / 3 / nq)
-        return pcb_fail(PCB_EINVAL, "nn index query: %lld queries a cloud", (long long)nq);
-    return index->impl->device_index->query(index->state, query, nq, out, stream);
-}
-
-void pcb_nn_index_free(pcb_nn_index *index)
-{
-    if (!index)
-        return;
-    index->impl->device_index->release(index->state);
-    free(index);
-}
-
 size_t pcb_abi_size(const char *type)
 {
 #define PCB_ABI_SIZE(name)                                                                  \
@@ -201,60 +148,9 @@ void pcb_device_cache_clear(int graphs)
 }
 #endif
 
-static int run_best(const pcb_task *t, pcb_result *r)
+int pcb_run_best(const pcb_task *t, pcb_result *r)
 {
     const pcb_impl *impl;
     int rc = pcb_best(t, &impl);
     return rc == PCB_OK ? pcb_run(impl, t, r, NULL) : rc;
-}
-
-int pcb_fps(const float *xyz, int64_t batch, int64_t n, int64_t m, int64_t start, int32_t *idx)
-{
-    pcb_task t = {.problem = PCB_FPS, .batch = batch, .n = n, .m = m, .start = start, .a = xyz};
-    pcb_result r = {.index = idx};
-    return run_best(&t, &r);
-}
-
-int pcb_nn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq,
-           int32_t *idx, float *dist2)
-{
-    pcb_task t = {.problem = PCB_NN, .batch = batch, .n = n, .nq = nq, .a = ref, .b = query};
-    pcb_result r = {.index = idx, .dist2 = dist2};
-    return run_best(&t, &r);
-}
-
-int pcb_emd(const float *a, const float *b, int64_t batch, int64_t n, int32_t *match,
-            double *value)
-{
-    pcb_task t = {.problem = PCB_EMD, .batch = batch, .n = n, .nq = n, .a = a, .b = b};
-    pcb_result r = {.index = match, .value = value};
-    return run_best(&t, &r);
-}
-
-int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq, int64_t k,
-            int32_t *idx, float *dist2)
-{
-    pcb_task t = {.problem = PCB_KNN, .batch = batch, .n = n, .nq = nq, .k = k, .a = ref,
-                  .b = query};
-    pcb_result r = {.index = idx, .dist2 = dist2};
-    return run_best(&t, &r);
-}
-
-int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, int64_t nq,
-             int64_t k, double radius, int select, int32_t *idx, float *dist2, int32_t *count)
-{
-    pcb_task t = {.problem = PCB_BALL, .batch = batch, .n = n, .nq = nq, .k = k,
-                  .radius = radius, .select = select, .a = ref, .b = centres};
-    pcb_result r = {.index = idx, .dist2 = dist2, .count = count};
-    return run_best(&t, &r);
-}
-
-int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,
-                int32_t *idx, float *dist2, double *value)
-{
-    pcb_task t = {.problem = PCB_CHAMFER, .batch = batch, .n = n, .nq = nq, .a = a, .b = b};
-    pcb_result r = {.index = idx, .dist2 = dist2, .value = value};
-    if (!dist2)
-        return pcb_fail(PCB_EINVAL, "pcb_chamfer: the answer needs its dist2 array");
-    return run_best(&t, &r);
 }

@@ -1,24 +1,40 @@
-/* task.c - the checks of a task's arguments and of an implementation's
- * limits, and the size of a task's answer. */
+/* task.c - the checks of a task's arguments (the common ones here, each
+ * problem's by its face) and of an implementation's limits, and the size of
+ * a task's answer (from its face's layout). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcbench_impl.h"
+#include "problem.h"
+
+const pcb_problem_face *pcb_face(pcb_problem p)
+{
+    static const pcb_problem_face *const faces[PCB_NPROBLEMS] = {
+#define FACE(ID, name, title) &pcb_##name##_problem,
+        PCB_PROBLEM_MAP(FACE)
+#undef FACE
+    };
+    return (unsigned)p < PCB_NPROBLEMS ? faces[p] : NULL;
+}
+
+int64_t pcb_face_span(const pcb_task *t, pcb_rows rows)
+{
+    return rows == PCB_ROWS_SAMPLES ? t->m : rows == PCB_ROWS_A ? t->n : t->nq;
+}
+
+int64_t pcb_face_width(const pcb_task *t)
+{
+    return pcb_face(t->problem)->row_is_k ? t->k : 1;
+}
 
 int64_t pcb_answer_count(const pcb_task *t)
 {
-    if (!t || (unsigned)t->problem >= PCB_NPROBLEMS)
-        return 0;
-    switch (t->problem) {
-    case PCB_FPS: return t->batch * t->m;
-    case PCB_NN: return t->batch * t->nq;
-    case PCB_CHAMFER: return t->batch * (t->n + t->nq);
-    case PCB_KNN:
-    case PCB_BALL: return t->batch * t->nq * t->k;
-    default: return t->batch * t->n;
-    }
+    const pcb_problem_face *f = t ? pcb_face(t->problem) : NULL;
+    int64_t count = 0;
+    for (int g = 0; f && g < f->groups; g++)
+        count += t->batch * pcb_face_span(t, f->rows[g]) * pcb_face_width(t);
+    return count;
 }
 
 void pcb_result_poison(const pcb_task *t, pcb_result *r)
@@ -38,10 +54,11 @@ int pcb_result_alloc(const pcb_task *t, pcb_result *r)
     r->dist2 = malloc(count * sizeof *r->dist2);
     r->value = malloc((size_t)t->batch * sizeof *r->value);
     r->price = malloc(count * sizeof *r->price);
-    if (t->problem == PCB_BALL)
-        r->count = malloc((size_t)(t->batch * t->nq) * sizeof *r->count);
-    if (!r->index || !r->dist2 || !r->value || !r->price ||
-        (t->problem == PCB_BALL && !r->count)) {
+    const pcb_problem_face *f = pcb_face(t->problem);
+    const int counts = f && f->counts;
+    if (counts)
+        r->count = malloc((size_t)(t->batch * pcb_face_span(t, f->rows[0])) * sizeof *r->count);
+    if (!r->index || !r->dist2 || !r->value || !r->price || (counts && !r->count)) {
         pcb_result_free(r);
         return pcb_fail(PCB_ENOMEM, "no memory for %zu results", count);
     }
@@ -109,8 +126,8 @@ static int check_lengths(const char *what, const int64_t *lengths, int64_t batch
 /* batch * n * 3 floats must be addressable; n must fit an int32 index.
  * Host clouds are read for non-finite coordinates (in a ragged batch, the
  * points of each cloud, not its padding); device ones cannot be. */
-static int check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n,
-                       pcb_memory memory, const int64_t *lengths)
+int pcb_check_cloud(const char *what, const float *xyz, int64_t batch, int64_t n,
+                    pcb_memory memory, const int64_t *lengths)
 {
     if (!xyz)
         return pcb_fail(PCB_EINVAL, "%s: no points given", what);
@@ -144,15 +161,33 @@ int pcb_task_warm(const pcb_task *t)
     return t->warm.price || t->warm.eps || t->warm.budget;
 }
 
-/* A warm start: EMD only, its price and eps both given (budget may be
- * NULL), no lengths. Its values need no check: a pair whose start is not
- * usable starts cold (pcbench.h). */
+int pcb_check_k_rows(const pcb_task *t, const char *queries)
+{
+    int rc;
+    if ((rc = pcb_check_cloud("reference cloud", t->a, t->batch, t->n, t->memory,
+                              t->lengths_a)) != PCB_OK ||
+        (rc = pcb_check_cloud(queries, t->b, t->batch, t->nq, t->memory, t->lengths_b)) != PCB_OK)
+        return rc;
+    if (t->k < 1 || t->k > (t->n > PCB_PAD_K ? t->n : PCB_PAD_K))
+        return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%lld: the reference's "
+                        "%lld points, or up to %d with padding", (long long)t->k,
+                        (long long)(t->n > PCB_PAD_K ? t->n : PCB_PAD_K), (long long)t->n,
+                        PCB_PAD_K);
+    if (t->batch * t->nq > (int64_t)(SIZE_MAX / sizeof(float)) / t->k)
+        return pcb_fail(PCB_EINVAL, "batch %lld x %lld queries x k %lld overflows memory sizes",
+                        (long long)t->batch, (long long)t->nq, (long long)t->k);
+    return PCB_OK;
+}
+
+/* A warm start: a problem with prices (EMD), its price and eps both given
+ * (budget may be NULL), no lengths. Its values need no check: a pair whose
+ * start is not usable starts cold (pcbench.h). */
 static int check_warm(const pcb_task *t)
 {
     if (!pcb_task_warm(t))
         return PCB_OK;
-    if (t->problem != PCB_EMD)
-        return pcb_fail(PCB_EINVAL, "a warm start is for EMD only, not %s",
+    if (!pcb_face(t->problem)->priced)
+        return pcb_fail(PCB_EINVAL, "a warm start is for a problem with prices (emd), not %s",
                         pcb_problem_name(t->problem));
     if (!t->warm.price || !t->warm.eps)
         return pcb_fail(PCB_EINVAL, "an EMD warm start needs its prices and eps arrays "
@@ -184,78 +219,10 @@ int pcb_task_check(const pcb_task *t)
                         "implementation's promise)", t->opt.max_gap);
     if (t->memory != PCB_MEM_HOST && t->memory != PCB_MEM_DEVICE)
         return pcb_fail(PCB_EINVAL, "unknown memory space %d", (int)t->memory);
-    const pcb_memory mem = t->memory;
     int rc = check_warm(t);
     if (rc != PCB_OK)
         return rc;
-    switch (t->problem) {
-    case PCB_FPS:
-        if ((rc = check_cloud("cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
-            return rc;
-        if (t->m < 1 || t->m > t->n)
-            return pcb_fail(PCB_EINVAL, "samples m = %lld must be in 1..n (n = %lld)",
-                            (long long)t->m, (long long)t->n);
-        if (t->start < 0 || t->start >= t->n)
-            return pcb_fail(PCB_EINVAL, "start index %lld out of range 0..%lld",
-                            (long long)t->start, (long long)t->n - 1);
-        for (int64_t i = 0; mem == PCB_MEM_HOST && t->lengths_a && i < t->batch; i++)
-            if (t->lengths_a[i] > 0 && t->start >= t->lengths_a[i])
-                return pcb_fail(PCB_EINVAL, "start index %lld out of range of cloud %lld "
-                                "(%lld points)", (long long)t->start, (long long)i,
-                                (long long)t->lengths_a[i]);
-        if (t->batch > (int64_t)(SIZE_MAX / sizeof(int32_t)) / t->m)
-            return pcb_fail(PCB_EINVAL, "batch x m overflows memory sizes");
-        return PCB_OK;
-    case PCB_NN:
-        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
-            return rc;
-        return check_cloud("query cloud", t->b, t->batch, t->nq, mem, t->lengths_b);
-    case PCB_EMD:
-        if (t->nq != t->n)
-            return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size (%lld and %lld)",
-                            (long long)t->n, (long long)t->nq);
-        for (int64_t i = 0; mem == PCB_MEM_HOST && t->lengths_b && i < t->batch; i++)
-            if (t->lengths_b[i] != (t->lengths_a ? t->lengths_a[i] : t->n))
-                return pcb_fail(PCB_EINVAL, "EMD needs clouds of equal size: pair %lld has "
-                                "%lld and %lld points", (long long)i,
-                                (long long)(t->lengths_a ? t->lengths_a[i] : t->n),
-                                (long long)t->lengths_b[i]);
-        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK)
-            return rc;
-        return check_cloud("cloud B", t->b, t->batch, t->n, mem, t->lengths_b);
-    case PCB_CHAMFER:
-        if ((rc = check_cloud("cloud A", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK ||
-            (rc = check_cloud("cloud B", t->b, t->batch, t->nq, mem, t->lengths_b)) != PCB_OK)
-            return rc;
-        if (t->n + t->nq > PCB_MAX_POINTS)
-            return pcb_fail(PCB_EINVAL, "chamfer: %lld + %lld points exceed %d a pair",
-                            (long long)t->n, (long long)t->nq, PCB_MAX_POINTS);
-        return PCB_OK;
-    case PCB_KNN:
-    case PCB_BALL:
-        if ((rc = check_cloud("reference cloud", t->a, t->batch, t->n, mem, t->lengths_a)) != PCB_OK ||
-            (rc = check_cloud(t->problem == PCB_BALL ? "centres" : "query cloud", t->b,
-                              t->batch, t->nq, mem, t->lengths_b)) != PCB_OK)
-            return rc;
-        if (t->k < 1 || t->k > (t->n > PCB_PAD_K ? t->n : PCB_PAD_K))
-            return pcb_fail(PCB_EINVAL, "neighbours k = %lld must be in 1..%lld: the reference's "
-                            "%lld points, or up to %d with padding", (long long)t->k,
-                            (long long)(t->n > PCB_PAD_K ? t->n : PCB_PAD_K), (long long)t->n,
-                            PCB_PAD_K);
-        if (t->problem == PCB_BALL && !(t->radius > 0 && isfinite(pcb_ball_r2(t->radius))))
-            return pcb_fail(PCB_EINVAL, "radius %g: need a number > 0 whose float32 square is "
-                            "finite", t->radius);
-        if (t->problem == PCB_BALL && t->select != PCB_BALL_FIRST &&
-            t->select != PCB_BALL_NEAREST)
-            return pcb_fail(PCB_EINVAL, "unknown ball selection %d (first %d, nearest %d)",
-                            (int)t->select, PCB_BALL_FIRST, PCB_BALL_NEAREST);
-        if (t->batch * t->nq > (int64_t)(SIZE_MAX / sizeof(float)) / t->k)
-            return pcb_fail(PCB_EINVAL, "batch %lld x %lld queries x k %lld overflows memory sizes",
-                            (long long)t->batch, (long long)t->nq, (long long)t->k);
-        return PCB_OK;
-    default:
-        return pcb_fail(PCB_EINVAL, "unknown problem");
-    }
+    return pcb_face(t->problem)->check(t);
 }
 
 int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
@@ -285,7 +252,7 @@ int pcb_task_fits(const pcb_impl *impl, const pcb_task *t)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: %lld samples exceed its limit of %lld",
                         pcb_problem_name(impl->problem), impl->name, (long long)t->m,
                         (long long)l->max_m);
-    if (l->max_k && (t->problem == PCB_KNN || t->problem == PCB_BALL) && t->k > l->max_k)
+    if (l->max_k && pcb_face(t->problem)->row_is_k && t->k > l->max_k)
         return pcb_fail(PCB_EUNSUPPORTED, "%s %s: k = %lld neighbours exceed its limit of %lld",
                         pcb_problem_name(impl->problem), impl->name, (long long)t->k,
                         (long long)l->max_k);
