@@ -9,6 +9,16 @@ map=$(dirname "$0")/../impl/pcbench.h
 problems=$(sed -n '/^#define PCB_PROBLEM_MAP/,/^$/p' "$map" | sed -n 's/^ *X([A-Z_]*, *\([a-z_]*\),.*/\1/p')
 [ "$(echo "$problems" | wc -w)" -ge 6 ] && ok || bad "no problems read from $map: '$problems'"
 
+# the library's common files ask each problem's face (impl/<p>/<p>_problem.c)
+# and name no problem
+ids=$(sed -n '/^#define PCB_PROBLEM_MAP/,/^$/p' "$map" | sed -n 's/^ *X(\([A-Z_]*\),.*/\1/p' | paste -sd'|' -)
+lib=$(dirname "$0")/../impl
+named=$(grep -nE "PCB_($ids)\b" "$lib/task.c" "$lib/judge.c" "$lib/ragged.c" "$lib/run.c" "$lib/each.c")
+[ -n "$ids" ] && [ -z "$named" ] && ok || bad "a common file names a problem: $named"
+for p in $problems; do
+    [ -f "$lib/$p/${p}_problem.c" ] && ok || bad "$p has no face: $lib/$p/${p}_problem.c"
+done
+
 # every problem named in the last expect's output
 names_all() {
     for p in $problems; do
