@@ -30,8 +30,9 @@ static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p
     memset(rep, 0, sizeof *rep);
     rep->recall = rep->worst_ratio = rep->gap = rep->bound = -1;
     const pcb_problem_face *f = pcb_face(t->problem);
-    return f ? f->validate(t, r, p, rep)
-             : pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
+    if (!f)
+        return pcb_fail(PCB_EINVAL, "unknown problem %d", (int)t->problem);
+    return f->validate_promised ? f->validate_promised(t, r, p, rep) : f->validate(t, r, rep);
 }
 
 int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep)

@@ -15,9 +15,11 @@ typedef enum { PCB_ROWS_SAMPLES, PCB_ROWS_A, PCB_ROWS_B } pcb_rows;
 typedef struct {
     /* its own arguments, after pcb_task_check's common ones */
     int (*check)(const pcb_task *t);
-    /* its validator, under the answer's promise */
-    int (*validate)(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
-                    pcb_report *rep);
+    /* its validator: one that reads the answer's promise (exact or within a
+     * gap), or one that needs none */
+    int (*validate_promised)(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
+                             pcb_report *rep);
+    int (*validate)(const pcb_task *t, const pcb_result *r, pcb_report *rep);
     /* The answer: groups of rows, each group a batch's clouds one after the
      * other (chamfer: A's rows, then B's), a row k entries (kNN, ball) or one. */
     int groups;

@@ -19,16 +19,9 @@ static int check(const pcb_task *t)
     return PCB_OK;
 }
 
-static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
-                    pcb_report *rep)
-{
-    (void)p;
-    return pcb_ball_validate(t, r, rep);
-}
-
 const pcb_problem_face pcb_ball_problem = {
     .check = check,
-    .validate = validate,
+    .validate = pcb_ball_validate,
     .groups = 1,
     .rows = {PCB_ROWS_B},
     .row_is_k = 1,

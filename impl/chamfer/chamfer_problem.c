@@ -16,16 +16,9 @@ static int check(const pcb_task *t)
     return PCB_OK;
 }
 
-static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
-                    pcb_report *rep)
-{
-    (void)p;
-    return pcb_chamfer_validate(t, r, rep);
-}
-
 const pcb_problem_face pcb_chamfer_problem = {
     .check = check,
-    .validate = validate,
+    .validate = pcb_chamfer_validate,
     .groups = 2,
     .rows = {PCB_ROWS_A, PCB_ROWS_B},
     .reads_b = 1,

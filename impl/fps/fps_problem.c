@@ -26,16 +26,9 @@ static int check(const pcb_task *t)
     return PCB_OK;
 }
 
-static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
-                    pcb_report *rep)
-{
-    (void)p;
-    return pcb_fps_validate(t, r, rep);
-}
-
 const pcb_problem_face pcb_fps_problem = {
     .check = check,
-    .validate = validate,
+    .validate = pcb_fps_validate,
     .groups = 1,
     .rows = {PCB_ROWS_SAMPLES},
     .canonical = "not canonical: cloud %lld step %lld is %ld, %s took %ld",

@@ -8,16 +8,9 @@ static int check(const pcb_task *t)
     return pcb_check_k_rows(t, "query cloud");
 }
 
-static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
-                    pcb_report *rep)
-{
-    (void)p;
-    return pcb_knn_validate(t, r, rep);
-}
-
 const pcb_problem_face pcb_knn_problem = {
     .check = check,
-    .validate = validate,
+    .validate = pcb_knn_validate,
     .groups = 1,
     .rows = {PCB_ROWS_B},
     .row_is_k = 1,

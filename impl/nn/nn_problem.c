@@ -21,7 +21,7 @@ static int validate(const pcb_task *t, const pcb_result *r, const pcb_promise *p
 
 const pcb_problem_face pcb_nn_problem = {
     .check = check,
-    .validate = validate,
+    .validate_promised = validate,
     .groups = 1,
     .rows = {PCB_ROWS_B},
     .reads_b = 1,
