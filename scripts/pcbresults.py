@@ -14,7 +14,7 @@ import sys
 # plots, and "mine", where make bench puts this host's own figures.
 NOT_MACHINES = {"baseline", "plots", "mine"}
 PEERS_PREFIX = "peers-"
-# The format versions this reader knows (bench/harness/bench.h, scripts/peers/);
+# The format versions this reader knows (bench/harness/harness.h, scripts/peers/);
 # a document of another version is refused, never guessed at.
 FORMATS = {False: "pcbench-results/1", True: "pcbench-peers/1"}
 PROBLEMS = ["fps", "nn", "emd", "chamfer", "knn", "ball"]

@@ -10,7 +10,7 @@
 
 #include "../harness/cuda_bench.h"
 #include "../../datasets/outfile.h"
-#include "../harness/bench.h"
+#include "../harness/harness.h"
 #include "../harness/gbench.h"
 #include "cli.h"
 #include "../columns.h"

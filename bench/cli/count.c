@@ -2,7 +2,7 @@
  * implementations (the counting itself: harness/bench_count.c). */
 #include <getopt.h>
 
-#include "../harness/bench.h"
+#include "../harness/harness.h"
 #include "cli.h"
 #include "../columns.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench.h"
+#include "harness.h"
 
 double bench_now(void)
 {

@@ -32,7 +32,7 @@
 #endif
 
 #include "../../datasets/outfile.h"
-#include "bench.h"
+#include "harness.h"
 
 #ifndef PCB_BUILD_CPU_FLAGS
 #define PCB_BUILD_CPU_FLAGS "not recorded at build time"

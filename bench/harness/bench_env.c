@@ -11,7 +11,7 @@
 #endif
 
 #include "cuda_bench.h"
-#include "bench.h"
+#include "harness.h"
 
 /* First line of a shell command's output that contains `want` (or the
  * first line when want is NULL), without its newline; "" if none. */

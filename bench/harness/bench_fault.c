@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "harness.h"
 
 /* ---- faults (for the regression gate's own test) ---------------------------- */
 int bench_fault_parse(const char *spec, bench_fault *f, int max, int *count)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench.h"
+#include "harness.h"
 
 int bench_mkdirs(const char *dir)
 {

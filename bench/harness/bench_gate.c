@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "harness.h"
 #include "../columns.h"
 
 /* A count this much above the baseline fails; this much below is reported

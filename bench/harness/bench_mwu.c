@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "harness.h"
 
 enum { EXACT_BELOW = 8 };
 

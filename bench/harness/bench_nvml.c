@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cuda_bench.h"
-#include "bench.h"
+#include "harness.h"
 
 typedef int nvml_ret;       /* nvmlReturn_t: 0 is success */
 typedef void *nvml_device;  /* nvmlDevice_t */

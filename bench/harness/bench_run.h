@@ -13,7 +13,7 @@
 #ifndef PCB_BENCH_RUN_H
 #define PCB_BENCH_RUN_H
 
-#include "bench.h"
+#include "harness.h"
 
 /* The result arrays of one run (pcb_result_alloc) and their sizes. */
 typedef struct {

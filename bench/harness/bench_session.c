@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "harness.h"
 
 int bench_selected(const bench_opts *o, const bench_config *c)
 {

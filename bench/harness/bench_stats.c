@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "harness.h"
 
 static int cmp_double(const void *x, const void *y)
 {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../../datasets/outfile.h"
-#include "bench.h"
+#include "harness.h"
 
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../../datasets/cloud.h"
-#include "bench.h"
+#include "harness.h"
 
 enum { SEED = 1 };
 

@@ -1,4 +1,4 @@
-/* bench.h - the benchmark harness behind `pcbench bench` and `pcbench
+/* harness.h - the benchmark harness behind `pcbench bench` and `pcbench
  * count` (their options and summaries: ../cli/bench.c, ../cli/count.c).
  *
  *   bench_suites.c   the suites (seed, full, quick), their data, selections
@@ -16,8 +16,8 @@
  *   clocks and throttling), bench_status.c, bench_outputs.c, bench_files.c,
  *   bench_fault.c (PCBENCH_FAULT), bench_mwu.c (Mann-Whitney, Hodges-Lehmann)
  */
-#ifndef PCB_BENCH_H
-#define PCB_BENCH_H
+#ifndef PCB_HARNESS_H
+#define PCB_HARNESS_H
 
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* verify.c - the shared part of `pcbench verify`: run one case through every
+/* verify_common.c - the shared part of `pcbench verify`: run one case through every
  * implementation, validate, print a row. The problems' matrices live in
  * verify_<problem>.c. */
 #include <dirent.h>
