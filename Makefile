@@ -13,7 +13,7 @@ comma    := ,
 # Packages unpacked from .deb files (make deps DEBS=folder) live in DEPS_DIR.
 DEPS_INC := $(wildcard $(DEPS_DIR)/usr/include)
 DEPS_LIB := $(wildcard $(DEPS_DIR)/usr/lib/x86_64-linux-gnu)
-CPPFLAGS += -Iimpl $(if $(DEPS_INC),-I$(DEPS_INC))
+CPPFLAGS += -I. -Iimpl $(if $(DEPS_INC),-I$(DEPS_INC))
 LDFLAGS  += $(if $(DEPS_LIB),-L$(DEPS_LIB) -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_LIB)))
 
 WARN     := -Wall -Wextra $(if $(CI),-Werror)
@@ -65,7 +65,7 @@ ifeq ($(HAVE_CUDA),1)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra$(if $(CI),$(comma)-Werror) -Iimpl
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra$(if $(CI),$(comma)-Werror) -I. -Iimpl
 CPPFLAGS  += -DPCB_HAVE_CUDA
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)
@@ -313,7 +313,7 @@ fuzz-build: $(FUZZ_BINS)
 .SECONDEXPANSION:
 $(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_C) $$(FUZZ_SRC_$$*) $(wildcard datasets/*.h impl/*.h bench/harness/*.h tests/fuzz/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -Iimpl -o $@ $< $(FUZZ_LIB_C) $(FUZZ_SRC_$*) -lm -ldl
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -I. -Iimpl -o $@ $< $(FUZZ_LIB_C) $(FUZZ_SRC_$*) -lm -ldl
 
 # ---- data, benchmarks, results --------------------------------------------
 datasets: tool

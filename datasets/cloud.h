@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "../impl/pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 
 typedef struct {
     float *xyz;   /* n x 3 */

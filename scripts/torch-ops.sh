@@ -22,7 +22,7 @@ build() { # compiler
     "$1" -std=c++20 -O2 -fPIC -shared -fvisibility=hidden -D_GLIBCXX_USE_CXX11_ABI=1 \
         -Wall -Wextra -Werror -Wno-unused-parameter \
         -isystem "$torch/include" -isystem "$torch/include/torch/csrc/api/include" \
-        -isystem "$cuda/include" \
+        -isystem "$cuda/include" -I"$root" \
         -o "$out/libpcbench_torch.so" "$root/impl/python/pcbench_torch.cpp" \
         -L"$libdir" -lpcbench -Wl,-rpath,'$ORIGIN/..' \
         -L"$torch/lib" -Wl,--no-as-needed -lc10 -lc10_cuda -ltorch_cpu -ltorch_cuda -ltorch \

@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
+#include "datasets/cloud.h"
 #include "auction_replay.h"
 
 static double cycles(const replay_stats *s)

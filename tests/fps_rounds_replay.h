@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../impl/fps/fps_rounds.h"
+#include "impl/fps/fps_rounds.h"
 
 typedef struct {
     int64_t evals;  /* distances computed: bucket slots updated and candidate updates */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/ball/ball.h"
-#include "../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/ball/ball.h"
+#include "impl/pcbench_judge.h"
 #include "testlib.h"
 
 typedef struct {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../impl/pcbench_judge.h"
-#include "../datasets/cloud.h"
+#include "impl/pcbench_judge.h"
+#include "datasets/cloud.h"
 #include "nn/nn.h"
 #include "nn/nn_bvh.h"
 #include "testlib.h"

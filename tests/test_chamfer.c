@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/chamfer/chamfer.h"
-#include "../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/chamfer/chamfer.h"
+#include "impl/pcbench_judge.h"
 #include "testlib.h"
 
 typedef struct {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/pcbench_judge.h"
 #include "testlib.h"
 
 static void test_status_strings(void)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/fps/fps.h"
-#include "../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/fps/fps.h"
+#include "impl/pcbench_judge.h"
 #include "fps_rounds_replay.h"
 #include "testlib.h"
 

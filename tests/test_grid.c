@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/pcbench_judge.h"
 #include "nn/nn.h"
 #include "nn/nn_grid.h"
 #include "testlib.h"

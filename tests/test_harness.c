@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "pcbench_judge.h"
-#include "../bench/harness/harness.h"
+#include "bench/harness/harness.h"
 #include "testlib.h"
 
 /* Parse text, re-emit it, parse the output again: same document. */

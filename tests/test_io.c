@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../impl/pcbench_judge.h"
-#include "../datasets/cloud.h"
+#include "impl/pcbench_judge.h"
+#include "datasets/cloud.h"
 #include "testlib.h"
 
 #define CORPUS "tests/corpus"

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/knn/knn.h"
-#include "../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/knn/knn.h"
+#include "impl/pcbench_judge.h"
 #include "testlib.h"
 
 typedef struct {

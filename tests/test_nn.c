@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../impl/pcbench_judge.h"
-#include "../datasets/cloud.h"
+#include "impl/pcbench_judge.h"
+#include "datasets/cloud.h"
 #include "nn/nn.h"
 #include "testlib.h"
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../datasets/cloud.h"
-#include "../impl/pcbench_judge.h"
-#include "../impl/ragged.h"
+#include "datasets/cloud.h"
+#include "impl/pcbench_judge.h"
+#include "impl/ragged.h"
 #include "testlib.h"
 
 enum { BATCH = 5, N = 48, NQ = 40, K = 6, M = 20 };

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../harness/cuda_bench.h"
-#include "../../datasets/outfile.h"
-#include "../harness/harness.h"
-#include "../harness/gbench.h"
+#include "bench/harness/cuda_bench.h"
+#include "datasets/outfile.h"
+#include "bench/harness/harness.h"
+#include "bench/harness/gbench.h"
 #include "cli.h"
-#include "../columns.h"
+#include "bench/columns.h"
 
 
 static const char help[] =

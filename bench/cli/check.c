@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../../impl/emd/emd.h"
-#include "../../impl/nn/nn.h"
+#include "impl/emd/emd.h"
+#include "impl/nn/nn.h"
 
 static const char check_help[] =
     "usage: pcbench check fps -i CLOUD -m M [--start S] --answer FILE\n"

@@ -7,9 +7,9 @@
 
 #include <stdio.h>
 
-#include "../../datasets/cloud.h"
-#include "../../datasets/outfile.h"
-#include "../../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "datasets/outfile.h"
+#include "impl/pcbench_judge.h"
 #include "options.h"
 
 /* The commands: argv[0] is the command's name. Each returns an exit status. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "../harness/harness.h"
+#include "bench/harness/harness.h"
 #include "cli.h"
 
 static const char compare_help[] =

@@ -2,9 +2,9 @@
  * implementations (the counting itself: harness/bench_count.c). */
 #include <getopt.h>
 
-#include "../harness/harness.h"
+#include "bench/harness/harness.h"
 #include "cli.h"
-#include "../columns.h"
+#include "bench/columns.h"
 
 static const char count_help[] =
     "usage: pcbench count [--suite S] [--problem P[,P]] [--impl NAME[,NAME]] [--filter TEXT]\n"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../../impl/emd/emd.h"
+#include "impl/emd/emd.h"
 
 const char cli_emd_synopsis[] = "emd -a A -b B";
 

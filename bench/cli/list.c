@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../verify/defects.h"
+#include "bench/verify/defects.h"
 
 int cli_list(int argc, char **argv)
 {

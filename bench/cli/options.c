@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../impl/pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 #include "options.h"
 
 int pcb_exit_for(int status)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../verify/verify.h"
+#include "bench/verify/verify.h"
 
 static const char verify_help[] =
     "usage: pcbench verify [--problem P] [--impl NAME] [--large] [--defects]\n"

@@ -31,7 +31,7 @@
 #include <valgrind/callgrind.h>
 #endif
 
-#include "../../datasets/outfile.h"
+#include "datasets/outfile.h"
 #include "harness.h"
 
 #ifndef PCB_BUILD_CPU_FLAGS

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "../columns.h"
+#include "bench/columns.h"
 
 /* A count this much above the baseline fails; this much below is reported
  * as an improvement to record. */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../datasets/outfile.h"
+#include "datasets/outfile.h"
 #include "harness.h"
 
 bench_entry *bench_result_entry(bench_result *r, const char *impl, int create)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../datasets/cloud.h"
+#include "datasets/cloud.h"
 #include "harness.h"
 
 enum { SEED = 1 };

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "../../impl/pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 #include "gbench.h"
 
 namespace {

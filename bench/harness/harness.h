@@ -21,7 +21,7 @@
 
 #include <stdio.h>
 
-#include "../../impl/pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 #include "json.h"
 
 /* ---- configurations and suites ------------------------------------------ */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../datasets/io.h"
-#include "../../impl/pcbench_impl.h"
+#include "datasets/io.h"
+#include "impl/pcbench_impl.h"
 #include "json.h"
 
 enum { MAX_DEPTH = 64 };

@@ -1,6 +1,6 @@
 /* optional.c - what the harness falls back on when an optional part was not
  * built: CUDA (no nvcc) or Google Benchmark (no libbenchmark-dev). */
-#include "../../impl/pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 #include "cuda_bench.h"
 #include "gbench.h"
 

@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../impl/chamfer/chamfer.h"
-#include "../../impl/emd/emd.h"
-#include "../../impl/fps/fps.h"
-#include "../../impl/ball/ball.h"
-#include "../../impl/knn/knn.h"
-#include "../../impl/pcbench_judge.h"
+#include "impl/chamfer/chamfer.h"
+#include "impl/emd/emd.h"
+#include "impl/fps/fps.h"
+#include "impl/ball/ball.h"
+#include "impl/knn/knn.h"
+#include "impl/pcbench_judge.h"
 #include "defects.h"
 
 typedef struct {

@@ -2,7 +2,7 @@
 #ifndef PCB_DEFECTS_H
 #define PCB_DEFECTS_H
 
-#include "../../impl/pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 
 typedef struct {
     const pcb_impl *impl; /* the planted variant: its name, problem and life cycle */

@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "../../datasets/cloud.h"
-#include "../../impl/pcbench_judge.h"
+#include "datasets/cloud.h"
+#include "impl/pcbench_judge.h"
 
 /* Also the large cases (NN: 1M-point clouds, ordinary and degenerate),
  * which only fast implementations can run: pcbench verify --large. */

@@ -8,7 +8,7 @@
 
 #include "defects.h"
 #include "verify.h"
-#include "../columns.h"
+#include "bench/columns.h"
 
 static int known_defects;
 /* Rows by result, and the implementations unavailable here (said once: a

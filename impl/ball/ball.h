@@ -17,7 +17,7 @@
 #ifndef PCB_BALL_H
 #define PCB_BALL_H
 
-#include "../knn/knn.h"
+#include "impl/knn/knn.h"
 
 #ifdef __cplusplus
 extern "C" {

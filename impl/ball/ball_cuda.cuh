@@ -12,8 +12,8 @@
 #ifndef PCB_BALL_CUDA_CUH
 #define PCB_BALL_CUDA_CUH
 
-#include "../nn/nn_cuda.cuh"
-#include "../nn/nn_tiles.cuh"
+#include "impl/nn/nn_cuda.cuh"
+#include "impl/nn/nn_tiles.cuh"
 #include "ball.h"
 
 enum { BALL_CUDA_MAX_K = 128 };

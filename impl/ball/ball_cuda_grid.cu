@@ -7,7 +7,7 @@
  * every point the float32 test d2 < r2 can accept lies in a visited cell;
  * the test itself is naive's, and the rows are naive's element for element.
  * Clouds of at most GRID_BRUTE_N points get no grid. */
-#include "../nn/nn_grid.cuh"
+#include "impl/nn/nn_grid.cuh"
 #include "ball_cuda.cuh"
 
 /* Clouds of at most GRID_BRUTE_N points get no grid: its build (a dozen

@@ -3,7 +3,7 @@
  * and their count), its judge, and pcb_ball. */
 #include <math.h>
 
-#include "../problem.h"
+#include "impl/problem.h"
 
 static int check(const pcb_task *t)
 {

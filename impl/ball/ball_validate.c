@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 #include "ball.h"
 
 typedef enum {

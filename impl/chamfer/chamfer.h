@@ -10,7 +10,7 @@
 #ifndef PCB_CHAMFER_H
 #define PCB_CHAMFER_H
 
-#include "../pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,8 +8,8 @@
 
 #include <stdlib.h>
 
-#include "../cuda_util.h"
-#include "../nn/nn.h"
+#include "impl/cuda_util.h"
+#include "impl/nn/nn.h"
 #include "chamfer.h"
 
 enum { VALUE_THREADS = 256 };

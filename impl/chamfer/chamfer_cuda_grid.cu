@@ -3,7 +3,7 @@
  * two sets of one launch a stage), both directions in one search launch,
  * then the values. Host runs upload both clouds in prepare
  * (chamfer_cuda.cuh); device runs take their scratch from the state cache. */
-#include "../nn/nn_grid.cuh"
+#include "impl/nn/nn_grid.cuh"
 #include "chamfer_cuda.cuh"
 
 extern "C" const pcb_impl pcb_chamfer_cuda_grid;

@@ -6,7 +6,7 @@
  * A device run reads the caller's clouds in place and writes the caller's
  * outputs: two launches, nothing allocated. Host runs upload both clouds
  * in prepare. */
-#include "../nn/nn_tiles.cuh"
+#include "impl/nn/nn_tiles.cuh"
 #include "chamfer_cuda.cuh"
 
 extern "C" const pcb_impl pcb_chamfer_cuda_tiles;

@@ -2,7 +2,7 @@
  * arguments, its answer (each point of A's nearest in B, then each point of
  * B's in A, with squared distances; a value a pair), its judge, and
  * pcb_chamfer. */
-#include "../problem.h"
+#include "impl/problem.h"
 
 static int check(const pcb_task *t)
 {

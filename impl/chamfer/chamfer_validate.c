@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../nn/nn.h"
-#include "../pcbench_judge.h"
+#include "impl/nn/nn.h"
+#include "impl/pcbench_judge.h"
 #include "chamfer.h"
 
 int pcb_chamfer_oracle(const pcb_task *t, double *d2)

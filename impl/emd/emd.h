@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../spatial.h"
+#include "impl/spatial.h"
 
 #ifdef __CUDACC__
 #define PCB_CA_FN static __host__ __device__ __forceinline__

@@ -1,7 +1,7 @@
 /* emd_problem.c - the earth mover's distance's face in the library: its
  * arguments (clouds of equal size), its answer (the point of B matched to
  * each point of A, a value a pair, prices), its judge, and pcb_emd. */
-#include "../problem.h"
+#include "impl/problem.h"
 
 static int check(const pcb_task *t)
 {

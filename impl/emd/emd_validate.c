@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 #include "emd.h"
 
 #define EXACT_TOL 1e-9

@@ -11,7 +11,7 @@
 #ifndef PCB_FPS_H
 #define PCB_FPS_H
 
-#include "../pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 
 /* Squared distance in float32, written once so every CPU implementation
  * rounds identically (the library is built with -ffp-contract=off). */

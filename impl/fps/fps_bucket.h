@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../spatial.h"
+#include "impl/spatial.h"
 
 enum {
     FPS_BUCKET = 32,    /* slots a bucket: a warp on the GPU, SIMD lanes on the CPU */

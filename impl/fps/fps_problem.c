@@ -2,7 +2,7 @@
  * arguments, its answer (m sample indices a cloud), its judge, and pcb_fps. */
 #include <stdint.h>
 
-#include "../problem.h"
+#include "impl/problem.h"
 
 static int check(const pcb_task *t)
 {

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 #include "fps.h"
 
 #define FPS_REL_TOL 1e-5

@@ -17,7 +17,7 @@
 
 #include <math.h>
 
-#include "../nn/nn.h"
+#include "impl/nn/nn.h"
 
 #ifdef __cplusplus
 extern "C" {

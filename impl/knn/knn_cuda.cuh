@@ -5,8 +5,8 @@
 #ifndef PCB_KNN_CUDA_CUH
 #define PCB_KNN_CUDA_CUH
 
-#include "../nn/nn_cuda.cuh"
-#include "../nn/nn_tiles.cuh"
+#include "impl/nn/nn_cuda.cuh"
+#include "impl/nn/nn_tiles.cuh"
 #include "knn.h"
 
 /* One launch answering every query of the batch: ref batch x n x 3, qry

@@ -1,7 +1,7 @@
 /* knn_problem.c - the k nearest neighbours' face in the library: its
  * arguments, its answer (k indices and squared distances a query, nearest
  * first, ties by index), its judge, and pcb_knn. */
-#include "../problem.h"
+#include "impl/problem.h"
 
 static int check(const pcb_task *t)
 {

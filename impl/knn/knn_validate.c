@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 #include "knn.h"
 
 typedef enum {

@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "../pcbench_impl.h"
+#include "impl/pcbench_impl.h"
 
 /* (q - p)^2 computed directly: the |a|^2+|b|^2-2ab form loses everything at
  * lidar offsets. */

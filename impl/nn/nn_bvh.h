@@ -26,7 +26,7 @@
 #ifndef PCB_NN_BVH_H
 #define PCB_NN_BVH_H
 
-#include "../spatial.h"
+#include "impl/spatial.h"
 
 #define BVH_FN SP_FN
 

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "../cuda_util.h"
+#include "impl/cuda_util.h"
 #include "nn.h"
 
 /* State common to the attempts; each embeds it first. */

@@ -24,8 +24,8 @@
 
 #include <flann/flann.h>
 
-#include "../ball/ball.h"
-#include "../knn/knn.h"
+#include "impl/ball/ball.h"
+#include "impl/knn/knn.h"
 #include "nn.h"
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "FLANN writes int indices into int32_t arrays");

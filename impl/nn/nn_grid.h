@@ -24,7 +24,7 @@
 
 #include <limits.h>
 
-#include "../spatial.h"
+#include "impl/spatial.h"
 
 typedef struct {
     double lo[3];

@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../knn/knn.h"
+#include "impl/knn/knn.h"
 #include "nn.h"
 
 #ifndef KD_LEAF

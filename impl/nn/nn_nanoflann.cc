@@ -23,8 +23,8 @@
 #include <nanoflann.hpp>
 
 extern "C" {
-#include "../ball/ball.h"
-#include "../knn/knn.h"
+#include "impl/ball/ball.h"
+#include "impl/knn/knn.h"
 #include "nn.h"
 }
 

@@ -3,7 +3,7 @@
  * judge, pcb_nn, and an index kept on the device (pcb_nn_index_*). */
 #include <stdlib.h>
 
-#include "../problem.h"
+#include "impl/problem.h"
 
 static int check(const pcb_task *t)
 {

@@ -20,8 +20,8 @@
 #ifndef PCB_NN_TILES_CUH
 #define PCB_NN_TILES_CUH
 
-#include "../cuda_util.h"
-#include "../spatial.h"
+#include "impl/cuda_util.h"
+#include "impl/spatial.h"
 
 enum { TILES_THREADS = 128, TILES_TILE = 512 };
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pcbench_judge.h"
+#include "impl/pcbench_judge.h"
 #include "nn.h"
-#include "../knn/knn.h"
+#include "impl/knn/knn.h"
 
 enum { LEAF_SIZE = 8 };
 

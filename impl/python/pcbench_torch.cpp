@@ -25,7 +25,7 @@
 #include <mutex>
 #include <string>
 
-#include "../pcbench.h"
+#include "impl/pcbench.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../datasets/cloud.h"
+#include "datasets/cloud.h"
 #include "fuzz_file.h"
 
 static const char *const ext[] = {".ply", ".pcd", ".xyz", ".txt", ".csv",

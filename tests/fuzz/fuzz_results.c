@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../bench/harness/harness.h"
+#include "bench/harness/harness.h"
 #include "fuzz_file.h"
 
 static void check_figure(const bench_figure *f)
