@@ -132,7 +132,7 @@ says "the first" "fps/uniform/b1/n2000/m100"
 says "the second" "emd/uniform/b2/n256"
 
 expect "max-time" 0 -- "$tool" bench $q --results "$tmp/m" --max-time 0.001
-says "stops and says what is left" "configuration left; run the same command again"
+says "stops and says what is left" "configurations* left; run the same command again"
 
 # Two runs at once on one results folder, each timing another implementation
 # of the same configuration: the file keeps both (the second writer reads
