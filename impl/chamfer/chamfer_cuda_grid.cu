@@ -66,13 +66,11 @@ extern "C" const pcb_impl pcb_chamfer_cuda_grid = {
     .name = "cuda_grid",
     .problem = PCB_CHAMFER,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
+    .promise = {.exact = 1},
     /* the grid's bounds: a launch's y dimension a cloud, A's and B's; chosen
      * up to 16,384 points a cloud, as nn cuda_grid */
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 32767, .max_k = 0, .best_max_n = 16384},
+    .limits = {.max_batch = 32767, .best_max_n = 16384},
     .cost = PCB_COST_INDEXED,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "a uniform grid a cloud, both clouds of the batch built in one launch a stage, "
                "both directions searched in one launch (nn cuda_grid's kernels)",
     .available = pcb_cuda_available,
@@ -81,11 +79,8 @@ extern "C" const pcb_impl pcb_chamfer_cuda_grid = {
     .sync = chamfer_cuda_sync,
     .fetch = chamfer_cuda_fetch,
     .release = chamfer_cuda_release,
-    .counters = NULL,
     .device_ms = chamfer_cuda_device_ms,
     .run_device = cg_run_device,
-    .device_index = NULL,
     .ragged = 1,
-    .warm_start = 0,
     .index64 = 1,
 };

@@ -100,13 +100,11 @@ extern "C" const pcb_impl pcb_chamfer_cuda_tiles = {
     .name = "cuda_tiles",
     .problem = PCB_CHAMFER,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
+    .promise = {.exact = 1},
     /* chosen up to 1,024 points a cloud: from 2,048 cuda_grid's build pays at
      * batches of 16 and more (impl/nn/README.md); beyond, only by name */
-    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 1024},
+    .limits = {.max_n = 16384, .max_batch = 65535, .best_max_n = 1024},
     .cost = PCB_COST_ALL_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "GPU brute force, both directions of every pair in one launch (nn cuda_tiles' "
                "kernel), the values in a second",
     .available = pcb_cuda_available,
@@ -118,8 +116,6 @@ extern "C" const pcb_impl pcb_chamfer_cuda_tiles = {
     .counters = ct_counters,
     .device_ms = chamfer_cuda_device_ms,
     .run_device = ct_run_device,
-    .device_index = NULL,
     .ragged = 1,
-    .warm_start = 0,
     .index64 = 1,
 };

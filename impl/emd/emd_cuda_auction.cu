@@ -592,11 +592,10 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .name = "cuda_auction",
     .problem = PCB_EMD,
     .device = PCB_CUDA,
-    .promise = {.exact = 0, .max_gap = PCB_CA_MAX_GAP, .canonical = 0, .known_defect = NULL},
+    .promise = {.max_gap = PCB_CA_MAX_GAP},
     .limits = {.max_n = INT32_MAX / 3, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0,
                .best_max_n = 0}, /* int indexing */
     .cost = PCB_COST_GPU_PAIRS,
-    .reference = 0,
     .gap_option = 1,
     .summary = "eps-scaling Jacobi auction, a block per pair (a cluster of blocks where SMs "
                "are idle), costs on the fly, any n; stops "
@@ -611,8 +610,5 @@ extern "C" const pcb_impl pcb_emd_cuda_auction = {
     .counters = auction_counters,
     .device_ms = auction_device_ms,
     .run_device = auction_run_device,
-    .device_index = NULL,
-    .ragged = 0,
     .warm_start = 1,
-    .index64 = 0,
 };

@@ -424,10 +424,8 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .promise = {.exact = 0, .max_gap = 0, .canonical = 0,
                 .known_defect = "the seed's forced stop (tolerance capped at 1.0, then 40n more "
                                 "bids) can leave points unmatched"},
-    .limits = {.max_n = MAX_N, .max_m = 0, .max_batch = 0, .max_k = 0, .best_max_n = 0},
+    .limits = {.max_n = MAX_N},
     .cost = PCB_COST_GPU_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "the classic auction-match kernel: 32 blocks x 512 threads, a float n x n "
                "cost matrix per block, tolerance 1e-4 -> 1 then a forced stop (may leave "
                "points unmatched); n < 1024 or 1024, 2048, 4096",
@@ -440,8 +438,4 @@ extern "C" const pcb_impl pcb_emd_cuda_auction_match = {
     .counters = match_counters,
     .device_ms = match_device_ms,
     .run_device = NULL, /* host arrays only */
-    .device_index = NULL,
-    .ragged = 0,
-    .warm_start = 0,
-    .index64 = 0,
 };

@@ -571,11 +571,9 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .name = "cuda_pruned",
     .problem = PCB_FPS,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
-    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = INT32_MAX, .max_k = 0, .best_max_n = 0},
+    .promise = {.exact = 1, .canonical = 1},
+    .limits = {.max_n = 1 << 30, .max_batch = INT32_MAX},
     .cost = PCB_COST_SAMPLES,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "rounds of provably-next samples (FPS among the candidates above a threshold), "
                "Morton runs over a cluster of blocks or buckets with bounding boxes",
     .available = pcb_cuda_available_clusters,
@@ -587,8 +585,5 @@ extern "C" const pcb_impl pcb_fps_cuda_pruned = {
     .counters = pruned_counters,
     .device_ms = pruned_device_ms,
     .run_device = pruned_run_device,
-    .device_index = NULL,
     .ragged = 1,
-    .warm_start = 0,
-    .index64 = 0,
 };

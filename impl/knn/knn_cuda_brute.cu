@@ -72,12 +72,10 @@ extern "C" const pcb_impl pcb_knn_cuda_brute = {
     .name = "cuda_brute",
     .problem = PCB_KNN,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
+    .promise = {.exact = 1, .canonical = 1},
     .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = KNN_BRUTE_MAX_K,
                .best_max_n = 0},
     .cost = PCB_COST_ALL_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "the field's classic kernel: a thread a query, global loads, a sorted list in "
                "local memory (k <= 64)",
     .available = pcb_cuda_available,
@@ -89,8 +87,4 @@ extern "C" const pcb_impl pcb_knn_cuda_brute = {
     .counters = nn_cuda_brute_counters,
     .device_ms = nn_cuda_device_ms,
     .run_device = brute_run_device,
-    .device_index = NULL,
-    .ragged = 0,
-    .warm_start = 0,
-    .index64 = 0,
 };

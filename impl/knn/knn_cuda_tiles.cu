@@ -292,14 +292,12 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .name = "cuda_tiles",
     .problem = PCB_KNN,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 1, .known_defect = NULL},
+    .promise = {.exact = 1, .canonical = 1},
     /* a brute force: on a 120k-point lidar sweep a k-d tree on 16 cores is as
      * fast (H100 host, NOTES.md), beyond it faster (1M: 179 ms against 820) */
     .limits = {.max_n = 131072, .max_m = 0, .max_batch = 65535, .max_k = KNN_TILES_MAX_K,
                .best_max_n = 0},
     .cost = PCB_COST_ALL_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "GPU brute force for batches: every pair in one launch, a sorted row of k in "
                "registers, reference tiles in shared memory, ties to the lower index (k <= 64)",
     .available = pcb_cuda_available,
@@ -311,8 +309,5 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .counters = nn_cuda_brute_counters,
     .device_ms = nn_cuda_device_ms,
     .run_device = tiles_run_device,
-    .device_index = NULL,
     .ragged = 1,
-    .warm_start = 0,
-    .index64 = 0,
 };

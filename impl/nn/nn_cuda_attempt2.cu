@@ -87,11 +87,8 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .name = "cuda_attempt2",
     .problem = PCB_NN,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    .limits = {},
+    .promise = {.exact = 1},
     .cost = PCB_COST_ALL_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "slides' attempt 2: one launch, blocks loop over queries, threads over points",
     .available = pcb_cuda_available,
     .prepare = a2_prepare,
@@ -102,8 +99,4 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt2 = {
     .counters = nn_cuda_brute_counters,
     .device_ms = nn_cuda_device_ms,
     .run_device = NULL, /* host arrays only */
-    .device_index = NULL,
-    .ragged = 0,
-    .warm_start = 0,
-    .index64 = 0,
 };

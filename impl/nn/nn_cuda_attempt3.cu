@@ -188,11 +188,7 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .name = "cuda_attempt3",
     .problem = PCB_NN,
     .device = PCB_CUDA,
-    .promise = {.exact = 0, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    .limits = {},
     .cost = PCB_COST_ALL_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "slides' attempt 3: azimuth wedges (300), a block of 512 per query (approximate)",
     .available = pcb_cuda_available,
     .prepare = a3_prepare,
@@ -200,11 +196,6 @@ extern "C" const pcb_impl pcb_nn_cuda_attempt3 = {
     .sync = nn_cuda_sync,
     .fetch = nn_cuda_fetch,
     .release = a3_release,
-    .counters = NULL,
     .device_ms = nn_cuda_device_ms,
     .run_device = NULL, /* host arrays only */
-    .device_index = NULL,
-    .ragged = 0,
-    .warm_start = 0,
-    .index64 = 0,
 };

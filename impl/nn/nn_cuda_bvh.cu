@@ -656,11 +656,9 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .name = "cuda_bvh",
     .problem = PCB_NN,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
-    .limits = {.max_n = 1 << 30, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 0},
+    .promise = {.exact = 1},
+    .limits = {.max_n = 1 << 30, .max_batch = 65535},
     .cost = PCB_COST_INDEXED,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "GPU BVH over Morton-sorted leaves of 8, built on the device; queries "
                "Morton-sorted, one thread each, from their home leaf, nearest box first",
     .available = pcb_cuda_available,
@@ -673,7 +671,4 @@ extern "C" const pcb_impl pcb_nn_cuda_bvh = {
     .device_ms = nn_cuda_device_ms,
     .run_device = bvh_run_device,
     .device_index = &bvh_index_ops,
-    .ragged = 0,
-    .warm_start = 0,
-    .index64 = 0,
 };

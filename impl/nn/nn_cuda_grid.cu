@@ -163,13 +163,11 @@ extern "C" const pcb_impl pcb_nn_cuda_grid = {
     .name = "cuda_grid",
     .problem = PCB_NN,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
+    .promise = {.exact = 1},
     /* chosen up to 16,384 points a cloud: beyond, cuda_bvh's search (lidar
      * sweeps, uneven density) was faster where measured (impl/nn/README.md) */
-    .limits = {.max_n = 0, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 16384},
+    .limits = {.max_batch = 65535, .best_max_n = 16384},
     .cost = PCB_COST_INDEXED,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "a uniform grid a reference cloud, the batch's built in one launch a stage; a "
                "thread a query visiting the cells around it shell by shell",
     .available = pcb_cuda_available,
@@ -178,11 +176,9 @@ extern "C" const pcb_impl pcb_nn_cuda_grid = {
     .sync = nn_cuda_sync,
     .fetch = nn_cuda_fetch,
     .release = ng_release,
-    .counters = NULL,
     .device_ms = nn_cuda_device_ms,
     .run_device = ng_run_device,
     .device_index = &ng_index_ops,
     .ragged = 1,
-    .warm_start = 0,
     .index64 = 1,
 };

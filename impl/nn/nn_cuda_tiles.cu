@@ -118,13 +118,11 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .name = "cuda_tiles",
     .problem = PCB_NN,
     .device = PCB_CUDA,
-    .promise = {.exact = 1, .max_gap = 0, .canonical = 0, .known_defect = NULL},
+    .promise = {.exact = 1},
     /* chosen up to 2,048 points a cloud: cuda_grid's build costs more below
      * (impl/nn/README.md); beyond, only by name */
-    .limits = {.max_n = 16384, .max_m = 0, .max_batch = 65535, .max_k = 0, .best_max_n = 1024},
+    .limits = {.max_n = 16384, .max_batch = 65535, .best_max_n = 1024},
     .cost = PCB_COST_ALL_PAIRS,
-    .reference = 0,
-    .gap_option = 0,
     .summary = "GPU brute force for batches of small clouds: every pair in one launch, queries "
                "in registers, reference tiles in shared memory, ties to the lowest index",
     .available = pcb_cuda_available,
@@ -138,6 +136,5 @@ extern "C" const pcb_impl pcb_nn_cuda_tiles = {
     .run_device = tiles_run_device,
     .device_index = &tiles_index_ops,
     .ragged = 1,
-    .warm_start = 0,
     .index64 = 1,
 };
