@@ -67,7 +67,7 @@ CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=c
 NVCCFLAGS ?= -O3 -lineinfo
 # C++ leaves a designated initializer's other fields zero, as C does: an
 # implementation's entry spells only what it sets (-Wextra would ask for all)
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Wno-missing-field-initializers$(if $(CI),$(comma)-Werror) -I. -Iimpl
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Wno-missing-field-initializers$(if $(CI),$(comma)-Werror)
 CPPFLAGS  += -DPCB_HAVE_CUDA
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 LIB_OBJ_CU := $(LIB_CU:%.cu=$(BUILD)/%.o)

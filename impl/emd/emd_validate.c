@@ -111,20 +111,20 @@ static int optima(const pcb_task *t, double *opt)
     const int64_t n = t->n, batch = t->batch;
     uint64_t *hash = malloc((size_t)batch * 2 * sizeof *hash);
     int *rc = calloc((size_t)batch, sizeof *rc);
-    int64_t *todo = malloc((size_t)batch * sizeof *todo), count = 0;
-    if (!hash || !rc || !todo) {
-        free(hash), free(rc), free(todo);
+    int64_t *unsolved = malloc((size_t)batch * sizeof *unsolved), count = 0;
+    if (!hash || !rc || !unsolved) {
+        free(hash), free(rc), free(unsolved);
         return pcb_fail(PCB_ENOMEM, "emd validate: no memory for the exact optima");
     }
     for (int64_t p = 0; p < batch; p++) {
         hash[2 * p] = hash_cloud(t->a + p * n * 3, n);
         hash[2 * p + 1] = hash_cloud(t->b + p * n * 3, n);
         if (!cache_find(n, hash[2 * p], hash[2 * p + 1], &opt[p]))
-            todo[count++] = p;
+            unsolved[count++] = p;
     }
 #pragma omp parallel for schedule(dynamic, 1) if (count > 1)
     for (int64_t i = 0; i < count; i++) {
-        const int64_t p = todo[i];
+        const int64_t p = unsolved[i];
         int32_t *match = malloc((size_t)n * sizeof *match);
         pcb_task one = {.problem = PCB_EMD, .batch = 1, .n = n, .nq = n,
                         .a = t->a + p * n * 3, .b = t->b + p * n * 3};
@@ -134,14 +134,14 @@ static int optima(const pcb_task *t, double *opt)
     }
     int status = PCB_OK;
     for (int64_t i = 0; i < count; i++) {
-        const int64_t p = todo[i];
+        const int64_t p = unsolved[i];
         if (rc[p] == PCB_OK)
             cache_keep(n, hash[2 * p], hash[2 * p + 1], opt[p]);
         else if (status == PCB_OK) /* its message was the solving thread's */
             status = pcb_fail(rc[p], "emd validate: the exact optimum of pair %lld: %s",
                               (long long)p, pcb_strerror(rc[p]));
     }
-    free(hash), free(rc), free(todo);
+    free(hash), free(rc), free(unsolved);
     return status;
 }
 

@@ -114,46 +114,50 @@ int pcb_fps_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep)
         return rc;
     if (t->problem != PCB_FPS)
         return pcb_fail(PCB_EINVAL, "fps validate: not an FPS task");
-    /* Clouds side by side, each with its own report, then taken in order:
+    /* Clouds side by side, each with its own verdict, then taken in order:
      * the first that fails is the verdict, as one after the other would
-     * find it. */
+     * find it (pcb_task_check: batch >= 1). */
     const int64_t batch = t->batch;
-    pcb_report *each = calloc((size_t)batch + 1, sizeof *each);
-    double *margins = calloc((size_t)batch + 1, sizeof *margins);
-    int64_t *repeated = calloc((size_t)batch + 1, sizeof *repeated);
-    int *ok = calloc((size_t)batch + 1, sizeof *ok), nomem = !each || !margins || !repeated || !ok;
-#pragma omp parallel for schedule(dynamic, 1) if (batch > 1 && !nomem)
-    for (int64_t b = 0; b < (nomem ? 0 : batch); b++) {
+    struct {
+        pcb_report rep;
+        double margin;
+        int64_t repeats;
+        int ok; /* 1, 0, or -1: no memory */
+    } *cloud = calloc((size_t)batch, sizeof *cloud);
+    if (!cloud)
+        return pcb_fail(PCB_ENOMEM, "fps validate: no memory for %lld verdicts", (long long)batch);
+#pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
+    for (int64_t b = 0; b < batch; b++) {
         double *mind = malloc((size_t)t->n * sizeof *mind);
         unsigned char *taken = malloc((size_t)t->n);
-        ok[b] = mind && taken ? check_cloud(t, b, r->index + b * t->m, mind, taken, &each[b],
-                                            &margins[b], &repeated[b])
-                              : -1;
+        cloud[b].ok = mind && taken ? check_cloud(t, b, r->index + b * t->m, mind, taken,
+                                                  &cloud[b].rep, &cloud[b].margin,
+                                                  &cloud[b].repeats)
+                                    : -1;
         free(mind);
         free(taken);
     }
-    for (int64_t b = 0; b < batch && !nomem; b++)
-        nomem = ok[b] < 0;
-    if (nomem) {
-        free(each), free(margins), free(repeated), free(ok);
-        return pcb_fail(PCB_ENOMEM, "fps validate: no memory for %lld distances",
-                        (long long)t->n);
-    }
+    for (int64_t b = 0; b < batch; b++)
+        if (cloud[b].ok < 0) {
+            free(cloud);
+            return pcb_fail(PCB_ENOMEM, "fps validate: no memory for %lld distances",
+                            (long long)t->n);
+        }
     double margin = 0;
     int64_t repeats = 0;
     rep->ok = 1;
     rep->unmatched = 0;
     for (int64_t b = 0; b < batch && rep->ok; b++) {
-        if (repeated[b] && !repeats) /* the first repeat's description */
-            memcpy(rep->detail, each[b].detail, sizeof rep->detail);
-        repeats += repeated[b];
-        margin = margins[b] < margin ? margins[b] : margin;
-        if (!ok[b]) {
+        if (cloud[b].repeats && !repeats) /* the first repeat's description */
+            memcpy(rep->detail, cloud[b].rep.detail, sizeof rep->detail);
+        repeats += cloud[b].repeats;
+        margin = cloud[b].margin < margin ? cloud[b].margin : margin;
+        if (!cloud[b].ok) {
             rep->ok = 0;
-            memcpy(rep->detail, each[b].detail, sizeof rep->detail);
+            memcpy(rep->detail, cloud[b].rep.detail, sizeof rep->detail);
         }
     }
-    free(each), free(margins), free(repeated), free(ok);
+    free(cloud);
     if (rep->ok && repeats) { /* wrong through the repeats alone */
         rep->ok = 0;
         rep->unmatched = repeats;
