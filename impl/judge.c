@@ -64,27 +64,11 @@ static void append(pcb_judgement *j, const char *fmt, const char *arg)
 static int ragged_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
                         const int32_t *reference, pcb_judgement *j);
 
-int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
-              const int32_t *reference, pcb_judgement *j)
+/* The rules after the validator (its report in j->rep): the canonical
+ * comparison, the known-defect rule. */
+static void conclude(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                     const int32_t *reference, pcb_judgement *j)
 {
-    if (!j)
-        return pcb_fail(PCB_EINVAL, "pcb_judge: nowhere to put the judgement");
-    memset(j, 0, sizeof *j);
-    j->verdict = PCB_VERDICT_FAIL;
-    if (!t || !answer || !p) {
-        snprintf(j->detail, sizeof j->detail, "nothing to judge");
-        return pcb_fail(PCB_EINVAL, "pcb_judge: missing task, answer or promise");
-    }
-    if (t->memory == PCB_MEM_HOST && (t->lengths_a || t->lengths_b)) {
-        int rc = pcb_task_check(t);
-        return rc == PCB_OK ? ragged_judge(t, answer, p, reference, j) : rc;
-    }
-    int rc = validate(t, answer, p, &j->rep);
-    if (rc != PCB_OK) {
-        snprintf(j->detail, sizeof j->detail, "validator: %s: %s", pcb_strerror(rc),
-                 pcb_errmsg());
-        return rc;
-    }
     snprintf(j->detail, sizeof j->detail, "%s", j->rep.detail);
     int ok = j->rep.ok;
     const pcb_impl *ref = pcb_judge_reference(t, p);
@@ -115,7 +99,49 @@ int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
         j->verdict = PCB_VERDICT_KNOWN;
         append(j, " (known defect: %s)", p->known_defect);
     }
+}
+
+static int judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                 const int32_t *reference, const pcb_report *report, pcb_judgement *j)
+{
+    if (!j)
+        return pcb_fail(PCB_EINVAL, "pcb_judge: nowhere to put the judgement");
+    memset(j, 0, sizeof *j);
+    j->verdict = PCB_VERDICT_FAIL;
+    if (!t || !answer || !p) {
+        snprintf(j->detail, sizeof j->detail, "nothing to judge");
+        return pcb_fail(PCB_EINVAL, "pcb_judge: missing task, answer or promise");
+    }
+    if (t->memory == PCB_MEM_HOST && (t->lengths_a || t->lengths_b)) {
+        int rc = pcb_task_check(t);
+        return rc == PCB_OK ? ragged_judge(t, answer, p, reference, j) : rc;
+    }
+    if (report)
+        j->rep = *report;
+    else {
+        int rc = validate(t, answer, p, &j->rep);
+        if (rc != PCB_OK) {
+            snprintf(j->detail, sizeof j->detail, "validator: %s: %s", pcb_strerror(rc),
+                     pcb_errmsg());
+            return rc;
+        }
+    }
+    conclude(t, answer, p, reference, j);
     return PCB_OK;
+}
+
+int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+              const int32_t *reference, pcb_judgement *j)
+{
+    return judge(t, answer, p, reference, NULL, j);
+}
+
+int pcb_judge_with_report(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                          const int32_t *reference, const pcb_report *report, pcb_judgement *j)
+{
+    if (!report)
+        return pcb_fail(PCB_EINVAL, "pcb_judge_with_report: no report");
+    return judge(t, answer, p, reference, report, j);
 }
 
 int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,

@@ -277,6 +277,10 @@ void pcb_result_poison(const pcb_task *t, pcb_result *r);
  * frees them (accepts an empty or NULL r). */
 int pcb_result_alloc(const pcb_task *t, pcb_result *r);
 void pcb_result_free(pcb_result *r);
+/* 1 when two answers to t are the same bit for bit in every array the
+ * problem's answer has (indices; distances, values, prices, counts where it
+ * has them), else 0: equal answers get equal verdicts. */
+int pcb_result_equal(const pcb_task *t, const pcb_result *a, const pcb_result *b);
 /* Whole life cycle: check, prepare, compute, sync, fetch, release. */
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
             pcb_counters *counters /* may be NULL */);

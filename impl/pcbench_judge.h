@@ -96,6 +96,14 @@ const pcb_impl *pcb_judge_reference(const pcb_task *t, const pcb_promise *p);
  * validator's error (j->detail says it too). */
 int pcb_judge(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
               const int32_t *reference, pcb_judgement *j);
+/* pcb_judge with the validator's report given: that of an answer equal to
+ * this one bit for bit (pcb_result_equal), validated for the same task under
+ * the same exact and max_gap. The validator is the judge's cost (FPS's replays
+ * every step over every point); the other rules are applied again. A ragged
+ * task is judged afresh (its report is a cloud's at a time). */
+int pcb_judge_with_report(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
+                          const int32_t *reference, const pcb_report *report,
+                          pcb_judgement *j);
 /* pcb_judge with the reference's answer computed here when the rule applies
  * (a run of the reference: dp's time). */
 int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,

@@ -66,6 +66,33 @@ int pcb_result_alloc(const pcb_task *t, pcb_result *r)
     return PCB_OK;
 }
 
+/* Both absent, or both present and equal. */
+static int same(const void *a, const void *b, size_t bytes)
+{
+    if (!a || !b)
+        return a == b;
+    return bytes == 0 || memcmp(a, b, bytes) == 0;
+}
+
+int pcb_result_equal(const pcb_task *t, const pcb_result *a, const pcb_result *b)
+{
+    const pcb_problem_face *f = t && a && b ? pcb_face(t->problem) : NULL;
+    if (!f)
+        return 0;
+    const size_t count = (size_t)pcb_answer_count(t), batch = (size_t)t->batch;
+    if (!same(a->index, b->index, count * sizeof *a->index))
+        return 0;
+    if (f->distances && !same(a->dist2, b->dist2, count * sizeof *a->dist2))
+        return 0;
+    if (f->valued && !same(a->value, b->value, batch * sizeof *a->value))
+        return 0;
+    if (f->priced && (!a->has_price != !b->has_price ||
+                      (a->has_price && !same(a->price, b->price, count * sizeof *a->price))))
+        return 0;
+    const size_t rows = batch * (size_t)pcb_face_span(t, f->rows[0]);
+    return !f->counts || same(a->count, b->count, rows * sizeof *a->count);
+}
+
 void pcb_result_free(pcb_result *r)
 {
     if (!r)

@@ -450,6 +450,16 @@ static void test_judge(void)
     CHECK_RC(pcb_judge(&t, &r, &any, NULL, &j), PCB_OK);
     CHECK(j.verdict == PCB_VERDICT_FAIL && j.compared == 0);
 
+    /* An equal answer's report: the canonical rule still applies to it. */
+    r.index = highest;
+    pcb_judgement first;
+    CHECK_RC(pcb_judge(&t, &r, &any, NULL, &first), PCB_OK);
+    CHECK_RC(pcb_judge_with_report(&t, &r, &canon, lowest, &first.rep, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_FAIL && j.compared == 1 && strstr(j.detail, "not canonical"));
+    CHECK_RC(pcb_judge_with_report(&t, &r, &canon, highest, &first.rep, &j), PCB_OK);
+    CHECK(j.verdict == PCB_VERDICT_PASS && j.compared == 1 && !strcmp(j.detail, first.detail));
+    CHECK_RC(pcb_judge_with_report(&t, &r, &canon, highest, NULL, &j), PCB_EINVAL);
+
     /* EMD: an unmatched point fails, or is "known" under a promised defect */
     float b[12] = {0, 0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 1};
     pcb_task e = {.problem = PCB_EMD, .batch = 1, .n = 4, .nq = 4, .a = xyz, .b = b};
@@ -469,6 +479,29 @@ static void test_judge(void)
     CHECK(j.verdict == PCB_VERDICT_FAIL && strstr(j.detail, "validator"));
     CHECK_RC(pcb_judge(&e, NULL, &bij, NULL, &j), PCB_EINVAL);
     CHECK_RC(pcb_judge(&e, &er, &bij, NULL, NULL), PCB_EINVAL);
+
+    /* Answers equal bit for bit in every array the problem's answer has. */
+    int32_t m2[4] = {0, 1, 2, 3};
+    double v1 = 0.5, v2 = 0.5, p1[4] = {0}, p2[4] = {0};
+    pcb_result ea = {.index = match, .value = &v1, .price = p1}, eb = {.index = m2, .value = &v2, .price = p2};
+    CHECK(pcb_result_equal(&e, &ea, &eb) && !pcb_result_equal(NULL, &ea, &eb));
+    v2 = 0.25;
+    CHECK(!pcb_result_equal(&e, &ea, &eb));
+    v2 = 0.5, eb.has_price = 1;
+    CHECK(!pcb_result_equal(&e, &ea, &eb));
+    ea.has_price = 1, p2[3] = 1;
+    CHECK(!pcb_result_equal(&e, &ea, &eb));
+    m2[3] = 2, p2[3] = 0;
+    CHECK(!pcb_result_equal(&e, &ea, &eb));
+    float d1[2] = {1, 2}, d2[2] = {1, 2};
+    pcb_task nn = {.problem = PCB_NN, .batch = 1, .n = 4, .nq = 2, .a = xyz, .b = b};
+    pcb_result na = {.index = lowest, .dist2 = d1}, nb = {.index = lowest, .dist2 = d2};
+    CHECK(pcb_result_equal(&nn, &na, &nb));
+    d2[1] = 2.5f;
+    CHECK(!pcb_result_equal(&nn, &na, &nb));
+    nb.dist2 = NULL;
+    CHECK(!pcb_result_equal(&nn, &na, &nb));
+    CHECK(pcb_result_equal(&t, &(pcb_result){.index = lowest, .dist2 = d1}, &(pcb_result){.index = lowest}));
 
     /* the answer's size and the poison */
     CHECK(pcb_answer_count(&t) == 2 && pcb_answer_count(&e) == 4 && pcb_answer_count(NULL) == 0);

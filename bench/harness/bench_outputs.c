@@ -1,5 +1,6 @@
 /* bench_outputs.c - the result arrays of one run: allocated for a task,
- * poisoned before each fetch, compared bit for bit. */
+ * poisoned before each fetch (compared bit for bit by
+ * pcb_result_equal). */
 #include <string.h>
 
 #include "bench_run.h"
@@ -22,13 +23,4 @@ pcb_result bench_outputs_result(outputs *o)
     for (size_t i = 0; i < o->count; i++)
         o->r.index[i] = PCB_POISON;
     return o->r;
-}
-
-int bench_outputs_equal(const outputs *a, const outputs *b, pcb_problem p)
-{
-    if (memcmp(a->r.index, b->r.index, a->count * sizeof *a->r.index) != 0)
-        return 0;
-    if ((p == PCB_NN || p == PCB_CHAMFER) && memcmp(a->r.dist2, b->r.dist2, a->count * sizeof *a->r.dist2) != 0)
-        return 0;
-    return (p != PCB_EMD && p != PCB_CHAMFER) || memcmp(a->r.value, b->r.value, a->batch * sizeof *a->r.value) == 0;
 }

@@ -8,14 +8,37 @@
 
 #include "bench_run.h"
 
+/* The validator reads only these of a promise (the other rules are cheap,
+ * and applied again). */
+static int same_validation(const pcb_promise *a, const pcb_promise *b)
+{
+    return a->exact == b->exact && a->max_gap == b->max_gap;
+}
+
+/* An earlier answer of this configuration that is r bit for bit, validated
+ * under the same promise: its validator's report is r's, and validating it
+ * again would cost as much as the first time (FPS's validator replays every
+ * step over every point). */
+static const timed *judged_before(const pcb_task *t, const pcb_result *r, const pcb_promise *p,
+                                  const timed *earlier, int nearlier)
+{
+    for (int i = 0; i < nearlier; i++)
+        if (same_validation(&earlier[i].promise, p) && pcb_result_equal(t, r, &earlier[i].verified.r))
+            return &earlier[i];
+    return NULL;
+}
+
 /* The verification run, timed phase by phase with the wall clock, and its
  * answer judged (the reference's answer for the canonical rule, or NULL
- * and why it is missing). */
-static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, outputs *out,
-                   const bench_fault *fault, const int32_t *reference, const char *why)
+ * and why it is missing), with the validator's report of an equal earlier
+ * answer where there is one. Returns the name of the implementation whose
+ * report it took, or NULL. */
+static const char *verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, timed *kept,
+                          const bench_fault *fault, const int32_t *reference, const char *why,
+                          const timed *earlier, int nearlier)
 {
     void *state = NULL;
-    pcb_result r = bench_outputs_result(out);
+    pcb_result r = bench_outputs_result(&kept->verified);
     double t0 = bench_now(), t1 = t0, t2 = t0, t3 = t0;
     const char *phase = "prepare";
     int rc = bench_life_prepare(im, t, &state);
@@ -43,7 +66,7 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
     e->total_s = bench_now() - t0;
     if (rc != PCB_OK) {
         bench_set_status(e, bench_status_for(rc), "%s: %s: %s", phase, pcb_strerror(rc), msg);
-        return;
+        return NULL;
     }
     e->prepare_s = t1 - t0, e->compute_s = t2 - t1, e->fetch_s = t3 - t2;
     if (fault->count) {
@@ -54,15 +77,19 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
     }
     if (fault->ties && (rc = bench_fault_plant_ties(t, r.index)) != PCB_OK) {
         bench_set_status(e, ST_FAILED_RUN, "ties fault: %s", pcb_errmsg());
-        return;
+        return NULL;
     }
-    const pcb_promise promise = pcb_promise_of(im, t);
+    kept->verified.r.has_price = r.has_price;
+    kept->promise = pcb_promise_of(im, t);
+    const timed *before = judged_before(t, &r, &kept->promise, earlier, nearlier);
     pcb_judgement j;
-    rc = pcb_judge(t, &r, &promise, reference, &j);
+    rc = before ? pcb_judge_with_report(t, &r, &kept->promise, reference, &before->judgement.rep, &j)
+                : pcb_judge(t, &r, &kept->promise, reference, &j);
     if (rc != PCB_OK) {
         bench_set_status(e, rc == PCB_EUNAVAIL ? ST_UNAVAILABLE : ST_FAILED_RUN, "%s", j.detail);
-        return;
+        return NULL;
     }
+    kept->judgement = j;
     e->have_rep = 1;
     e->rep = j.rep;
     e->rep.ok = j.verdict == PCB_VERDICT_PASS;
@@ -72,6 +99,7 @@ static void verify(const pcb_impl *im, const pcb_task *t, bench_entry *e, output
                      bench_life_each(im, t) ? "one call a cloud (lengths not read): " : "",
                      j.detail, j.compared < 0 && why ? ": " : "", j.compared < 0 && why ? why : "");
     snprintf(e->rep.detail, sizeof e->rep.detail, "%.255s", e->detail);
+    return before ? before->im->name : NULL;
 }
 
 static double work_points(const bench_config *c)
@@ -137,7 +165,7 @@ static void reference_answer_make(bench_ctx *ctx, const pcb_task *task, double b
 /* Check, predict and verify one implementation; 1 when it is to be timed. */
 static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *task,
                          const pcb_task *timing, const reference_answer *ref, bench_entry *e,
-                         timed *t)
+                         timed *t, const timed *earlier, int nearlier)
 {
     const bench_config *cfg = ctx->cfg;
     double budget = e->budget_s;
@@ -172,14 +200,16 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     char step[200];
     snprintf(step, sizeof step, "verifying %s %s", cfg->id, im->name);
     bench_step(step, e->predicted_s);
-    verify(im, task, e, &t->verified, &fault, ref->index, ref->why);
+    const char *same_as = verify(im, task, e, t, &fault, ref->index, ref->why, earlier, nearlier);
     bench_step(NULL, 0);
     bench_utc_now(e->when, sizeof e->when);
     if (e->status == ST_OK || e->status == ST_FAILED_VERIFY)
         bench_calib_note(ctx->calib, im, cfg, e->total_s);
-    bench_progress(ctx, "%s %s: %s in %.3g s%s%s", cfg->id, im->name,
+    bench_progress(ctx, "%s %s: %s in %.3g s%s%s%s%s%s", cfg->id, im->name,
                    e->status == ST_OK ? "verified" : bench_status_name(e->status), e->total_s,
-                   e->detail[0] ? ": " : "", e->detail);
+                   same_as ? " (the answer of " : "", same_as ? same_as : "",
+                   same_as ? " bit for bit: its validation)" : "", e->detail[0] ? ": " : "",
+                   e->detail);
     if (e->status == ST_OK && e->total_s > budget) {
         bench_set_status(e, ST_SKIPPED_BUDGET, "one run took %.3g s, over the budget of %g s: verified, "
                    "not timed", e->total_s, budget);
@@ -300,7 +330,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     if (first >= 0) {
         const bench_entry *e = bench_result_entry(r, needed->name, 0);
         if (prepare_entry(ctx, needed, &task, &timing, &answer_of_ref,
-                          bench_result_entry(r, needed->name, 0), &tv[nt]))
+                          bench_result_entry(r, needed->name, 0), &tv[nt], tv, 0))
             answer_of_ref.index = tv[nt++].verified.r.index;
         else if (e->status == ST_FAILED_VERIFY || e->status == ST_FAILED_RUN)
             snprintf(answer_of_ref.why, sizeof answer_of_ref.why,
@@ -311,7 +341,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
     for (int i = 0; i < np; i++)
         if (i != first)
             nt += prepare_entry(ctx, pending[i], &task, &timing, &answer_of_ref,
-                                bench_result_entry(r, pending[i]->name, 0), &tv[nt]);
+                                bench_result_entry(r, pending[i]->name, 0), &tv[nt], tv, nt);
     free(answer_of_ref.owned);
     if (nt > 0)
         bench_time_all(ctx, r, tv, nt);

@@ -25,7 +25,6 @@ int bench_outputs_alloc(outputs *o, const pcb_task *t);
 void bench_outputs_free(outputs *o);
 /* A pcb_result over o, its indices poisoned: fetch must write them all. */
 pcb_result bench_outputs_result(outputs *o);
-int bench_outputs_equal(const outputs *a, const outputs *b, pcb_problem p);
 
 void bench_set_status(bench_entry *e, bench_status s, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -42,6 +41,8 @@ typedef struct {
     const pcb_task *task; /* the timing task (maybe fewer threads) */
     bench_entry *e;
     outputs verified, scratch;
+    pcb_promise promise;     /* what verified was judged against, */
+    pcb_judgement judgement; /* and how (an equal answer takes its report) */
     double slow; /* planted slowdown (PCBENCH_FAULT), 1 = none */
     int64_t computes; /* computes timed so far, for fractional slowdowns */
     int manual, warmup;

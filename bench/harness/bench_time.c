@@ -125,7 +125,7 @@ static void check_after_timing(timed *t, pcb_gb_state *st, void *state)
         fail(t, st, ST_FAILED_RUN, "fetch after timing: %s: %s", pcb_strerror(rc), pcb_errmsg());
         return;
     }
-    if (bench_outputs_equal(&t->scratch, &t->verified, t->task->problem))
+    if (pcb_result_equal(t->task, &r, &t->verified.r))
         return;
     const pcb_promise promise = pcb_promise_of(t->im, t->task);
     pcb_judgement j;
