@@ -374,7 +374,7 @@ static const struct {
 } suites[] = {
     /* seed: the main job, in minutes: short samples, a second a figure, runs of
        15 s at most (the references 30 s), 270 s in all */
-    {"seed", "the configurations the source documents report", seed_suite, 5, 0.03, 1, 15, 270, 0},
+    {"seed", "the configurations the source documents report", seed_suite, 5, 0.03, 1, 10, 270, 0},
     {"full", "sweeps over batch, points and samples for the plots", full_suite, 3, 0.1, 1.5, 20,
      0, 0},
     {"train", "NN and chamfer at training batches (B = 8-32, N = 1k-16k)", train_suite, 5, 0.1,
