@@ -1,8 +1,9 @@
 #!/bin/sh
 # problems.sh PCBENCH - the one list of problems (PCB_PROBLEM_MAP in
-# impl/pcbench.h) reaches every place that names problems: each is a command
-# with --help and a line in pcbench --help, and every help text and usage
-# message that takes a problem names them all.
+# impl/pcbench.h) reaches every place that names problems: each has a face
+# in the library and in the tool, is a command with --help and a line in
+# pcbench --help, and every help text and usage message that takes a problem
+# names them all.
 . "$(dirname "$0")/lib.sh"
 
 map=$(dirname "$0")/../impl/pcbench.h
@@ -17,6 +18,15 @@ named=$(grep -nE "PCB_($ids)\b" "$lib/task.c" "$lib/judge.c" "$lib/ragged.c" "$l
 [ -n "$ids" ] && [ -z "$named" ] && ok || bad "a common file names a problem: $named"
 for p in $problems; do
     [ -f "$lib/$p/${p}_problem.c" ] && ok || bad "$p has no face: $lib/$p/${p}_problem.c"
+done
+# the tool's: the harness and the check command ask each problem's face
+# (bench/problems/<p>.c)
+bench=$(dirname "$0")/../bench
+named=$(cd "$bench" && grep -nE "PCB_($ids)\b" harness/bench_suites.c harness/bench_run.c \
+    harness/bench_predict.c harness/bench_store.c harness/bench_count.c cli/check.c)
+[ -z "$named" ] && ok || bad "a common file of the tool names a problem: $named"
+for p in $problems; do
+    [ -f "$bench/problems/$p.c" ] && ok || bad "$p has no face in the tool: $bench/problems/$p.c"
 done
 
 # every problem named in the last expect's output

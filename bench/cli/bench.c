@@ -12,6 +12,7 @@
 #include "datasets/outfile.h"
 #include "bench/harness/harness.h"
 #include "bench/harness/gbench.h"
+#include "bench/problems/problems.h"
 #include "cli.h"
 #include "bench/columns.h"
 
@@ -392,7 +393,8 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
         fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\t%.9g\t%s\t%.9g\n",
                 c->id, name, pcb_problem_name(c->problem), c->dataset, (long long)c->batch,
                 (long long)c->n, (long long)c->nq, (long long)c->m, (long long)c->k, c->radius,
-                c->problem == PCB_BALL ? pcb_ball_select_name(c->select) : "", c->max_gap);
+                bench_face(c->problem)->select_name ? bench_face(c->problem)->select_name(c) : "",
+                c->max_gap);
         written++;
     }
     bench_env_free(&env);

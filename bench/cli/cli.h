@@ -35,7 +35,7 @@ extern const char *cli_command;
 int cli_report(int rc, const char *what);
 
 /* ---- the running commands: one a problem (cli_<name>, PCB_PROBLEM_MAP), and check ---- */
-typedef struct {
+typedef struct run_args {
     const char *impl, *out, *in_a, *in_b, *answer;
     int64_t m, start, k;
     int have_m, have_k;

@@ -199,10 +199,9 @@ static int count_inside(const count_sel *sel)
             failures++;
             continue;
         }
-        pcb_task task = {.problem = cfg->problem, .batch = cfg->batch, .n = cfg->n,
-                         .nq = cfg->problem == PCB_EMD ? cfg->n : cfg->nq, .m = cfg->m,
-                         .k = cfg->k, .radius = cfg->radius, .select = cfg->select, .a = d.a,
-                         .b = d.b, .opt.threads = 1};
+        pcb_task task = bench_task_of(cfg, &d);
+        task.opt.threads = 1;
+        task.opt.max_gap = 0; /* CPU implementations have no gap option: the twin's run */
         for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
             const pcb_impl *im = *it;
             if (im->problem != cfg->problem || im->device != PCB_CPU || !bench_listed(sel->impls, im->name) ||

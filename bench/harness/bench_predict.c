@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/problems/problems.h"
 #include "bench_run.h"
 
 const char *bench_reference(pcb_problem p)
@@ -62,7 +63,7 @@ int bench_entry_final(const bench_entry *e, double budget, const bench_env *env,
 static double model_units(const pcb_impl *im, const bench_config *c)
 {
     double b = (double)c->batch, n = (double)c->n, nq = (double)c->nq, m = (double)c->m;
-    if (c->problem == PCB_KNN || c->problem == PCB_BALL) /* rows of k: more points go into a row */
+    if (bench_face(c->problem)->rows_of_k) /* more points go into a row */
         b *= 1 + (double)c->k / 32;
     switch (im->cost) {
     case PCB_COST_SAMPLES: return b * n * m;
@@ -146,24 +147,12 @@ static int calib_pick(const bench_calib *c, const pcb_impl *im, const bench_conf
  * as CUDA context creation), when nothing larger was measured yet. */
 static void calibrate(bench_ctx *ctx, const pcb_impl *im)
 {
-    bench_config cfg = {.problem = im->problem, .dataset = "uniform", .batch = 1};
-    if (im->problem == PCB_FPS)
-        cfg.n = 2000, cfg.m = 200;
-    else if (im->problem == PCB_NN)
-        cfg.n = cfg.nq = 4000;
-    else if (im->problem == PCB_CHAMFER)
-        cfg.n = cfg.nq = 2000;
-    else if (im->problem == PCB_KNN)
-        cfg.n = cfg.nq = 2000, cfg.k = 8;
-    else if (im->problem == PCB_BALL)
-        cfg.n = 2000, cfg.nq = 500, cfg.k = 16, cfg.radius = 0.1, cfg.self = 1;
-    else
-        cfg.n = cfg.nq = 256;
+    bench_config cfg = bench_face(im->problem)->calibration;
+    cfg.problem = im->problem, cfg.dataset = "uniform", cfg.batch = 1;
     bench_data d;
     if (bench_data_make(&cfg, &d) != PCB_OK)
         return;
-    pcb_task t = {.problem = im->problem, .batch = 1, .n = cfg.n, .nq = cfg.nq, .m = cfg.m,
-                  .k = cfg.k, .radius = cfg.radius, .select = cfg.select, .a = d.a, .b = d.b};
+    pcb_task t = bench_task_of(&cfg, &d);
     size_t count = (size_t)pcb_answer_count(&t);
     int32_t *index = malloc(count * sizeof *index);
     float *dist2 = malloc(count * sizeof *dist2);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/problems/problems.h"
 #include "bench_run.h"
 
 /* The validator reads only these of a promise (the other rules are cheap,
@@ -100,14 +101,6 @@ static const char *verify(const pcb_impl *im, const pcb_task *t, bench_entry *e,
                      j.detail, j.compared < 0 && why ? ": " : "", j.compared < 0 && why ? why : "");
     snprintf(e->rep.detail, sizeof e->rep.detail, "%.255s", e->detail);
     return before ? before->im->name : NULL;
-}
-
-static double work_points(const bench_config *c)
-{
-    return (double)c->batch * (double)(c->problem == PCB_NN || c->problem == PCB_KNN ||
-                                               c->problem == PCB_BALL ? c->nq
-                                       : c->problem == PCB_CHAMFER ? c->n + c->nq
-                                                                   : c->n);
 }
 
 /* The reference's answer for the canonical rule (FPS: dp's sequence), once
@@ -228,11 +221,8 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
     /* A warm-up compute per repetition where it is cheap: GPU first launches
      * load modules and clocks ramp up; short CPU runs want warm caches. */
     t->warmup = e->compute_s <= (im->device == PCB_CUDA ? 1.0 : 0.05);
-    t->points = work_points(cfg);
-    t->pairs = cfg->problem == PCB_NN || cfg->problem == PCB_KNN || cfg->problem == PCB_BALL
-                   ? (double)cfg->batch * (double)cfg->n * (double)cfg->nq
-               : cfg->problem == PCB_CHAMFER ? 2.0 * (double)cfg->batch * (double)cfg->n * (double)cfg->nq
-                                             : 0;
+    t->points = bench_face(cfg->problem)->points(cfg);
+    t->pairs = bench_face(cfg->problem)->pairs(cfg);
     return 1;
 }
 
@@ -307,11 +297,7 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         bench_progress(ctx, "%s: dataset unavailable: %s", cfg->id, pcb_errmsg());
         return PCB_OK;
     }
-    pcb_task task = {.problem = cfg->problem, .batch = cfg->batch, .n = cfg->n,
-                     .nq = cfg->problem == PCB_EMD ? cfg->n : cfg->nq, .m = cfg->m, .k = cfg->k,
-                     .radius = cfg->radius, .select = cfg->select, .a = d.a, .b = d.b,
-                     .lengths_a = d.lengths_a, .lengths_b = d.lengths_b,
-                     .opt.max_gap = cfg->max_gap};
+    pcb_task task = bench_task_of(cfg, &d);
     pcb_task timing = task; /* verified with every thread, maybe timed on fewer */
     timing.opt.threads = o->have_threads ? o->threads : ctx->suite->threads;
     timed *tv = calloc((size_t)np, sizeof *tv);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/problems/problems.h"
 #include "datasets/outfile.h"
 #include "harness.h"
 
@@ -300,21 +301,16 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
     json_put_str(f, c->dataset);
     fprintf(f, ", \"batch\": %lld, \"n\": %lld, \"nq\": %lld, \"m\": %lld",
             (long long)c->batch, (long long)c->n, (long long)c->nq, (long long)c->m);
-    if (c->problem == PCB_KNN)
-        fprintf(f, ", \"k\": %lld, \"self\": %s", (long long)c->k, c->self ? "true" : "false");
-    if (c->problem == PCB_BALL) {
-        fprintf(f, ", \"k\": %lld, \"radius\": ", (long long)c->k);
-        json_put_num(f, c->radius);
-        fputs(", \"select\": ", f);
-        json_put_str(f, pcb_ball_select_name(c->select));
-    }
+    const bench_problem_face *face = bench_face(c->problem);
+    if (face->json_fields)
+        face->json_fields(f, c);
     if (c->max_gap > 0) {
         fputs(", \"max_gap\": ", f);
         json_put_num(f, c->max_gap);
     }
     if (c->shortest) { /* a ragged batch: each side's lengths */
         fputs(", \"lengths\": [", f);
-        for (int side = 0; side < (c->problem == PCB_FPS ? 1 : 2); side++) {
+        for (int side = 0; side < face->sides; side++) {
             fputs(side ? "], [" : "[", f);
             for (int64_t i = 0; i < c->batch; i++)
                 fprintf(f, "%s%lld", i ? ", " : "", (long long)bench_cloud_length(c, side, i));

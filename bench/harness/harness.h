@@ -1,7 +1,9 @@
 /* harness.h - the benchmark harness behind `pcbench bench` and `pcbench
  * count` (their options and summaries: ../cli/bench.c, ../cli/count.c).
  *
- *   bench_suites.c   the suites (seed, full, quick), their data, selections
+ *   bench_suites.c   the suites (seed, full, quick), their data, selections;
+ *                    each problem's configurations come from its face
+ *                    (../problems/), which adds them with bench_config.c
  *   bench_run.c      one configuration: check, predict, verify (the judge)
  *   bench_time.c     timing with Google Benchmark (gbench_shim.cc, optional.c)
  *   bench_life.c     an implementation's phases, or one cloud at a time on a
@@ -58,6 +60,19 @@ typedef struct {
     int threads;        /* OpenMP threads while timing, 0 = all */
 } bench_suite;
 
+/* A suite's configurations as the problems' faces add them (bench_config.c). */
+typedef struct {
+    bench_config *v;
+    int count, cap;
+} bench_config_list;
+/* A configuration appended to l: its problem, dataset and sizes, the rest
+ * zero, its id still to write; NULL when out of memory (said). */
+bench_config *bench_config_add(bench_config_list *l, pcb_problem p, const char *dataset,
+                               int64_t batch, int64_t n, int64_t nq, int64_t m);
+/* c made ragged: its clouds evenly from shortest points to all n; its id
+ * ends "/ragged". */
+void bench_config_ragged(bench_config *c, int64_t shortest);
+
 int bench_suite_get(const char *name, bench_suite *out); /* PCB_EINVAL if unknown */
 void bench_suite_free(bench_suite *s);
 const char *bench_suite_names(void);
@@ -76,6 +91,8 @@ typedef struct {
 int64_t bench_cloud_length(const bench_config *c, int side, int64_t i);
 
 int bench_data_make(const bench_config *c, bench_data *d);
+/* The task of configuration c on its clouds d (bench_suites.c). */
+pcb_task bench_task_of(const bench_config *c, const bench_data *d);
 void bench_data_free(bench_data *d);
 /* The clouds of c as binary PLY files DIR/a-<i>.ply (and b-<i>.ply: NN
  * queries, EMD's second clouds), i over the batch, so other programs time

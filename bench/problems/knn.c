@@ -1,0 +1,126 @@
+/* knn.c - kNN in the tool: its configurations, their work and fields. */
+#include <string.h>
+
+#include "bench/cli/cli.h"
+#include "problems.h"
+
+/* k neighbours of nq queries, or of every point of the cloud itself (self,
+ * as DGCNN and Point Transformer ask). */
+static bench_config *add(bench_config_list *l, const char *dataset, int64_t batch, int64_t n,
+                         int64_t nq, int64_t k, int self)
+{
+    bench_config *c = bench_config_add(l, PCB_KNN, dataset, batch, n, self ? n : nq, 0);
+    if (!c)
+        return NULL;
+    c->k = k, c->self = self;
+    char q[32];
+    snprintf(q, sizeof q, self ? "self" : "q%lld", (long long)c->nq);
+    snprintf(c->id, sizeof c->id, "knn/%s/b%lld/n%lld/%s/k%lld", dataset, (long long)batch,
+             (long long)n, q, (long long)k);
+    return c;
+}
+
+/* Where networks run it: self-kNN of training batches at k = 3-64 (DGCNN k =
+ * 20, Point Transformer 16, PointNet++'s three_nn 3), three_nn's shape (4,096
+ * queries into 1,024), and lidar sweeps at k = 8-32. */
+static int networks(bench_config_list *l)
+{
+    static const int64_t ks[] = {3, 8, 16, 20, 32, 64};
+    static const struct {
+        int64_t batch, n;
+    } sizes[] = {{32, 1024}, {32, 2048}, {16, 4096}};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (size_t j = 0; j < sizeof ks / sizeof ks[0] && ok; j++)
+            ok = add(l, "sphere", sizes[i].batch, sizes[i].n, 0, ks[j], 1) != NULL;
+    for (int64_t k = 16; k <= 32 && ok; k += 16)
+        ok = add(l, "sphere", 16, 8192, 0, k, 1) != NULL;
+    ok = ok && add(l, "sphere", 16, 16384, 0, 16, 1) && add(l, "uniform", 32, 1024, 0, 16, 1) &&
+         add(l, "uniform", 16, 1024, 4096, 3, 0); /* three_nn: a layer into the coarser one */
+    for (int64_t k = 8; k <= 32 && ok; k *= 2)
+        ok = add(l, "lidar", 1, 120000, 120000, k, 0) != NULL;
+    ok = ok && add(l, "lidar", 1, 1000000, 1000000, 16, 0);
+    return ok ? PCB_OK : PCB_ENOMEM;
+}
+
+static int configs(bench_config_list *l, const char *suite)
+{
+    const int full = !strcmp(suite, "full");
+    int ok = 1;
+    if ((full || !strcmp(suite, "knn")) && networks(l) != PCB_OK)
+        return PCB_ENOMEM;
+    if (full || !strcmp(suite, "ragged")) {
+        /* self-kNN (k = 16) of 32 object clouds of 512-4,096 points, beside
+         * its equal-size twin */
+        bench_config *c = add(l, "sphere", 32, 4096, 0, 16, 1);
+        if (c)
+            bench_config_ragged(c, 512);
+        ok = c && add(l, "sphere", 32, 2304, 0, 16, 1);
+    }
+    if (!strcmp(suite, "quick"))
+        ok = add(l, "uniform", 2, 2000, 1500, 8, 0) != NULL;
+    return ok ? PCB_OK : PCB_ENOMEM;
+}
+
+static double size(const bench_config *c)
+{
+    return (double)c->batch * (double)c->n * (double)c->nq * (1 + (double)c->k / 64);
+}
+
+static double points(const bench_config *c)
+{
+    return (double)c->batch * (double)c->nq;
+}
+
+static double pairs(const bench_config *c)
+{
+    return (double)c->batch * (double)c->n * (double)c->nq;
+}
+
+static void json_fields(FILE *f, const bench_config *c)
+{
+    fprintf(f, ", \"k\": %lld, \"self\": %s", (long long)c->k, c->self ? "true" : "false");
+}
+
+/* ---- pcbench check knn ---- */
+static const char *check_missing(const struct run_args *a)
+{
+    return !a->in_a || !a->in_b || !a->have_k ? "check knn needs -r REF, -q QUERY and -k K" : NULL;
+}
+
+static void check_task(const struct run_args *a, pcb_task *t)
+{
+    t->k = a->k;
+}
+
+static void check_summary(const struct run_args *a, const pcb_task *t, const pcb_result *r,
+                          const pcb_report *rep, int has_dist)
+{
+    (void)a, (void)r;
+    printf("knn: %lld queries, k = %lld", (long long)t->nq, (long long)t->k);
+    if (rep->recall >= 0)
+        printf(", rows right %.6g", rep->recall);
+    printf("%s\n", has_dist ? ", squared distances checked" : "");
+}
+
+const bench_problem_face bench_knn_face = {
+    .configs = configs,
+    .size = size,
+    .points = points,
+    .pairs = pairs,
+    .calibration = {.n = 2000, .nq = 2000, .k = 8},
+    .rows_of_k = 1,
+    .sides = 2,
+    .json_fields = json_fields,
+    .check = {.usage = "knn -r REF -q QUERY -k K --answer FILE",
+              .answers = "a line a query point, its min(K, n) neighbours as indices or "
+                         "'index squared-distance' pairs, nearest first (any order among "
+                         "equal distances)",
+              .options = "r:q:k:A:S:Nh",
+              .letters = "rqkASNh",
+              .missing = check_missing,
+              .task = check_task,
+              .layout = CHECK_FULL_ROWS,
+              .distances = 1,
+              .summary = check_summary},
+};

@@ -1,0 +1,95 @@
+/* nn.c - NN in the tool: its configurations and their work. */
+#include <string.h>
+
+#include "bench/cli/cli.h"
+#include "problems.h"
+
+static bench_config *add(bench_config_list *l, const char *dataset, int64_t batch, int64_t n,
+                         int64_t nq)
+{
+    bench_config *c = bench_config_add(l, PCB_NN, dataset, batch, n, nq, 0);
+    if (c)
+        snprintf(c->id, sizeof c->id, "nn/%s/b%lld/n%lld/q%lld", dataset, (long long)batch,
+                 (long long)n, (long long)nq);
+    return c;
+}
+
+static int configs(bench_config_list *l, const char *suite)
+{
+    const int full = !strcmp(suite, "full");
+    int ok = 1;
+    if (!strcmp(suite, "seed")) /* the documents' two lidar sweeps */
+        ok = add(l, "lidar", 1, 120000, 120000) != NULL;
+    if (full || !strcmp(suite, "train")) {
+        /* Where training loops call it: batches of 8-32 clouds of 1k-16k
+         * points, uniform and object-like (sphere surfaces); one cloud for
+         * comparison. */
+        static const int64_t tb[] = {8, 16, 32}, tn[] = {1024, 2048, 4096, 8192, 16384};
+        static const char *const kinds[] = {"uniform", "sphere"};
+        for (int k = 0; k < 2; k++) {
+            for (int i = 0; i < 5; i++)
+                for (int j = 0; j < 3 && ok; j++)
+                    ok = add(l, kinds[k], tb[j], tn[i], tn[i]) != NULL;
+            for (int i = 0; i < 5 && ok; i += 4)
+                ok = add(l, kinds[k], 1, tn[i], tn[i]) != NULL;
+        }
+    }
+    if (ok && (full || !strcmp(suite, "ragged"))) {
+        /* 8 lidar sweeps of 60k-120k points, each against the next (its
+         * lengths running the other way), beside its equal-size twin */
+        bench_config *c = add(l, "lidar", 8, 120000, 120000);
+        if (c)
+            bench_config_ragged(c, 60000);
+        ok = c && add(l, "lidar", 8, 90000, 90000);
+    }
+    if (full) {
+        static const int64_t nn_n[] = {10000, 30000, 120000, 1000000};
+        for (int j = 0; j < 4 && ok; j++)
+            ok = add(l, "lidar", 1, nn_n[j], nn_n[j]) && add(l, "uniform", 1, nn_n[j], nn_n[j]);
+    }
+    if (!strcmp(suite, "quick"))
+        ok = add(l, "uniform", 1, 5000, 5000) && add(l, "uniform", 2, 2000, 3000);
+    return ok ? PCB_OK : PCB_ENOMEM;
+}
+
+static double size(const bench_config *c)
+{
+    return (double)c->batch * (double)c->n * (double)c->nq;
+}
+
+static double points(const bench_config *c)
+{
+    return (double)c->batch * (double)c->nq;
+}
+
+/* ---- pcbench check nn ---- */
+static const char *check_missing(const struct run_args *a)
+{
+    return !a->in_a || !a->in_b ? "check nn needs -r REF and -q QUERY" : NULL;
+}
+
+static void check_summary(const struct run_args *a, const pcb_task *t, const pcb_result *r,
+                          const pcb_report *rep, int has_dist)
+{
+    (void)a, (void)r;
+    printf("nn: %lld queries", (long long)t->nq);
+    if (rep->recall >= 0)
+        printf(", recall %.6g, worst distance ratio %.6g", rep->recall, rep->worst_ratio);
+    printf("%s\n", has_dist ? ", squared distances checked" : "");
+}
+
+const bench_problem_face bench_nn_face = {
+    .configs = configs,
+    .size = size,
+    .points = points,
+    .pairs = size,
+    .calibration = {.n = 4000, .nq = 4000},
+    .sides = 2,
+    .check = {.usage = "nn -r REF -q QUERY --answer FILE",
+              .answers = "'index [squared distance]' for every query point",
+              .options = "r:q:A:S:Nh",
+              .letters = "rqASNh",
+              .missing = check_missing,
+              .distances = 1,
+              .summary = check_summary},
+};
