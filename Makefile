@@ -297,9 +297,8 @@ FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_C   := $(wildcard datasets/*.c) impl/error.c impl/names.c
 # fuzz_results also takes the harness's results reader and what it calls
-FUZZ_SRC_fuzz_results := $(addprefix bench/harness/,json.c bench_store.c bench_suites.c bench_files.c \
-                         bench_config.c bench_nvml.c bench_stats.c bench_status.c optional.c) \
-                         $(wildcard bench/problems/*.c)
+FUZZ_SRC_fuzz_results := $(addprefix bench/harness/,json.c bench_store.c bench_files.c \
+                         bench_nvml.c bench_stats.c bench_status.c optional.c)
 # -resource-dir of runtimes unpacked from .debs (offline hosts), else nothing
 FUZZ_EXTRA    = $(shell DEPS_DIR=$(DEPS_DIR) sh scripts/deps.sh fuzz-flags)
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -281,6 +281,9 @@ void pcb_result_free(pcb_result *r);
  * problem's answer has (indices; distances, values, prices, counts where it
  * has them), else 0: equal answers get equal verdicts. */
 int pcb_result_equal(const pcb_task *t, const pcb_result *a, const pcb_result *b);
+/* Copy into dst every array of src the problem's answer has (those dst
+ * holds: an absent array of dst is left out); has_price with the prices. */
+void pcb_result_copy(const pcb_task *t, pcb_result *dst, const pcb_result *src);
 /* Whole life cycle: check, prepare, compute, sync, fetch, release. */
 int pcb_run(const pcb_impl *impl, const pcb_task *t, pcb_result *out,
             pcb_counters *counters /* may be NULL */);

@@ -93,6 +93,32 @@ int pcb_result_equal(const pcb_task *t, const pcb_result *a, const pcb_result *b
     return !f->counts || same(a->count, b->count, rows * sizeof *a->count);
 }
 
+static void copy(void *dst, const void *src, size_t bytes)
+{
+    if (dst && src && bytes)
+        memcpy(dst, src, bytes);
+}
+
+void pcb_result_copy(const pcb_task *t, pcb_result *dst, const pcb_result *src)
+{
+    const pcb_problem_face *f = t && dst && src ? pcb_face(t->problem) : NULL;
+    if (!f)
+        return;
+    const size_t count = (size_t)pcb_answer_count(t), batch = (size_t)t->batch;
+    copy(dst->index, src->index, count * sizeof *dst->index);
+    if (f->distances)
+        copy(dst->dist2, src->dist2, count * sizeof *dst->dist2);
+    if (f->valued)
+        copy(dst->value, src->value, batch * sizeof *dst->value);
+    if (f->priced && src->has_price) {
+        copy(dst->price, src->price, count * sizeof *dst->price);
+        dst->has_price = dst->price != NULL;
+    }
+    if (f->counts)
+        copy(dst->count, src->count,
+             batch * (size_t)pcb_face_span(t, f->rows[0]) * sizeof *dst->count);
+}
+
 void pcb_result_free(pcb_result *r)
 {
     if (!r)

@@ -19,11 +19,12 @@ named=$(grep -nE "PCB_($ids)\b" "$lib/task.c" "$lib/judge.c" "$lib/ragged.c" "$l
 for p in $problems; do
     [ -f "$lib/$p/${p}_problem.c" ] && ok || bad "$p has no face: $lib/$p/${p}_problem.c"
 done
-# the tool's: the harness and the check command ask each problem's face
-# (bench/problems/<p>.c)
+# the tool's: the harness, the check command and the defect catalog ask
+# each problem's face (bench/problems/<p>.c)
 bench=$(dirname "$0")/../bench
 named=$(cd "$bench" && grep -nE "PCB_($ids)\b" harness/bench_suites.c harness/bench_run.c \
-    harness/bench_predict.c harness/bench_store.c harness/bench_count.c cli/check.c)
+    harness/bench_predict.c harness/bench_store.c harness/bench_count.c cli/check.c \
+    verify/defects.c)
 [ -z "$named" ] && ok || bad "a common file of the tool names a problem: $named"
 for p in $problems; do
     [ -f "$bench/problems/$p.c" ] && ok || bad "$p has no face in the tool: $bench/problems/$p.c"

@@ -66,9 +66,9 @@ static int judge(const bench_check_face *f, const run_args *a, const pcb_task *t
     /* an answer of unknown origin: exact, or within the gap allowed */
     const pcb_promise promise = {.exact = !f->gap, .max_gap = a->max_gap};
     void *owned = NULL;
-    int rc = f->ready ? f->ready(a, t, r, &owned) : 0;
-    if (rc != 0)
-        return rc;
+    int rc = f->ready ? f->ready(a, t, r, &owned) : PCB_OK;
+    if (rc != PCB_OK)
+        return cli_report(rc, "check");
     pcb_judgement j;
     rc = pcb_judge(t, r, &promise, NULL, &j);
     if (rc != PCB_OK) {
@@ -80,6 +80,14 @@ static int judge(const bench_check_face *f, const run_args *a, const pcb_task *t
     f->summary(a, t, r, &j.rep, has_dist);
     free(owned);
     return j.verdict == PCB_VERDICT_PASS ? 0 : PCB_EXIT_VERIFY;
+}
+
+/* The problem's value (chamfer's --value): 0 right, else an exit status. */
+static int judge_value(const bench_check_face *f, const run_args *a, const pcb_task *t,
+                       int say_pass)
+{
+    int right = 0, rc = f->value(a, t, say_pass, &right);
+    return rc != PCB_OK ? cli_report(rc, "check") : right ? 0 : PCB_EXIT_VERIFY;
 }
 
 /* The answer file read into idx (and val, its distances, when *has). */
@@ -156,7 +164,7 @@ static int check(int argc, char **argv, const char *help)
     if ((rc = pcb_task_check(&t)) != PCB_OK)
         rc = cli_report(rc, "check");
     else if (!a.answer) /* a value alone */
-        rc = f->value(&a, &t, 1);
+        rc = judge_value(f, &a, &t, 1);
     else if (!(idx = malloc((size_t)count * sizeof *idx)) ||
              !(val = malloc((size_t)count * sizeof *val)) ||
              !(d2 = malloc((size_t)count * sizeof *d2)))
@@ -169,7 +177,7 @@ static int check(int argc, char **argv, const char *help)
         pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL};
         /* with a value too: the value's verdict first, so that "pass" is
          * printed only when the answer and the value both pass */
-        const int value_rc = value ? f->value(&a, &t, 0) : 0;
+        const int value_rc = value ? judge_value(f, &a, &t, 0) : 0;
         rc = judge(f, &a, &t, &r, has, value_rc == 0);
         rc = value_rc ? value_rc : rc;
     }

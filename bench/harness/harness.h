@@ -9,7 +9,8 @@
  *   bench_life.c     an implementation's phases, or one cloud at a time on a
  *                    ragged batch it does not read the lengths of
  *   bench_predict.c  references, stored results that are final, run-time prediction
- *   bench_store.c    results files: write, read back, resume (json.c)
+ *   bench_store.c    results files: paths, an entry's fields, read back, resume
+ *                    (json.c); bench_store_write.c writes and merges them
  *   bench_gate.c     the regression gate and comparisons between runs
  *   bench_count.c    instruction counts under callgrind
  *   bench_env.c      the environment record and the machine name
@@ -381,6 +382,8 @@ int bench_store_write(const char *path, const char *suite, const bench_env *env,
 /* PCB_EIO (errno ENOENT) when there is no file; PCB_EUNSUPPORTED for a file
  * of another format version (the message names it); the config must match. */
 int bench_store_read(const char *path, bench_result *r);
+/* One entry as the results file holds it (bench_store.c). */
+void bench_entry_put(FILE *f, const bench_entry *e);
 /* bench_store_write for a session: under a lock on the results folder, the
  * file is read again and every entry another run stored meanwhile is kept,
  * except those this run measured afresh (fresh), which replace theirs: two

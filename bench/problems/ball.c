@@ -1,8 +1,12 @@
 /* ball.c - ball query in the tool: its configurations, their work and
  * fields. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/cli/cli.h"
+#include "impl/ball/ball.h"
+#include "impl/nn/nn.h"
 #include "problems.h"
 
 /* nq centres, the first nq points of each cloud (as an FPS output is a
@@ -102,7 +106,7 @@ static int check_ready(const struct run_args *a, const pcb_task *t, pcb_result *
         for (int64_t s = t->k - 1; s > 0 && (row[s] == PCB_KNN_PAD || row[s] == row[0]); s--)
             row[s] = PCB_KNN_PAD;
     }
-    return 0;
+    return PCB_OK;
 }
 
 static void check_summary(const struct run_args *a, const pcb_task *t, const pcb_result *r,
@@ -115,6 +119,92 @@ static void check_summary(const struct run_args *a, const pcb_task *t, const pcb
         printf(", rows right %.6g", rep->recall);
     printf("\n");
 }
+
+/* ---- planted defects (pcbench verify --defects; bench/verify/defects.h) ---- */
+enum {
+    BALL_FIRST_AS_NEAREST = 1, /* the first k by index whatever the selection */
+    BALL_PAD_POINT0 = 2,       /* rows padded with the first hit, an empty ball with point 0 */
+    BALL_STRIDED = 4,          /* an overfull ball cut to every ceil(inside / k)-th point */
+    BALL_DIST_INDEX = 8,       /* an overfull ball's distances overwritten by the indices */
+    BALL_SHRUNK = 16           /* the radius test d2 < r2 (1 - 1e-3) */
+};
+
+static int ball_with(pcb_variant *v, int fault)
+{
+    const pcb_task *t = &v->task;
+    const int64_t k = t->k;
+    const float r2 = pcb_ball_r2(t->radius) * (fault & BALL_SHRUNK ? 1 - 1e-3f : 1);
+    pcb_task as = *t;
+    if (fault & BALL_FIRST_AS_NEAREST)
+        as.select = PCB_BALL_FIRST;
+    float *cd = malloc((size_t)t->n * sizeof *cd);
+    int32_t *ci = malloc((size_t)t->n * sizeof *ci);
+    if (!cd || !ci) {
+        free(cd), free(ci);
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    }
+    for (int64_t q = 0; q < t->batch * t->nq; q++) {
+        const float *p = t->b + 3 * q, *ref = t->a + q / t->nq * t->n * 3;
+        float *d = v->dist2 + q * k;
+        int32_t *id = v->idx + q * k;
+        int64_t inside = 0;
+        for (int64_t j = 0; j < t->n; j++) {
+            const float e = pcb_nn_d2(ref + 3 * j, p);
+            if (e < r2)
+                cd[inside] = e, ci[inside++] = (int32_t)j;
+        }
+        int64_t kept = inside;
+        if (fault & BALL_STRIDED && inside > k) {
+            const int64_t stride = (inside + k - 1) / k;
+            kept = 0;
+            for (int64_t i = 0; i < inside; i += stride)
+                cd[kept] = cd[i], ci[kept++] = ci[i];
+        }
+        int32_t c = pcb_ball_row_from(&as, cd, ci, kept, id, d);
+        for (int64_t s = 0; fault & BALL_DIST_INDEX && inside > k && s < c; s++)
+            d[s] = (float)id[s];
+        if (fault & BALL_PAD_POINT0) {
+            for (int64_t s = c; s < k; s++)
+                id[s] = c ? id[0] : 0, d[s] = c ? d[0] : 0;
+            c = (int32_t)k;
+        }
+        v->count[q] = c;
+    }
+    free(cd), free(ci);
+    return PCB_OK;
+}
+
+static int ball_as_nearest_compute(void *s) { return ball_with(s, BALL_FIRST_AS_NEAREST); }
+static int ball_point0_compute(void *s) { return ball_with(s, BALL_PAD_POINT0); }
+static int ball_strided_compute(void *s) { return ball_with(s, BALL_STRIDED); }
+static int ball_dist_index_compute(void *s) { return ball_with(s, BALL_DIST_INDEX); }
+static int ball_shrunk_compute(void *s) { return ball_with(s, BALL_SHRUNK); }
+
+PCB_VARIANT(PCB_BALL, ball_first_as_nearest, 1, 0, PCB_COST_ALL_PAIRS, ball_as_nearest_compute,
+        "scan, the first k by index for either selection");
+PCB_VARIANT(PCB_BALL, ball_point0, 1, 0, PCB_COST_ALL_PAIRS, ball_point0_compute,
+        "scan, rows padded with the first hit, point 0 for an empty ball");
+PCB_VARIANT(PCB_BALL, ball_strided, 1, 0, PCB_COST_ALL_PAIRS, ball_strided_compute,
+        "scan, an overfull ball cut to a strided subset");
+PCB_VARIANT(PCB_BALL, ball_dist_index, 1, 0, PCB_COST_ALL_PAIRS, ball_dist_index_compute,
+        "scan, an overfull ball's distances replaced by indices");
+PCB_VARIANT(PCB_BALL, ball_shrunk, 1, 0, PCB_COST_ALL_PAIRS, ball_shrunk_compute, "scan, radius test d2 < r2 (1 - 1e-3)");
+
+static const pcb_defect defects[] = {
+    {&ball_first_as_nearest, "the K inside points of lowest index returned as the K nearest",
+     "PyTorch3D ball_query, pointnet2_ops, mmcv and torch_cluster radius used where the "
+     "nearest are meant (yanx27/Pointnet_Pointnet2_pytorch #209, #245)", 0, 0},
+    {&ball_point0, "rows padded with the first hit and an empty ball filled with point 0, a "
+                   "real point, with no count", "pointnet2_ops ball_query", 0, 0},
+    {&ball_strided, "an overfull ball cut to every ceil(inside / K)-th inside point: neither "
+                    "the first nor the nearest K", "Pointcept's pointops ball query, "
+                    "torch_cluster radius on the CPU (k-d-tree order)", 0, 0},
+    {&ball_dist_index, "when a ball overflows, the distances of the row overwritten by the "
+                       "candidates' indices", "Pointcept's pointops ball query", 0, 0},
+    {&ball_shrunk, "the radius test d2 < r2 (1 - 1e-3): points inside by more than float32 "
+                   "rounding lost", "ball queries with a tolerance subtracted from the radius",
+     0, 0},
+    {NULL, NULL, NULL, 0, 0}};
 
 const bench_problem_face bench_ball_face = {
     .configs = configs,
@@ -139,4 +229,5 @@ const bench_problem_face bench_ball_face = {
               .layout = CHECK_ROWS,
               .ready = check_ready,
               .summary = check_summary},
+    .defects = defects,
 };

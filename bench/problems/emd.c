@@ -1,7 +1,8 @@
 /* emd.c - EMD in the tool: its configurations and their work. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "stdlib.h"
 #include "bench/cli/cli.h"
 #include "impl/emd/emd.h"
 #include "problems.h"
@@ -116,7 +117,7 @@ static int check_ready(const struct run_args *a, const pcb_task *t, pcb_result *
     char n[32];
     snprintf(n, sizeof n, "%lld", (long long)t->n);
     setenv("PCB_EMD_GAP_MAX_N", n, 1);
-    return 0;
+    return PCB_OK;
 }
 
 static void check_summary(const struct run_args *a, const pcb_task *t, const pcb_result *r,
@@ -142,6 +143,122 @@ static void check_summary(const struct run_args *a, const pcb_task *t, const pcb
     printf("\n");
 }
 
+/* ---- planted defects (pcbench verify --defects; bench/verify/defects.h) ---- */
+/* Every point of A to its nearest point of B, taken or not. */
+static int nearest_compute(void *state)
+{
+    pcb_variant *v = state;
+    const pcb_task *t = &v->task;
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *a = t->a + b * t->n * 3, *bb = t->b + b * t->n * 3;
+        double sum = 0;
+        for (int64_t i = 0; i < t->n; i++) {
+            double best = HUGE_VAL;
+            int32_t at = 0;
+            for (int64_t j = 0; j < t->n; j++) {
+                double d = pcb_emd_cost(a + 3 * i, bb + 3 * j);
+                if (d < best)
+                    best = d, at = (int32_t)j;
+            }
+            v->idx[b * t->n + i] = at;
+            sum += best;
+        }
+        v->value[b] = sum / (double)t->n;
+    }
+    return PCB_OK;
+}
+
+/* A forward auction that stops after one phase at eps = 5% of the clouds'
+ * extent, where the real ones scale eps down to their target. */
+static int early_compute(void *state)
+{
+    pcb_variant *v = state;
+    const pcb_task *t = &v->task;
+    const int64_t n = t->n;
+    double *price = malloc((size_t)n * sizeof *price);
+    int32_t *owner = malloc((size_t)n * sizeof *owner);
+    if (!price || !owner) {
+        free(price), free(owner);
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    }
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *a = t->a + b * n * 3, *bb = t->b + b * n * 3;
+        int32_t *match = v->idx + b * n;
+        const double extent = pcb_emd_cost_bound(a, bb, n), eps = extent > 0 ? 0.05 * extent : 1;
+        for (int64_t j = 0; j < n; j++)
+            price[j] = 0, owner[j] = -1;
+        for (int64_t i = 0; i < n; i++)
+            match[i] = -1;
+        for (int64_t cursor = 0;;) { /* the lowest unassigned bidder bids */
+            while (cursor < n && match[cursor] >= 0)
+                cursor++;
+            if (cursor == n)
+                break;
+            const int64_t i = cursor;
+            double best = HUGE_VAL, second = HUGE_VAL;
+            int64_t at = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double c = pcb_emd_cost(a + 3 * i, bb + 3 * j) + price[j];
+                if (c < best)
+                    second = best, best = c, at = j;
+                else if (c < second)
+                    second = c;
+            }
+            price[at] += (second < HUGE_VAL ? second - best : 0) + eps;
+            const int32_t prev = owner[at];
+            owner[at] = (int32_t)i, match[i] = (int32_t)at;
+            if (prev >= 0) {
+                match[prev] = -1;
+                cursor = prev < cursor ? prev : cursor;
+            }
+        }
+        v->value[b] = pcb_emd_mean_matched(a, bb, n, match, NULL);
+    }
+    free(price), free(owner);
+    return PCB_OK;
+}
+
+/* The exact solver, but for point counts the seed kernel cannot scan
+ * without reading past a cost row, the last point of B is read from past
+ * the row: here the start of the row, B's first point again. The matching
+ * is optimal for the misread cloud, a bijection, and its value is B's real
+ * one: only its distance to the optimum gives it away. */
+static int overread_compute(void *state)
+{
+    pcb_variant *v = state;
+    const pcb_task *t = &v->task;
+    const size_t floats = (size_t)(t->batch * t->n * 3);
+    float *b = malloc(floats * sizeof *b);
+    if (!b)
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    memcpy(b, t->b, floats * sizeof *b);
+    for (int64_t c = 0; c < t->batch && !pcb_emd_seed_n_ok(t->n); c++)
+        memcpy(b + (c * t->n + t->n - 1) * 3, b + c * t->n * 3, 3 * sizeof *b);
+    pcb_task misread = *t;
+    misread.b = b;
+    pcb_result r = {.index = v->idx};
+    int rc = pcb_run(&pcb_emd_exact, &misread, &r, NULL);
+    for (int64_t c = 0; rc == PCB_OK && c < t->batch; c++)
+        v->value[c] = pcb_emd_mean_matched(t->a + c * t->n * 3, t->b + c * t->n * 3, t->n,
+                                           v->idx + c * t->n, NULL);
+    free(b);
+    return rc;
+}
+
+PCB_VARIANT(PCB_EMD, nearest_target, 0, 0, PCB_COST_CUBIC, nearest_compute, "each point to its nearest target");
+PCB_VARIANT(PCB_EMD, early_stop, 0, 0.01, PCB_COST_CUBIC, early_compute, "one auction phase at a coarse eps");
+PCB_VARIANT(PCB_EMD, row_overread, 1, 0, PCB_COST_CUBIC, overread_compute, "exact, B's last point misread");
+
+static const pcb_defect defects[] = {
+    {&nearest_target, "matches each point of A to its nearest point of B, so two points can "
+                      "share one target: not a bijection", "MSN's EMD", 0, 0},
+    {&early_stop, "an auction that stops at a coarse eps (5% of the extent) while promising "
+                  "1% of the optimum", "auction EMD kernels with a fixed iteration cap", 0, 0},
+    {&row_overread, "reads past a cost row for n outside {< 1024, 1024, 2048, 4096}: the last "
+                    "target is misread", "the documents' CUDA auction kernel (its unrolled scan)",
+     0, 0},
+    {NULL, NULL, NULL, 0, 0}};
+
 const bench_problem_face bench_emd_face = {
     .configs = configs,
     .size = size,
@@ -160,4 +277,5 @@ const bench_problem_face bench_emd_face = {
               .gap = 1,
               .ready = check_ready,
               .summary = check_summary},
+    .defects = defects,
 };

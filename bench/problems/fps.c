@@ -1,7 +1,10 @@
 /* fps.c - FPS in the tool: its configurations and their work. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/cli/cli.h"
+#include "impl/fps/fps.h"
 #include "problems.h"
 
 static bench_config *add(bench_config_list *l, const char *dataset, int64_t batch, int64_t n,
@@ -96,6 +99,78 @@ static void check_summary(const struct run_args *a, const pcb_task *t, const pcb
            (long long)t->start, rep->ok ? ": " : "", rep->ok ? rep->detail : "");
 }
 
+/* ---- planted defects (pcbench verify --defects; bench/verify/defects.h) ---- */
+enum { SKIP_NEAR_ORIGIN = 1, CAP_INIT = 2, REPEAT_WHEN_DONE = 4, TIES_HIGH = 8 };
+
+static int fps_with(pcb_variant *v, int defect)
+{
+    const pcb_task *t = &v->task;
+    float *mind = malloc((size_t)t->n * sizeof *mind);
+    if (!mind)
+        return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
+    for (int64_t b = 0; b < t->batch; b++) {
+        const float *xyz = t->a + b * t->n * 3;
+        int32_t *idx = v->idx + b * t->m;
+        for (int64_t k = 0; k < t->n; k++)
+            mind[k] = defect & CAP_INIT ? 5e4f : INFINITY;
+        idx[0] = (int32_t)t->start;
+        for (int64_t j = 1; j < t->m; j++) {
+            const float *q = xyz + 3 * (int64_t)idx[j - 1];
+            mind[idx[j - 1]] = -1; /* dp's mark: a sample is not a candidate again */
+            float best = -1;
+            int32_t besti = 0;
+            for (int64_t k = 0; k < t->n; k++) {
+                const float *p = xyz + 3 * k;
+                if ((defect & SKIP_NEAR_ORIGIN) && p[0] * p[0] + p[1] * p[1] + p[2] * p[2] <= 1e-3f)
+                    continue;
+                float d = pcb_fps_d2(p, q);
+                mind[k] = d < mind[k] ? d : mind[k];
+                if (mind[k] > best || ((defect & TIES_HIGH) && mind[k] == best))
+                    best = mind[k], besti = (int32_t)k;
+            }
+            idx[j] = (defect & REPEAT_WHEN_DONE) && best == 0 ? idx[j - 1] : besti;
+        }
+    }
+    free(mind);
+    return PCB_OK;
+}
+
+static int near_origin_compute(void *s) { return fps_with(s, SKIP_NEAR_ORIGIN); }
+static int capped_compute(void *s) { return fps_with(s, CAP_INIT); }
+static int repeat_compute(void *s) { return fps_with(s, REPEAT_WHEN_DONE); }
+static int ties_high_compute(void *s) { return fps_with(s, TIES_HIGH); }
+
+PCB_VARIANT(PCB_FPS, near_origin_skip, 1, 0, PCB_COST_SAMPLES, near_origin_compute, "dp, skipping near-origin points");
+PCB_VARIANT(PCB_FPS, capped_init, 1, 0, PCB_COST_SAMPLES, capped_compute, "dp, minima starting at 5e4");
+PCB_VARIANT(PCB_FPS, repeat_when_done, 1, 0, PCB_COST_SAMPLES, repeat_compute, "dp, repeating once all are chosen");
+PCB_VARIANT(PCB_FPS, ties_to_highest, 1, 0, PCB_COST_SAMPLES, ties_high_compute, "dp, ties to the highest index");
+#ifdef PCB_HAVE_CUDA
+extern const pcb_impl pcb_defect_fps_torn_argmax; /* bench/verify/defect_torn_argmax.cu */
+#endif
+
+static const pcb_defect defects[] = {
+    {&near_origin_skip, "skips every point whose squared norm is <= 1e-3 (never updated, never "
+                        "chosen)", "PointNet++'s CUDA FPS kernel and its copies (pointnet2_ops, timed as a peer)",
+     0, 0},
+    {&capped_init, "running minimum distances start at 5e4, capping larger squared distances",
+     "FPS kernels that initialise their distance buffer to a constant instead of +inf "
+     "(torch_cluster's fps, timed as a peer)", 0, 0},
+#ifdef PCB_HAVE_CUDA
+    {&pcb_defect_fps_torn_argmax, "block-wide argmax by an unguarded compare-and-store into "
+                                  "one shared (distance, index) pair: racing threads tear the "
+                                  "pair and lose the maximum", "CUDA FPS kernels whose "
+                                  "reduction trades barriers or atomics for speed", 0, 0},
+#endif
+    {&repeat_when_done, "repeats its previous sample once every distinct point is chosen "
+                        "(m above the distinct points)",
+     "the classic kernel and its copies on clouds with duplicates (PyTorch3D #1486): samples "
+     "must be distinct", 0, 0},
+    {&ties_to_highest, "takes the highest index among tied farthest points (and among the "
+                       "unchosen duplicates once only those remain)",
+     "kernels whose reduction keeps the last of equal candidates; correct (any tie is "
+     "right), so it must pass", 1, 0},
+    {NULL, NULL, NULL, 0, 0}};
+
 const bench_problem_face bench_fps_face = {
     .configs = configs,
     .size = size,
@@ -110,4 +185,5 @@ const bench_problem_face bench_fps_face = {
               .missing = check_missing,
               .task = check_task,
               .summary = check_summary},
+    .defects = defects,
 };

@@ -1,7 +1,11 @@
 /* knn.c - kNN in the tool: its configurations, their work and fields. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/cli/cli.h"
+#include "impl/knn/knn.h"
+#include "impl/nn/nn.h"
 #include "problems.h"
 
 /* k neighbours of nq queries, or of every point of the cloud itself (self,
@@ -103,6 +107,85 @@ static void check_summary(const struct run_args *a, const pcb_task *t, const pcb
     printf("%s\n", has_dist ? ", squared distances checked" : "");
 }
 
+/* ---- planted defects (pcbench verify --defects; bench/verify/defects.h) ---- */
+enum {
+    KNN_PAD_ZERO = 1,  /* short rows padded with point 0 at distance 0 */
+    KNN_START_1E10 = 2, /* rows start at (0, 1e10): nothing farther ever enters */
+    KNN_GEMM = 4,      /* expanded-norm distances */
+    KNN_HIGH_TIES = 8, /* equal distances by decreasing index */
+    KNN_CAP32 = 16     /* at most 32 neighbours, whatever k, the rest padding */
+};
+
+static int knn_with(pcb_variant *v, int fault)
+{
+    const pcb_task *t = &v->task;
+    const int64_t k = t->k, len = k < t->n ? k : t->n;
+    const int64_t cap = fault & KNN_CAP32 && len > 32 ? 32 : len;
+    for (int64_t q = 0; q < t->batch * t->nq; q++) {
+        const float *p = t->b + 3 * q, *ref = t->a + q / t->nq * t->n * 3;
+        float *d = v->dist2 + q * k;
+        int32_t *id = v->idx + q * k;
+        for (int64_t s = 0; s < k; s++) {
+            const int start = fault & KNN_START_1E10 && s < cap;
+            d[s] = start ? 1e10f : INFINITY, id[s] = start ? 0 : PCB_KNN_PAD;
+        }
+        for (int64_t j = 0; j < t->n; j++) {
+            const float *r = ref + 3 * j;
+            float e = pcb_nn_d2(r, p);
+            if (fault & KNN_GEMM) {
+                e = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) +
+                    (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]) -
+                    2 * (p[0] * r[0] + p[1] * r[1] + p[2] * r[2]);
+                e = e < 0 ? 0 : e;
+            }
+            int64_t s = cap;
+            while (s > 0 && (e < d[s - 1] || (fault & KNN_HIGH_TIES && e == d[s - 1])))
+                s--;
+            if (s == cap)
+                continue;
+            memmove(d + s + 1, d + s, (size_t)(cap - s - 1) * sizeof *d);
+            memmove(id + s + 1, id + s, (size_t)(cap - s - 1) * sizeof *id);
+            d[s] = e, id[s] = (int32_t)j;
+        }
+        for (int64_t s = len; s < k && fault & KNN_PAD_ZERO; s++)
+            d[s] = 0, id[s] = 0;
+    }
+    return PCB_OK;
+}
+
+static int knn_pad_zero_compute(void *s) { return knn_with(s, KNN_PAD_ZERO); }
+static int knn_start_compute(void *s) { return knn_with(s, KNN_START_1E10); }
+static int knn_gemm_compute(void *s) { return knn_with(s, KNN_GEMM); }
+static int knn_ties_compute(void *s) { return knn_with(s, KNN_HIGH_TIES); }
+static int knn_cap_compute(void *s) { return knn_with(s, KNN_CAP32); }
+
+PCB_VARIANT(PCB_KNN, knn_pad_zero, 1, 0, PCB_COST_ALL_PAIRS, knn_pad_zero_compute, "brute force, padding (0, 0)");
+PCB_VARIANT(PCB_KNN, knn_start_1e10, 1, 0, PCB_COST_ALL_PAIRS, knn_start_compute, "brute force, rows start at 1e10");
+PCB_VARIANT(PCB_KNN, knn_gemm, 1, 0, PCB_COST_ALL_PAIRS, knn_gemm_compute, "brute force, expanded squared norm");
+PCB_VARIANT(PCB_KNN, knn_cap32, 1, 0, PCB_COST_ALL_PAIRS, knn_cap_compute, "brute force, k silently capped at 32");
+/* exact (any tie order is right) but promising the canonical one */
+static const pcb_impl knn_high_ties = {.name = "knn_high_ties", .problem = PCB_KNN,
+                                       .device = PCB_CPU, .promise = {.exact = 1, .canonical = 1},
+                                       .cost = PCB_COST_ALL_PAIRS,
+                                       .summary = "brute force, ties by decreasing index",
+                                       .prepare = pcb_variant_prepare, .compute = knn_ties_compute,
+                                       .fetch = pcb_variant_fetch, .release = pcb_variant_release};
+
+static const pcb_defect defects[] = {
+    {&knn_pad_zero, "a row shorter than k (k > n) padded with index 0 at distance 0: a real "
+                    "point", "PyTorch3D's knn_points", 0, 0},
+    {&knn_start_1e10, "every row starts at (0, 1e10): a neighbour farther than that (1e5 "
+                      "units) never enters, point 0 is returned in its place",
+     "torch_cluster's knn and mmcv's knn", 0, 0},
+    {&knn_gemm, "squared distances as |q|^2 + |p|^2 - 2 q.p in float32: wrong neighbours far "
+                "from the origin", "torch.cdist + topk, faiss GPU's flat index", 0, 0},
+    {&knn_high_ties, "equal distances by decreasing index while promising the canonical order "
+                     "(ties to the lower index)", "kNN kernels with an unstable sort or heap "
+                                                  "that document a tie rule", 0, 0},
+    {&knn_cap32, "at most 32 neighbours whatever k, the rest of the row padding, no error",
+     "silent k caps (torch_cluster 100, mmcv 99, Open3D GPU 2,048)", 0, 0},
+    {NULL, NULL, NULL, 0, 0}};
+
 const bench_problem_face bench_knn_face = {
     .configs = configs,
     .size = size,
@@ -123,4 +206,5 @@ const bench_problem_face bench_knn_face = {
               .layout = CHECK_FULL_ROWS,
               .distances = 1,
               .summary = check_summary},
+    .defects = defects,
 };

@@ -8,6 +8,7 @@
 #define PCB_BENCH_PROBLEMS_H
 
 #include "bench/harness/harness.h"
+#include "bench/verify/defects.h"
 
 struct run_args; /* a command's options (bench/cli/cli.h) */
 
@@ -33,11 +34,12 @@ typedef struct {
     int distances; /* a line may be 'index squared-distance' */
     int gap;       /* held within --max-gap G, not exact */
     /* The answer made ready to judge (NULL: as read): what it owns to free
-     * after the verdict in *owned. 0 or an exit status. */
+     * after the verdict in *owned. A library status. */
     int (*ready)(const struct run_args *a, const pcb_task *t, pcb_result *r, void **owned);
-    /* A value judged (the answer optional where given; NULL: none): 0 right,
-     * else an exit status; "pass" printed only where say_pass. */
-    int (*value)(const struct run_args *a, const pcb_task *t, int say_pass);
+    /* A value judged (the answer optional where given; NULL: none), its
+     * verdict in *right and its lines printed ("pass" only where say_pass).
+     * A library status. */
+    int (*value)(const struct run_args *a, const pcb_task *t, int say_pass, int *right);
     int (*has_value)(const struct run_args *a);
     /* its summary line after the verdict */
     void (*summary)(const struct run_args *a, const pcb_task *t, const pcb_result *r,
@@ -68,6 +70,8 @@ typedef struct {
     /* Its selection rule's name (the inputs table), NULL: it has none. */
     const char *(*select_name)(const bench_config *c);
     bench_check_face check;
+    /* Its planted defects (pcbench verify --defects), ended by impl NULL. */
+    const pcb_defect *defects;
 } bench_problem_face;
 
 #define BENCH_PROBLEM_FACE(ID, name, title) extern const bench_problem_face bench_##name##_face;

@@ -159,12 +159,11 @@ static void row(FILE *out, const pcb_verify_case *c, const pcb_impl *impl, const
 
 /* Defect mode: the cases run the planted variants of the catalog instead
  * of the real implementations, and tally where each one was caught. */
-enum { MAX_DEFECTS = 32 };
 static int defect_mode;
 static struct {
     int cases, caught;
     char where[200];
-} tally[MAX_DEFECTS];
+} tally[PCB_MAX_DEFECTS];
 
 void pcb_verify_set_defects(int on)
 {
@@ -175,7 +174,7 @@ void pcb_verify_set_defects(int on)
 static int defect_index(const pcb_impl *impl)
 {
     const pcb_defect *d = pcb_defects();
-    for (int k = 0; d[k].impl && k < MAX_DEFECTS; k++)
+    for (int k = 0; d[k].impl && k < PCB_MAX_DEFECTS; k++)
         if (d[k].impl == impl)
             return k;
     return -1;
@@ -200,7 +199,7 @@ int pcb_verify_defect_report(FILE *out, int problem)
     int bad = 0;
     fprintf(out, "\n== defects: caught where the verify matrices find them wrong ==\n%-5s %-18s "
                  "%-8s %-9s %s\n", "prob", "defect", "verdict", "caught", "first cases caught");
-    for (int k = 0; pcb_defects()[k].impl && k < MAX_DEFECTS; k++) {
+    for (int k = 0; pcb_defects()[k].impl && k < PCB_MAX_DEFECTS; k++) {
         const pcb_defect *d = &pcb_defects()[k];
         if (problem >= 0 && (int)d->impl->problem != problem)
             continue;
@@ -247,8 +246,8 @@ int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
     const pcb_task *t = &c->task;
     int failures = 0;
     case_reference reference = {0};
-    const pcb_impl *planted[MAX_DEFECTS + 1] = {0};
-    for (int k = 0; defect_mode && pcb_defects()[k].impl && k < MAX_DEFECTS; k++)
+    const pcb_impl *planted[PCB_MAX_DEFECTS + 1] = {0};
+    for (int k = 0; defect_mode && pcb_defects()[k].impl && k < PCB_MAX_DEFECTS; k++)
         planted[k] = pcb_defects()[k].impl;
     for (const pcb_impl *const *it = defect_mode ? planted : pcb_registry(); *it; it++) {
         const pcb_impl *impl = *it;
