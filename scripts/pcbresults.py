@@ -10,6 +10,8 @@ import os
 import statistics
 import sys
 
+import pcbproblems as P
+
 # Folders of a results root that hold no machine: the gate's baseline, the
 # plots, and "mine", where make bench puts this host's own figures.
 NOT_MACHINES = {"baseline", "plots", "mine"}
@@ -17,15 +19,7 @@ PEERS_PREFIX = "peers-"
 # The format versions this reader knows (bench/harness/harness.h, scripts/peers/);
 # a document of another version is refused, never guessed at.
 FORMATS = {False: "pcbench-results/1", True: "pcbench-peers/1"}
-PROBLEMS = ["fps", "nn", "emd", "chamfer", "knn", "ball"]
-REFERENCE_NOTE = {
-    "fps": "dp (the O(n m) serial version the FPS document times as 'serial')",
-    "nn": "naive (serial double loop)",
-    "emd": "exact (assignment by shortest augmenting paths)",
-    "chamfer": "naive (nn naive each way)",
-    "knn": "naive (serial double loop, a sorted row a query)",
-    "ball": "naive (serial scan of every point a centre, in index order)",
-}
+PROBLEMS = P.PROBLEMS
 
 # What the source documents report (i7-10710U CPU, MX350 GPU for FPS; NN on
 # an unnamed CPU/GPU pair). FPS: (batch, n, m) -> (serial ms, CUDA ms).
@@ -99,14 +93,7 @@ def load(root, peers=False):
 
 
 def work(cfg):
-    b, n = cfg["batch"], cfg["n"]
-    if cfg["problem"] == "fps":
-        return b * n * cfg["m"]
-    if cfg["problem"] in ("nn", "knn", "ball"):
-        return b * n * cfg["nq"] * (1 + cfg.get("k", 0) / 64.0)
-    if cfg["problem"] == "chamfer":
-        return 2 * b * n * cfg["nq"]
-    return b * n ** 3
+    return P.TABLE[cfg["problem"]].work(cfg)
 
 
 def sort_key(doc):

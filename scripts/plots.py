@@ -31,6 +31,7 @@ import sys
 import tempfile
 
 import pcbresults as R
+import pcbproblems as P
 
 SUITE_ORDER = ("seed", "full")
 EXTRA_COLOURS = ['#8c564b', '#7f7f7f', '#bcbd22', '#17becf']
@@ -451,12 +452,7 @@ def peer_plots(p, suites, peer_suites):
         for k, (pd, doc, suite) in enumerate(rows):
             c = pd["config"]
             label = "%s b%d n%d%s%s" % (c["dataset"], c["batch"], c["n"],
-                                        " m%d" % c["m"] if problem == "fps" else
-                                        " k%d" % c.get("k", 0) if problem == "knn" else
-                                        " q%d r%g k%d" % (c["nq"], c.get("radius", 0), c.get("k", 0))
-                                        if problem == "ball" else
-                                        " %g%%" % (100 * c["max_gap"]) if c.get("max_gap") else "",
-                                        R.suite_mark(suite))
+                                        P.TABLE[problem].label(c), R.suite_mark(suite))
             best = R.fastest_ours(doc, False)
             ours = best[1] if best else None
             if best:

@@ -8,6 +8,7 @@ import os
 import sys
 
 import pcbresults as R
+import pcbproblems as P
 
 LEGEND = (
     "Times are medians of interleaved samples, in ms unless marked. A sample is one repetition\n"
@@ -161,7 +162,7 @@ def problem_tables(problem, docs):
         return ""
     impls = R.impl_order(docs)
     ref = docs[0].get("reference") or "-"
-    out = ["Reference: %s.\n" % R.REFERENCE_NOTE.get(problem, ref)]
+    out = ["Reference: %s.\n" % (P.TABLE[problem].reference if problem in P.TABLE else ref)]
     rows = [[d["config"]["id"]] + [with_speedup(d, R.entries(d).get(i), i) for i in impls] for d in docs]
     out.append("\ncompute, ms (speedup over %s)\n\n" % ref + md_table(["configuration"] + impls, rows))
     cold = [i for i in impls if any(R.median_ms(R.entries(d).get(i), "compute_cold") for d in docs)]
@@ -431,25 +432,7 @@ def config_label(cfg):
 
 
 def config_words(cfg):
-    if cfg["problem"] == "fps":
-        return "fps %s: %d x %d, %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["m"])
-    if cfg["problem"] == "nn":
-        return "nn %s: %d x %d, %d queries" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
-    if cfg["problem"] == "chamfer":
-        return "chamfer %s: %d x %d and %d" % (cfg["dataset"], cfg["batch"], cfg["n"], cfg["nq"])
-    if cfg["problem"] == "knn":
-        return "knn %s: %d x %d, %s, k = %d" % (
-            cfg["dataset"], cfg["batch"], cfg["n"],
-            "self" if cfg.get("self") or "/self/" in cfg["id"] else "%d queries" % cfg["nq"],
-            cfg.get("k") or int(cfg["id"].rsplit("/k", 1)[1]))
-    if cfg["problem"] == "ball":
-        return "ball %s %s: %d x %d, %d centres, r = %g, k = %d" % (
-            cfg.get("select") or cfg["id"].rsplit("/", 1)[1], cfg["dataset"], cfg["batch"],
-            cfg["n"], cfg["nq"], cfg.get("radius") or float(cfg["id"].split("/r")[1].split("/")[0]),
-            cfg.get("k") or int(cfg["id"].rsplit("/k", 1)[1].split("/")[0]))
-    gap = cfg.get("max_gap") or 0
-    return "emd %s: %d x %d%s" % (cfg["dataset"], cfg["batch"], cfg["n"],
-                                  ", within %g%%" % (100 * gap) if gap else "")
+    return P.TABLE[cfg["problem"]].words(cfg)
 
 
 def ours_cell(doc, exact_only=True):

@@ -60,9 +60,16 @@ expect "check without a problem" 2 -- "$tool" check
 names_all "check's missing problem message"
 expect "list" 0 -- "$tool" list
 for p in $problems; do grep -q "^$p " "$out" && ok || bad "list has no $p implementation"; done
-# the scripts' list (tables, plots, the peers)
-got=$(sed -n 's/^PROBLEMS = \[\(.*\)\]$/\1/p' "$(dirname "$0")/../scripts/pcbresults.py" | tr -d '",')
-[ "$got" = "$(echo $problems)" ] && ok || bad "scripts/pcbresults.py's PROBLEMS: $got; the list's: $(echo $problems)"
+# the scripts' table (tables, plots, the peers): every problem, in the list's order
+scripts=$(dirname "$0")/../scripts
+if command -v python3 >/dev/null 2>&1; then
+    got=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import pcbproblems as P
+assert list(P.TABLE) == P.PROBLEMS, (list(P.TABLE), P.PROBLEMS)
+print(" ".join(P.PROBLEMS))' "$scripts" 2>&1)
+    [ "$got" = "$(echo $problems)" ] && ok || bad "scripts/pcbproblems.py's table: $got; the list's: $(echo $problems)"
+else
+    skip=$((skip + 1)); echo "skip: the scripts' table: no python3"
+fi
 # the Python binding's list (pcbench/_native.py, read alone: no numpy needed)
 native=$(dirname "$0")/../impl/python/pcbench/_native.py
 lib=${PCBENCH_LIBRARY:-$(dirname "$tool")/pic/libpcbench.so}

@@ -12,6 +12,8 @@ import sys
 import tempfile
 import time
 
+import pcbproblems as P
+
 from .adapters import PEERS, UserPeer
 from .common import FINAL, np
 from .inputs import read_configs, read_ply
@@ -83,31 +85,18 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
         flat = as_list(ans)
         a = os.path.join(folder, "a-%d.ply" % i)
         b = os.path.join(folder, "b-%d.ply" % i)
-        if cfg["problem"] == "chamfer":  # a value a pair, in the default convention
-            cmds.append([pcbench, "check", "chamfer", "-a", a, "-b", b, "--value", repr(float(flat[0]))])
+        problem = P.TABLE[cfg["problem"]]
+        check = [pcbench, "check", cfg["problem"]]
+        if problem.value_answers:
+            cmds.append(check + problem.check(cfg, a, b, repr(float(flat[0])), peer))
             continue
-        row = cfg["k"] if cfg["problem"] in ("knn", "ball") else 1  # a line a query, k indices
+        row = problem.row(cfg)  # a line a query: its indices
         with open(path, "w", encoding="ascii") as f:
             f.writelines(" ".join("%d" % int(v) for v in flat[i:i + row]) + "\n"
                          for i in range(0, len(flat), row))
-        if cfg["problem"] == "fps":
-            start = int(flat[0]) if peer.own_start else cfg["start"]
-            cmd = [pcbench, "check", "fps", "-i", a, "-m", str(cfg["m"]), "--start",
-                   str(start), "--answer", path]
-        elif cfg["problem"] == "nn":
-            cmd = [pcbench, "check", "nn", "-r", a, "-q", b, "--answer", path]
-        elif cfg["problem"] == "knn":  # any order among equal distances
-            cmd = [pcbench, "check", "knn", "-r", a, "-q", b, "-k", str(cfg["k"]), "--answer", path]
-        elif cfg["problem"] == "ball":  # under the suite's selection, the peer's own padding
-            cmd = [pcbench, "check", "ball", "-r", a, "-q", b, "-k", str(cfg["k"]), "--radius",
-                   repr(cfg["radius"]), "--select", cfg["select"], "--answer", path]
-            cmd += ["--pad", "first"] if getattr(peer, "pad_first", False) else []
-        else:  # an approximate peer is held to a bijection; its gap is reported
-            cmd = [pcbench, "check", "emd", "-a", a, "-b", b, "--answer", path]
-            gap = peer.promised_gap(cfg)
-            bound = gap if gap is not None else 0 if peer.exact else "inf"
-            cmd += ["--max-gap", str(bound)] if bound else []
-        cmds.append(cmd)
+        if getattr(peer, "own_start", False):  # FPS from a point of its own
+            cfg = dict(cfg, start=int(flat[0]))
+        cmds.append(check + problem.check(cfg, a, b, path, peer))
     summaries = []
     runs = on_every_core(lambda c: subprocess.run(c, capture_output=True, text=True), cmds)
     for i, p in enumerate(runs):

@@ -6,6 +6,8 @@ import platform
 import sys
 import tempfile
 
+import pcbproblems as P
+
 from .common import FORMAT, np
 
 
@@ -97,10 +99,7 @@ def store_entry(outdir, suite, env, cfg, entry, candidates):
     doc["results"] = read_results(path, set_aside=True)
     doc["config"] = {"id": cfg["id"], "problem": cfg["problem"], "dataset": cfg["dataset"],
                      "batch": cfg["batch"], "n": cfg["n"], "nq": cfg["nq"], "m": cfg["m"]}
-    if cfg["problem"] in ("knn", "ball"):
-        doc["config"]["k"] = cfg["k"]
-    if cfg["problem"] == "ball":
-        doc["config"].update(radius=cfg["radius"], select=cfg["select"])
+    doc["config"].update((key, cfg[key]) for key in P.TABLE[cfg["problem"]].fields)
     if cfg.get("max_gap"):
         doc["config"]["max_gap"] = cfg["max_gap"]
     stored = {e["peer"]: e for e in doc["results"]}
