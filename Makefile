@@ -147,6 +147,14 @@ $(BUILD)/tests/%: tests/%.c $(LIBS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
 	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIBS) $(LDLIBS)
 
+# The studies' C program (scripts/studies/emd_routes.c: EMD routes priced on
+# the auction's CPU replay, tests/auction_replay.h): built when asked,
+# make build/studies/emd_routes
+$(BUILD)/studies/%: scripts/studies/%.c $(LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -MMD -MP -MT $@ -MF $@.d -o $@.o -c $<
+	$(CXX) $(LDFLAGS) $(SAN_LINK) -o $@ $@.o $(LIBS) $(LDLIBS)
+
 # The harness's unit test links the harness (everything of the tool but main).
 HARNESS_OBJ      := $(filter-out $(BUILD)/bench/pcbench.o,$(TOOL_OBJ))
 ASAN_HARNESS_OBJ := $(filter-out $(ASAN)/bench/pcbench.o,$(ASAN_TOOL_OBJ))

@@ -316,7 +316,7 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
     st->finishes++;
 }
 
-/* Issue 71's third route, priced by tests/emd_routes.c: a global price
+/* Issue 71's third route, priced by scripts/studies/emd_routes.c: a global price
  * update (Goldberg and Kennedy's, in auction form). Every owned object j
  * rises by D_j, its distance to a free object over the arcs j -> k of
  * length max(0, c_ik + p_k - c_ij - p_j) (i = j's owner moving to k): a

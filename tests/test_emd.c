@@ -764,7 +764,7 @@ static void test_cuda_auction_rules_loss(void)
 }
 
 /* A warm start (replay_pair_from: issue 71's first route, priced on the
- * replay by tests/emd_routes.c): from any prices, at any eps, the answer
+ * replay by scripts/studies/emd_routes.c): from any prices, at any eps, the answer
  * is still a bijection certified within the target (D needs no
  * feasibility), whether the prices are near-optimal, noisy or another
  * pair's; and from a finished run's own prices it takes fewer rounds. */

@@ -5,8 +5,8 @@
  * lone bidder's step or a finish step, 7,000 a round of 2-31 bidders,
  * 38,000 a round of 32 or more; certificates and rebuilds not counted).
  *
- *   make build/tests/emd_routes && build/tests/emd_routes [n] [pairs] [parts, e.g. 12345]
- *                                                        [decoder pairs file]
+ *   make build/studies/emd_routes && build/studies/emd_routes [n] [pairs] [parts, e.g. 12345]
+ *                                                            [decoder pairs file]
  *
  * 1. Where a cold run's steps are, phase by phase (cube, sphere surfaces,
  *    consecutive lidar sweeps; certified within 1%).

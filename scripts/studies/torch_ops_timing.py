@@ -17,7 +17,7 @@ CUDA graph and replayed.
 Every answer timed is checked first (check_fps, check_nn, check_ball, a
 float64 chamfer).
 
-    PYTHONPATH=impl/python python3 scripts/torch_ops_timing.py --out FILE.json
+    PYTHONPATH=impl/python python3 scripts/studies/torch_ops_timing.py --out FILE.json
 """
 import argparse
 import os

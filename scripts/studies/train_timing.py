@@ -22,7 +22,7 @@ The file records whether the operators' CUDA kernels were the compiled ones
 Every pcbench answer timed is checked first: nn's distances against a
 float64 brute force of the first pair, chamfer's value against float64.
 
-    PYTHONPATH=impl/python python3 scripts/train_timing.py --out FILE.json
+    PYTHONPATH=impl/python python3 scripts/studies/train_timing.py --out FILE.json
 """
 import argparse
 import os

@@ -13,7 +13,7 @@ and NNIndex.query, which searches an index built once: the harness's compute
 is the search alone (its build is in prepare), so the second is the like for
 like, the first shows what the build adds.
 
-    PYTHONPATH=impl/python python3 scripts/binding_timing.py --pcbench build/pcbench \\
+    PYTHONPATH=impl/python python3 scripts/studies/binding_timing.py --pcbench build/pcbench \\
         --out results/MACHINE/python/binding-timing.json
 """
 import argparse
@@ -23,8 +23,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import read_configs, read_ply  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from peers import read_configs, read_ply  # noqa: E402  (scripts/peers: the harness's inputs)
 
 CONFIGS = [("fps/uniform/b1/n10000/m1000", "cuda_pruned"),
            ("fps/uniform/b6/n10000/m1000", "cuda_pruned"),

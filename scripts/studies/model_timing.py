@@ -55,7 +55,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 import peer_build  # noqa: E402
 import pointnet2  # noqa: E402
 from binding_timing import gpu_env, write_json  # noqa: E402

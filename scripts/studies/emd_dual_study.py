@@ -28,8 +28,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 from scipy.special import logsumexp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import read_ply  # noqa: E402  (the harness's PLY reader)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from peers import read_ply  # noqa: E402  (the harness's PLY reader, scripts/peers)
 
 
 def cloud(pcbench, kind, n, seed, folder):

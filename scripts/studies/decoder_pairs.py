@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """decoder_pairs.py - the EMD pairs a completion network's training loop
-meets first, for the CPU replay's studies (tests/emd_routes.c, part 5): the
+meets first, for the CPU replay's studies (scripts/studies/emd_routes.c, part 5): the
 untrained folding decoder's predictions (examples/completion.py) against
 their target object clouds, as model_timing.py's emd_loop makes them
 (the same seeds), written raw: float32, each pair A (the prediction) then B
@@ -18,7 +18,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 
 
 def main():
