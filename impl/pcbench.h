@@ -93,6 +93,18 @@ typedef struct {
      * within, for implementations that stop on a certificate (cuda_auction);
      * 0: the implementation's own promise. */
     double max_gap;
+    /* Tuning, for studies and tests (the tool reads them from PCBENCH_*
+     * environment variables; the library reads no environment); 0 leaves
+     * each to the implementation. FPS cuda_pruned: */
+    int fps_warps; /* warps a sampler block, 8, 16 or 32 (and no runs kernel) */
+    int fps_ctas;  /* the runs kernel's owner blocks a cloud: 1, 2, 4, 8 or 16 */
+    int fps_dense; /* -1: no block-a-cloud kernel */
+    /* EMD cuda_auction: */
+    int emd_ctas;  /* blocks a pair where the GPU can run such clusters: 1 to 8 */
+    int emd_start; /* -1: cold prices start at 0, not at the column reduction */
+    /* The judge: EMD's gap to the exact optimum is computed for pairs of up
+     * to this many points (0: 2,048; -1: never; the certificate decides). */
+    int64_t emd_gap_max_n;
 } pcb_options;
 
 /* One problem instance, the same shape for every implementation.

@@ -406,7 +406,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
     unsigned long long *top = calloc((size_t)n, sizeof *top);
     double *least = malloc((size_t)n * sizeof *least), *q = malloc((size_t)n * sizeof *q),
            *gap = malloc((size_t)n * sizeof *gap), *u = malloc((size_t)n * sizeof *u);
-    double *cold = pcb_ca_column_start() ? malloc((size_t)n * sizeof *cold) : NULL;
+    double *cold = pcb_ca_column_start(opt) ? malloc((size_t)n * sizeof *cold) : NULL;
     replay_cache cache = {NULL, NULL};
     if (n <= PCB_CA_CACHE_MAX_N) {
         cache.slot = malloc((size_t)n * 32 * PCB_CA_SLOTS * sizeof *cache.slot);
@@ -416,7 +416,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
                                malloc((size_t)n * sizeof *fin.settled),
                                malloc((size_t)n * sizeof *fin.bucket)};
     if (!owner || !list || !next || !chose || !top || !least || !q || !gap || !u ||
-        (pcb_ca_column_start() && !cold) ||
+        (pcb_ca_column_start(opt) && !cold) ||
         (n <= PCB_CA_CACHE_MAX_N && (!cache.slot || !cache.bound)) || !fin.key || !fin.settled ||
         !fin.bucket) {
         free(owner), free(list), free(next), free(chose), free(top), free(least);

@@ -422,7 +422,7 @@ static void test_huge_prices_certify_nothing(void)
     pcb_result r;
     CHECK_RC(instance_make(&in, "uniform", "uniform", 2, n, 5), PCB_OK);
     CHECK_RC(run(&pcb_emd_exact, &in, &r), PCB_OK);
-    setenv("PCB_EMD_GAP_MAX_N", "0", 1);
+    in.task.opt.emd_gap_max_n = -1; /* no exact solve: the certificate decides */
     pcb_report rep = validate(&in, &r, 1); /* the optimum and its potentials */
     CHECK(rep.ok && rep.bound <= 1e-9);
     for (int64_t j = 0; j < 2 * n; j++) /* shifted by a constant: still a proof */
@@ -450,7 +450,6 @@ static void test_huge_prices_certify_nothing(void)
         CHECK_RC(pcb_judge(&in.task, &r, &promise, NULL, &j), PCB_OK);
         CHECK(j.verdict == PCB_VERDICT_FAIL);
     }
-    unsetenv("PCB_EMD_GAP_MAX_N");
     instance_free(&in);
 }
 
@@ -1077,6 +1076,13 @@ static void test_cuda_auction_rules_eps(void)
  * gives its replay's matching and prices bit for bit, in shared memory and
  * (n above what fits there) in global memory, batch 1 to 4, a block or a
  * team of blocks a pair. */
+/* Blocks a pair, as a test's line says it: a number, or the default. */
+static const char *team_words(int ctas)
+{
+    static const char *const words[] = {"as the batch gives", "1", "2", "3", "4", "5", "6", "7", "8"};
+    return ctas >= 0 && ctas <= 8 ? words[ctas] : "?";
+}
+
 static void test_cuda_auction(void)
 {
     const pcb_impl *cuda = pcb_find(PCB_EMD, "cuda_auction");
@@ -1110,7 +1116,7 @@ static void test_cuda_auction(void)
                  {"sphere", "sphere", 1, 4680, 0, 0.01},  {"uniform", "sphere", 1, 4757, 0, 0.01}};
     /* Blocks a pair (the team): as the batch gives them (up to 8 here), 3,
      * and one. */
-    static const char *teams[] = {NULL, "3", "1"};
+    static const int teams[] = {0, 3, 1};
     enum { CASES = sizeof cases / sizeof cases[0] };
     /* The replays first, side by side (serially they take minutes). */
     instance replayed[CASES];
@@ -1144,10 +1150,8 @@ static void test_cuda_auction(void)
             gpu.task.opt.max_gap = cases[k].max_gap;
             pcb_counters counters;
             pcb_result rg = {.index = gpu.index, .value = gpu.value, .price = gpu.price};
-            if (teams[t])
-                setenv("PCBENCH_EMD_CTAS", teams[t], 1);
+            gpu.task.opt.emd_ctas = teams[t];
             CHECK_RC(pcb_run(cuda, &gpu.task, &rg, &counters), PCB_OK);
-            unsetenv("PCBENCH_EMD_CTAS");
             pcb_report rep;
             CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0,
                                       cases[k].max_gap > 0 ? cases[k].max_gap : PCB_CA_MAX_GAP,
@@ -1159,7 +1163,7 @@ static void test_cuda_auction(void)
             printf("cuda_auction %s/%s batch %lld n=%lld, blocks a pair %s: %s; %s its CPU "
                    "replay; %lld costs evaluated (replay %lld), %lld long eps steps\n",
                    cases[k].a, cases[k].b, (long long)cases[k].batch, (long long)n,
-                   teams[t] ? teams[t] : "as the batch gives", rep.detail,
+                   team_words(teams[t]), rep.detail,
                    same ? "same as" : "DIFFERS from", (long long)counters.distance_evals,
                    (long long)evals, (long long)st.long_steps);
             CHECK(rep.ok);
@@ -1182,8 +1186,8 @@ static void test_cuda_auction(void)
  * reduction shifted to a least price of 0 (checked in double against the
  * costs), both starts certify, and on a collapsed prediction (every point
  * of A near one spot, as an untrained decoder's) the column start needs
- * fewer rounds than the zero start; on the GPU, with PCBENCH_EMD_START=zero,
- * the kernel is still its replay bit for bit. */
+ * fewer rounds than the zero start; on the GPU, with the zero start
+ * (opt.emd_start -1), the kernel is still its replay bit for bit. */
 static void test_cuda_auction_column_start(void)
 {
     const int64_t n = 600;
@@ -1194,15 +1198,14 @@ static void test_cuda_auction_column_start(void)
     in.task.opt.max_gap = 0.01;
     replay_stats st[2][2];
     for (int zero = 0; zero < 2; zero++) {
-        if (zero)
-            setenv("PCBENCH_EMD_START", "zero", 1);
+        in.task.opt.emd_start = zero ? -1 : 0;
         for (int p = 0; p < 2; p++) {
             const float *a = in.a + p * n * 3, *b = in.b + p * n * 3;
             CHECK(replay_pair(a, b, (int32_t)n, &in.task.opt, 0, in.index + p * n,
                               in.price + p * n, &st[zero][p]) == 0);
             in.value[p] = pcb_emd_mean_matched(a, b, n, in.index + p * n, NULL);
         }
-        unsetenv("PCBENCH_EMD_START");
+        in.task.opt.emd_start = 0;
         pcb_result r = {.index = in.index, .value = in.value, .price = in.price, .has_price = 1};
         pcb_report rep;
         CHECK_RC(pcb_emd_validate(&in.task, &r, 0, 0.01, &rep), PCB_OK);
@@ -1244,7 +1247,6 @@ static void test_cuda_auction_column_start(void)
     }
     /* the zero start on the GPU against its replay (test_cuda_auction
      * covers the column start) */
-    setenv("PCBENCH_EMD_START", "zero", 1);
     static const struct {
         const char *a, *b;
         int64_t batch, n;
@@ -1257,6 +1259,7 @@ static void test_cuda_auction_column_start(void)
         CHECK_RC(instance_make(&gpu, cases[k].a, cases[k].b, cases[k].batch, cases[k].n, 61 + k),
                  PCB_OK);
         cpu.task.opt.max_gap = gpu.task.opt.max_gap = 0.01;
+        cpu.task.opt.emd_start = gpu.task.opt.emd_start = -1;
         replay_instance(&cpu, 0, &rc);
         rg = (pcb_result){.index = gpu.index, .value = gpu.value, .price = gpu.price};
         CHECK_RC(pcb_run(cuda, &gpu.task, &rg, NULL), PCB_OK);
@@ -1270,7 +1273,6 @@ static void test_cuda_auction_column_start(void)
         instance_free(&cpu);
         instance_free(&gpu);
     }
-    unsetenv("PCBENCH_EMD_START");
     instance_free(&in);
 }
 
@@ -1306,7 +1308,7 @@ static void test_cuda_auction_warm(void)
         const char *a, *b;
         int64_t n;
     } cases[] = {{"sphere", "sphere", 1000}, {"uniform", "sphere", 4800}};
-    static const char *teams[] = {NULL, "1"};
+    static const int teams[] = {0, 1};
     enum { PAIRS = 4 };
     for (size_t k = 0; k < (device ? sizeof cases / sizeof cases[0] : 1); k++) {
         const int64_t n = cases[k].n, all = PAIRS * n;
@@ -1356,10 +1358,8 @@ static void test_cuda_auction_warm(void)
             memcpy(wb, start_budget, sizeof wb);
             gpu.task.warm = (pcb_emd_warm){wp, we, wb};
             pcb_result rg = {.index = gpu.index, .value = gpu.value, .price = gpu.price};
-            if (teams[tm])
-                setenv("PCBENCH_EMD_CTAS", teams[tm], 1);
+            gpu.task.opt.emd_ctas = teams[tm];
             CHECK_RC(pcb_run(cuda, &gpu.task, &rg, NULL), PCB_OK);
-            unsetenv("PCBENCH_EMD_CTAS");
             pcb_report rep;
             CHECK_RC(pcb_emd_validate(&gpu.task, &rg, 0, 0.01, &rep), PCB_OK);
             const int same = memcmp(gpu.index, want_match, (size_t)all * sizeof *gpu.index) == 0 &&
@@ -1369,7 +1369,7 @@ static void test_cuda_auction_warm(void)
                              memcmp(wb, want_budget, sizeof wb) == 0;
             printf("cuda_auction warm start %s/%s batch %d n=%lld, blocks a pair %s: %s; %s its "
                    "CPU replay (budgets out %lld %lld %lld %lld)\n",
-                   cases[k].a, cases[k].b, PAIRS, (long long)n, teams[tm] ? teams[tm] : "as the batch gives",
+                   cases[k].a, cases[k].b, PAIRS, (long long)n, team_words(teams[tm]),
                    rep.detail, same ? "same as" : "DIFFERS from", (long long)wb[0],
                    (long long)wb[1], (long long)wb[2], (long long)wb[3]);
             CHECK(rep.ok && same);

@@ -530,10 +530,10 @@ static void cuda_unrolled(void)
  * distances and rounds exactly (so the kernel took the same rounds with the
  * same candidates and tests): the run kernel where a cloud fits in shared
  * memory, its cloud spread over a cluster of 1, 2, 4, 8 or 16 blocks
- * (PCBENCH_FPS_CTAS; by default the one the batch leaves SMs for, and the
+ * (opt.fps_ctas; by default the one the batch leaves SMs for, and the
  * bucket kernel's counts are accepted there too, for GPUs with less shared
  * memory); the bucket kernel with 16 warps beyond, and with the 8 and 32 of
- * PCBENCH_FPS_WARPS on any cloud, with shared memory holding every level,
+ * opt.fps_warps on any cloud, with shared memory holding every level,
  * groups and buckets (70,000 points), or groups only (10^6). */
 static void cuda_pruned(void)
 {
@@ -558,38 +558,31 @@ static void cuda_pruned(void)
                 {"clusters", 80, 1500, 60, 3}};  /* the opening in the sort's block where
                                                     the GPU has fewer than 160 SMs */
     static const struct {
-        const char *env, *value;
-    } tunings[] = {{NULL, NULL},
-                   {"PCBENCH_FPS_WARPS", "8"},
-                   {"PCBENCH_FPS_WARPS", "32"},
-                   {"PCBENCH_FPS_CTAS", "1"},
-                   {"PCBENCH_FPS_CTAS", "2"},
-                   {"PCBENCH_FPS_CTAS", "4"},
-                   {"PCBENCH_FPS_CTAS", "8"},
-                   {"PCBENCH_FPS_CTAS", "16"},
-                   {"PCBENCH_FPS_DENSE", "0"}};
+        const char *name;
+        int warps, ctas, dense;
+    } tunings[] = {{NULL, 0, 0, 0},      {"fps_warps 8", 8, 0, 0}, {"fps_warps 32", 32, 0, 0},
+                   {"fps_ctas 1", 0, 1, 0}, {"fps_ctas 2", 0, 2, 0}, {"fps_ctas 4", 0, 4, 0},
+                   {"fps_ctas 8", 0, 8, 0}, {"fps_ctas 16", 0, 16, 0}, {"fps_dense -1", 0, 0, -1}};
     for (size_t w = 0; w < sizeof tunings / sizeof tunings[0]; w++) {
-        const char *env = tunings[w].env, *value = tunings[w].value;
-        const char *warps = env && !strcmp(env, "PCBENCH_FPS_WARPS") ? value : NULL;
-        const char *ctas = env && !strcmp(env, "PCBENCH_FPS_CTAS") ? value : NULL;
-        const int dense_off = env && !strcmp(env, "PCBENCH_FPS_DENSE");
-        if (env)
-            setenv(env, value, 1);
+        const char *tuned = tunings[w].name;
+        const int warps = tunings[w].warps, ctas = tunings[w].ctas;
+        const int dense_off = tunings[w].dense < 0;
         for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-            if ((env && sets[s].n > (warps ? 20000 : 200000)) ||
+            if ((tuned && sets[s].n > (warps ? 20000 : 200000)) ||
                 (dense_off && sets[s].n > FPS_DENSE_MAX_N))
                 continue;
             float *xyz = make(sets[s].kind, sets[s].batch, sets[s].n, 123);
             pcb_task t = fps_task(xyz, sets[s].batch, sets[s].n, sets[s].m, sets[s].start, 0);
+            t.opt.fps_warps = warps, t.opt.fps_ctas = ctas, t.opt.fps_dense = tunings[w].dense;
             pcb_counters gpu;
             int32_t *ref = run(impl("dp"), &t, NULL), *got = run(cu, &t, &gpu);
             int32_t *replayed = malloc((size_t)(t.batch * t.m) * sizeof *replayed);
             /* The layouts the kernel may have taken: the forced one, or by
              * default runs over any cluster size or buckets; the counts
              * must equal one's. */
-            int layouts[6][2] = {{warps ? atoi(warps) : 16, 1}}, count = 1;
-            if (ctas && fps_runs_take(t.n, atoi(ctas)))
-                layouts[0][0] = 0, layouts[0][1] = atoi(ctas);
+            int layouts[6][2] = {{warps ? warps : 16, 1}}, count = 1;
+            if (ctas && fps_runs_take(t.n, ctas))
+                layouts[0][0] = 0, layouts[0][1] = ctas;
             else if (!warps && !ctas)
                 for (int k = 1; k <= FPS_RUNS_CTAS_MAX; k *= 2)
                     if (fps_runs_take(t.n, k))
@@ -607,16 +600,16 @@ static void cuda_pruned(void)
             for (int64_t b = 0; xyz && replayed && b < t.batch; b++) /* the kernel's last pass */
                 CHECK(pcb_fps_distinct_tail(replayed + b * t.m, t.n, t.m) == PCB_OK);
             /* Small clouds by default: a warp a cloud runs dp, every distance every step. */
-            if (!env && t.n <= FPS_DENSE_MAX_N) {
+            if (!tuned && t.n <= FPS_DENSE_MAX_N) {
                 c.evals = t.batch * t.n * (t.m - 1);
                 c.rounds = t.batch * (t.m - 1);
             }
             if (!same(got, ref, t.batch * t.m) || gpu.distance_evals != c.evals ||
                 gpu.iterations != c.rounds)
                 fprintf(stderr,
-                        "  cuda_pruned (%s %s) on %s n=%lld: %s dp; distances %lld (replay "
+                        "  cuda_pruned (%s) on %s n=%lld: %s dp; distances %lld (replay "
                         "%lld), rounds %lld (replay %lld)\n",
-                        env ? env : "default", env ? value : "", sets[s].kind, (long long)sets[s].n,
+                        tuned ? tuned : "default", sets[s].kind, (long long)sets[s].n,
                         same(got, ref, t.batch * t.m) ? "equals" : "differs from",
                         (long long)gpu.distance_evals, (long long)c.evals,
                         (long long)gpu.iterations, (long long)c.rounds);
@@ -629,8 +622,6 @@ static void cuda_pruned(void)
             free(got);
             free(xyz);
         }
-        if (env)
-            unsetenv(env);
     }
     /* Repeated compute on one prepared state gives the same answer. */
     float *xyz = make("lidar", 1, 20000, 5);

@@ -408,6 +408,34 @@ static void test_env_stated_commit(void)
     bench_env_free(&e);
 }
 
+/* The tuning the tool reads from the environment becomes the options'
+ * fields (the library reads no environment); malformed values are 0. */
+static void test_tuning_env(void)
+{
+    pcb_options o = {0};
+    setenv("PCBENCH_FPS_WARPS", "8", 1);
+    setenv("PCBENCH_FPS_CTAS", "4", 1);
+    setenv("PCBENCH_FPS_DENSE", "0", 1);
+    setenv("PCBENCH_EMD_CTAS", "3", 1);
+    setenv("PCBENCH_EMD_START", "zero", 1);
+    setenv("PCB_EMD_GAP_MAX_N", "4096", 1);
+    bench_tuning_env(&o);
+    CHECK(o.fps_warps == 8 && o.fps_ctas == 4 && o.fps_dense == -1 && o.emd_ctas == 3 &&
+          o.emd_start == -1 && o.emd_gap_max_n == 4096);
+    setenv("PCB_EMD_GAP_MAX_N", "0", 1); /* never */
+    setenv("PCBENCH_FPS_WARPS", "eight", 1);
+    setenv("PCBENCH_EMD_START", "column", 1);
+    bench_tuning_env(&o);
+    CHECK(o.emd_gap_max_n == -1 && o.fps_warps == 0 && o.emd_start == 0);
+    const char *names[] = {"PCBENCH_FPS_WARPS", "PCBENCH_FPS_CTAS", "PCBENCH_FPS_DENSE",
+                           "PCBENCH_EMD_CTAS", "PCBENCH_EMD_START", "PCB_EMD_GAP_MAX_N"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unsetenv(names[i]);
+    bench_tuning_env(&o);
+    CHECK(o.fps_warps == 0 && o.fps_ctas == 0 && o.fps_dense == 0 && o.emd_ctas == 0 &&
+          o.emd_start == 0 && o.emd_gap_max_n == 0);
+}
+
 /* The Mann-Whitney test against scipy.stats.mannwhitneyu's values
  * (tests/stats/mwu_fixtures.tsv, made by make_mwu_fixtures.py): U, the
  * two-sided p (exact or normal as scipy chose), within 1e-9 relative. */
@@ -463,4 +491,4 @@ static void test_mann_whitney(void)
 TEST_MAIN(T(test_budget_shares), T(test_mann_whitney), T(test_env_stated_commit), T(test_json_values),
           T(test_json_rejects), T(test_figure_stats),
           T(test_noise_and_dropped), T(test_more_samples), T(test_nvml), T(test_status_names),
-          T(test_store_round_trip))
+          T(test_store_round_trip), T(test_tuning_env))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/harness/harness.h"
 #include "cli.h"
 
 const char *cli_command;
@@ -51,6 +52,7 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
     own[k] = (struct option){0, 0, 0, 0};
     int c;
     int64_t v;
+    bench_tuning_env(&a->opt);
     optind = 1;
     while ((c = pcb_getopt(argc, argv, cli_command, shortopts, own)) != -1) {
         switch (c) {

@@ -235,3 +235,26 @@ void bench_env_free(bench_env *e)
     free(e->json);
     e->json = NULL;
 }
+
+/* An environment variable's integer, or 0 where unset or not an integer. */
+static int env_int(const char *name)
+{
+    const char *v = getenv(name);
+    char *end;
+    long x = v && *v ? strtol(v, &end, 10) : 0;
+    return v && *v && !*end && x >= -1000 && x <= 1000 ? (int)x : 0;
+}
+
+void bench_tuning_env(pcb_options *o)
+{
+    const char *dense = getenv("PCBENCH_FPS_DENSE"), *start = getenv("PCBENCH_EMD_START");
+    o->fps_warps = env_int("PCBENCH_FPS_WARPS");
+    o->fps_ctas = env_int("PCBENCH_FPS_CTAS");
+    o->fps_dense = dense && !strcmp(dense, "0") ? -1 : 0;
+    o->emd_ctas = env_int("PCBENCH_EMD_CTAS");
+    o->emd_start = start && !strcmp(start, "zero") ? -1 : 0;
+    const char *gap = getenv("PCB_EMD_GAP_MAX_N");
+    char *end;
+    const long long n = gap && *gap ? strtoll(gap, &end, 10) : 0;
+    o->emd_gap_max_n = gap && *gap && !*end && n >= 0 ? (n ? n : -1) : 0;
+}

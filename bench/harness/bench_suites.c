@@ -145,10 +145,12 @@ int64_t bench_cloud_length(const bench_config *c, int side, int64_t i)
 
 pcb_task bench_task_of(const bench_config *c, const bench_data *d)
 {
-    return (pcb_task){.problem = c->problem, .batch = c->batch, .n = c->n,
-                      .nq = second_side(c), .m = c->m, .k = c->k, .radius = c->radius,
-                      .select = c->select, .a = d->a, .b = d->b, .lengths_a = d->lengths_a,
-                      .lengths_b = d->lengths_b, .opt.max_gap = c->max_gap};
+    pcb_task t = {.problem = c->problem, .batch = c->batch, .n = c->n, .nq = second_side(c),
+                  .m = c->m, .k = c->k, .radius = c->radius, .select = c->select, .a = d->a,
+                  .b = d->b, .lengths_a = d->lengths_a, .lengths_b = d->lengths_b,
+                  .opt.max_gap = c->max_gap};
+    bench_tuning_env(&t.opt);
+    return t;
 }
 
 void bench_data_free(bench_data *d)

@@ -92,7 +92,13 @@ typedef struct {
 int64_t bench_cloud_length(const bench_config *c, int side, int64_t i);
 
 int bench_data_make(const bench_config *c, bench_data *d);
-/* The task of configuration c on its clouds d (bench_suites.c). */
+/* The tuning options the tool takes from the environment (bench_env.c; the
+ * library reads none): PCBENCH_FPS_WARPS, PCBENCH_FPS_CTAS,
+ * PCBENCH_FPS_DENSE=0, PCBENCH_EMD_CTAS, PCBENCH_EMD_START=zero, and the
+ * judge's PCB_EMD_GAP_MAX_N (0: never). */
+void bench_tuning_env(pcb_options *o);
+/* The task of configuration c on its clouds d (bench_suites.c), with the
+ * environment's tuning. */
 pcb_task bench_task_of(const bench_config *c, const bench_data *d);
 void bench_data_free(bench_data *d);
 /* The clouds of c as binary PLY files DIR/a-<i>.ply (and b-<i>.ply: NN

@@ -111,13 +111,10 @@ static const char *check_missing(const struct run_args *a)
 }
 
 /* the gap to the optimum, whatever n */
-static int check_ready(const struct run_args *a, const pcb_task *t, pcb_result *r, void **owned)
+static void check_task(const struct run_args *a, pcb_task *t)
 {
-    (void)a, (void)r, (void)owned;
-    char n[32];
-    snprintf(n, sizeof n, "%lld", (long long)t->n);
-    setenv("PCB_EMD_GAP_MAX_N", n, 1);
-    return PCB_OK;
+    (void)a;
+    t->opt.emd_gap_max_n = t->n;
 }
 
 static void check_summary(const struct run_args *a, const pcb_task *t, const pcb_result *r,
@@ -275,7 +272,7 @@ const bench_problem_face bench_emd_face = {
               .letters = "abAGSNh",
               .missing = check_missing,
               .gap = 1,
-              .ready = check_ready,
+              .task = check_task,
               .summary = check_summary},
     .defects = defects,
 };

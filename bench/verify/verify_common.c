@@ -9,6 +9,7 @@
 #include "defects.h"
 #include "verify.h"
 #include "bench/columns.h"
+#include "bench/harness/harness.h"
 
 static int known_defects;
 /* Rows by result, and the implementations unavailable here (said once: a
@@ -243,7 +244,9 @@ static const int32_t *reference_of(const pcb_task *t, const pcb_promise *p, case
 
 int pcb_verify_case_run(const pcb_verify_case *c, const char *name, FILE *out)
 {
-    const pcb_task *t = &c->task;
+    pcb_task tuned = c->task;
+    bench_tuning_env(&tuned.opt);
+    const pcb_task *t = &tuned;
     int failures = 0;
     case_reference reference = {0};
     const pcb_impl *planted[PCB_MAX_DEFECTS + 1] = {0};

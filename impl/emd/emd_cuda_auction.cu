@@ -276,15 +276,14 @@ static auction_kernel_fn kernel_for(const auction_state *s, int warm)
 
 /* Blocks a pair (the team, team_help): where bidders have caches, the most,
  * up to 8, whose clusters the GPU holds at once for the whole batch; 1
- * elsewhere. PCBENCH_EMD_CTAS (1 to 8; tuning and tests) forces it where
- * the GPU can run such clusters at all. */
+ * elsewhere. opt.emd_ctas (1 to 8; tuning and tests) forces it where the
+ * GPU can run such clusters at all. */
 static int choose_ctas(const auction_state *s)
 {
     const pcb_task *t = &s->task;
     if (t->n > PCB_CA_CACHE_MAX_N)
         return 1;
-    const char *env = getenv("PCBENCH_EMD_CTAS");
-    const int asked = env ? atoi(env) : 0, forced = asked >= 1 && asked <= 8 ? asked : 0;
+    const int asked = t->opt.emd_ctas, forced = asked >= 1 && asked <= 8 ? asked : 0;
     for (int c = forced ? forced : 8; c > 1; c--) {
         cudaLaunchAttribute cluster;
         const cudaLaunchConfig_t cfg =
@@ -421,14 +420,13 @@ static double stop_target(const pcb_task *t)
 
 /* The auction, queued on stream, its matching and prices into match and
  * price, from a warm start where warm has one; cold pairs from the column
- * reduction (pcb_ca_column_price), or from 0 (PCBENCH_EMD_START=zero, read
- * at every run so that one process can compare both). */
+ * reduction (pcb_ca_column_price), or from 0 (opt.emd_start -1). */
 static int enqueue(auction_state *s, cudaStream_t stream, int32_t *match, double *price,
                    warm_io warm)
 {
     const pcb_task *t = &s->task;
     const double *cold = NULL;
-    if (pcb_ca_column_start()) {
+    if (pcb_ca_column_start(&t->opt)) {
         const int tiles = (int)((t->n + COLUMN_THREADS - 1) / COLUMN_THREADS);
         const int64_t points = t->batch * t->n;
         PCB_CUDA_TRY(cudaMemsetAsync(s->greatest, 0, (size_t)t->batch * sizeof(unsigned), stream));

@@ -176,19 +176,18 @@ PCB_CA_FN double pcb_ca_eps_start(double cost_bound, double floor, double warm)
  * predictions) it removes most of the price war; elsewhere it is neutral
  * (impl/emd/NOTES.md). m_j is a float cost, min_i sqrtf(d2) = sqrtf(min_i d2)
  * (sqrtf is monotone), and the price its double difference: the same bits
- * on both sides. PCBENCH_EMD_START=zero starts every price at 0 instead
+ * on both sides. opt.emd_start -1 starts every price at 0 instead
  * (the start before issue 71; comparisons and tests). */
 PCB_CA_FN double pcb_ca_column_price(float greatest, float least_cost)
 {
     return (double)greatest - (double)least_cost;
 }
 
-/* 1 when cold pairs start from the column reduction (the default); host
- * only. */
-static inline int pcb_ca_column_start(void)
+/* 1 when cold pairs start from the column reduction (the default; opt
+ * emd_start -1: from 0); host only. */
+static inline int pcb_ca_column_start(const pcb_options *o)
 {
-    const char *e = getenv("PCBENCH_EMD_START");
-    return !(e && !strcmp(e, "zero"));
+    return o->emd_start >= 0;
 }
 
 /* A start price a warm start can take: finite and not negative. The float

@@ -5,9 +5,8 @@
  * (not a bijection). The cost P is recomputed and compared with
  * result->value (relative 1e-5). With prices, the certified bound
  * (P - D) / D of emd.h (differences within 1e-12 of the pair's extent count
- * as rounding, 0). Up to n = PCB_EMD_GAP_MAX_N points (default 2048,
- * environment variable of that name to change it, 0 for never), the gap
- * (P - OPT) / OPT to the optimum of the exact solver.
+ * as rounding, 0). Up to n = t->opt.emd_gap_max_n points (0: 2048; -1:
+ * never), the gap (P - OPT) / OPT to the optimum of the exact solver.
  *
  * D is raised to 0 when below: costs are not negative, so neither is the
  * optimum.
@@ -36,14 +35,10 @@
 #define DEFAULT_GAP_MAX_N 2048
 #define ROUNDING 1e-12
 
-static int64_t gap_max_n(void)
+static int64_t gap_max_n(const pcb_task *t)
 {
-    const char *env = getenv("PCB_EMD_GAP_MAX_N");
-    char *end;
-    if (!env || !*env)
-        return DEFAULT_GAP_MAX_N;
-    long long v = strtoll(env, &end, 10);
-    return *end || v < 0 ? DEFAULT_GAP_MAX_N : v;
+    const int64_t asked = t->opt.emd_gap_max_n;
+    return asked > 0 ? asked : asked < 0 ? 0 : DEFAULT_GAP_MAX_N;
 }
 
 /* x relative to ref. Differences within ROUNDING of the pair's extent are
@@ -230,7 +225,7 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
     if (rc != PCB_OK)
         return rc;
     const int64_t n = t->n;
-    const int with_gap = n <= gap_max_n(), with_bound = r->has_price && r->price;
+    const int with_gap = n <= gap_max_n(t), with_bound = r->has_price && r->price;
     rep->ok = 0;
     rep->detail[0] = '\0';
     rep->recall = rep->worst_ratio = -1;
@@ -295,7 +290,7 @@ int pcb_emd_validate(const pcb_task *t, const pcb_result *r, int exact, double m
     if (rep->gap >= 0)
         snprintf(gap, sizeof gap, "gap %.3g%%", 100 * rep->gap);
     else
-        snprintf(gap, sizeof gap, "gap n/c (n > %lld)", (long long)gap_max_n());
+        snprintf(gap, sizeof gap, "gap n/c (n > %lld)", (long long)gap_max_n(t));
     if (rep->bound >= 0)
         snprintf(bound, sizeof bound, "bound %.3g%%", 100 * rep->bound);
     else

@@ -140,24 +140,21 @@ static void pruned_release(void *state)
     free(s);
 }
 
-/* Warps a block: 16 (the update spreads over them; the round's picks are one
- * warp's). PCBENCH_FPS_WARPS (8, 16, 32) overrides, for tuning and tests. */
 /* The block-a-cloud kernel's slots a thread for n points, or 0: the samplers.
- * PCBENCH_FPS_DENSE=0 turns it off, and forcing a sampler's layout
- * (PCBENCH_FPS_WARPS, PCBENCH_FPS_CTAS) does too. */
-static int dense_slots(int64_t n)
+ * opt.fps_dense -1 turns it off, and forcing a sampler's layout
+ * (opt.fps_warps, opt.fps_ctas) does too. */
+static int dense_slots(const pcb_options *o, int64_t n)
 {
-    const char *off = getenv("PCBENCH_FPS_DENSE");
-    if ((off && !strcmp(off, "0")) || getenv("PCBENCH_FPS_WARPS") || getenv("PCBENCH_FPS_CTAS") ||
-        n > FPS_DENSE_MAX_N)
+    if (o->fps_dense < 0 || o->fps_warps || o->fps_ctas || n > FPS_DENSE_MAX_N)
         return 0;
     return n <= 128 ? 1 : n <= 256 ? 2 : n <= 512 ? 4 : 8;
 }
 
-static int warps_for(void)
+/* Warps a block: 16 (the update spreads over them; the round's picks are one
+ * warp's). opt.fps_warps (8, 16, 32) overrides, for tuning and tests. */
+static int warps_for(const pcb_options *o)
 {
-    const char *env = getenv("PCBENCH_FPS_WARPS");
-    int w = env ? atoi(env) : 0;
+    const int w = o->fps_warps;
     return w == 8 || w == 16 || w == 32 ? w : 16;
 }
 
@@ -177,15 +174,14 @@ static void place(fps_args *a, size_t limit, size_t *used)
     *used = u;
 }
 
-/* The run kernel's owner blocks a cloud as PCBENCH_FPS_CTAS forces them (1,
- * 2, 4, 8, 16; for tuning and tests), or 0: the most (up to 8, or 16 where
- * 8 cannot take the cloud) whose clusters the GPU holds at once for the
- * whole batch. Below 16 a taking block joins them where the clusters with
- * it still fit the batch at once. */
-static int ctas_forced(void)
+/* The run kernel's owner blocks a cloud as opt.fps_ctas forces them (1, 2,
+ * 4, 8, 16; for tuning and tests), or 0: the most (up to 8, or 16 where 8
+ * cannot take the cloud) whose clusters the GPU holds at once for the whole
+ * batch. Below 16 a taking block joins them where the clusters with it
+ * still fit the batch at once. */
+static int ctas_forced(const pcb_options *o)
 {
-    const char *env = getenv("PCBENCH_FPS_CTAS");
-    const int c = env ? atoi(env) : 0;
+    const int c = o->fps_ctas;
     return c >= 1 && c <= FPS_RUNS_CTAS_MAX && !(c & (c - 1)) ? c : 0;
 }
 
@@ -286,7 +282,7 @@ static int setup(pruned_state *s)
      * its owner warps spread over a cluster of blocks, fewer where the GPU
      * cannot hold a cluster that size. */
     if (s->runs) {
-        const int forced = ctas_forced();
+        const int forced = ctas_forced(&s->task.opt);
         int chosen = 0; /* blocks a cloud; 0: none holds the whole batch at once, buckets */
         for (int kind = 0; kind < 4; kind++)
             if (cudaFuncSetAttribute(runs_kernel_of(kind & 1, kind >> 1),
@@ -422,9 +418,9 @@ static int pruned_prepare(const pcb_task *t, void **state)
     a->start = (int)t->start;
     a->buckets = (a->n + FPS_BUCKET - 1) / FPS_BUCKET;
     a->slots = a->buckets * FPS_BUCKET;
-    s->warps = warps_for();
-    s->runs = !getenv("PCBENCH_FPS_WARPS"); /* setup decides and sizes it */
-    s->dense = dense_slots(t->n);
+    s->warps = warps_for(&t->opt);
+    s->runs = !t->opt.fps_warps; /* setup decides and sizes it */
+    s->dense = dense_slots(&t->opt, t->n);
     a->group_size = fps_group_size(a->buckets, s->warps);
     a->groups = (a->buckets + a->group_size - 1) / a->group_size;
     int rc = setup(s);

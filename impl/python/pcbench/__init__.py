@@ -22,6 +22,7 @@ import ctypes
 import importlib
 import importlib.util
 import math
+import os
 import sys
 import types
 
@@ -921,6 +922,17 @@ def check_chamfer(a, b, idx_ab=None, idx_ba=None, d2_ab=None, d2_ba=None, value=
     return verdict
 
 
+def _gap_max_n():
+    """The judge's limit on exact optima from PCB_EMD_GAP_MAX_N, as the
+    command line reads it (0: never, else up to that many points; unset:
+    the library's 2,048); the library reads no environment."""
+    try:
+        n = int(os.environ.get("PCB_EMD_GAP_MAX_N", ""))
+    except ValueError:
+        return 0
+    return -1 if n == 0 else n if n > 0 else 0
+
+
 def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     """Judge an EMD answer: a bijection whose cost is within max_gap of the
     optimum (the exact solver's, up to 2048 points) and, with prices (the
@@ -938,6 +950,7 @@ def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     p = None if prices is None else _host(prices, "float64", "check_emd", "prices", match.size)
     task = ca.task(_n.EMD, nq=ca.n)
     task.b = cb.ptr
+    task.opt.emd_gap_max_n = _gap_max_n()
     result = _n.Result(index=match.ctypes.data, value=_ptr(v), price=_ptr(p),
                        has_price=int(p is not None))
     gap = _n.ANY_GAP if max_gap is None else float(max_gap)

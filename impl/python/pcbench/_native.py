@@ -31,7 +31,10 @@ class PcbenchError(RuntimeError):
 
 class Options(ctypes.Structure):
     _fields_ = [("threads", ctypes.c_int), ("partitions", ctypes.c_int),
-                ("eps", ctypes.c_double), ("max_gap", ctypes.c_double)]
+                ("eps", ctypes.c_double), ("max_gap", ctypes.c_double),
+                ("fps_warps", ctypes.c_int), ("fps_ctas", ctypes.c_int),
+                ("fps_dense", ctypes.c_int), ("emd_ctas", ctypes.c_int),
+                ("emd_start", ctypes.c_int), ("emd_gap_max_n", ctypes.c_int64)]
 
 
 class EmdWarm(ctypes.Structure):
