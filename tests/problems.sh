@@ -30,6 +30,12 @@ for p in $problems; do
     [ -f "$bench/problems/$p.c" ] && ok || bad "$p has no face in the tool: $bench/problems/$p.c"
 done
 
+# the library reads no environment (its tuning and the judge's limits are
+# pcb_options fields; the tool and the Python package read the variables)
+lib=$(dirname "$0")/../impl
+reads=$(grep -rn "getenv" "$lib" --include=*.c --include=*.cu --include=*.cuh --include=*.h --include=*.cc)
+[ -z "$reads" ] && ok || bad "the library reads the environment: $reads"
+
 # every problem named in the last expect's output
 names_all() {
     for p in $problems; do
