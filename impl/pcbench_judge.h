@@ -108,6 +108,10 @@ int pcb_judge_with_report(const pcb_task *t, const pcb_result *answer, const pcb
  * (a run of the reference: dp's time). */
 int pcb_judge_full(const pcb_task *t, const pcb_result *answer, const pcb_promise *p,
                    pcb_judgement *j);
+/* A small valid task of problem p on clouds a and b of n points each, for
+ * tests that go over every problem (b is read where the problem has a
+ * second cloud): batch 1, the problem's own sizes its face's sample. */
+int pcb_sample_task(pcb_problem p, const float *a, const float *b, int64_t n, pcb_task *t);
 /* The validator alone with an implementation's promises (exact, max_gap). */
 int pcb_validate(const pcb_impl *impl, const pcb_task *t, const pcb_result *r, pcb_report *rep);
 

@@ -35,6 +35,9 @@ typedef struct {
      * a mismatch (row, entry, index, reference's name, its index); NULL: none.
      * A row is the cloud's samples or the query's neighbours. */
     const char *canonical;
+    /* A small task of it for the tests (pcb_sample_task): its own sizes
+     * set on a task whose clouds and n are (NULL: none beyond them). */
+    void (*sample)(pcb_task *t);
 } pcb_problem_face;
 
 #define PCB_PROBLEM_FACE(ID, name, title) extern const pcb_problem_face pcb_##name##_problem;

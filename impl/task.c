@@ -28,6 +28,18 @@ int64_t pcb_face_width(const pcb_task *t)
     return pcb_face(t->problem)->row_is_k ? t->k : 1;
 }
 
+int pcb_sample_task(pcb_problem p, const float *a, const float *b, int64_t n, pcb_task *t)
+{
+    const pcb_problem_face *f = pcb_face(p);
+    if (!f || !t || !a || n < 1 || (f->reads_b && !b))
+        return pcb_fail(PCB_EINVAL, "pcb_sample_task: no problem %d, clouds or task", (int)p);
+    *t = (pcb_task){.problem = p, .batch = 1, .n = n, .nq = f->reads_b ? n : 0, .a = a,
+                    .b = f->reads_b ? b : NULL};
+    if (f->sample)
+        f->sample(t);
+    return pcb_task_check(t);
+}
+
 int64_t pcb_answer_count(const pcb_task *t)
 {
     const pcb_problem_face *f = t ? pcb_face(t->problem) : NULL;

@@ -419,6 +419,48 @@ static void test_null_arguments(void)
     CHECK(pcb_rng_next(NULL) == 0 && pcb_rng_uniform(NULL) == 0 && pcb_rng_normal(NULL) == 0);
 }
 
+/* Every problem's sample task (pcb_sample_task, from its face) on every
+ * implementation of it that runs here: each answer judged right under the
+ * implementation's own promise, so a problem added to the list is run and
+ * judged by every implementation it registers without a test of its own
+ * here. Unit-cube clouds of 300 points. */
+static void test_every_problem_sample(void)
+{
+    pcb_cloud a, b;
+    CHECK_RC(pcb_generate("uniform", 300, 21, &a), PCB_OK);
+    CHECK_RC(pcb_generate("uniform", 300, 22, &b), PCB_OK);
+    int judged = 0;
+    for (int p = 0; p < PCB_NPROBLEMS; p++) {
+        pcb_task t;
+        CHECK_RC(pcb_sample_task((pcb_problem)p, a.xyz, b.xyz, a.n, &t), PCB_OK);
+        for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+            const pcb_impl *im = *it;
+            if (im->problem != (pcb_problem)p || pcb_impl_available(im) != PCB_OK ||
+                pcb_task_fits(im, &t) != PCB_OK)
+                continue;
+            pcb_result r;
+            CHECK_RC(pcb_result_alloc(&t, &r), PCB_OK);
+            CHECK_RC(pcb_run(im, &t, &r, NULL), PCB_OK);
+            const pcb_promise promise = pcb_promise_of(im, &t);
+            pcb_judgement j;
+            CHECK_RC(pcb_judge_full(&t, &r, &promise, &j), PCB_OK);
+            if (j.verdict == PCB_VERDICT_FAIL)
+                printf("  %s %s on its sample: %s\n", pcb_problem_name((pcb_problem)p), im->name,
+                       j.detail);
+            CHECK(j.verdict != PCB_VERDICT_FAIL);
+            judged++;
+            pcb_result_free(&r);
+        }
+    }
+    CHECK(judged >= 2 * PCB_NPROBLEMS);
+    pcb_task t;
+    CHECK_RC(pcb_sample_task(PCB_NPROBLEMS, a.xyz, b.xyz, a.n, &t), PCB_EINVAL);
+    CHECK_RC(pcb_sample_task(PCB_NN, a.xyz, NULL, a.n, &t), PCB_EINVAL);
+    CHECK_RC(pcb_sample_task(PCB_FPS, a.xyz, NULL, a.n, &t), PCB_OK);
+    pcb_cloud_free(&a);
+    pcb_cloud_free(&b);
+}
+
 /* The judge's rules, each on a tiny case: the validator, the canonical
  * comparison (and saying when the reference's answer is not at hand), the
  * known-defect rule, and the promise an implementation's entry makes. */
@@ -509,6 +551,6 @@ static void test_judge(void)
     CHECK(match[0] == PCB_POISON && match[3] == PCB_POISON);
 }
 
-TEST_MAIN(T(test_judge), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks), T(test_max_abs),
+TEST_MAIN(T(test_judge), T(test_every_problem_sample), T(test_status_strings), T(test_error_prefixes_itself), T(test_null_arguments), T(test_registry), T(test_problem_names), T(test_task_checks), T(test_max_abs),
           T(test_limits), T(test_entry_points), T(test_device_tasks), T(test_choose_and_bound), T(test_choice_by_size),
           T(test_generators))

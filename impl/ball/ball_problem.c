@@ -19,6 +19,12 @@ static int check(const pcb_task *t)
     return PCB_OK;
 }
 
+/* up to 8 points within 0.25, the nearest */
+static void sample(pcb_task *t)
+{
+    t->k = 8, t->radius = 0.25, t->select = PCB_BALL_NEAREST;
+}
+
 const pcb_problem_face pcb_ball_problem = {
     .check = check,
     .validate = pcb_ball_validate,
@@ -29,6 +35,7 @@ const pcb_problem_face pcb_ball_problem = {
     .counts = 1,
     .distances = 1,
     .canonical = "not canonical: query %lld neighbour %lld is %ld, %s has %ld",
+    .sample = sample,
 };
 
 int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, int64_t nq,

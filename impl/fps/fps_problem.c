@@ -26,12 +26,19 @@ static int check(const pcb_task *t)
     return PCB_OK;
 }
 
+/* a quarter of the cloud, from its last point */
+static void sample(pcb_task *t)
+{
+    t->m = (t->n + 3) / 4, t->start = t->n - 1;
+}
+
 const pcb_problem_face pcb_fps_problem = {
     .check = check,
     .validate = pcb_fps_validate,
     .groups = 1,
     .rows = {PCB_ROWS_SAMPLES},
     .canonical = "not canonical: cloud %lld step %lld is %ld, %s took %ld",
+    .sample = sample,
 };
 
 int pcb_fps(const float *xyz, int64_t batch, int64_t n, int64_t m, int64_t start, int32_t *idx)

@@ -8,6 +8,12 @@ static int check(const pcb_task *t)
     return pcb_check_k_rows(t, "query cloud");
 }
 
+/* four neighbours of each query */
+static void sample(pcb_task *t)
+{
+    t->k = 4;
+}
+
 const pcb_problem_face pcb_knn_problem = {
     .check = check,
     .validate = pcb_knn_validate,
@@ -17,6 +23,7 @@ const pcb_problem_face pcb_knn_problem = {
     .reads_b = 1,
     .distances = 1,
     .canonical = "not canonical: query %lld neighbour %lld is %ld, %s has %ld",
+    .sample = sample,
 };
 
 int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int64_t nq, int64_t k,
