@@ -23,8 +23,8 @@ done
 # each problem's face (bench/problems/<p>.c)
 bench=$(dirname "$0")/../bench
 named=$(cd "$bench" && grep -nE "PCB_($ids)\b" harness/bench_suites.c harness/bench_run.c \
-    harness/bench_predict.c harness/bench_store.c harness/bench_count.c cli/check.c \
-    verify/defects.c)
+    harness/bench_predict.c harness/bench_store.c harness/bench_count.c cli/check.c cli/verify.c \
+    verify/defects.c verify/verify_common.c problems/problems.c)
 [ -z "$named" ] && ok || bad "a common file of the tool names a problem: $named"
 for p in $problems; do
     [ -f "$bench/problems/$p.c" ] && ok || bad "$p has no face in the tool: $bench/problems/$p.c"

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "bench/problems/problems.h"
 #include "bench/verify/verify.h"
+#include "cli.h"
 
 static const char verify_help[] =
     "usage: pcbench verify [--problem P] [--impl NAME] [--large] [--defects]\n"
@@ -22,16 +23,11 @@ static const char verify_help[] =
  * negative status. */
 static int verify_problems(int problem, const char *impl)
 {
-    int (*const run[PCB_NPROBLEMS])(const char *, FILE *) = {
-#define VERIFY_FN(ID, name, title) pcb_verify_##name,
-        PCB_PROBLEM_MAP(VERIFY_FN)
-#undef VERIFY_FN
-    };
     int failures = 0;
     for (int p = 0; p < PCB_NPROBLEMS; p++) {
         if (problem >= 0 && p != problem)
             continue;
-        int rc = run[p](impl, stdout);
+        int rc = bench_face((pcb_problem)p)->verify(impl, stdout);
         if (rc < 0)
             return rc;
         failures += rc;
@@ -62,7 +58,7 @@ int cli_verify(int argc, char **argv)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
-    pcb_problem only = PCB_FPS;
+    pcb_problem only = (pcb_problem)0;
     if (problem && pcb_problem_parse(problem, &only) != PCB_OK)
         return usage_error("%s", pcb_errmsg());
     if (impl && !problem)

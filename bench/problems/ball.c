@@ -229,5 +229,6 @@ const bench_problem_face bench_ball_face = {
               .layout = CHECK_ROWS,
               .ready = check_ready,
               .summary = check_summary},
+    .verify = pcb_verify_ball,
     .defects = defects,
 };

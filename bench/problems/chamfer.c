@@ -180,5 +180,6 @@ const bench_problem_face bench_chamfer_face = {
               .value = check_value,
               .has_value = check_has_value,
               .summary = check_summary},
+    .verify = pcb_verify_chamfer,
     .defects = defects,
 };

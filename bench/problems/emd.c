@@ -274,5 +274,6 @@ const bench_problem_face bench_emd_face = {
               .gap = 1,
               .task = check_task,
               .summary = check_summary},
+    .verify = pcb_verify_emd,
     .defects = defects,
 };

@@ -185,5 +185,6 @@ const bench_problem_face bench_fps_face = {
               .missing = check_missing,
               .task = check_task,
               .summary = check_summary},
+    .verify = pcb_verify_fps,
     .defects = defects,
 };

@@ -206,5 +206,6 @@ const bench_problem_face bench_knn_face = {
               .layout = CHECK_FULL_ROWS,
               .distances = 1,
               .summary = check_summary},
+    .verify = pcb_verify_knn,
     .defects = defects,
 };

@@ -169,5 +169,6 @@ const bench_problem_face bench_nn_face = {
               .missing = check_missing,
               .distances = 1,
               .summary = check_summary},
+    .verify = pcb_verify_nn,
     .defects = defects,
 };

@@ -1,7 +1,7 @@
 /* problems.h - a problem's face in the tool, one file a problem
  * (bench/problems/<p>.c), one entry a line of PCB_PROBLEM_MAP: what the
  * harness (bench_suites.c, bench_run.c, bench_predict.c, bench_store.c,
- * bench_count.c), the bench command and the check command ask of a problem.
+ * bench_count.c), the bench, check and verify commands ask of a problem.
  * None of those names a problem. The faces call below them only:
  * bench_config.c, json.c and the library. */
 #ifndef PCB_BENCH_PROBLEMS_H
@@ -9,6 +9,7 @@
 
 #include "bench/harness/harness.h"
 #include "bench/verify/defects.h"
+#include "bench/verify/verify.h"
 
 struct run_args; /* a command's options (bench/cli/cli.h) */
 
@@ -70,6 +71,10 @@ typedef struct {
     /* Its selection rule's name (the inputs table), NULL: it has none. */
     const char *(*select_name)(const bench_config *c);
     bench_check_face check;
+    /* Its verification matrix (bench/verify/verify_<p>.c): every
+     * implementation (or impl) over its cases, a row each to out; the
+     * failures, or a negative status. */
+    int (*verify)(const char *impl, FILE *out);
     /* Its planted defects (pcbench verify --defects), ended by impl NULL. */
     const pcb_defect *defects;
 } bench_problem_face;
