@@ -36,3 +36,18 @@ void bench_config_ragged(bench_config *c, int64_t shortest)
     size_t len = strlen(c->id);
     snprintf(c->id + len, sizeof c->id - len, "/ragged");
 }
+
+int bench_config_training(bench_config_list *l, bench_config_pair_fn add)
+{
+    static const int64_t tb[] = {8, 16, 32}, tn[] = {1024, 2048, 4096, 8192, 16384};
+    static const char *const kinds[] = {"uniform", "sphere"};
+    int ok = 1;
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 3 && ok; j++)
+                ok = add(l, kinds[k], tb[j], tn[i], tn[i]) != NULL;
+        for (int i = 0; i < 5 && ok; i += 4)
+            ok = add(l, kinds[k], 1, tn[i], tn[i]) != NULL;
+    }
+    return ok ? PCB_OK : PCB_ENOMEM;
+}

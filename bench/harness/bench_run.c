@@ -222,7 +222,7 @@ static int prepare_entry(bench_ctx *ctx, const pcb_impl *im, const pcb_task *tas
      * load modules and clocks ramp up; short CPU runs want warm caches. */
     t->warmup = e->compute_s <= (im->device == PCB_CUDA ? 1.0 : 0.05);
     t->points = bench_face(cfg->problem)->points(cfg);
-    t->pairs = bench_face(cfg->problem)->pairs(cfg);
+    t->pairs = bench_face(cfg->problem)->pairs ? bench_face(cfg->problem)->pairs(cfg) : 0;
     return 1;
 }
 

@@ -73,6 +73,13 @@ bench_config *bench_config_add(bench_config_list *l, pcb_problem p, const char *
 /* c made ragged: its clouds evenly from shortest points to all n; its id
  * ends "/ragged". */
 void bench_config_ragged(bench_config *c, int64_t shortest);
+/* A problem's own maker of a pair configuration (its id written). */
+typedef bench_config *(*bench_config_pair_fn)(bench_config_list *l, const char *dataset,
+                                              int64_t batch, int64_t n, int64_t nq);
+/* The training batches pairs are timed at (NN, chamfer): 8-32 clouds of
+ * 1k-16k points, uniform and object-like (sphere surfaces), and one cloud
+ * of the smallest and largest for comparison, each made by add. */
+int bench_config_training(bench_config_list *l, bench_config_pair_fn add);
 
 int bench_suite_get(const char *name, bench_suite *out); /* PCB_EINVAL if unknown */
 void bench_suite_free(bench_suite *s);

@@ -23,19 +23,9 @@ static int configs(bench_config_list *l, const char *suite)
     const int full = !strcmp(suite, "full");
     int ok = 1;
     if (full || !strcmp(suite, "train")) {
-        /* A training loss: batches of 8-32 clouds of 1k-16k points, uniform
-         * and object-like (sphere surfaces), one cloud for comparison, and a
-         * prediction against a target of another size. */
-        static const int64_t tb[] = {8, 16, 32}, tn[] = {1024, 2048, 4096, 8192, 16384};
-        static const char *const kinds[] = {"uniform", "sphere"};
-        for (int k = 0; k < 2; k++) {
-            for (int i = 0; i < 5; i++)
-                for (int j = 0; j < 3 && ok; j++)
-                    ok = add(l, kinds[k], tb[j], tn[i], tn[i]) != NULL;
-            for (int i = 0; i < 5 && ok; i += 4)
-                ok = add(l, kinds[k], 1, tn[i], tn[i]) != NULL;
-        }
-        ok = ok && add(l, "sphere", 32, 2048, 1024) && add(l, "sphere", 16, 16384, 4096);
+        /* a training loss, and a prediction against a target of another size */
+        ok = bench_config_training(l, add) == PCB_OK && add(l, "sphere", 32, 2048, 1024) &&
+             add(l, "sphere", 16, 16384, 4096);
     }
     if (ok && (full || !strcmp(suite, "ragged"))) {
         /* 32 object clouds of 512-4,096 points against a second batch, beside

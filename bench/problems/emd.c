@@ -98,12 +98,6 @@ static double points(const bench_config *c)
     return (double)c->batch * (double)c->n;
 }
 
-static double pairs(const bench_config *c)
-{
-    (void)c;
-    return 0;
-}
-
 /* ---- pcbench check emd ---- */
 static const char *check_missing(const struct run_args *a)
 {
@@ -260,7 +254,6 @@ const bench_problem_face bench_emd_face = {
     .configs = configs,
     .size = size,
     .points = points,
-    .pairs = pairs,
     .calibration = {.n = 256, .nq = 256},
     .sides = 2,
     .square = 1,

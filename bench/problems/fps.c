@@ -74,12 +74,6 @@ static double points(const bench_config *c)
     return (double)c->batch * (double)c->n;
 }
 
-static double pairs(const bench_config *c)
-{
-    (void)c;
-    return 0;
-}
-
 /* ---- pcbench check fps ---- */
 static const char *check_missing(const struct run_args *a)
 {
@@ -175,7 +169,6 @@ const bench_problem_face bench_fps_face = {
     .configs = configs,
     .size = size,
     .points = points,
-    .pairs = pairs,
     .calibration = {.n = 2000, .m = 200},
     .sides = 1,
     .check = {.usage = "fps -i CLOUD -m M [--start S] --answer FILE",

@@ -25,18 +25,8 @@ static int configs(bench_config_list *l, const char *suite)
     if (!strcmp(suite, "seed")) /* the documents' two lidar sweeps */
         ok = add(l, "lidar", 1, 120000, 120000) != NULL;
     if (full || !strcmp(suite, "train")) {
-        /* Where training loops call it: batches of 8-32 clouds of 1k-16k
-         * points, uniform and object-like (sphere surfaces); one cloud for
-         * comparison. */
-        static const int64_t tb[] = {8, 16, 32}, tn[] = {1024, 2048, 4096, 8192, 16384};
-        static const char *const kinds[] = {"uniform", "sphere"};
-        for (int k = 0; k < 2; k++) {
-            for (int i = 0; i < 5; i++)
-                for (int j = 0; j < 3 && ok; j++)
-                    ok = add(l, kinds[k], tb[j], tn[i], tn[i]) != NULL;
-            for (int i = 0; i < 5 && ok; i += 4)
-                ok = add(l, kinds[k], 1, tn[i], tn[i]) != NULL;
-        }
+        /* where training loops call it */
+        ok = bench_config_training(l, add) == PCB_OK;
     }
     if (ok && (full || !strcmp(suite, "ragged"))) {
         /* 8 lidar sweeps of 60k-120k points, each against the next (its

@@ -56,7 +56,7 @@ typedef struct {
      * small to large, so a run's prediction rests on a smaller one. */
     double (*size)(const bench_config *c);
     /* Rows it answers (points per second) and point pairs a brute force
-     * compares (pairs per second; 0 for none). */
+     * compares (pairs per second; NULL: not a problem of pairs). */
     double (*points)(const bench_config *c);
     double (*pairs)(const bench_config *c);
     /* The small run that calibrates an implementation's predictions: its
