@@ -244,6 +244,31 @@ int pcb_check_k_rows(const pcb_task *t, const char *queries)
     return PCB_OK;
 }
 
+/* The tuning fields: each 0 (the implementation's choice) or one of its
+ * values; a value outside them is a mistake, never ignored. */
+static int check_tuning(const pcb_options *o)
+{
+    const int w = o->fps_warps, c = o->fps_ctas;
+    if (w && w != 8 && w != 16 && w != 32)
+        return pcb_fail(PCB_EINVAL, "option fps_warps = %d: need 0 (the default), 8, 16 or 32", w);
+    if (c && (c < 1 || c > 16 || (c & (c - 1))))
+        return pcb_fail(PCB_EINVAL, "option fps_ctas = %d: need 0 (the default), 1, 2, 4, 8 or 16",
+                        c);
+    if (o->fps_dense != 0 && o->fps_dense != -1)
+        return pcb_fail(PCB_EINVAL, "option fps_dense = %d: need 0 (the default) or -1 (off)",
+                        o->fps_dense);
+    if (o->emd_ctas < 0 || o->emd_ctas > 8)
+        return pcb_fail(PCB_EINVAL, "option emd_ctas = %d: need 0 (the default) to 8",
+                        o->emd_ctas);
+    if (o->emd_start != 0 && o->emd_start != -1)
+        return pcb_fail(PCB_EINVAL, "option emd_start = %d: need 0 (the column start) or -1 "
+                        "(zero prices)", o->emd_start);
+    if (o->emd_gap_max_n < -1)
+        return pcb_fail(PCB_EINVAL, "option emd_gap_max_n = %lld: need -1 (never), 0 (the "
+                        "default) or a point count", (long long)o->emd_gap_max_n);
+    return PCB_OK;
+}
+
 /* A warm start: a problem with prices (EMD), its price and eps both given
  * (budget may be NULL), no lengths. Its values need no check: a pair whose
  * start is not usable starts cold (pcbench.h). */
@@ -284,7 +309,10 @@ int pcb_task_check(const pcb_task *t)
                         "implementation's promise)", t->opt.max_gap);
     if (t->memory != PCB_MEM_HOST && t->memory != PCB_MEM_DEVICE)
         return pcb_fail(PCB_EINVAL, "unknown memory space %d", (int)t->memory);
-    int rc = check_warm(t);
+    int rc = check_tuning(&t->opt);
+    if (rc != PCB_OK)
+        return rc;
+    rc = check_warm(t);
     if (rc != PCB_OK)
         return rc;
     return pcb_face(t->problem)->check(t);

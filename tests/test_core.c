@@ -234,6 +234,24 @@ static void test_device_tasks(void)
     CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
     t.memory = PCB_MEM_HOST, t.opt.max_gap = -0.5;
     CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    t.opt.max_gap = 0;
+    /* the tuning fields: 0 or one of their values, never a value ignored */
+    static const pcb_options bad[] = {{.fps_warps = 7},  {.fps_warps = -8}, {.fps_ctas = 3},
+                                      {.fps_ctas = 32},  {.fps_dense = 1},  {.emd_ctas = 9},
+                                      {.emd_ctas = -1},  {.emd_start = 2},  {.emd_gap_max_n = -2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t.opt = bad[i];
+        CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+        CHECK(strstr(pcb_errmsg(), "option "));
+    }
+    static const pcb_options good[] = {{.fps_warps = 32, .fps_ctas = 16, .fps_dense = -1},
+                                       {.emd_ctas = 8, .emd_start = -1, .emd_gap_max_n = -1}};
+    t.memory = PCB_MEM_DEVICE; /* its points are nowhere: not read on the device */
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        t.opt = good[i];
+        CHECK_RC(pcb_task_check(&t), PCB_OK);
+    }
+    t.opt = (pcb_options){0};
     CHECK(pcb_abi_size("pcb_task") == sizeof(pcb_task) && pcb_abi_size("nonesuch") == 0);
 
     /* a device index: only device-resident NN tasks, only cuda_bvh */

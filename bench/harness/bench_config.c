@@ -30,6 +30,16 @@ bench_config *bench_config_add(bench_config_list *l, pcb_problem p, const char *
     return c;
 }
 
+bench_config *bench_config_pair(bench_config_list *l, pcb_problem p, const char *dataset,
+                                int64_t batch, int64_t n, int64_t nq)
+{
+    bench_config *c = bench_config_add(l, p, dataset, batch, n, nq, 0);
+    if (c)
+        snprintf(c->id, sizeof c->id, "%s/%s/b%lld/n%lld/q%lld", pcb_problem_name(p), dataset,
+                 (long long)batch, (long long)n, (long long)nq);
+    return c;
+}
+
 void bench_config_ragged(bench_config *c, int64_t shortest)
 {
     c->shortest = shortest;

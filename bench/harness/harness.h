@@ -70,6 +70,10 @@ typedef struct {
  * zero, its id still to write; NULL when out of memory (said). */
 bench_config *bench_config_add(bench_config_list *l, pcb_problem p, const char *dataset,
                                int64_t batch, int64_t n, int64_t nq, int64_t m);
+/* A configuration of a pair of clouds, its id "<problem>/<dataset>/b../n../q.."
+ * (NN's, chamfer's). */
+bench_config *bench_config_pair(bench_config_list *l, pcb_problem p, const char *dataset,
+                                int64_t batch, int64_t n, int64_t nq);
 /* c made ragged: its clouds evenly from shortest points to all n; its id
  * ends "/ragged". */
 void bench_config_ragged(bench_config *c, int64_t shortest);

@@ -11,11 +11,7 @@
 static bench_config *add(bench_config_list *l, const char *dataset, int64_t batch, int64_t n,
                          int64_t nq)
 {
-    bench_config *c = bench_config_add(l, PCB_CHAMFER, dataset, batch, n, nq, 0);
-    if (c)
-        snprintf(c->id, sizeof c->id, "chamfer/%s/b%lld/n%lld/q%lld", dataset, (long long)batch,
-                 (long long)n, (long long)nq);
-    return c;
+    return bench_config_pair(l, PCB_CHAMFER, dataset, batch, n, nq);
 }
 
 static int configs(bench_config_list *l, const char *suite)
