@@ -87,5 +87,13 @@ print(" ".join(m.PROBLEMS))' "$native" 2>&1)
 else
     skip=$((skip + 1)); echo "skip: the Python binding's list: no python3 or no $lib"
 fi
+# the Python package by operation: each problem's module, and an __init__
+# that re-exports (its one class makes finite_check reach the operations)
+pkg=$(dirname "$0")/../impl/python/pcbench
+for p in $problems; do
+    [ -f "$pkg/ops/$p.py" ] && ok || bad "$p has no module in the Python package: $pkg/ops/$p.py"
+done
+defs=$(grep -nE "^(def|class) " "$pkg/__init__.py" | grep -v "class _Module")
+[ -z "$defs" ] && ok || bad "pcbench/__init__.py defines more than it re-exports: $defs"
 
 finish

@@ -46,6 +46,73 @@ def test_opcheck(name, device):
     torch.library.opcheck(op, args)
 
 
+def ragged_samples(name, device):
+    """An operator and arguments with a ragged batch's lengths (an empty
+    cloud among them)."""
+    x, y = clouds(11, 3, 300, device=device), clouds(12, 3, 200, device=device)
+    lx = torch.tensor([300, 0, 120], device=device)
+    ly = torch.tensor([17, 200, 0], device=device)
+    ops = torch.ops.pcbench
+    return {
+        "fps": (ops.fps.default, (x, 50, 3, lx)),
+        "nn": (ops.nn.default, (x, y, lx, ly)),
+        "knn": (ops.knn.default, (x, y, 5, lx, ly)),
+        "ball_query": (ops.ball_query.default, (x, y, 0.2, 16, "first", lx, ly)),
+        "chamfer_nearest": (ops.chamfer_nearest.default, (x, y, lx, ly)),
+        # (no empty pair: its value is NaN, which opcheck's comparison refuses)
+        "emd": (ops.emd.default, (x[:, :200].contiguous(), y, 1e-2, ly.clamp(min=9))),
+    }[name]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["fps", "nn", "knn", "ball_query", "chamfer_nearest", "emd"])
+def test_opcheck_ragged(name, device):
+    """The schemas take the lengths: a ragged call is one operator too."""
+    op, args = ragged_samples(name, device)
+    torch.library.opcheck(op, args)
+
+
+def ragged_step(x, y, lx, ly):
+    """A ragged batch's calls, lengths as tensors (PyTorch3D's layout)."""
+    idx = pcbench.fps(x, 32, lengths=lx)
+    kidx, kd2 = pcbench.knn(x, y, k=4, ref_lengths=lx, query_lengths=ly)
+    group, count = pcbench.ball_query(x, y, 0.3, 8, xyz_lengths=lx, centres_lengths=ly)
+    nidx, nd2 = pcbench.nn(x, y, ref_lengths=lx, query_lengths=ly)
+    ia, da, ib, db = pcbench.chamfer_nearest(x, y, a_lengths=lx, b_lengths=ly)
+    return idx, kidx, kd2, group, count, nidx, nd2, ia, da, ib, db
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_fullgraph_holds_a_ragged_batch(device):
+    """torch.compile(fullgraph=True) traces the ragged calls (the lengths
+    are the operators' arguments: no graph break) and matches eager."""
+    torch._dynamo.reset()
+    x, y = clouds(13, 3, 256, device=device), clouds(14, 3, 192, device=device)
+    lx = torch.tensor([256, 40, 0], device=device)
+    ly = torch.tensor([192, 0, 77], device=device)
+    want = ragged_step(x, y, lx, ly)
+    got = torch.compile(ragged_step, fullgraph=True, backend="aot_eager")(x, y, lx, ly)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
+
+
+def test_a_compiled_library_for_other_schemas_is_not_loaded(tmp_path):
+    """A compiled library without this package's schema mark (an older
+    build) is never loaded: loading it would abort the process. The package
+    warns and keeps its Python kernels."""
+    import subprocess
+    import sys
+    stale = tmp_path / "libpcbench_torch.so"
+    stale.write_bytes(b"\x7fELF not this package's operators")
+    code = ("import warnings; warnings.simplefilter('always'); import pcbench; "
+            "print(sorted(pcbench._ops.compiled))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(__import__("os").environ, PCBENCH_TORCH_OPS=str(stale)))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+    assert "built for other operator schemas" in run.stderr
+
+
 compiled = pytest.mark.skipif(not pcbench._ops.compiled,
                               reason="no compiled operators built for this PyTorch "
                               "(make torch-ops)")
@@ -84,6 +151,21 @@ def test_compiled_kernels_match_the_python_kernels():
         for got, want in pairs:
             for g, w in zip(got, want):
                 assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
+    # ragged: on the device where the chosen implementation reads the lengths,
+    # cloud by cloud where none does (k 100: beyond the tiles' k)
+    x, y = clouds(7, 3, 1000, device="cuda"), clouds(8, 3, 900, device="cuda")
+    lx, ly = torch.tensor([1000, 0, 333], device="cuda"), torch.tensor([5, 900, 0]).cuda()
+    pairs = [(ops.nn.default(x, y, lx, ly), pcbench.ops.nn._nn_ragged(x, y, None, lx, ly)),
+             (ops.knn.default(x, y, 7, lx, ly), pcbench.ops.knn._knn_ragged(x, y, 7, None, lx, ly)),
+             (ops.knn.default(x, y, 100, lx, ly), pcbench.ops.knn._knn_ragged(x, y, 100, None, lx, ly)),
+             ((ops.fps.default(x, 40, 3, lx),), (pcbench.ops.fps._fps_ragged(x, 40, 3, None, lx),)),
+             (ops.chamfer_nearest.default(x, y, lx, ly),
+              pcbench.ops.chamfer._chamfer_ragged(x, y, None, lx, ly))]
+    for got, want in pairs:
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
+    with pytest.raises(ValueError, match="ref_lengths\\[1\\] = 1001 is outside 0..1000"):
+        ops.nn.default(x, y, torch.tensor([1, 1001, 0]), None)
     x = clouds(9, 2, 100, device="cuda")
     with pytest.raises(TypeError, match="pcbench.nn: ref must be float32"):
         ops.nn.default(x.double(), x)

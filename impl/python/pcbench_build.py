@@ -117,8 +117,8 @@ prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    files = {"pcbench/" + p.name: p.read_bytes()
-             for p in sorted((HERE / "pcbench").glob("*.py"))}
+    files = {p.relative_to(HERE).as_posix(): p.read_bytes()
+             for p in sorted((HERE / "pcbench").rglob("*.py"))}
     files["pcbench/libpcbench.so"] = _library().read_bytes()
     return _write_wheel(wheel_directory, _version(), _tag(), files)
 

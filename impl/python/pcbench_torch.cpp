@@ -22,14 +22,25 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "impl/pcbench.h"
 
 namespace {
 
 using at::Tensor;
+using Lengths = std::optional<Tensor>;
+
+// The operators' schemas this library was built for: the package reads this
+// mark in the file before loading it, and never loads a library built for
+// other schemas (a kernel whose signature does not match its schema aborts
+// the process as it loads).
+extern "C" __attribute__((visibility("default"), used)) const char pcbench_torch_abi[] =
+    "pcbench-torch-abi 2 (optional lengths)";
 
 // pcbench.finite_check, pushed here by the package: 0 off, 1 async, 2 sync.
 int finite_mode = 1;
@@ -106,6 +117,43 @@ int64_t integer_in(int64_t v, const char *fn, const char *name, int64_t lo, int6
     return v;
 }
 
+// A ragged call's lengths as _ragged.as_lengths makes them: integers, one a
+// cloud of a batched x, int64 on x's device; on the host each checked in
+// 0..limit, on x's device clamped there (its values would cost a wait).
+Lengths device_lengths(const Lengths &l, const Tensor &x, const char *fn, const char *name,
+                       int64_t limit)
+{
+    if (!l)
+        return std::nullopt;
+    const Tensor &t = *l;
+    const auto type = t.scalar_type();
+    TORCH_CHECK_TYPE(!at::isFloatingType(type) && !at::isComplexType(type) && type != at::kBool,
+                     "pcbench.", fn, ": ", name, " must be integers, not ", dtype_name(type));
+    TORCH_CHECK_VALUE(x.dim() == 3, "pcbench.", fn, ": lengths need a batch of clouds (B, N, 3)");
+    TORCH_CHECK_VALUE(t.dim() == 1 && t.size(0) == x.size(0), "pcbench.", fn, ": ", name,
+                      " must hold ", x.size(0), " lengths, not shape ", shape(t));
+    if (t.device() == x.device())
+        return t.to(at::kLong).clamp(0, limit).contiguous();
+    const Tensor host = t.to(at::kCPU, at::kLong).contiguous();
+    const int64_t *v = host.data_ptr<int64_t>();
+    for (int64_t i = 0; i < host.numel(); i++)
+        TORCH_CHECK_VALUE(v[i] >= 0 && v[i] <= limit, "pcbench.", fn, ": ", name, "[", i,
+                          "] = ", v[i], " is outside 0..", limit);
+    return host.to(x.device());
+}
+
+// The lengths of a ragged call on the host, for the loop cloud by cloud
+// (full: the cloud's size where none were given).
+std::vector<int64_t> host_lengths(const Lengths &l, int64_t batch, int64_t full)
+{
+    std::vector<int64_t> out(batch, full);
+    if (l) {
+        const Tensor host = l->to(at::kCPU).contiguous();
+        std::copy(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + batch, out.begin());
+    }
+    return out;
+}
+
 // The devices' finite flags, one int32 1 a device, kept for the process
 // (never freed: a static tensor's destructor would run after CUDA's
 // teardown). A run that meets a non-finite coordinate clears its device's;
@@ -152,6 +200,18 @@ struct Call {
             library_error(fn, rc);
     }
 
+    // A ragged task's implementation, one that reads the lengths on the
+    // device; false where none does (the caller goes cloud by cloud, as the
+    // Python kernels do).
+    bool choose_ragged(const Lengths &la, const Lengths &lb)
+    {
+        task.lengths_a = la ? la->data_ptr<int64_t>() : nullptr;
+        task.lengths_b = lb ? lb->data_ptr<int64_t>() : nullptr;
+        if (pcb_choose(&task, PCB_CUDA, &impl) < 0 || !pcb_impl_ragged(impl))
+            return false;
+        return true;
+    }
+
     void run()
     {
         const int rc = pcb_run(impl, &task, &result, nullptr);
@@ -194,16 +254,35 @@ at::DimVector shaped(const Tensor &like, std::initializer_list<int64_t> rest)
 // nn (k 0: one a query) and knn: each query's nearest indices and squared
 // distances.
 std::tuple<Tensor, Tensor> nearest(const char *fn, pcb_problem problem, const Tensor &ref,
-                                   const Tensor &query, int64_t k)
+                                   const Tensor &query, int64_t k, const Lengths &ref_lengths,
+                                   const Lengths &query_lengths)
 {
     check_pair(ref, query, fn, "ref", "query");
+    const Lengths lr = device_lengths(ref_lengths, ref, fn, "ref_lengths", ref.size(-2));
+    const Lengths lq = device_lengths(query_lengths, query, fn, "query_lengths", query.size(-2));
     if (problem == PCB_KNN) // beyond the reference's points a row is padding, up to PCB_PAD_K
         integer_in(k, fn, "k", 1, std::max<int64_t>(ref.size(-2), PCB_PAD_K));
     c10::cuda::CUDAGuard guard(ref.device());
     const auto shape = k ? shaped(query, {query.size(-2), k}) : shaped(query, {query.size(-2)});
     Call c(fn, problem, ref);
     c.task.nq = query.size(-2), c.task.b = query.data_ptr<float>(), c.task.k = k;
-    c.choose();
+    if ((lr || lq) && !c.choose_ragged(lr, lq)) { // cloud by cloud
+        Tensor idx = at::full(shape, -1, ref.options().dtype(at::kLong));
+        Tensor d2 = at::full(shape, std::numeric_limits<float>::infinity(), ref.options());
+        const auto nr = host_lengths(lr, ref.size(0), ref.size(-2));
+        const auto nq = host_lengths(lq, ref.size(0), query.size(-2));
+        for (int64_t i = 0; i < ref.size(0); i++)
+            if (nr[i] && nq[i]) {
+                auto [ci, cd] = nearest(fn, problem, ref.narrow(0, i, 1).narrow(1, 0, nr[i]),
+                                        query.narrow(0, i, 1).narrow(1, 0, nq[i]), k,
+                                        std::nullopt, std::nullopt);
+                idx[i].narrow(0, 0, nq[i]).copy_(ci[0]);
+                d2[i].narrow(0, 0, nq[i]).copy_(cd[0]);
+            }
+        return {idx, d2};
+    }
+    if (!lr && !lq)
+        c.choose();
     Indices idx(c, shape, ref);
     Tensor d2 = at::empty(shape, ref.options());
     c.result.dist2 = d2.data_ptr<float>();
@@ -211,26 +290,44 @@ std::tuple<Tensor, Tensor> nearest(const char *fn, pcb_problem problem, const Te
     return {idx.int64(), d2};
 }
 
-std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query)
+std::tuple<Tensor, Tensor> nn_cuda(const Tensor &ref, const Tensor &query,
+                                   const Lengths &ref_lengths, const Lengths &query_lengths)
 {
-    return nearest("nn", PCB_NN, ref, query, 0);
+    return nearest("nn", PCB_NN, ref, query, 0, ref_lengths, query_lengths);
 }
 
-std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int64_t k)
+std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int64_t k,
+                                    const Lengths &ref_lengths, const Lengths &query_lengths)
 {
-    return nearest("knn", PCB_KNN, ref, query, k);
+    return nearest("knn", PCB_KNN, ref, query, k, ref_lengths, query_lengths);
 }
 
-Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start)
+Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start, const Lengths &lengths)
 {
     check_cloud(xyz, "fps", "xyz");
+    if (lengths)
+        TORCH_CHECK_VALUE(xyz.dim() == 3, "pcbench.fps: lengths need a batch of clouds (B, N, 3)");
     const int64_t n = xyz.size(-2);
     integer_in(m, "fps", "m (samples)", 1, n);
     integer_in(start, "fps", "start", 0, n - 1);
+    const Lengths l = device_lengths(lengths, xyz, "fps", "lengths", n);
     c10::cuda::CUDAGuard guard(xyz.device());
     Call c("fps", PCB_FPS, xyz);
     c.task.m = m, c.task.start = start;
-    c.choose();
+    if (l && !c.choose_ragged(l, std::nullopt)) { // cloud by cloud
+        Tensor idx = at::full({xyz.size(0), m}, -1, xyz.options().dtype(at::kLong));
+        const auto sizes = host_lengths(l, xyz.size(0), n);
+        for (int64_t i = 0; i < xyz.size(0); i++)
+            if (sizes[i]) {
+                const int64_t mi = std::min(m, sizes[i]);
+                idx[i].narrow(0, 0, mi).copy_(
+                    fps_cuda(xyz.narrow(0, i, 1).narrow(1, 0, sizes[i]), mi, start,
+                             std::nullopt)[0]);
+            }
+        return idx;
+    }
+    if (!l)
+        c.choose();
     Indices idx(c, shaped(xyz, {m}), xyz);
     c.run();
     return idx.int64();
@@ -252,11 +349,36 @@ int64_t both_ways(const Call &c)
     return c.task.batch * (c.task.n + c.task.nq);
 }
 
-std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b)
+std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b,
+                                                const Lengths &a_lengths,
+                                                const Lengths &b_lengths)
 {
-    check_pair(a, b, "chamfer_nearest", "a", "b");
+    const char *fn = "chamfer_nearest";
+    check_pair(a, b, fn, "a", "b");
+    const Lengths la = device_lengths(a_lengths, a, fn, "a_lengths", a.size(-2));
+    const Lengths lb = device_lengths(b_lengths, b, fn, "b_lengths", b.size(-2));
     c10::cuda::CUDAGuard guard(a.device());
-    Call c = chamfer_call("chamfer_nearest", a, b);
+    Call c(fn, PCB_CHAMFER, a);
+    c.task.nq = b.size(-2), c.task.b = b.data_ptr<float>();
+    if ((la || lb) && !c.choose_ragged(la, lb)) { // cloud by cloud: a's points, then b's
+        const int64_t batch = a.size(0), na = a.size(1), nb = b.size(1);
+        Tensor idx = at::full({both_ways(c)}, -1, a.options().dtype(at::kLong));
+        Tensor d2 = at::full({both_ways(c)}, std::numeric_limits<float>::infinity(), a.options());
+        const auto sa = host_lengths(la, batch, na), sb = host_lengths(lb, batch, nb);
+        for (int64_t i = 0; i < batch; i++)
+            if (sa[i] && sb[i]) {
+                auto [ci, cd] = chamfer_nearest_cuda(a.narrow(0, i, 1).narrow(1, 0, sa[i]),
+                                                     b.narrow(0, i, 1).narrow(1, 0, sb[i]),
+                                                     std::nullopt, std::nullopt);
+                idx.narrow(0, i * na, sa[i]).copy_(ci.narrow(0, 0, sa[i]));
+                d2.narrow(0, i * na, sa[i]).copy_(cd.narrow(0, 0, sa[i]));
+                idx.narrow(0, batch * na + i * nb, sb[i]).copy_(ci.narrow(0, sa[i], sb[i]));
+                d2.narrow(0, batch * na + i * nb, sb[i]).copy_(cd.narrow(0, sa[i], sb[i]));
+            }
+        return {idx, d2};
+    }
+    if (!la && !lb)
+        c.choose();
     Indices idx(c, {both_ways(c)}, a);
     Tensor d2 = at::empty({both_ways(c)}, a.options());
     c.result.dist2 = d2.data_ptr<float>();

@@ -116,6 +116,7 @@ for name, res, args in [
         ("pcb_find", _P, [ctypes.c_int, ctypes.c_char_p]),
         ("pcb_impl_name", ctypes.c_char_p, [_P]),
         ("pcb_impl_available", ctypes.c_int, [_P]),
+        ("pcb_impl_ragged", ctypes.c_int, [_P]),
         ("pcb_choose", ctypes.c_int, [ctypes.POINTER(Task), ctypes.c_int, ctypes.POINTER(_P)]),
         ("pcb_run", ctypes.c_int, [_P, ctypes.POINTER(Task), ctypes.POINTER(Result), _P]),
         ("pcb_emd_bound", ctypes.c_int, [ctypes.POINTER(Task), ctypes.POINTER(Result), _P]),
@@ -166,6 +167,18 @@ def implementation(task, device, name):
     impl = _P()
     check(lib.pcb_choose(ctypes.byref(task), device, ctypes.byref(impl)))
     return impl.value
+
+
+def ragged_choice(task, name):
+    """The implementation that would run task (its lengths set), asked of
+    the library without raising: the named one, else pcb_choose's choice
+    among those that take the task as it is (a device task's lengths only
+    where the implementation reads them); None where none does."""
+    if name is not None:
+        return lib.pcb_find(task.problem, name.encode()) or None
+    impl, device = _P(), CUDA if task.memory == MEM_DEVICE else CPU
+    return impl.value if lib.pcb_choose(ctypes.byref(task), device, ctypes.byref(impl)) >= 0 \
+        else None
 
 
 def run(impl, task, result):

@@ -1,6 +1,11 @@
 """pcbench's calls as PyTorch operators (torch.library), registered when
-PyTorch is installed: pcbench::fps, nn, knn, ball_query, chamfer_nearest,
-chamfer_value (with its autograd), chamfer_backward and emd.
+PyTorch is installed. Each operation's module (ops/<problem>.py) defines
+its own operators here (add: schema, kernel, fake): pcbench::fps, nn, knn,
+ball_query, chamfer_nearest, chamfer_value (with its autograd),
+chamfer_backward and emd; then finish() loads the compiled kernels and
+gives the Python kernels to CUDA where none was compiled. The schemas take
+the ragged batch's lengths as optional tensors: a ragged call stays one
+operator inside a compiled graph.
 
 The public functions call them for tensors, so torch.compile(fullgraph=True)
 and torch.export hold a whole step: each operator has a fake implementation
@@ -34,20 +39,26 @@ import torch
 from . import _native
 
 _lib = torch.library.Library("pcbench", "DEF")
-_DEFS = {
-    "fps": "fps(Tensor xyz, int m, int start) -> Tensor",
-    "nn": "nn(Tensor ref, Tensor query) -> (Tensor, Tensor)",
-    "knn": "knn(Tensor ref, Tensor query, int k) -> (Tensor, Tensor)",
-    "ball_query": "ball_query(Tensor xyz, Tensor centres, float radius, int k, str select) "
-                  "-> (Tensor, Tensor)",
-    "chamfer_nearest": "chamfer_nearest(Tensor a, Tensor b) -> (Tensor, Tensor)",
-    "chamfer_value": "chamfer_value(Tensor a, Tensor b) -> (Tensor, Tensor)",
-    "chamfer_backward": "chamfer_backward(Tensor a, Tensor b, Tensor idx, Tensor grad) "
-                        "-> (Tensor, Tensor)",
-    "emd": "emd(Tensor a, Tensor b, float max_gap) -> (Tensor, Tensor, Tensor)",
-}
-for _schema in _DEFS.values():
-    _lib.define(_schema)
+_cuda = {}  # name -> the Python kernel, for CUDA where no compiled one is loaded
+_autograd = {}  # name -> (backward, setup_context), where no compiled one is loaded
+
+
+def add(schema, kernel, fake):
+    """Define the operator pcbench::<schema>, with kernel for CPU (and for
+    CUDA at finish(), where no compiled one was loaded) and its fake."""
+    name = schema[:schema.index("(")]
+    _lib.define(schema)
+    _lib.impl(name, kernel, "CPU")
+    _cuda[name] = kernel
+    torch.library.register_fake("pcbench::" + name)(fake)
+
+
+def autograd(name, backward, setup_context):
+    """The operator's autograd, registered at finish() unless compiled."""
+    _autograd[name] = (backward, setup_context)
+
+
+_ABI = b"pcbench-torch-abi 2 (optional lengths)\0"  # pcbench_torch.cpp's mark of its schemas
 
 
 def _load_compiled():
@@ -59,7 +70,12 @@ def _load_compiled():
                                         ("torch-" + torch.__version__) / "libpcbench_torch.so")
     if not path.is_file():
         return None
-    try:
+    try:  # a library built for other schemas would abort the process as it loads
+        if _ABI not in path.read_bytes():
+            warnings.warn("pcbench: the compiled operators at %s were built for other operator "
+                          "schemas than this package's; using the Python kernels (make "
+                          "torch-ops rebuilds them)" % path)
+            return None
         so = ctypes.CDLL(str(path))
         # an older build lacks what this package calls: never loaded half
         so.pcbench_torch_ops.restype = ctypes.c_char_p
@@ -73,9 +89,26 @@ def _load_compiled():
     return so
 
 
-_compiled = _load_compiled()
-compiled = frozenset(_compiled.pcbench_torch_ops().decode().split()) if _compiled else frozenset()
-compiled_path = _compiled._name if _compiled else None
+_compiled = None
+compiled = frozenset()  # the operators whose CUDA kernels are compiled (finish())
+compiled_path = None
+
+
+def finish():
+    """Once every operator is defined: load the compiled kernels (they
+    register for operators already defined), then the Python CUDA kernels
+    and autograd of the others."""
+    global _compiled, compiled, compiled_path
+    _compiled = _load_compiled()
+    if _compiled:
+        compiled = frozenset(_compiled.pcbench_torch_ops().decode().split())
+        compiled_path = _compiled._name
+    for name, kernel in _cuda.items():
+        if name not in compiled:
+            _lib.impl(name, kernel, "CUDA")
+    for name, (backward, setup) in _autograd.items():
+        if name not in compiled:  # else the compiled library's, for every device
+            torch.library.register_autograd("pcbench::" + name, backward, setup_context=setup)
 _FINITE_MODES = {"off": 0, "async": 1, "sync": 2}
 
 
@@ -108,12 +141,12 @@ def call(op, *args):
         raise _native.PcbenchError(found.group(1), str(e)[found.end():]) from None
 
 
-def _lead(x):
+def lead(x):
     """The batch part of a cloud's shape: (B,) or ()."""
     return tuple(x.shape[:-2])
 
 
-def _check_cloud(x, fn, name):
+def check_cloud(x, fn, name):
     """The kernels' checks of a cloud (_Cloud's and pcbench_torch.cpp's),
     in their order and words, on shapes alone (fake tensors have no data)."""
     if x.dtype != torch.float32:
@@ -127,9 +160,9 @@ def _check_cloud(x, fn, name):
         raise ValueError("pcbench.%s: %s is empty: %s" % (fn, name, tuple(x.shape)))
 
 
-def _check_pair(a, b, fn, names):
-    _check_cloud(a, fn, names[0])
-    _check_cloud(b, fn, names[1])
+def check_pair(a, b, fn, names):
+    check_cloud(a, fn, names[0])
+    check_cloud(b, fn, names[1])
     same_batch(a, b, fn, names)
 
 
@@ -139,93 +172,33 @@ def same_batch(a, b, fn, names):
     if a.device != b.device:
         raise ValueError("pcbench.%s: %s and %s must be the same kind on the same device "
                          "(torch %s, torch %s)" % (fn, names[0], names[1], a.device, b.device))
-    if a.dim() != b.dim() or _lead(a) != _lead(b):
+    if a.dim() != b.dim() or lead(a) != lead(b):
         raise ValueError("pcbench.%s: %s and %s must have the same batch (%s and %s)"
                          % (fn, names[0], names[1], tuple(a.shape), tuple(b.shape)))
 
 
-def register(direct):
-    """Register the kernels (direct: the package's module, whose _*_direct
-    functions run the library) and the fake implementations."""
+def check_lengths(x, lengths, fn, name):
+    """A ragged call's lengths, checked on their type and shape alone (the
+    kernel checks or clamps their values): integers, one a cloud of a
+    batched x."""
+    if lengths is None:
+        return
+    if x.dim() != 3:
+        raise ValueError("pcbench.%s: lengths need a batch of clouds (B, N, 3)" % fn)
+    t = lengths.dtype
+    if t.is_floating_point or t.is_complex or t == torch.bool:
+        raise TypeError("pcbench.%s: %s must be integers, not %s" % (fn, name, t))
+    if tuple(lengths.shape) != (x.shape[0],):
+        raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
+                         % (fn, name, x.shape[0], tuple(lengths.shape)))
 
-    def kernel(name, fn):
-        _lib.impl(name, fn, "CPU")
-        if name not in compiled:
-            _lib.impl(name, fn, "CUDA")
 
-    kernel("fps", lambda xyz, m, start: direct._fps_direct(xyz, m, start, None))
-    kernel("nn", lambda ref, query: direct._nn_direct(ref, query, None))
-    kernel("knn", lambda ref, query, k: direct._knn_direct(ref, query, k, None))
-    kernel("ball_query", lambda xyz, centres, radius, k, select: direct._ball_direct(
-        xyz, centres, radius, k, select, None))
-    kernel("chamfer_nearest", lambda a, b: direct._chamfer_nearest_flat(a, b, None))
-    kernel("chamfer_value", direct._chamfer_value_direct)
-    kernel("chamfer_backward", direct._chamfer_backward_direct)
-    kernel("emd", lambda a, b, max_gap: direct._emd_direct(a, b, max_gap, None))
-
-    fake = torch.library.register_fake
-
-    @fake("pcbench::fps")
-    def _(xyz, m, start):
-        _check_cloud(xyz, "fps", "xyz")
-        return xyz.new_empty(_lead(xyz) + (m,), dtype=torch.int64)
-
-    @fake("pcbench::nn")
-    def _(ref, query):
-        _check_pair(ref, query, "nn", ("ref", "query"))
-        shape = _lead(query) + (query.shape[-2],)
-        return (query.new_empty(shape, dtype=torch.int64), query.new_empty(shape))
-
-    @fake("pcbench::knn")
-    def _(ref, query, k):
-        _check_pair(ref, query, "knn", ("ref", "query"))
-        shape = _lead(query) + (query.shape[-2], k)
-        return (query.new_empty(shape, dtype=torch.int64), query.new_empty(shape))
-
-    @fake("pcbench::ball_query")
-    def _(xyz, centres, radius, k, select):
-        _check_pair(xyz, centres, "ball_query", ("xyz", "centres"))
-        shape = _lead(centres) + (centres.shape[-2],)
-        return (centres.new_empty(shape + (k,), dtype=torch.int64),
-                centres.new_empty(shape, dtype=torch.int32))
-
-    def both_ways(a, b):
-        count = a.shape[-2] + b.shape[-2]
-        for size in _lead(a):
-            count = count * size
-        return (count,)
-
-    @fake("pcbench::chamfer_nearest")
-    def _(a, b):
-        _check_pair(a, b, "chamfer_nearest", ("a", "b"))
-        shape = both_ways(a, b)
-        return a.new_empty(shape, dtype=torch.int64), a.new_empty(shape)
-
-    @fake("pcbench::chamfer_value")
-    def _(a, b):
-        _check_pair(a, b, "chamfer", ("a", "b"))
-        return a.new_empty(_lead(a)), a.new_empty(both_ways(a, b), dtype=torch.int32)
-
-    @fake("pcbench::chamfer_backward")
-    def _(a, b, idx, grad):
-        return torch.empty_like(a), torch.empty_like(b)
-
-    @fake("pcbench::emd")
-    def _(a, b, max_gap):
-        _check_pair(a, b, "emd", ("a", "b"))
-        lead = _lead(a)
-        return (a.new_empty(lead + (a.shape[-2],), dtype=torch.int64),
-                a.new_empty(lead, dtype=torch.float64), a.new_empty(lead, dtype=torch.float64))
-
-    def chamfer_setup(ctx, inputs, output):
-        a, b = inputs
-        ctx.save_for_backward(a, b, output[1])
-
-    def chamfer_grad(ctx, grad_value, grad_idx):
-        a, b, idx = ctx.saved_tensors
-        grad_a, grad_b = torch.ops.pcbench.chamfer_backward.default(a, b, idx, grad_value)
-        return grad_a, grad_b
-
-    if "chamfer_value" not in compiled:  # else the compiled library's, for every device
-        torch.library.register_autograd("pcbench::chamfer_value", chamfer_grad,
-                                        setup_context=chamfer_setup)
+def lengths_arg(lengths):
+    """A public function's lengths as the operator takes them: a tensor (a
+    list or an array of the host becomes one; the kernel checks it)."""
+    if lengths is None or isinstance(lengths, torch.Tensor):
+        return lengths
+    try:
+        return torch.as_tensor(lengths)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+        raise TypeError("pcbench: lengths must be integers (%s)" % e) from None

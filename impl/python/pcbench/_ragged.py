@@ -129,7 +129,8 @@ def as_lengths(lengths, cloud, name, limit):
     return numpy.array(values, dtype="int64")
 
 
-def needs_host_loop(error):
-    """Whether a CUDA call failed only because no CUDA implementation reads
-    ragged lengths on the device."""
-    return isinstance(error, _n.PcbenchError) and "ragged" in str(error)
+def needs_host_loop(chosen):
+    """Whether a ragged CUDA call runs here cloud by cloud: chosen, the
+    implementation that would run it (_native.ragged_choice), does not read
+    the lengths on the device, or none accepts the task."""
+    return not chosen or not _n.lib.pcb_impl_ragged(chosen)
