@@ -64,7 +64,8 @@ const char *pcb_errmsg(void);
     X(EMD, emd, "earth mover's distance by assignment")                                \
     X(CHAMFER, chamfer, "chamfer distance (nearest points both ways)")                 \
     X(KNN, knn, "the k nearest neighbours of each query point")                        \
-    X(BALL, ball, "ball query (first or nearest K inside)")
+    X(BALL, ball, "ball query (first or nearest K inside)")                            \
+    X(GRID, grid, "grid sampling (a point a voxel, counts, inverse map)")
 
 typedef enum {
 #define PCB_PROBLEM_ENUM(ID, name, title) PCB_##ID,
@@ -122,6 +123,13 @@ typedef struct {
  *        PCB_BALL_FIRST keeps the K inside points of lowest index (the
  *        PointNet++ contract), PCB_BALL_NEAREST the K nearest (ties to the
  *        lower index).
+ *   GRID: a = batch x n x 3 clouds, cell = a voxel's size along x, y, z, and
+ *        the voxels' origin: t.origin where origin_given, else each cloud's
+ *        minimum per axis. A point's voxel is (ix, iy, iz) = floor(((double)p
+ *        - origin) / cell) per axis, in double precision (impl/grid/grid.h);
+ *        select: which point a voxel keeps, PCB_BALL_FIRST the lowest index,
+ *        PCB_BALL_NEAREST the nearest to the voxel's centre origin + (i +
+ *        0.5) cell (its squared distance in double, ties to the lowest index).
  * memory PCB_MEM_DEVICE: a, b and every array of the result are device
  * pointers of the current CUDA device, and pcb_run queues the whole run on
  * stream (a cudaStream_t; NULL: the legacy default stream) and returns
@@ -192,6 +200,9 @@ typedef struct {
     const int64_t *lengths_a; /* ragged batches: NULL, or batch sizes of a's clouds */
     const int64_t *lengths_b; /* ... and of b's */
     pcb_emd_warm warm;        /* EMD: a warm start, or all NULL */
+    double cell[3];           /* grid: a voxel's size along x, y, z (> 0) */
+    double origin[3];         /* grid: the voxels' origin, where origin_given */
+    int32_t origin_given;     /* grid: 0: each cloud's minimum per axis */
 } pcb_task;
 
 /* Where results go; the caller owns the arrays.
@@ -222,6 +233,12 @@ typedef struct {
  *        ascending distance, ties to the lower index), then padding as kNN's
  *        (-1, +inf): an empty ball is a row of padding, never point 0.
  *        count[batch*nq] (may be NULL) how many a row holds.
+ *   GRID: index[batch*2n]: first, a row a voxel of each cloud (n of them),
+ *        the occupied voxels sorted by ix, then iy, then iz, each the point
+ *        it keeps, then -1 past the cloud's last voxel; then each point's
+ *        voxel, its row number (the inverse map, cloud by cloud).
+ *        count[batch*n] (required) how many points each voxel holds, 0 past
+ *        the last. A voxel's coordinates are those of the point it keeps.
  * Device runs only: finite, a device int32 the run sets to 0 when it read
  * a coordinate that is not finite (or beyond the implementation's range) as
  * 0, and leaves as it was otherwise (may be NULL): the caller can check it
@@ -239,7 +256,7 @@ typedef struct {
     int has_price;
     double *bound;
     int32_t *finite;
-    int32_t *count; /* ball: entries a row (may be NULL) */
+    int32_t *count; /* ball: entries a row (may be NULL); grid: points a voxel */
     int64_t *index64;
 } pcb_result;
 
@@ -379,6 +396,11 @@ static inline float pcb_ball_r2(double radius)
 }
 int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, int64_t nq,
              int64_t k, double radius, int select, int32_t *idx, float *dist2, int32_t *count);
+/* Grid sampling: index batch*2n (a voxel's kept point, then each point's
+ * voxel) and count batch*n, laid out as pcb_result says; origin NULL: each
+ * cloud's minimum; select a pcb_ball_select. */
+int pcb_grid(const float *xyz, int64_t batch, int64_t n, const double cell[3],
+             const double *origin, int select, int32_t *index, int32_t *count);
 /* Both directions' nearest points (idx and dist2: batch*(n+nq), laid out as
  * pcb_result says) and the value a pair in the default convention. */
 int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,

@@ -61,6 +61,11 @@ int pcb_knn_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
  * in the selection's order, then padding; the count the row's entries. Points
  * within the float32 band of the radius may be in or out. */
 int pcb_ball_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+/* Grid sampling (impl/grid/grid_validate.c): the voxels recomputed in
+ * double and sorted by a comparison of their coordinates (no packed keys):
+ * every occupied voxel in order, its count and its kept point by the
+ * selection's rule, -1 and 0 past the last, every point's inverse entry. */
+int pcb_grid_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
 
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* The promise impl's answer to t is held to: its declared promise, with a

@@ -92,7 +92,8 @@ void pcb_ragged_pad(const pcb_task *t, int64_t i, pcb_result *out)
             if (out->price)
                 out->price[j] = 0;
         }
-    for (int64_t j = 0; out->count && j < t->nq; j++)
+    const pcb_problem_face *f = pcb_face(t->problem);
+    for (int64_t j = 0; out->count && j < pcb_face_span(t, f->rows[0]); j++)
         out->count[s.rows_whole + j] = 0;
 }
 

@@ -60,3 +60,9 @@ CUDA_IMPL(ball, cuda_classic)
 IMPL(ball, omp)
 FLANN_IMPL(ball, flann)
 IMPL(ball, naive)
+
+/* GRID (the sort on the GPU; on the CPU a radix sort a cloud a thread, then
+ * the reference's qsort) */
+CUDA_IMPL(grid, cuda_sort)
+IMPL(grid, omp)
+IMPL(grid, naive)

@@ -2,21 +2,23 @@
 entry a problem, in the library's order (PCB_PROBLEM_MAP, impl/pcbench.h),
 the scripts' side of its faces (impl/<p>/<p>_problem.c, bench/problems/<p>.c).
 Python 3 stdlib only."""
+import math
 
 
 class Problem:
     """name; reference: the speedups' base in words; work(cfg): a brute
     force's work (the order of a problem's configurations); words(cfg): a
     configuration in words; label(cfg): its distinguishing sizes in a plot's
-    legend; fields: its own keys of a configuration; row(cfg): indices a line
-    of an answer file; check(cfg, a, b, answer, peer): the `pcbench check`
+    legend; fields: its own keys of a configuration; row(cfg): integers a
+    line of an answer file; sides: its clouds, 1 or 2; check(cfg, a, b, answer, peer): the `pcbench check`
     arguments that judge an answer file (after "pcbench check <name>"; where
     value_answers, the answer is a value, given in place of the file)."""
 
     def __init__(self, name, reference, work, words, label, check, fields=(), row=None,
-                 value_answers=False):
+                 value_answers=False, sides=2):
         self.name, self.reference, self.work, self.words = name, reference, work, words
         self.label, self.check, self.fields = label, check, fields
+        self.sides = sides  # clouds a configuration has: 1 (a) or 2 (a and b)
         self.row = row or (lambda cfg: 1)
         self.value_answers = value_answers  # a peer's answer a value a pair, not a file
 
@@ -56,12 +58,16 @@ def _rows_of_k(cfg):
     return _pairs(cfg) * (1 + cfg.get("k", 0) / 64.0)
 
 
-PROBLEMS = ["fps", "nn", "emd", "chamfer", "knn", "ball"]
+def _grid_check(cfg, a, b, answer, peer):
+    return ["-i", a, "--size", repr(cfg["cell"]), "--select", cfg["select"], "--answer", answer]
+
+
+PROBLEMS = ["fps", "nn", "emd", "chamfer", "knn", "ball", "grid"]
 TABLE = {p.name: p for p in [
     Problem("fps", "dp (the O(n m) serial version the FPS document times as 'serial')",
             lambda c: c["batch"] * c["n"] * c["m"],
             lambda c: "fps %s: %d x %d, %d" % (c["dataset"], c["batch"], c["n"], c["m"]),
-            lambda c: " m%d" % c["m"], _fps_check),
+            lambda c: " m%d" % c["m"], _fps_check, sides=1),
     Problem("nn", "naive (serial double loop)", _pairs,
             lambda c: "nn %s: %d x %d, %d queries" % (c["dataset"], c["batch"], c["n"], c["nq"]),
             lambda c: "",
@@ -93,4 +99,11 @@ TABLE = {p.name: p for p in [
             lambda c: " q%d r%g k%d" % (c["nq"], c.get("radius", 0), c.get("k", 0)),
             # under the suite's selection, the peer's own padding
             _ball_check, fields=("k", "radius", "select"), row=lambda c: c["k"]),
+    Problem("grid", "naive (serial: qsort of the voxel keys)",
+            lambda c: c["batch"] * c["n"] * math.log2(c["n"] + 2),
+            lambda c: "grid %s %s: %d x %d, cell %g" % (
+                c.get("select") or c["id"].rsplit("/", 1)[1], c["dataset"], c["batch"], c["n"],
+                c.get("cell") or float(c["id"].split("/c")[1].split("/")[0])),
+            lambda c: " c%g" % c.get("cell", 0),
+            _grid_check, fields=("cell", "select"), row=lambda c: 5, sides=1),
 ]}

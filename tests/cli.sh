@@ -61,6 +61,8 @@ while read -r problem name device kind status rest; do
     chamfer) set -- chamfer -a "$tmp/a.ply" -b "$tmp/c.ply" ;;
     knn) set -- knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 5 ;;
     ball) set -- ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.3 -k 5 ;;
+    grid) set -- grid -i "$tmp/a.ply" --size 0.1 ;;
+    *) bad "no command line here for problem $problem (tests/cli.sh)"; continue ;;
     esac
     case $status in
     available) expect "$problem $name" 0 -- "$tool" "$@" --impl "$name" ;;
@@ -68,6 +70,27 @@ while read -r problem name device kind status rest; do
        grep -q "unavailable" "$tmp/err" && ok || bad "$problem $name: no 'unavailable' message" ;;
     esac
 done <"$tmp/list"
+
+# grid: a line a voxel, sorted, the counts summing to the points; the inverse
+# map a line a point; pcbench check grid judges both, and a wrong one
+expect "grid" 0 -- "$tool" grid -i "$tmp/a.ply" --size 0.2 -o "$tmp/grid.txt" --inverse "$tmp/inv.txt"
+awk 'NF != 5 {exit 1} {n += $4} END {exit n != 300}' "$tmp/grid.txt" && ok || bad "grid output: 5 fields, counts sum to 300"
+sort -n -k1,1 -k2,2 -k3,3 -c "$tmp/grid.txt" 2>/dev/null && ok || bad "grid lines not sorted by ix, iy, iz"
+[ "$(wc -l <"$tmp/inv.txt")" = 300 ] && ok || bad "grid --inverse: a line a point"
+expect "check grid" 0 "pass" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/grid.txt"
+expect "check grid with its inverse" 0 "inverse read" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/grid.txt" --inverse "$tmp/inv.txt"
+expect "check grid, another size" 1 "FAIL" -- "$tool" check grid -i "$tmp/a.ply" --size 0.25 --answer "$tmp/grid.txt"
+expect "check grid, nearest asked" 1 "FAIL" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select nearest --answer "$tmp/grid.txt"
+expect "grid nearest, sizes an axis, an origin" 0 -- "$tool" grid -i "$tmp/a.ply" --size 0.2,0.1,0.3 --origin -1,-1,-1 --select nearest -o "$tmp/gn.txt"
+expect "check grid nearest" 0 "pass" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2,0.1,0.3 --origin -1,-1,-1 --select nearest --answer "$tmp/gn.txt"
+expect "grid without --size" 2 "grid needs -i CLOUD and --size S" -- "$tool" grid -i "$tmp/a.ply"
+expect "grid --size 0" 2 "--size takes S or SX,SY,SZ" -- "$tool" grid -i "$tmp/a.ply" --size 0
+expect "grid --size 1,2" 2 "--size takes S or SX,SY,SZ" -- "$tool" grid -i "$tmp/a.ply" --size 1,2
+expect "grid --origin x" 2 "--origin takes X,Y,Z" -- "$tool" grid -i "$tmp/a.ply" --size 1 --origin x
+expect "grid span" 4 "spans" -- "$tool" grid -i "$tmp/a.ply" --size 1e-9
+expect "grid --inverse onto its input" 3 "would destroy it" -- "$tool" grid -i "$tmp/a.ply" --size 1 --inverse "$tmp/a.ply"
+printf '0 0 0 1 x\n' >"$tmp/badgrid.txt"
+expect "check grid, a malformed line" 3 "badgrid.txt:1" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/badgrid.txt"
 
 expect "nn self" 0 -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/a.ply"
 [ "$(wc -l <"$tmp/out")" = 300 ] && awk '$2 != 0 {exit 1}' "$tmp/out" && ok || bad "nn of a cloud with itself: 300 zero distances"

@@ -19,6 +19,10 @@ import os
 import subprocess
 import sys
 
+class PcbenchError(RuntimeError):
+    """pcbench.PcbenchError in the table (the exceptions are compared by name)"""
+
+
 # name, call, exception, words its message holds, paths (None: every path
 # the call can take; "torch": the torch paths; "cuda": the CUDA paths)
 CASES = [
@@ -121,6 +125,19 @@ CASES = [
      "lengths[1] = 300 is outside 0..100", None),
     ("emd_loss lengths beyond N", "emd_loss(X(2, 100, 3), X(2, 100, 3), lengths=[100, 300])",
      ValueError, "lengths[1] = 300 is outside 0..100", "torch"),
+    ("grid size 0", "grid(X(2, 50, 3), 0)", ValueError, "size [0.0, 0.0, 0.0]: need finite "
+     "numbers > 0", None),
+    ("grid size str", "grid(X(2, 50, 3), '0.1')", TypeError, "size must be a number or three "
+     "numbers, not str", None),
+    ("grid size two", "grid(X(2, 50, 3), (0.1, 0.2))", TypeError, "not 2 of them", None),
+    ("grid origin nan", "grid(X(2, 50, 3), 0.1, origin=(0, math.nan, 0))", ValueError,
+     "need finite numbers", None),
+    ("grid select", "grid(X(2, 50, 3), 0.1, select='mean')", ValueError,
+     "select must be 'first' or 'nearest'", None),
+    ("grid float64", "grid(X64(2, 50, 3), 0.1)", TypeError, "must be float32", None),
+    ("grid lengths beyond N", "grid(X(2, 50, 3), 0.1, lengths=[50, 51])", ValueError,
+     "lengths[1] = 51 is outside 0..50", None),
+    ("grid span", "grid(X(2, 50, 3), 1e-9)", PcbenchError, "spans", None),
     ("NNIndex max_queries -1", "NNIndex(X(1, 50, 3), max_queries=-1)", ValueError,
      "max_queries = -1 is outside", None),
     ("nonfinite_seen of the CPU", "nonfinite_seen('cpu')", ValueError,

@@ -199,17 +199,13 @@ static void test_device_tasks(void)
     pcb_task t = {.problem = PCB_FPS, .batch = 1, .n = 100, .m = 8, .a = nowhere,
                   .memory = PCB_MEM_DEVICE};
     int devices = 0;
+    pcb_cloud host;
+    CHECK_RC(pcb_generate("uniform", 100, 3, &host), PCB_OK);
     for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
         const pcb_impl *impl = *it;
-        t.problem = impl->problem;
-        t.b = impl->problem == PCB_FPS ? NULL : nowhere;
-        t.nq = impl->problem == PCB_NN || impl->problem == PCB_CHAMFER ||
-                       impl->problem == PCB_KNN || impl->problem == PCB_BALL
-                   ? 50
-               : impl->problem == PCB_EMD ? 100
-                                          : 0;
-        t.k = impl->problem == PCB_KNN || impl->problem == PCB_BALL ? 8 : 0;
-        t.radius = impl->problem == PCB_BALL ? 0.1 : 0;
+        /* the problem's sample task, its clouds then moved to the device */
+        CHECK_RC(pcb_sample_task(impl->problem, host.xyz, host.xyz, 100, &t), PCB_OK);
+        t.a = nowhere, t.b = t.b ? nowhere : NULL, t.memory = PCB_MEM_DEVICE;
         if (impl->run_device) {
             devices++;
             CHECK(impl->device == PCB_CUDA && pcb_task_fits(impl, &t) == PCB_OK);
@@ -219,14 +215,16 @@ static void test_device_tasks(void)
         }
     }
 #ifdef PCB_HAVE_CUDA
-    CHECK(devices == 12); /* cuda_pruned, nn's and chamfer's cuda_tiles, cuda_grid and
+    CHECK(devices == 13); /* cuda_pruned, nn's and chamfer's cuda_tiles, cuda_grid and
                              cuda_bvh, cuda_auction, knn's cuda_tiles and cuda_brute, ball's
-                             cuda_grid and cuda_classic */
+                             cuda_grid and cuda_classic, grid's cuda_sort */
 #else
     CHECK(devices == 0);
 #endif
     const pcb_impl *chosen = NULL;
-    t.problem = PCB_FPS, t.b = NULL, t.nq = 0;
+    pcb_cloud_free(&host);
+    t = (pcb_task){.problem = PCB_FPS, .batch = 1, .n = 100, .m = 8, .a = nowhere,
+                   .memory = PCB_MEM_DEVICE};
     int rc = pcb_choose(&t, PCB_CUDA, &chosen);
     CHECK(rc == PCB_OK ? !strcmp(pcb_impl_name(chosen), "cuda_pruned") : rc == PCB_EUNAVAIL);
     CHECK_RC(pcb_choose(&t, PCB_CPU, &chosen), PCB_EUNAVAIL); /* no CPU one runs on device memory */

@@ -1,194 +1,253 @@
-/* test_grid.c - a CPU replay of cuda_grid's cells and search (impl/nn/
- * nn_grid.h, the same functions the kernels call), so its exactness is
- * tested on machines without a GPU: a grid built the way the kernels build
- * it (bounds, grid_shape_of, a counting sort by cell) must give naive's
- * float32 distance and lowest index bit for bit on every query, on ordinary
- * and degenerate clouds (duplicates, one place, a line, a plane, points on
- * cell boundaries, tiny and far-offset coordinates, queries far outside),
- * without degrading to brute force on ordinary ones. */
+/* test_grid.c - grid sampling: the contract by hand (a point on a boundary,
+ * the nearest to the centre with a tie, an origin given), every
+ * implementation bit for bit the reference's on ordinary and degenerate
+ * clouds under both selections (the judge agreeing), a ragged batch cloud
+ * by cloud, the validator rejecting planted wrong answers of each kind, a
+ * cloud past the keys' span unsupported, the argument checks. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "datasets/cloud.h"
+#include "impl/grid/grid.h"
 #include "impl/pcbench_judge.h"
-#include "nn/nn.h"
-#include "nn/nn_grid.h"
 #include "testlib.h"
 
-typedef struct {
-    grid_cloud cloud;
-    uint32_t *starts; /* cells + 1 */
-    float *pts;       /* n x 4 in cell order: x, y, z, the index's bits */
-} replay;
-
-/* The grid of p's n points as the kernels build it; within a cell the
- * points go in decreasing index (the kernels' order there is the atomics'),
- * so the search's ties to the lower index are exercised. */
-static void replay_build(const float *p, int32_t n, replay *r)
+static pcb_task grid_task(const float *xyz, int64_t batch, int64_t n, double cell, int select)
 {
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++)
-            lo[a] = fminf(lo[a], p[3 * i + a]), hi[a] = fmaxf(hi[a], p[3 * i + a]);
-    int64_t cells = 64;
-    while (cells < n)
-        cells *= 2;
-    if (n == 0) /* no bounds folded in, as on the device */
-        for (int a = 0; a < 3; a++)
-            lo[a] = hi[a] = NAN;
-    r->cloud = grid_shape_of(lo, hi, cells, 0);
-    const grid_cloud *g = &r->cloud;
-    CHECK((int64_t)g->dim[0] * g->dim[1] * g->dim[2] <= cells);
-    r->starts = calloc((size_t)cells + 1, sizeof *r->starts);
-    r->pts = malloc((size_t)(n > 0 ? n : 1) * 4 * sizeof *r->pts);
-    uint32_t *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
-    for (int32_t i = 0; i < n; i++) {
-        int32_t c[3];
-        for (int a = 0; a < 3; a++)
-            c[a] = grid_cell(p[3 * i + a], g->lo[a], g->inv_h, g->dim[a]);
-        key[i] = (uint32_t)(((int64_t)c[2] * g->dim[1] + c[1]) * g->dim[0] + c[0]);
-        r->starts[key[i] + 1]++;
+    pcb_task t = {.problem = PCB_GRID, .batch = batch, .n = n, .a = xyz, .select = select};
+    t.cell[0] = t.cell[1] = t.cell[2] = cell;
+    return t;
+}
+
+/* The contract on six points: 0.1f lies just above 0.1, so its quotient's
+ * floor is voxel 1 (the rule is the double quotient's floor, not a
+ * tolerance); points 3 and 4 are equally far from their voxel's centre. */
+static void test_by_hand(void)
+{
+    const float pts[] = {0, 0, 0,  0.05f, 0, 0,  0.1f, 0, 0,
+                         0.24f, 0.1f, 0,  0.26f, 0.1f, 0,  0.02f, 0, 0};
+    int32_t index[12], count[6];
+    const double cell[3] = {0.1, 1, 1};
+    CHECK_RC(pcb_grid(pts, 1, 6, cell, NULL, PCB_BALL_FIRST, index, count), PCB_OK);
+    const int32_t first[6] = {0, 2, 3, -1, -1, -1}, counts[6] = {3, 1, 2, 0, 0, 0};
+    const int32_t inverse[6] = {0, 0, 1, 2, 2, 0};
+    CHECK(memcmp(index, first, sizeof first) == 0 && memcmp(count, counts, sizeof counts) == 0);
+    CHECK(memcmp(index + 6, inverse, sizeof inverse) == 0);
+    CHECK_RC(pcb_grid(pts, 1, 6, cell, NULL, PCB_BALL_NEAREST, index, count), PCB_OK);
+    /* voxel 0's centre is 0.05: point 1 on it; voxel 2 (0.2..0.3): 0.24 and 0.26
+     * in float are not quite equidistant from 0.25, the nearer wins */
+    const double d3 = fabs((double)0.24f - 0.25), d4 = fabs((double)0.26f - 0.25);
+    CHECK(index[0] == 1 && index[1] == 2 && index[2] == (d4 < d3 ? 4 : 3));
+    /* an exact tie: two copies of one point, the lower index */
+    const float twin[] = {0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f};
+    const double unit[3] = {1, 1, 1};
+    CHECK_RC(pcb_grid(twin, 1, 2, unit, NULL, PCB_BALL_NEAREST, index, count), PCB_OK);
+    CHECK(index[0] == 0 && count[0] == 2 && index[1] == -1 && count[1] == 0);
+    /* an origin given: 0.3 from -0.7 in voxels of 1 is voxel 1 */
+    const double origin[3] = {-0.7, -0.7, -0.7};
+    pcb_task t = grid_task(twin, 1, 2, 1.0, PCB_BALL_FIRST);
+    t.origin_given = 1;
+    memcpy(t.origin, origin, sizeof origin);
+    pcb_result r = {.index = index, .count = count};
+    CHECK_RC(pcb_run(pcb_find(PCB_GRID, "naive"), &t, &r, NULL), PCB_OK);
+    CHECK(index[0] == 0 && count[0] == 2);
+    pcb_report rep;
+    CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
+    CHECK(rep.ok);
+}
+
+/* batch clouds of kind into one array (seeded) */
+static float *clouds(const char *kind, int64_t n, int64_t batch, double snap)
+{
+    float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
+    for (int64_t i = 0; a && i < batch; i++) {
+        pcb_cloud c;
+        CHECK_RC(strcmp(kind, "lidar") == 0 ? pcb_gen_lidar(n, 3 + (uint64_t)i, 0, 0, 0, &c)
+                                            : pcb_generate(kind, n, 90 + (uint64_t)i, &c),
+                 PCB_OK);
+        memcpy(a + i * n * 3, c.xyz, (size_t)n * 3 * sizeof *a);
+        pcb_cloud_free(&c);
     }
-    for (int64_t k = 0; k < cells; k++)
-        r->starts[k + 1] += r->starts[k];
-    uint32_t *fill = malloc((size_t)cells * sizeof *fill);
-    for (int64_t k = 0; k < cells; k++)
-        fill[k] = r->starts[k + 1];
-    for (int32_t i = 0; i < n; i++) {
-        float *slot = r->pts + 4 * (size_t)--fill[key[i]];
-        memcpy(slot, p + 3 * i, 3 * sizeof *slot);
-        slot[3] = sp_bits_float((uint32_t)i);
-    }
-    free(fill), free(key);
+    for (int64_t i = 0; a && snap > 0 && i < batch * n * 3; i++)
+        a[i] = (float)(floor((double)a[i] / snap + 0.5) * snap);
+    return a;
 }
 
-static void replay_free(replay *r)
-{
-    free(r->starts), free(r->pts);
-}
-
-/* Every query against naive's answer; the points the searches read. */
-static int64_t check_pair(const float *ref, int32_t n, const float *qry, int32_t nq,
-                          const char *what)
-{
-    replay r;
-    replay_build(ref, n, &r);
-    int64_t evals = 0;
-    int wrong = 0;
-    for (int32_t i = 0; i < nq && wrong < 3; i++) {
-        const float *q = qry + 3 * i;
-        float want = INFINITY, got;
-        int32_t wi = -1, gi;
-        for (int32_t j = 0; j < n; j++) {
-            const float d = pcb_nn_d2(ref + 3 * j, q);
-            if (d < want)
-                want = d, wi = j;
-        }
-        grid_search(&r.cloud, r.starts, r.pts, q, &got, &gi, &evals);
-        if (memcmp(&got, &want, sizeof got) || gi != wi) {
-            fprintf(stderr, "%s: query %d: grid %g (point %d), naive %g (point %d)\n", what, i,
-                    got, gi, want, wi);
-            wrong++;
-        }
-    }
-    CHECK(wrong == 0);
-    replay_free(&r);
-    return evals;
-}
-
-static float *generated(const char *kind, int64_t n, uint64_t seed)
-{
-    pcb_cloud c;
-    CHECK_RC(pcb_generate(kind, n, seed, &c), PCB_OK);
-    float *p = malloc((size_t)n * 3 * sizeof *p);
-    memcpy(p, c.xyz, (size_t)n * 3 * sizeof *p);
-    pcb_cloud_free(&c);
-    return p;
-}
-
-static void test_replay_matches_naive(void)
+static void test_every_impl_matches_naive(void)
 {
     static const struct {
-        const char *ref, *qry;
-        int32_t n, nq;
-    } sets[] = {{"uniform", "uniform", 4000, 1500},   {"sphere", "sphere", 4000, 1500},
-                {"clusters", "uniform", 3000, 1000},  {"clusters", "clusters", 3000, 1000},
-                {"duplicates", "duplicates", 2000, 800}, {"collinear", "uniform", 2000, 800},
-                {"offset", "offset", 3000, 1000},     {"uniform", "offset", 2000, 500},
-                {"uniform", "uniform", 1, 50},        {"uniform", "uniform", 2, 50}};
+        const char *kind;
+        int64_t n, batch;
+        double cell, snap;
+        int origin;
+    } sets[] = {
+        {"lidar", 20000, 1, 0.1, 0, 0},    {"lidar", 20000, 1, 0.05, 0.05, 0},
+        {"lidar", 8000, 1, 0.2, 0, 1},     {"uniform", 3000, 3, 0.05, 0, 0},
+        {"duplicates", 1600, 2, 0.01, 0, 0}, {"equal", 300, 1, 0.5, 0, 0},
+        {"offset", 2000, 1, 1.0, 0, 0},    {"lattice", 1000, 1, 1.0, 0, 1},
+        {"uniform", 700, 1, 1e-5, 0, 0},
+    };
+    const pcb_impl *naive = pcb_find(PCB_GRID, "naive");
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-        float *ref = generated(sets[s].ref, sets[s].n, 40 + s);
-        float *qry = generated(sets[s].qry, sets[s].nq, 90 + s);
-        const int64_t evals = check_pair(ref, sets[s].n, qry, sets[s].nq, sets[s].ref);
-        CHECK(evals >= sets[s].nq);
-        if (!strcmp(sets[s].ref, "uniform") && sets[s].n >= 4000) /* pruning works */
-            CHECK(evals < (int64_t)sets[s].n * sets[s].nq / 20);
-        free(ref), free(qry);
+        const int64_t n = sets[s].n, batch = sets[s].batch;
+        float *a = clouds(sets[s].kind, n, batch, sets[s].snap);
+        for (int select = PCB_BALL_FIRST; a && select <= PCB_BALL_NEAREST; select++) {
+            pcb_task t = grid_task(a, batch, n, sets[s].cell, select);
+            if (sets[s].origin) {
+                t.origin_given = 1;
+                t.origin[0] = -13.37, t.origin[1] = 2.5, t.origin[2] = -0.05;
+            }
+            pcb_result want, got;
+            CHECK_RC(pcb_result_alloc(&t, &want), PCB_OK);
+            CHECK_RC(pcb_run(naive, &t, &want, NULL), PCB_OK);
+            pcb_judgement j;
+            const pcb_promise exact = {.exact = 1};
+            CHECK_RC(pcb_judge(&t, &want, &exact, NULL, &j), PCB_OK);
+            CHECK_MSG(j.verdict == PCB_VERDICT_PASS, "%s naive: %s", sets[s].kind, j.detail);
+            for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+                if ((*it)->problem != PCB_GRID || *it == naive ||
+                    pcb_impl_available(*it) != PCB_OK)
+                    continue;
+                CHECK_RC(pcb_result_alloc(&t, &got), PCB_OK);
+                CHECK_RC(pcb_run(*it, &t, &got, NULL), PCB_OK);
+                CHECK_MSG(pcb_result_equal(&t, &want, &got), "%s %s cell %g: not naive's",
+                          (*it)->name, sets[s].kind, sets[s].cell);
+                pcb_result_free(&got);
+            }
+            pcb_result_free(&want);
+        }
+        free(a);
     }
 }
 
-/* A reference cloud's own points as queries: every distance 0, and with
- * duplicates the lowest index of each. */
-static void test_replay_self(void)
+/* A ragged batch: each cloud's answer is its own, padding (-1, 0) after. */
+static void test_ragged_batch(void)
 {
-    float *ref = generated("duplicates", 3000, 7);
-    check_pair(ref, 3000, ref, 3000, "duplicates, self");
-    free(ref);
+    const int64_t n = 500, batch = 3, lengths[3] = {500, 0, 123};
+    float *a = clouds("uniform", n, batch, 0);
+    pcb_task t = grid_task(a, batch, n, 0.1, PCB_BALL_NEAREST);
+    t.lengths_a = lengths;
+    for (const pcb_impl *const *it = pcb_registry(); a && *it; it++) {
+        if ((*it)->problem != PCB_GRID || pcb_impl_available(*it) != PCB_OK)
+            continue;
+        pcb_result r;
+        CHECK_RC(pcb_result_alloc(&t, &r), PCB_OK);
+        CHECK_RC(pcb_run(*it, &t, &r, NULL), PCB_OK);
+        for (int64_t c = 0; c < batch; c++) {
+            pcb_task one = grid_task(a + c * n * 3, 1, lengths[c] ? lengths[c] : 1, 0.1,
+                                     PCB_BALL_NEAREST);
+            pcb_result alone;
+            CHECK_RC(pcb_result_alloc(&one, &alone), PCB_OK);
+            if (lengths[c])
+                CHECK_RC(pcb_run(*it, &one, &alone, NULL), PCB_OK);
+            for (int64_t i = 0; i < n; i++) {
+                const int in = i < lengths[c];
+                const int32_t row = r.index[c * n + i], inv = r.index[batch * n + c * n + i];
+                CHECK(row == (in ? alone.index[i] : -1) && r.count[c * n + i] ==
+                      (in ? alone.count[i] : 0) && inv == (in ? alone.index[one.n + i] : -1));
+            }
+            pcb_result_free(&alone);
+        }
+        pcb_judgement j;
+        const pcb_promise exact = {.exact = 1};
+        CHECK_RC(pcb_judge(&t, &r, &exact, NULL, &j), PCB_OK);
+        CHECK_MSG(j.verdict == PCB_VERDICT_PASS, "%s ragged: %s", (*it)->name, j.detail);
+        pcb_result_free(&r);
+    }
+    free(a);
 }
 
-/* Degenerate clouds built by hand: every point in one place; a plane; an
- * integer lattice (points exactly on cell boundaries, many ties); tiny
- * coordinates near underflow; a cloud 3,000 km from the origin; queries a
- * hundred extents outside. */
-static void test_replay_degenerate(void)
+/* Each kind of wrong answer, planted in naive's: caught, and said. */
+static void test_validator_rejects_wrong_answers(void)
 {
-    enum { N = 1728, NQ = 600 };
-    float *ref = malloc(N * 3 * sizeof *ref), *qry = malloc(NQ * 3 * sizeof *qry);
-    float *uni = generated("uniform", N, 3), *uq = generated("uniform", NQ, 4);
-    for (int i = 0; i < N * 3; i++)
-        ref[i] = 0.25f;
-    check_pair(ref, N, uq, NQ, "one place");
-    for (int i = 0; i < N; i++) /* the plane z = 0.5 */
-        ref[3 * i] = uni[3 * i], ref[3 * i + 1] = uni[3 * i + 1], ref[3 * i + 2] = 0.5f;
-    check_pair(ref, N, uq, NQ, "plane");
-    for (int i = 0; i < N; i++) /* a 12^3 lattice of unit spacing, queries on it and between */
-        ref[3 * i] = (float)(i % 12), ref[3 * i + 1] = (float)(i / 12 % 12),
-        ref[3 * i + 2] = (float)(i / 144);
-    for (int i = 0; i < NQ; i++)
-        for (int a = 0; a < 3; a++)
-            qry[3 * i + a] = i % 2 ? (float)((i * 7 + a * 5) % 12) : roundf(uq[3 * i + a] * 22) / 2;
-    check_pair(ref, N, qry, NQ, "lattice");
-    for (int i = 0; i < N * 3; i++) /* tiny: squared distances underflow */
-        ref[i] = uni[i] * 1e-21f;
-    for (int i = 0; i < NQ * 3; i++)
-        qry[i] = uq[i] * 1e-21f;
-    check_pair(ref, N, qry, NQ, "tiny");
-    for (int i = 0; i < N * 3; i++) /* 3,000 km away, metre-sized */
-        ref[i] = 3e6f + uni[i] * 100;
-    for (int i = 0; i < NQ * 3; i++)
-        qry[i] = 3e6f + uq[i] * 100;
-    check_pair(ref, N, qry, NQ, "offset 3,000 km");
-    for (int i = 0; i < NQ * 3; i++) /* far outside, on every side */
-        qry[i] = 3e6f + (uq[i] - 0.5f) * 2e4f;
-    check_pair(ref, N, qry, NQ, "queries outside");
-    free(ref), free(qry), free(uni), free(uq);
+    float *a = clouds("lidar", 5000, 1, 0);
+    pcb_task t = grid_task(a, 1, 5000, 0.2, PCB_BALL_NEAREST);
+    pcb_result r;
+    CHECK_RC(pcb_result_alloc(&t, &r), PCB_OK);
+    CHECK_RC(pcb_run(pcb_find(PCB_GRID, "naive"), &t, &r, NULL), PCB_OK);
+    int64_t voxels = 0, big = -1;
+    while (voxels < t.n && r.count[voxels] > 0) {
+        if (big < 0 && r.count[voxels] > 1)
+            big = voxels;
+        voxels++;
+    }
+    CHECK(voxels > 10 && big >= 0);
+    static const char *const planted[] = {"another point kept", "a count off by one",
+                                          "an inverse entry moved", "two voxels swapped",
+                                          "a row past the last", "the last voxel dropped"};
+    for (int p = 0; p < 6 && big >= 0; p++) {
+        pcb_result w;
+        CHECK_RC(pcb_result_alloc(&t, &w), PCB_OK);
+        pcb_result_copy(&t, &w, &r);
+        const int32_t kept = w.index[big];
+        switch (p) {
+        case 0: /* another point of the same voxel */
+            for (int64_t i = 0; i < t.n; i++)
+                if (w.index[t.n + i] == big && i != kept) {
+                    w.index[big] = (int32_t)i;
+                    break;
+                }
+            break;
+        case 1: w.count[big]++; break;
+        case 2: w.index[t.n + kept] = (int32_t)(big + 1); break;
+        case 3: {
+            const int32_t i0 = w.index[0], c0 = w.count[0];
+            w.index[0] = w.index[1], w.count[0] = w.count[1];
+            w.index[1] = i0, w.count[1] = c0;
+            break;
+        }
+        case 4: w.index[voxels] = 0, w.count[voxels] = 1; break;
+        case 5: w.index[voxels - 1] = -1, w.count[voxels - 1] = 0; break;
+        }
+        pcb_report rep;
+        CHECK_RC(pcb_grid_validate(&t, &w, &rep), PCB_OK);
+        CHECK_MSG(!rep.ok && rep.recall < 1, "%s passed: %s", planted[p], rep.detail);
+        pcb_result_free(&w);
+    }
+    /* the selection matters: nearest's answer is not first's */
+    t.select = PCB_BALL_FIRST;
+    pcb_report rep;
+    CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
+    CHECK(!rep.ok);
+    pcb_result_free(&r);
+    free(a);
 }
 
-/* The shape's edge cases: no point (NaN bounds) and one place get one cell;
- * a line and a plane stay within the budget. */
-static void test_shape_edges(void)
+static void test_invalid_arguments(void)
 {
-    const float nan3[3] = {NAN, NAN, NAN}, one[3] = {2, 2, 2};
-    grid_cloud g = grid_shape_of(nan3, nan3, 64, 0);
-    CHECK(g.dim[0] == 1 && g.dim[1] == 1 && g.dim[2] == 1);
-    g = grid_shape_of(one, one, 1024, 0);
-    CHECK(g.dim[0] == 1 && g.dim[1] == 1 && g.dim[2] == 1 && g.inv_h > 0);
-    const float lo[3] = {0, 0, 0}, line[3] = {1, 0, 0}, plane[3] = {1, 1, 0};
-    g = grid_shape_of(lo, line, 1024, 0);
-    CHECK(g.dim[0] > 500 && g.dim[0] <= 1024 && g.dim[1] == 1 && g.dim[2] == 1);
-    g = grid_shape_of(lo, plane, 1024, 0);
-    CHECK(g.dim[0] * g.dim[1] <= 1024 && g.dim[0] * g.dim[1] > 256 && g.dim[2] == 1);
+    const float pts[] = {0, 0, 0, 1, 1, 1}, nan_pt[] = {0, NAN, 0};
+    int32_t index[4], count[2];
+    const double good[3] = {0.5, 0.5, 0.5}, zero[3] = {0.5, 0, 0.5}, bad[3] = {NAN, 1, 1};
+    const double inf_origin[3] = {0, INFINITY, 0};
+    CHECK_RC(pcb_grid(pts, 1, 2, zero, NULL, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(pts, 1, 2, bad, NULL, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(pts, 1, 2, good, inf_origin, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(pts, 1, 2, good, NULL, 2, index, count), PCB_EINVAL); /* select */
+    CHECK_RC(pcb_grid(nan_pt, 1, 1, good, NULL, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(NULL, 1, 2, good, NULL, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(pts, 1, 2, NULL, NULL, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(pts, 1, 2, good, NULL, 0, index, count), PCB_OK);
+    CHECK(index[0] == 0 && index[1] == 1 && count[0] == 1 && index[2] == 0 && index[3] == 1);
+    /* a cloud past the keys' span: unsupported, never a wrong answer */
+    const double tiny[3] = {1e-7, 1, 1};
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        if ((*it)->problem != PCB_GRID || pcb_impl_available(*it) != PCB_OK)
+            continue;
+        pcb_task t = grid_task(pts, 1, 2, 1, 0);
+        memcpy(t.cell, tiny, sizeof tiny);
+        pcb_result r = {.index = index, .count = count};
+        CHECK_RC(pcb_run(*it, &t, &r, NULL), PCB_EUNSUPPORTED);
+        CHECK(strstr(pcb_errmsg(), "spans") != NULL);
+        r.count = NULL; /* the answer needs its counts */
+        t.cell[0] = 1;
+        CHECK(pcb_run(*it, &t, &r, NULL) != PCB_OK);
+    }
+    pcb_task t = grid_task(pts, 1, 2, 1, 0);
+    t.origin_given = 2;
+    CHECK_RC(pcb_task_check(&t), PCB_EINVAL);
+    CHECK(strcmp(pcb_problem_name(PCB_GRID), "grid") == 0);
 }
 
-TEST_MAIN(T(test_replay_matches_naive), T(test_replay_self), T(test_replay_degenerate),
-          T(test_shape_edges))
+TEST_MAIN(T(test_by_hand), T(test_every_impl_matches_naive), T(test_ragged_batch),
+          T(test_validator_rejects_wrong_answers), T(test_invalid_arguments))

@@ -35,12 +35,13 @@ def samples(name, device):
         "chamfer_value": (ops.chamfer_value.default,
                           (x.clone().requires_grad_(), y.clone().requires_grad_())),
         "emd": (ops.emd.default, (x[:, :200].contiguous(), y, 1e-2)),
+        "grid": (ops.grid.default, (x, [0.1, 0.2, 0.1], None, "nearest")),
     }[name]
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["fps", "nn", "knn", "ball_query", "chamfer_nearest",
-                                  "chamfer_value", "emd"])
+                                  "chamfer_value", "emd", "grid"])
 def test_opcheck(name, device):
     op, args = samples(name, device)
     torch.library.opcheck(op, args)
@@ -61,11 +62,13 @@ def ragged_samples(name, device):
         "chamfer_nearest": (ops.chamfer_nearest.default, (x, y, lx, ly)),
         # (no empty pair: its value is NaN, which opcheck's comparison refuses)
         "emd": (ops.emd.default, (x[:, :200].contiguous(), y, 1e-2, ly.clamp(min=9))),
+        "grid": (ops.grid.default, (x, [0.1, 0.1, 0.1], [-1.0, 0.0, 0.0], "first", lx)),
     }[name]
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", ["fps", "nn", "knn", "ball_query", "chamfer_nearest", "emd"])
+@pytest.mark.parametrize("name", ["fps", "nn", "knn", "ball_query", "chamfer_nearest", "emd",
+                                  "grid"])
 def test_opcheck_ragged(name, device):
     """The schemas take the lengths: a ragged call is one operator too."""
     op, args = ragged_samples(name, device)
@@ -79,7 +82,8 @@ def ragged_step(x, y, lx, ly):
     group, count = pcbench.ball_query(x, y, 0.3, 8, xyz_lengths=lx, centres_lengths=ly)
     nidx, nd2 = pcbench.nn(x, y, ref_lengths=lx, query_lengths=ly)
     ia, da, ib, db = pcbench.chamfer_nearest(x, y, a_lengths=lx, b_lengths=ly)
-    return idx, kidx, kd2, group, count, nidx, nd2, ia, da, ib, db
+    voxels = pcbench.grid(x, 0.25, select="nearest", lengths=lx)
+    return (idx, kidx, kd2, group, count, nidx, nd2, ia, da, ib, db) + voxels
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -70,6 +70,18 @@ static inline void tl_elsewhere(const char *fmt, ...)
         }                                                                     \
     } while (0)
 
+/* CHECK with a printf message of what was seen */
+#define CHECK_MSG(cond, ...)                                                  \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__,  \
+                    #cond);                                                   \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fputc('\n', stderr);                                              \
+            tl_checks_failed++;                                               \
+        }                                                                     \
+    } while (0)
+
 #define CHECK_RC(expr, want)                                                  \
     do {                                                                      \
         int tl_rc_ = (expr);                                                  \

@@ -18,7 +18,7 @@
 
 
 static const char help[] =
-    "usage: pcbench bench [--suite seed|full|train|knn|ball|ragged|quick] [options]\n"
+    "usage: pcbench bench [--suite seed|full|train|knn|ball|ragged|grid|quick] [options]\n"
     "Verify, then time, every implementation on each configuration of a suite with\n"
     "Google Benchmark. Results go to RESULTS/MACHINE/SUITE/<configuration>.json, one\n"
     "file per configuration written as soon as it is done; a later run skips the\n"
@@ -28,7 +28,8 @@ static const char help[] =
     "                       training batches; knn: k nearest at training batches\n"
     "                       and on lidar; ball: ball query; ragged: batches of\n"
     "                       clouds of different sizes beside equal-size twins;\n"
-    "                       quick: small, for CI\n"
+    "                       grid: grid sampling of sweeps and scans; quick: small,\n"
+    "                       for CI\n"
     "  --problem P[,P]      only these problems, of" PCB_PROBLEM_NAMES "\n"
     "  --impl NAME[,NAME]   only these implementations\n"
     "  --filter TEXT[,TEXT] only configurations whose id contains one of the TEXTs\n"

@@ -47,6 +47,10 @@ typedef struct run_args {
     int have_radius;
     int32_t select; /* ball: a pcb_ball_select (first by default) */
     int pad_first;  /* ball: --pad first (PointNet++'s repeat of the first hit) */
+    double cell[3];   /* grid: --size S or SX,SY,SZ */
+    double origin[3]; /* grid: --origin X,Y,Z */
+    int have_cell, have_origin;
+    const char *inverse; /* grid: --inverse FILE */
     double shift[3];
     int have_shift, no_shift;
     pcb_options opt;
@@ -60,6 +64,9 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
 /* The command's shift on its clouds (--shift, or the automatic one of
  * geo-referenced clouds); 0 or an exit status. */
 int cli_apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second);
+/* The same, the shift subtracted in *applied (0 where none). */
+int cli_apply_shift_to(const run_args *a, pcb_cloud *first, pcb_cloud *second,
+                       double applied[3]);
 /* The task's arguments, then the implementation (--impl NAME, else the
  * fastest exact one); 0 or an exit status. */
 int cli_check_and_choose(const char *name, const pcb_task *t, const pcb_impl **impl);

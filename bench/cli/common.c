@@ -35,8 +35,31 @@ static const struct option run_opts[] = {
     {"convention", required_argument, 0, 'C'}, {"value", required_argument, 0, 'V'},
     {"neighbours", required_argument, 0, 'k'}, {"radius", required_argument, 0, 'R'},
     {"select", required_argument, 0, 'L'},   {"pad", required_argument, 0, 'F'},
+    {"size", required_argument, 0, 'Z'},     {"origin", required_argument, 0, 'O'},
+    {"inverse", required_argument, 0, 'J'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
+
+/* X,Y,Z into v (or, where one is allowed, X for all three): finite numbers;
+ * 1 when it reads so. */
+static int triple(const char *text, double v[3], int one)
+{
+    char *end;
+    const char *p = text;
+    for (int k = 0; k < 3; k++, p = end + 1) {
+        errno = 0;
+        v[k] = strtod(p, &end);
+        if (errno || end == p || !isfinite(v[k]))
+            return 0;
+        if (k == 0 && one && *end == '\0') {
+            v[1] = v[2] = v[0];
+            return 1;
+        }
+        if (*end != (k < 2 ? ',' : '\0'))
+            return 0;
+    }
+    return 1;
+}
 
 /* Parse a running command's options: shortopts as getopt's, letters the
  * options (short or long) it takes. Returns -1 to go on, else an exit
@@ -124,6 +147,19 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             break;
         }
         case 'N': a->no_shift = 1; break;
+        case 'Z': /* one size for every axis, or one an axis */
+            if (!triple(optarg, a->cell, 1) || !(a->cell[0] > 0 && a->cell[1] > 0 &&
+                                                  a->cell[2] > 0))
+                return usage_error("--size takes S or SX,SY,SZ, finite sizes > 0, not '%s'",
+                                   optarg);
+            a->have_cell = 1;
+            break;
+        case 'O':
+            if (!triple(optarg, a->origin, 0))
+                return usage_error("--origin takes X,Y,Z, not '%s'", optarg);
+            a->have_origin = 1;
+            break;
+        case 'J': a->inverse = optarg; break;
         case 'V':
             if (!pcb_opt_f64(cli_command, "--value", optarg, -HUGE_VAL, HUGE_VAL, &a->value))
                 return PCB_EXIT_USAGE;
@@ -156,16 +192,26 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
  * shift; no output holds coordinates. Returns 0 or an exit status. */
 int cli_apply_shift(const run_args *a, pcb_cloud *first, pcb_cloud *second)
 {
-    double s[3] = {0, 0, 0};
+    double s[3];
+    return cli_apply_shift_to(a, first, second, s);
+}
+
+int cli_apply_shift_to(const run_args *a, pcb_cloud *first, pcb_cloud *second,
+                       double applied[3])
+{
+    double *s = applied;
+    s[0] = s[1] = s[2] = 0;
     if (a->have_shift)
-        memcpy(s, a->shift, sizeof s);
+        memcpy(s, a->shift, sizeof a->shift);
     else if (a->no_shift || pcb_shift_auto(first, s) != 1)
         return 0;
     int rc = pcb_cloud_shift(first, s);
     if (rc == PCB_OK && second)
         rc = pcb_cloud_shift(second, s);
-    if (rc != PCB_OK)
+    if (rc != PCB_OK) {
+        s[0] = s[1] = s[2] = 0;
         return cli_report(rc, "--shift");
+    }
     fprintf(stderr, "pcbench: shift %.17g,%.17g,%.17g subtracted from every cloud in double "
             "before rounding to float%s\n", s[0], s[1], s[2],
             a->have_shift ? "" : " (coordinates beyond 1e5; --no-shift keeps them)");

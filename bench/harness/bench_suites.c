@@ -52,13 +52,15 @@ static const struct {
      5, 0.1, 1.5, 20, 0, 0},
     {"ragged", "ragged batches (8 lidar sweeps of 60k-120k points, 32 objects of 512-4,096) "
      "beside equal-size twins: FPS, NN, self-kNN, chamfer", 5, 0.1, 1.5, 20, 0, 0},
+    {"grid", "grid sampling: lidar sweeps at 5-20 cm (120k-1M points), scans of 100k-200k "
+     "points at 2-5 cm in batches of 8-16", 5, 0.1, 1.5, 20, 0, 0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", 7,
      0.03, 0.25, 5, 0, 1},
 };
 
 const char *bench_suite_names(void)
 {
-    return "seed, full, train, knn, ball, ragged, quick";
+    return "seed, full, train, knn, ball, ragged, grid, quick";
 }
 
 int bench_suite_get(const char *name, bench_suite *out)
@@ -149,6 +151,9 @@ pcb_task bench_task_of(const bench_config *c, const bench_data *d)
                   .m = c->m, .k = c->k, .radius = c->radius, .select = c->select, .a = d->a,
                   .b = d->b, .lengths_a = d->lengths_a, .lengths_b = d->lengths_b,
                   .opt.max_gap = c->max_gap};
+    const bench_problem_face *f = bench_face(c->problem);
+    if (f->task) /* its own fields */
+        f->task(c, &t);
     bench_tuning_env(&t.opt);
     return t;
 }

@@ -18,7 +18,8 @@ struct run_args; /* a command's options (bench/cli/cli.h) */
 typedef enum {
     CHECK_LINES,    /* one answer a line, pcb_answer_count of them */
     CHECK_ROWS,     /* a line a query: up to k indices (pcb_read_rows) */
-    CHECK_FULL_ROWS /* a line a query: min(k, n) indices */
+    CHECK_FULL_ROWS, /* a line a query: min(k, n) indices */
+    CHECK_OWN        /* the face's own reader (read) */
 } bench_check_layout;
 
 typedef struct {
@@ -32,6 +33,9 @@ typedef struct {
     /* its own fields of the task from the arguments (the clouds are set) */
     void (*task)(const struct run_args *a, pcb_task *t);
     bench_check_layout layout;
+    /* CHECK_OWN: the answer file read into index (pcb_answer_count entries)
+     * and the counts it has, allocated (*counts, freed by check.c). */
+    int (*read)(const struct run_args *a, const pcb_task *t, int32_t *index, int32_t **counts);
     int distances; /* a line may be 'index squared-distance' */
     int gap;       /* held within --max-gap G, not exact */
     /* The answer made ready to judge (NULL: as read): what it owns to free
@@ -65,6 +69,9 @@ typedef struct {
     int rows_of_k; /* a row of an answer holds k entries: more work a row */
     int sides;     /* clouds a configuration has: 1 (A) or 2 (A and B) */
     int square;    /* B is as large as A (EMD's bijection), whatever nq says */
+    /* Its own fields of the task from a configuration, after the common
+     * ones (NULL: none). */
+    void (*task)(const bench_config *c, pcb_task *t);
     /* Its own fields of the results' "config" object, after the common
      * ones (NULL: none). */
     void (*json_fields)(FILE *f, const bench_config *c);

@@ -17,12 +17,11 @@
 void pcb_verify_set_large(int on);
 int pcb_verify_large(void);
 
-int pcb_verify_fps(const char *impl, FILE *out);
-int pcb_verify_nn(const char *impl, FILE *out);
-int pcb_verify_emd(const char *impl, FILE *out);
-int pcb_verify_chamfer(const char *impl, FILE *out);
-int pcb_verify_knn(const char *impl, FILE *out);
-int pcb_verify_ball(const char *impl, FILE *out);
+/* int pcb_verify_<problem>(const char *impl, FILE *out), a problem each
+ * (bench/verify/verify_<problem>.c) */
+#define PCB_VERIFY_MATRIX(ID, name, title) int pcb_verify_##name(const char *impl, FILE *out);
+PCB_PROBLEM_MAP(PCB_VERIFY_MATRIX)
+#undef PCB_VERIFY_MATRIX
 
 /* The pairs NN's matrix is made of, for NN and chamfer (verify_nn.c): a
  * generated pair of kinds, batch clouds each, and a lidar sweep against

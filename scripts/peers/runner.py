@@ -163,7 +163,7 @@ def run_peer(peer, cfg, folder, args, meta):
         return entry
     entry["version"] = peer.version()
     batch = cfg["batch"]
-    clouds = load_clouds(folder, batch, cfg["problem"] != "fps")
+    clouds = load_clouds(folder, batch, P.TABLE[cfg["problem"]].sides == 2)
     timer = clock(peer)
     budget = args.budget if args.budget else float(meta.get("run_budget", meta.get("budget", 30)))
     reps = args.reps or int(meta.get("reps", 5))

@@ -94,9 +94,11 @@ class _Cloud:
                              % (self.fn, names[0], names[1], tuple(self.x.shape),
                                 tuple(other.x.shape)))
 
-    def empty(self, shape, dtype):
-        """An output array of this input's kind, device and rank."""
-        shape = shape if self.batched else shape[1:]
+    def empty(self, shape, dtype, as_is=False):
+        """An output array of this input's kind and device, and rank (its
+        batch dimension, the first, dropped for an unbatched input, unless
+        as_is)."""
+        shape = shape if self.batched or as_is else shape[1:]
         if self.kind == "torch":
             torch = _torch()
             return torch.empty(shape, dtype=getattr(torch, dtype), device=self.device)

@@ -11,9 +11,9 @@ import ctypes
 import os
 from pathlib import Path
 
-FPS, NN, EMD, CHAMFER, KNN, BALL = 0, 1, 2, 3, 4, 5
+FPS, NN, EMD, CHAMFER, KNN, BALL, GRID = 0, 1, 2, 3, 4, 5, 6
 SELECTIONS = ("first", "nearest")
-PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn", "ball")
+PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn", "ball", "grid")
 CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1
 EINVAL, EUNSUPPORTED, EUNAVAIL = -1, -2, -3
@@ -49,7 +49,8 @@ class Task(ctypes.Structure):
                 ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("opt", Options),
                 ("memory", ctypes.c_int), ("stream", ctypes.c_void_p),
                 ("lengths_a", ctypes.c_void_p), ("lengths_b", ctypes.c_void_p),
-                ("warm", EmdWarm)]
+                ("warm", EmdWarm), ("cell", ctypes.c_double * 3),
+                ("origin", ctypes.c_double * 3), ("origin_given", ctypes.c_int32)]
 
 
 class Result(ctypes.Structure):

@@ -7,7 +7,7 @@ from .built import (Chamfer3dChamfer, MsnEmd, Pointnet2Ball, Pointnet2Fps, Point
                     TorchClusterRadius)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
 from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsKnn, KeopsNN, PcbenchPython, TorchCdist,
-                  TorchCdistBall, TorchCdistChamfer, TorchCdistKnn, TorchFps)
+                  TorchCdistBall, TorchCdistChamfer, TorchCdistKnn, TorchFps, TorchGrid)
 from .user import UserPeer
 
 __all__ = ["PEERS", "Peer", "UserPeer"]
@@ -18,4 +18,5 @@ PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), T
          TorchCdistChamfer(), Pytorch3dChamfer(), Chamfer3dChamfer(), KeopsChamfer(), TorchCdistKnn(), Pytorch3dKnnK(),
          TorchClusterKnnK(), KeopsKnn(), Pointnet2ThreeNN(), PcbenchPython("fps"), PcbenchPython("nn"),
          PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn"), TorchCdistBall(),
-         Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball")]
+         Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball"), TorchGrid(),
+         PcbenchPython("grid")]

@@ -153,7 +153,7 @@ class PcbenchPython(TorchPeer):
 
     def __init__(self, problem):
         self.problem = problem
-        self.ragged = problem in ("fps", "nn", "knn", "chamfer")
+        self.ragged = problem in ("fps", "nn", "knn", "chamfer", "grid")
         self.name = "pcbench_py"
         if problem == "emd":  # held to the bound it asks for, as the harness holds cuda_auction:
             # 0.1%, or a loss-mode configuration's own gap
@@ -163,7 +163,8 @@ class PcbenchPython(TorchPeer):
                 "emd": "cuda_auction, max_gap %g or the configuration's" % (self.max_gap or 0),
                 "chamfer": "forward and backward (%s; pcb_chamfer_backward)" % by_size,
                 "knn": "cuda_tiles (canonical rows)",
-                "ball": "cuda_grid (the suite's selection, canonical rows)"}[problem]
+                "ball": "cuda_grid (the suite's selection, canonical rows)",
+                "grid": "cuda_sort (the suite's selection; counts and inverse map)"}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
 
     def available(self):
@@ -190,6 +191,12 @@ class PcbenchPython(TorchPeer):
                              cfg.get("lb_list"))
         if self.problem == "ball":
             return list(pcbench.ball_query(a, b, cfg["radius"], cfg["k"], select=cfg["select"])[0])
+        if self.problem == "grid":
+            index, count, _ = pcbench.grid(a, cfg["cell"], select=cfg["select"], lengths=la)
+            sizes = cfg.get("la_list") or [a.shape[1]] * a.shape[0]
+            return [Voxels(a[i, :sizes[i]], cfg["cell"],
+                           lambda i=i: (index[i, :sizes[i]], count[i, :sizes[i]]))
+                    for i in range(a.shape[0])]
         return list(pcbench.emd(a, b, max_gap=self.promised_gap(cfg))[0])
 
 
@@ -330,3 +337,67 @@ class KeopsKnn(KeopsNN):
         q = LazyTensor(b[:, :, None, :])
         r = LazyTensor(a[:, None, :, :])
         return list(((q - r) ** 2).sum(-1).argKmin(cfg["k"], dim=2))
+
+
+class Voxels:
+    """A cloud's voxels as pcbench check grid reads them ('ix iy iz count
+    index' a line), made when the answer is written, after the timing:
+    rows() gives the kept points and counts of the voxel rows, -1 and 0
+    past the last (the cloud's minimum is the origin)."""
+
+    def __init__(self, x, cell, rows):
+        self.x, self.cell, self.rows = x, cell, rows
+
+    def tolist(self):
+        import torch
+        index, count = (t.cpu() for t in self.rows())
+        keep = count > 0
+        p = self.x.detach().cpu().double()
+        low = p.min(0).values
+        kept = p[index[keep].long()]
+        v = torch.floor((kept - low) / self.cell).long()
+        return torch.cat([v, count[keep, None].long(), index[keep, None].long()], 1).tolist()
+
+
+class TorchGrid(TorchPeer):
+    """Grid sampling as PyTorch users write it (Point Transformer V3's data
+    loader, on the GPU): voxel coordinates by floor((p - min) / size) in
+    float64 (the judge's rule; float32 would split boundary points), the
+    batch's keys (cloud, ix, iy, iz) packed in 64 bits, torch.unique with
+    the inverse and counts, then the kept point by scatter_reduce (the
+    lowest index, or the nearest to the centre, ties to the lowest index)."""
+    name, problem, batched = "torch_unique_grid", "grid", True
+    what = ("floor in float64, torch.unique(keys, return_inverse, return_counts), "
+            "scatter_reduce for the kept point")
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds)[:1] + (cfg,)]
+
+    def solve(self, st):
+        import torch
+        a, cfg = st
+        b, n = a.shape[:2]
+        p = a.double()
+        low = p.min(1, keepdim=True).values
+        v = torch.floor((p - low) / cfg["cell"]).long()
+        cloud = torch.arange(b, device=a.device)[:, None].expand(b, n)
+        key = (cloud << 57 | v[..., 0] << 38 | v[..., 1] << 19 | v[..., 2]).reshape(-1)
+        keys, inverse, count = torch.unique(key, return_inverse=True, return_counts=True)
+        point = torch.arange(n, device=a.device).repeat(b)
+        big = torch.full_like(keys, n)
+        if cfg["select"] == "nearest":
+            centre = low + (v.double() + 0.5) * cfg["cell"]
+            d2 = ((p - centre) ** 2).sum(-1).reshape(-1)
+            best = torch.full_like(keys, float("inf"), dtype=torch.float64).scatter_reduce(
+                0, inverse, d2, "amin")
+            point = torch.where(d2 == best[inverse], point, n)
+        kept = big.scatter_reduce(0, inverse, point, "amin")
+        owner = keys >> 57
+
+        def rows(i):
+            mine = owner == i
+            index, counts = kept[mine], count[mine].to(torch.int32)
+            pad = n - index.shape[0]
+            return (torch.cat([index, index.new_full((pad,), -1)]),
+                    torch.cat([counts, counts.new_zeros(pad)]))
+        return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i)) for i in range(b)]

@@ -1,0 +1,156 @@
+/* grid_common.c - what the CPU implementations of grid sampling share: the
+ * origin, the keys, two stable sorts and the walk that makes a cloud's
+ * voxels, and their rows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid.h"
+
+void pcb_grid_origin(const pcb_task *t, const float *xyz, int64_t n, double origin[3])
+{
+    for (int k = 0; k < 3; k++) {
+        if (t->origin_given) {
+            origin[k] = t->origin[k];
+            continue;
+        }
+        float low = xyz[k];
+        for (int64_t i = 1; i < n; i++)
+            low = xyz[3 * i + k] < low ? xyz[3 * i + k] : low;
+        origin[k] = low;
+    }
+}
+
+int pcb_grid_rows_init(pcb_grid_rows *r, const pcb_task *t, const char *impl)
+{
+    memset(r, 0, sizeof *r);
+    r->task = *t;
+    const size_t rows = (size_t)(t->batch * t->n);
+    r->index = malloc(2 * rows * sizeof *r->index);
+    r->count = malloc(rows * sizeof *r->count);
+    if (!r->index || !r->count) {
+        pcb_grid_rows_free(r);
+        return pcb_fail(PCB_ENOMEM, "grid %s: no memory for %zu rows", impl, rows);
+    }
+    return PCB_OK;
+}
+
+void pcb_grid_rows_free(pcb_grid_rows *r)
+{
+    free(r->index), free(r->count);
+    r->index = r->count = NULL;
+}
+
+int pcb_grid_rows_fetch(void *state, pcb_result *out)
+{
+    const pcb_grid_rows *r = state;
+    const size_t rows = (size_t)(r->task.batch * r->task.n);
+    if (!out->count)
+        return pcb_fail(PCB_EINVAL, "grid: the answer needs its count array");
+    memcpy(out->index, r->index, 2 * rows * sizeof *out->index);
+    memcpy(out->count, r->count, rows * sizeof *out->count);
+    return PCB_OK;
+}
+
+/* A stable LSD radix sort of n keys with their indices, a byte a pass,
+ * skipping the bytes every key shares (a cloud's keys use few of them). */
+static void radix_sort(uint64_t *key, int32_t *order, int64_t n, uint64_t *key_tmp,
+                       int32_t *order_tmp)
+{
+    for (int shift = 0; shift < 64; shift += 8) {
+        int64_t hist[257] = {0};
+        for (int64_t i = 0; i < n; i++)
+            hist[((key[i] >> shift) & 0xff) + 1]++;
+        int used = 0;
+        for (int b = 1; b <= 256; b++)
+            used += hist[b] > 0;
+        if (used < 2)
+            continue;
+        for (int b = 1; b <= 256; b++)
+            hist[b] += hist[b - 1];
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t at = hist[(key[i] >> shift) & 0xff]++;
+            key_tmp[at] = key[i], order_tmp[at] = order[i];
+        }
+        memcpy(key, key_tmp, (size_t)n * sizeof *key);
+        memcpy(order, order_tmp, (size_t)n * sizeof *order);
+    }
+}
+
+typedef struct {
+    uint64_t key, index;
+} keyed;
+
+static int by_key_then_index(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+int pcb_grid_cloud(const pcb_task *t, int64_t c, int radix, uint64_t *scratch, int32_t *index,
+                   int32_t *count)
+{
+    const int64_t n = t->n;
+    const float *xyz = t->a + c * n * 3;
+    double origin[3], low[3], high[3];
+    pcb_grid_origin(t, xyz, n, origin);
+    for (int k = 0; k < 3; k++) { /* floor is monotonic: the extreme points give the span */
+        low[k] = high[k] = pcb_grid_coord(xyz[k], origin[k], t->cell[k]);
+        for (int64_t i = 1; i < n; i++) {
+            const double v = pcb_grid_coord(xyz[3 * i + k], origin[k], t->cell[k]);
+            low[k] = v < low[k] ? v : low[k];
+            high[k] = v > high[k] ? v : high[k];
+        }
+        if (!(high[k] - low[k] < (double)PCB_GRID_AXIS_SPAN))
+            return pcb_fail(PCB_EUNSUPPORTED, "grid: cloud %lld spans %.17g voxels along %c "
+                            "(at most %lld)", (long long)c, high[k] - low[k] + 1, "xyz"[k],
+                            (long long)PCB_GRID_AXIS_SPAN);
+    }
+    uint64_t *key = scratch, *key_tmp = scratch + n;
+    int32_t *order = (int32_t *)(scratch + 2 * n), *order_tmp = (int32_t *)(scratch + 3 * n);
+    keyed *pairs = (keyed *)scratch; /* qsort's (2n words) */
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t k64 = 0;
+        for (int k = 0; k < 3; k++)
+            k64 = (k64 << PCB_GRID_AXIS_BITS) |
+                  (uint64_t)(pcb_grid_coord(xyz[3 * i + k], origin[k], t->cell[k]) - low[k]);
+        if (radix)
+            key[i] = k64, order[i] = (int32_t)i;
+        else
+            pairs[i] = (keyed){k64, (uint64_t)i};
+    }
+    if (radix) {
+        radix_sort(key, order, n, key_tmp, order_tmp);
+    } else {
+        qsort(pairs, (size_t)n, sizeof *pairs, by_key_then_index);
+        key = scratch + 2 * n, order = (int32_t *)(scratch + 3 * n); /* past the pairs */
+        for (int64_t i = 0; i < n; i++)
+            key[i] = pairs[i].key, order[i] = (int32_t)pairs[i].index;
+    }
+    int32_t *rows = index + c * n, *inverse = index + t->batch * n + c * n;
+    int32_t *counts = count + c * n;
+    int64_t v = -1;
+    double best = 0, vox[3] = {0, 0, 0};
+    for (int64_t j = 0; j < n; j++) {
+        const int32_t i = order[j];
+        if (j == 0 || key[j] != key[j - 1]) {
+            v++;
+            rows[v] = i, counts[v] = 0;
+            for (int k = 0; k < 3; k++)
+                vox[k] = low[k] + (double)((key[j] >> (PCB_GRID_AXIS_BITS * (2 - k))) &
+                                           (PCB_GRID_AXIS_SPAN - 1));
+            if (t->select == PCB_BALL_NEAREST)
+                best = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
+        } else if (t->select == PCB_BALL_NEAREST) { /* later points have higher indices */
+            const double d2 = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
+            if (d2 < best)
+                best = d2, rows[v] = i;
+        }
+        counts[v]++;
+        inverse[i] = (int32_t)v;
+    }
+    for (int64_t r = v + 1; r < n; r++)
+        rows[r] = -1, counts[r] = 0;
+    return PCB_OK;
+}

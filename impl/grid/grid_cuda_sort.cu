@@ -1,0 +1,424 @@
+/* grid_cuda_sort.cu - grid sampling by one radix sort: up to 128 clouds a
+ * sort, each point's key its cloud's number (7 bits) above its voxel (19
+ * bits an axis, grid.h), CUB's DeviceRadixSort of (key, index) pairs
+ * (stable: a voxel's points in increasing index), then the voxels read off
+ * the sorted keys: a head where the key changes, a scan that numbers them,
+ * a thread a voxel for its count and kept point, a thread a point for the
+ * inverse map. Seven launches a sort, no host wait: device runs are
+ * queued whole. A cloud that spans more than 2^19 voxels an axis is
+ * PCB_EUNSUPPORTED (host runs) or lowers the finite flag with rows of -1
+ * (device runs: no wait to say it). NEAREST: a thread scans its voxel's
+ * points, so a cloud of one voxel is one thread's loop (impl/grid/NOTES.md). */
+#include <cub/cub.cuh>
+#include <float.h>
+
+#include "grid.h"
+#include "impl/cuda_util.h"
+
+extern "C" const pcb_impl pcb_grid_cuda_sort;
+
+enum { THREADS = 256, BOUNDS_THREADS = 512, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS };
+#define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
+#define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
+
+/* A cloud's frame: its origin, its lowest voxel, whether it fits the keys. */
+typedef struct {
+    double origin[3], low[3];
+    int ok;
+} frame;
+
+typedef struct {
+    int64_t batch, n;
+    float *xyz;              /* the clouds, non-finite coordinates read as 0 */
+    uint64_t *keys[2];       /* a sort's keys, before and after */
+    int32_t *vals[2];        /* their point indices */
+    int32_t *head, *number;  /* a voxel starts here; its number + 1 (the scan) */
+    int32_t *start;          /* each voxel's first sorted position */
+    frame *frames;           /* batch */
+    int32_t *bad;            /* 1 when a cloud did not fit the keys */
+    void *temp;
+    size_t temp_bytes;
+} grid_scratch;
+
+struct float_min {
+    __device__ float operator()(float a, float b) const { return fminf(a, b); }
+};
+struct float_max {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+static __device__ __forceinline__ double voxel_coord(float p, double origin, double cell)
+{
+    return floor(__ddiv_rn(__dsub_rn((double)p, origin), cell));
+}
+
+/* A block a cloud: its bounds, origin and lowest voxel; a cloud whose span
+ * does not fit the keys says so. */
+__global__ void __launch_bounds__(BOUNDS_THREADS)
+    grid_frame_kernel(const float *xyz, int64_t n, int64_t first, double3 cell, double3 origin,
+                      int origin_given, frame *frames, int32_t *bad, int32_t *finite)
+{
+    typedef cub::BlockReduce<float, BOUNDS_THREADS> reduce;
+    __shared__ typename reduce::TempStorage store;
+    __shared__ float lo_s[3], hi_s[3];
+    const int64_t c = first + blockIdx.x;
+    const float *p = xyz + c * n * 3;
+    for (int k = 0; k < 3; k++) {
+        float lo = FLT_MAX, hi = -FLT_MAX;
+        for (int64_t i = threadIdx.x; i < n; i += BOUNDS_THREADS) {
+            lo = fminf(lo, p[3 * i + k]);
+            hi = fmaxf(hi, p[3 * i + k]);
+        }
+        const float l = reduce(store).Reduce(lo, float_min());
+        __syncthreads();
+        const float h = reduce(store).Reduce(hi, float_max());
+        __syncthreads();
+        if (threadIdx.x == 0)
+            lo_s[k] = l, hi_s[k] = h;
+    }
+    if (threadIdx.x)
+        return;
+    const double cells[3] = {cell.x, cell.y, cell.z}, given[3] = {origin.x, origin.y, origin.z};
+    frame f;
+    f.ok = 1;
+    for (int k = 0; k < 3; k++) { /* floor is monotonic: the extreme points give the span */
+        f.origin[k] = origin_given ? given[k] : (double)lo_s[k];
+        f.low[k] = voxel_coord(lo_s[k], f.origin[k], cells[k]);
+        const double high = voxel_coord(hi_s[k], f.origin[k], cells[k]);
+        f.ok &= high - f.low[k] < (double)PCB_GRID_AXIS_SPAN;
+    }
+    frames[c] = f;
+    if (!f.ok) {
+        *bad = 1;
+        if (finite)
+            *finite = 0;
+    }
+}
+
+/* A thread a point of the sort's clouds: its key and index. */
+__global__ void grid_key_kernel(const float *xyz, int64_t n, int64_t first, int64_t count,
+                                double3 cell, const frame *frames, uint64_t *keys, int32_t *vals)
+{
+    const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    if (g >= count)
+        return;
+    const int64_t local = g / n, i = g % n;
+    const frame f = frames[first + local];
+    const float *p = xyz + ((first + local) * n + i) * 3;
+    const double cells[3] = {cell.x, cell.y, cell.z};
+    uint64_t key = 0;
+    for (int k = 0; k < 3 && f.ok; k++)
+        key = (key << PCB_GRID_AXIS_BITS) |
+              (uint64_t)(voxel_coord(p[k], f.origin[k], cells[k]) - f.low[k]);
+    keys[g] = (uint64_t)local << VOXEL_BITS | key;
+    vals[g] = (int32_t)i;
+}
+
+__global__ void grid_head_kernel(const uint64_t *keys, int64_t count, int32_t *head)
+{
+    const int64_t j = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    if (j < count)
+        head[j] = j == 0 || keys[j] != keys[j - 1];
+}
+
+__global__ void grid_start_kernel(const int32_t *head, const int32_t *number, int64_t count,
+                                  int32_t *start)
+{
+    const int64_t j = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    if (j < count && head[j])
+        start[number[j] - 1] = (int32_t)j;
+}
+
+/* The squared distance to a voxel's centre, as grid.h writes it, one
+ * rounded operation at a time (no fused multiply-add). */
+static __device__ __forceinline__ double centre_d2(const float *p, const double v[3],
+                                                   const frame &f, const double cell[3])
+{
+    double d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        const double c = __dadd_rn(f.origin[k], __dmul_rn(__dadd_rn(v[k], 0.5), cell[k]));
+        const double d = __dsub_rn((double)p[k], c);
+        d2 = __dadd_rn(d2, __dmul_rn(d, d));
+    }
+    return d2;
+}
+
+/* A thread a voxel (of the sort's voxels, at most count): its row. */
+__global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, int64_t first,
+                                  int64_t count, double3 cell, int nearest, const frame *frames,
+                                  const uint64_t *keys, const int32_t *vals,
+                                  const int32_t *number, const int32_t *start, int32_t *index,
+                                  int32_t *counts)
+{
+    const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    const int64_t voxels = number[count - 1];
+    if (g >= voxels)
+        return;
+    const int64_t s = start[g], e = g + 1 < voxels ? start[g + 1] : count;
+    const int64_t local = (int64_t)(keys[s] >> VOXEL_BITS), c = first + local;
+    const frame f = frames[c];
+    if (!f.ok)
+        return;
+    const int64_t slot = g - (number[local * n] - 1);
+    int32_t keep = vals[s];
+    if (nearest) {
+        const double cells[3] = {cell.x, cell.y, cell.z};
+        double v[3];
+        for (int k = 0; k < 3; k++)
+            v[k] = f.low[k] + (double)((keys[s] >> (PCB_GRID_AXIS_BITS * (2 - k))) & AXIS_MASK);
+        const float *p = xyz + c * n * 3;
+        double best = centre_d2(p + 3 * (int64_t)keep, v, f, cells);
+        for (int64_t j = s + 1; j < e; j++) { /* increasing index: ties keep the first */
+            const double d2 = centre_d2(p + 3 * (int64_t)vals[j], v, f, cells);
+            if (d2 < best)
+                best = d2, keep = vals[j];
+        }
+    }
+    index[c * n + slot] = keep;
+    counts[c * n + slot] = (int32_t)(e - s);
+    (void)batch;
+}
+
+/* A thread a sorted point: its voxel's row in the inverse map. */
+__global__ void grid_inverse_kernel(int64_t n, int64_t batch, int64_t first, int64_t count,
+                                    const frame *frames, const uint64_t *keys,
+                                    const int32_t *vals, const int32_t *number, int32_t *index)
+{
+    const int64_t j = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    if (j >= count)
+        return;
+    const int64_t local = (int64_t)(keys[j] >> VOXEL_BITS), c = first + local;
+    const int32_t slot = number[j] - number[local * n];
+    index[batch * n + c * n + vals[j]] = frames[c].ok ? slot : -1;
+}
+
+static void grid_free(void *state)
+{
+    grid_scratch *s = (grid_scratch *)state;
+    if (!s)
+        return;
+    cudaFree(s->xyz), cudaFree(s->keys[0]), cudaFree(s->keys[1]), cudaFree(s->vals[0]);
+    cudaFree(s->vals[1]), cudaFree(s->head), cudaFree(s->number), cudaFree(s->start);
+    cudaFree(s->frames), cudaFree(s->bad), cudaFree(s->temp);
+    free(s);
+}
+
+static int grid_make(const pcb_task *t, void **state)
+{
+    grid_scratch *s = (grid_scratch *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "grid cuda_sort: out of memory");
+    s->batch = t->batch, s->n = t->n;
+    const int64_t chunk = (t->batch < (int64_t)MAX_CLOUDS ? t->batch : (int64_t)MAX_CLOUDS) * t->n;
+    size_t sort_bytes = 0, scan_bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (uint64_t *)NULL,
+                                                    (uint64_t *)NULL, (int32_t *)NULL,
+                                                    (int32_t *)NULL, chunk);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveSum(NULL, scan_bytes, (int32_t *)NULL, (int32_t *)NULL,
+                                          chunk);
+    s->temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+#define GRID_ALLOC(ptr, count)                                                                 \
+    if (e == cudaSuccess)                                                                      \
+        e = cudaMalloc((void **)&(ptr), (size_t)(count) * sizeof *(ptr));
+    GRID_ALLOC(s->xyz, t->batch * t->n * 3)
+    GRID_ALLOC(s->keys[0], chunk) GRID_ALLOC(s->keys[1], chunk)
+    GRID_ALLOC(s->vals[0], chunk) GRID_ALLOC(s->vals[1], chunk)
+    GRID_ALLOC(s->head, chunk) GRID_ALLOC(s->number, chunk) GRID_ALLOC(s->start, chunk)
+    GRID_ALLOC(s->frames, t->batch) GRID_ALLOC(s->bad, 1)
+#undef GRID_ALLOC
+    if (e == cudaSuccess)
+        e = cudaMalloc(&s->temp, s->temp_bytes ? s->temp_bytes : 1);
+    if (e != cudaSuccess) {
+        grid_free(s);
+        return pcb_cuda_fail(e, "grid cuda_sort: scratch", __FILE__, __LINE__);
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static unsigned blocks_of(int64_t count)
+{
+    return (unsigned)((count + THREADS - 1) / THREADS);
+}
+
+/* The whole run on st: t->a and out's arrays on the device. */
+static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStream_t st)
+{
+    grid_scratch *s = (grid_scratch *)state;
+    const int64_t n = t->n, batch = t->batch;
+    const double3 cell = make_double3(t->cell[0], t->cell[1], t->cell[2]);
+    const double3 origin = make_double3(t->origin[0], t->origin[1], t->origin[2]);
+    if (!out->count)
+        return pcb_fail(PCB_EINVAL, "grid cuda_sort: the answer needs its count array");
+    int rc = pcb_cuda_finite_copy(s->xyz, t->a, batch * n * 3, FLT_MAX, out->finite, st);
+    if (rc != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaMemsetAsync(s->bad, 0, sizeof *s->bad, st));
+    PCB_CUDA_TRY(cudaMemsetAsync(out->index, 0xff, (size_t)(batch * n) * sizeof *out->index, st));
+    PCB_CUDA_TRY(cudaMemsetAsync(out->count, 0, (size_t)(batch * n) * sizeof *out->count, st));
+    grid_frame_kernel<<<(unsigned)batch, BOUNDS_THREADS, 0, st>>>(
+        s->xyz, n, 0, cell, origin, t->origin_given, s->frames, s->bad, out->finite);
+    PCB_CUDA_LAUNCHED("grid_frame_kernel");
+    for (int64_t first = 0; first < batch; first += MAX_CLOUDS) {
+        const int64_t clouds = batch - first < (int64_t)MAX_CLOUDS ? batch - first : (int64_t)MAX_CLOUDS;
+        const int64_t count = clouds * n;
+        const unsigned blocks = blocks_of(count);
+        grid_key_kernel<<<blocks, THREADS, 0, st>>>(s->xyz, n, first, count, cell, s->frames,
+                                                    s->keys[0], s->vals[0]);
+        PCB_CUDA_LAUNCHED("grid_key_kernel");
+        int end_bit = VOXEL_BITS; /* the clouds' numbers above the voxels */
+        while ((int64_t)1 << (end_bit - VOXEL_BITS) < clouds)
+            end_bit++;
+        size_t bytes = s->temp_bytes;
+        PCB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(s->temp, bytes, s->keys[0], s->keys[1],
+                                                     s->vals[0], s->vals[1], count, 0, end_bit,
+                                                     st));
+        grid_head_kernel<<<blocks, THREADS, 0, st>>>(s->keys[1], count, s->head);
+        PCB_CUDA_LAUNCHED("grid_head_kernel");
+        bytes = s->temp_bytes;
+        PCB_CUDA_TRY(cub::DeviceScan::InclusiveSum(s->temp, bytes, s->head, s->number, count, st));
+        grid_start_kernel<<<blocks, THREADS, 0, st>>>(s->head, s->number, count, s->start);
+        PCB_CUDA_LAUNCHED("grid_start_kernel");
+        grid_voxel_kernel<<<blocks, THREADS, 0, st>>>(
+            s->xyz, n, batch, first, count, cell, t->select == PCB_BALL_NEAREST, s->frames,
+            s->keys[1], s->vals[1], s->number, s->start, out->index, out->count);
+        PCB_CUDA_LAUNCHED("grid_voxel_kernel");
+        grid_inverse_kernel<<<blocks, THREADS, 0, st>>>(n, batch, first, count, s->frames,
+                                                        s->keys[1], s->vals[1], s->number,
+                                                        out->index);
+        PCB_CUDA_LAUNCHED("grid_inverse_kernel");
+    }
+    return PCB_OK;
+}
+
+static const pcb_cuda_maker grid_maker = {&pcb_grid_cuda_sort, grid_make, grid_free, grid_launch};
+
+/* ---- host runs: the clouds uploaded, the answer fetched ------------------ */
+typedef struct {
+    pcb_task task;
+    pcb_cuda_ctx ctx;
+    float *xyz;
+    int32_t *index, *count;
+    void *scratch;
+    int slot; /* the scratch's cache slot; -1: not kept (freed here) */
+} host_state;
+
+static void host_release(void *state)
+{
+    host_state *s = (host_state *)state;
+    if (!s)
+        return;
+    if (s->scratch && s->slot >= 0)
+        (void)pcb_cuda_cache_give(s->slot, s->ctx.stream);
+    pcb_cuda_ctx_free(&s->ctx); /* waits for queued work first */
+    if (s->slot < 0)
+        grid_free(s->scratch);
+    cudaFree(s->xyz), cudaFree(s->index), cudaFree(s->count);
+    free(s);
+}
+
+static int host_prepare(const pcb_task *t, void **state)
+{
+    if (t->lengths_a)
+        return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_sort: a ragged batch runs cloud by cloud");
+    host_state *s = (host_state *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "grid cuda_sort: out of memory");
+    s->task = *t, s->slot = -1;
+    const size_t points = (size_t)(t->batch * t->n);
+    int rc = pcb_cuda_ctx_init(&s->ctx);
+    cudaError_t e = cudaSuccess;
+    if (rc == PCB_OK) {
+        e = cudaMalloc((void **)&s->xyz, points * 3 * sizeof *s->xyz);
+        if (e == cudaSuccess)
+            e = cudaMalloc((void **)&s->index, 2 * points * sizeof *s->index);
+        if (e == cudaSuccess)
+            e = cudaMalloc((void **)&s->count, points * sizeof *s->count);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(s->xyz, t->a, points * 3 * sizeof *s->xyz,
+                                cudaMemcpyHostToDevice, s->ctx.stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s->ctx.stream);
+        rc = e == cudaSuccess ? PCB_OK : pcb_cuda_fail(e, "grid cuda_sort: upload", __FILE__,
+                                                       __LINE__);
+    }
+    if (rc == PCB_OK) {
+        pcb_task shape = *t;
+        shape.stream = s->ctx.stream;
+        rc = pcb_cuda_cache_take(&grid_maker, &shape, &s->scratch, &s->slot);
+    }
+    if (rc != PCB_OK) {
+        host_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+static int host_compute(void *state)
+{
+    host_state *s = (host_state *)state;
+    pcb_task t = s->task;
+    t.a = s->xyz, t.memory = PCB_MEM_DEVICE, t.stream = s->ctx.stream;
+    pcb_result out = {};
+    out.index = s->index, out.count = s->count;
+    int rc = pcb_cuda_begin(&s->ctx);
+    if (rc == PCB_OK)
+        rc = grid_launch(s->scratch, &t, &out, s->ctx.stream);
+    return rc == PCB_OK ? pcb_cuda_end(&s->ctx) : rc;
+}
+
+static int host_sync(void *state)
+{
+    return pcb_cuda_sync(&((host_state *)state)->ctx);
+}
+
+static int host_fetch(void *state, pcb_result *out)
+{
+    host_state *s = (host_state *)state;
+    const size_t points = (size_t)(s->task.batch * s->task.n);
+    int32_t bad = 0;
+    if (!out->count)
+        return pcb_fail(PCB_EINVAL, "grid cuda_sort: the answer needs its count array");
+    PCB_CUDA_TRY(cudaMemcpy(&bad, ((grid_scratch *)s->scratch)->bad, sizeof bad,
+                            cudaMemcpyDeviceToHost));
+    if (bad)
+        return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_sort: a cloud spans more than %lld voxels "
+                        "along an axis", (long long)PCB_GRID_AXIS_SPAN);
+    PCB_CUDA_TRY(cudaMemcpy(out->index, s->index, 2 * points * sizeof *out->index,
+                            cudaMemcpyDeviceToHost));
+    PCB_CUDA_TRY(cudaMemcpy(out->count, s->count, points * sizeof *out->count,
+                            cudaMemcpyDeviceToHost));
+    return PCB_OK;
+}
+
+static int host_device_ms(void *state, double *ms)
+{
+    return pcb_cuda_elapsed_ms(&((host_state *)state)->ctx, ms);
+}
+
+static int grid_run_device(const pcb_task *t, pcb_result *out)
+{
+    if (t->lengths_a)
+        return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_sort: no ragged batch on the device yet");
+    return pcb_cuda_run_cached(&grid_maker, t, out);
+}
+
+extern "C" const pcb_impl pcb_grid_cuda_sort = {
+    .name = "cuda_sort",
+    .problem = PCB_GRID,
+    .device = PCB_CUDA,
+    .promise = {.exact = 1},
+    .cost = PCB_COST_INDEXED,
+    .summary = "a radix sort of the voxel keys of up to 128 clouds at once (CUB), the voxels "
+               "read off the sorted keys",
+    .available = pcb_cuda_available,
+    .prepare = host_prepare,
+    .compute = host_compute,
+    .sync = host_sync,
+    .fetch = host_fetch,
+    .release = host_release,
+    .device_ms = host_device_ms,
+    .run_device = grid_run_device,
+};

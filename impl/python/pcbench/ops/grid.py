@@ -1,0 +1,124 @@
+"""Grid sampling (voxel downsampling): pcbench.grid, its direct and ragged
+kernels, its operator pcbench::grid, and check_grid, the judge of anyone's
+voxels."""
+import ctypes
+import math
+
+from .. import _native as _n
+from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _number,
+                     _numpy, _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
+                     _selection)
+from .. import _ragged as _r
+
+
+def _triple(v, fn, name, positive):
+    """A number for every axis, or three: finite floats (> 0 where positive)."""
+    if isinstance(v, (str, bytes)):
+        raise TypeError("pcbench.%s: %s must be a number or three numbers, not str" % (fn, name))
+    one = not hasattr(v, "__len__") or getattr(v, "ndim", 1) == 0  # a 0-d array is one
+    values = [v] * 3 if one else list(v)
+    if len(values) != 3:
+        raise TypeError("pcbench.%s: %s must be a number or three numbers, not %d of them"
+                        % (fn, name, len(values)))
+    values = [_number(x, fn, name) for x in values]
+    if not all(math.isfinite(x) and (x > 0 or not positive) for x in values):
+        raise ValueError("pcbench.%s: %s %r: need finite numbers%s"
+                         % (fn, name, values, " > 0" if positive else ""))
+    return values
+
+
+def grid(xyz, size, origin=None, select="first", impl=None, lengths=None):
+    """Grid sampling: the voxels of size (a number, or one an axis) that each
+    cloud's points occupy. A point's voxel is floor((p - origin) / size)
+    per axis in double precision (a point on a boundary goes to the voxel
+    above it); origin: each cloud's minimum per axis unless given (three
+    numbers). Returns (index, count, inverse): index (B, N) int64, a row a
+    voxel in increasing (ix, iy, iz), the point it keeps (select="first":
+    its lowest index; "nearest": the nearest to the voxel's centre, ties to
+    the lowest index), then -1 past the cloud's voxels; count (B, N) int32,
+    a voxel's points, 0 past them (a cloud's voxels: (count > 0).sum(-1));
+    inverse (B, N) int64, each point's voxel row. (N, 3) gives (N,) each.
+    Exact: no hashing, nothing dropped; a cloud may span 524,288 voxels an
+    axis (unsupported beyond). lengths (B,): a ragged batch, padding -1 and
+    0 past each cloud's own answer."""
+    cell = _triple(size, "grid", "size", True)
+    at = None if origin is None else _triple(origin, "grid", "origin", False)
+    _selection(select, "grid")
+    _impl_name(impl, "grid")
+    if _as_op(xyz, impl):
+        idx, count = _ops.call(_ops.torch.ops.pcbench.grid.default, xyz.detach(), cell, at,
+                               select, _op_lengths(xyz, lengths, "grid", "lengths", "xyz"))
+    elif lengths is not None:
+        idx, count = _grid_ragged(xyz, cell, at, select, impl, lengths)
+    else:
+        idx, count = _grid_direct(xyz, cell, at, select, impl)
+    return idx[0], count, idx[1]
+
+
+def _task(c, cell, origin, select):
+    t = c.task(_n.GRID, select=_selection(select, "grid"))
+    t.cell = (ctypes.c_double * 3)(*cell)
+    if origin is not None:
+        t.origin, t.origin_given = (ctypes.c_double * 3)(*origin), 1
+    return t
+
+
+def _grid_direct(xyz, cell, origin, select, impl):
+    """(index (2, B, N): the voxels' rows, then the inverse map; count (B, N))"""
+    c = _Cloud(xyz, "xyz", "grid")
+    idx = c.empty((2,) + ((c.batch,) if c.batched else ()) + (c.n,), "int32", as_is=True)
+    count = c.empty((c.batch, c.n), "int32")
+    _run(c, _task(c, cell, origin, select), impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
+    return _int64(idx), count
+
+
+def _grid_ragged(xyz, cell, origin, select, impl, lengths):
+    c = _Cloud(xyz, "xyz", "grid")
+    _ragged_only_batched(c, "lengths")
+    la = _r.as_lengths(lengths, c, "lengths", c.n)
+    idx, count = c.empty((2, c.batch, c.n), "int32", as_is=True), c.empty((c.batch, c.n), "int32")
+
+    def one(i, n, _):
+        if n:
+            ci, cc = _grid_direct(xyz[i:i + 1, :n], cell, origin, select, impl)
+            idx[:, i, :n], count[i, :n] = ci[:, 0], cc[0]
+    _run_ragged(c, _task(c, cell, origin, select), (la, None), impl,
+                _n.Result(index=_ptr(idx), count=_ptr(count)), [(idx, -1), (count, 0)], one)
+    return _int64(idx), count
+
+
+def check_grid(xyz, index, count, inverse, size, origin=None, select="first"):
+    """Judge a grid-sampling answer made anywhere, in grid's layout: index
+    and count of each voxel row (sorted by voxel, -1 and 0 past the last),
+    inverse each point's row; (B, N) or (N,) each."""
+    fn = "check_grid"
+    c = _clouds(fn, xyz=xyz)["xyz"]
+    cell = _triple(size, fn, "size", True)
+    at = None if origin is None else _triple(origin, fn, "origin", False)
+    points = c.batch * c.n
+    idx = _host(index, "int32", fn, "index", points).reshape(-1)
+    inv = _host(inverse, "int32", fn, "inverse", points).reshape(-1)
+    counts = _host(count, "int32", fn, "count", points)
+    both = _numpy().ascontiguousarray(_numpy().concatenate([idx, inv]), dtype="int32")
+    return _judge(_task(c, cell, at, select), _n.Result(index=both.ctypes.data,
+                                                        count=counts.ctypes.data),
+                  _n.Promise(exact=1))
+
+
+def _kernel(xyz, size, origin, select, lengths=None):
+    if lengths is None:
+        return _grid_direct(xyz, size, origin, select, None)
+    return _grid_ragged(xyz, size, origin, select, None, lengths)
+
+
+def _fake(xyz, size, origin, select, lengths=None):
+    _ops.check_cloud(xyz, "grid", "xyz")
+    _ops.check_lengths(xyz, lengths, "grid", "lengths")
+    lead = _ops.lead(xyz)
+    return (xyz.new_empty((2,) + lead + (xyz.shape[-2],), dtype=_ops.torch.int64),
+            xyz.new_empty(lead + (xyz.shape[-2],), dtype=_ops.torch.int32))
+
+
+if _ops is not None:
+    _ops.add("grid(Tensor xyz, float[] size, float[]? origin, str select, Tensor? lengths=None) "
+             "-> (Tensor, Tensor)", _kernel, _fake)
