@@ -374,8 +374,8 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
     fprintf(table.f, "# suite %s reps %d run_budget %g machine %s\n", suite->name,
             o->reps ? o->reps : suite->reps, o->have_run_budget ? o->run_budget : suite->run_budget,
             env.machine);
-    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\tradius\tselect\tmax_gap\n",
-          table.f);
+    fputs("id\tdir\tproblem\tdataset\tbatch\tn\tnq\tm\tstart\tk\tradius\tselect\tmax_gap\t"
+          "fields\n", table.f);
     int written = 0;
     for (int i = 0; i < suite->count && rc == PCB_OK; i++) {
         const bench_config *c = &suite->configs[i];
@@ -391,11 +391,20 @@ static int write_inputs(const bench_opts *o, const bench_suite *suite)
         snprintf(path, sizeof path, "%s/%s", o->inputs_dir, name);
         if (!have)
             rc = bench_data_write(&twin, path);
-        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\t%.9g\t%s\t%.9g\n",
+        /* the problem's own fields, as its results' "config" object has them */
+        char *fields = NULL;
+        size_t size = 0;
+        FILE *own = open_memstream(&fields, &size);
+        if (own && bench_face(c->problem)->json_fields)
+            bench_face(c->problem)->json_fields(own, c);
+        if (own)
+            fclose(own);
+        fprintf(table.f, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t0\t%lld\t%.9g\t%s\t%.9g\t{%s}\n",
                 c->id, name, pcb_problem_name(c->problem), c->dataset, (long long)c->batch,
                 (long long)c->n, (long long)c->nq, (long long)c->m, (long long)c->k, c->radius,
                 bench_face(c->problem)->select_name ? bench_face(c->problem)->select_name(c) : "",
-                c->max_gap);
+                c->max_gap, fields && fields[0] == ',' ? fields + 2 : "");
+        free(fields);
         written++;
     }
     bench_env_free(&env);

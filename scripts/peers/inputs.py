@@ -1,6 +1,7 @@
 """The inputs `pcbench bench --write-inputs` hands to other libraries: its PLY clouds
 and the configurations they belong to."""
 import array
+import json
 import os
 import sys
 
@@ -39,6 +40,7 @@ def read_configs(folder):
     configs = []
     for line in lines[2:]:
         row = dict(zip(head, line.split("\t")))
+        row.update(json.loads(row.pop("fields", "") or "{}"))  # the problem's own (grid's cell)
         for k in ("batch", "n", "nq", "m", "start", "k"):
             row[k] = int(row.get(k, 0))
         row["radius"] = float(row.get("radius") or 0)

@@ -489,6 +489,7 @@ def main(argv=None, candidates=None):
             names = list(dict.fromkeys(p.name for p in peers))
             runs = {n: sum(1 for p in peers if p.name == n for c in configs
                            if c["problem"] == p.problem) for n in names}
+            names = [n for n in names if runs[n]]  # no process for a peer with nothing to run
             wrong, done, began = 0, 0, time.time()
             for i, name in enumerate(names):
                 print(progress_line(i, len(names), name, time.time() - began, done,
