@@ -156,12 +156,17 @@ def test_compiled_kernels_match_the_python_kernels():
             for g, w in zip(got, want):
                 assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
     # ragged: on the device where the chosen implementation reads the lengths,
-    # cloud by cloud where none does (k 100: beyond the tiles' k)
+    # cloud by cloud where none does (clouds past the tiles' 16,384 points)
     x, y = clouds(7, 3, 1000, device="cuda"), clouds(8, 3, 900, device="cuda")
     lx, ly = torch.tensor([1000, 0, 333], device="cuda"), torch.tensor([5, 900, 0]).cuda()
+    big = clouds(10, 2, 20000, device="cuda")
+    lbig = torch.tensor([20000, 7000], device="cuda")
     pairs = [(ops.nn.default(x, y, lx, ly), pcbench.ops.nn._nn_ragged(x, y, None, lx, ly)),
              (ops.knn.default(x, y, 7, lx, ly), pcbench.ops.knn._knn_ragged(x, y, 7, None, lx, ly)),
-             (ops.knn.default(x, y, 100, lx, ly), pcbench.ops.knn._knn_ragged(x, y, 100, None, lx, ly)),
+             (ops.nn.default(big, big, lbig, lbig),
+              pcbench.ops.nn._nn_ragged(big, big, None, lbig, lbig)),
+             (ops.chamfer_nearest.default(big, big, lbig, None),
+              pcbench.ops.chamfer._chamfer_ragged(big, big, None, lbig, None)),
              ((ops.fps.default(x, 40, 3, lx),), (pcbench.ops.fps._fps_ragged(x, 40, 3, None, lx),)),
              (ops.chamfer_nearest.default(x, y, lx, ly),
               pcbench.ops.chamfer._chamfer_ragged(x, y, None, lx, ly))]

@@ -4,8 +4,9 @@
  * (stable: a voxel's points in increasing index), then the voxels read off
  * the sorted keys: a head where the key changes, a scan that numbers them,
  * a thread a voxel for its count and kept point, a thread a point for the
- * inverse map. Seven launches a sort, no host wait: device runs are
- * queued whole. A cloud that spans more than 2^19 voxels an axis is
+ * inverse map. Before the sorts, each cloud's bounds (many blocks a cloud)
+ * and its frame; the clouds are read in place, a non-finite coordinate as
+ * 0. No host wait: device runs are queued whole. A cloud that spans more than 2^19 voxels an axis is
  * PCB_EUNSUPPORTED (host runs) or lowers the finite flag with rows of -1
  * (device runs: no wait to say it). NEAREST: a thread scans its voxel's
  * points, so a cloud of one voxel is one thread's loop (impl/grid/NOTES.md). */
@@ -17,7 +18,8 @@
 
 extern "C" const pcb_impl pcb_grid_cuda_sort;
 
-enum { THREADS = 256, BOUNDS_THREADS = 512, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS };
+enum { THREADS = 256, BOUNDS_THREADS = 256, BOUNDS_POINTS = 16, CLOUD_BITS = 7,
+       MAX_CLOUDS = 1 << CLOUD_BITS };
 #define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
 #define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
 
@@ -29,7 +31,7 @@ typedef struct {
 
 typedef struct {
     int64_t batch, n;
-    float *xyz;              /* the clouds, non-finite coordinates read as 0 */
+    int32_t *bounds;         /* batch x 6: each cloud's extremes, ordered ints */
     uint64_t *keys[2];       /* a sort's keys, before and after */
     int32_t *vals[2];        /* their point indices */
     int32_t *head, *number;  /* a voxel starts here; its number + 1 (the scan) */
@@ -52,39 +54,90 @@ static __device__ __forceinline__ double voxel_coord(float p, double origin, dou
     return floor(__ddiv_rn(__dsub_rn((double)p, origin), cell));
 }
 
-/* A block a cloud: its bounds, origin and lowest voxel; a cloud whose span
- * does not fit the keys says so. */
+/* A coordinate as the run reads it: one that is not finite as 0 (the finite
+ * flag says so: the bounds kernel reads every point). */
+static __device__ __forceinline__ float coord_of(const float *p)
+{
+    const float v = *p;
+    return fabsf(v) <= FLT_MAX ? v : 0.0f;
+}
+
+/* Floats as ints in the same order (atomicMin and atomicMax on them). */
+static __device__ __forceinline__ int32_t ordered(float f)
+{
+    const int32_t i = __float_as_int(f);
+    return i >= 0 ? i : i ^ 0x7fffffff;
+}
+
+static __device__ __forceinline__ float unordered(int32_t o)
+{
+    return __int_as_float(o >= 0 ? o : o ^ 0x7fffffff);
+}
+
+__global__ void grid_bounds_init_kernel(int64_t batch, int32_t *bounds)
+{
+    for (int64_t i = threadIdx.x; i < batch * 6; i += blockDim.x)
+        bounds[i] = i % 6 < 3 ? INT32_MAX : INT32_MIN;
+}
+
+/* Each cloud's least and greatest coordinate an axis: blocks of a cloud's
+ * BOUNDS_POINTS x BOUNDS_THREADS points (one pass, all three axes), each
+ * block's extremes folded in by atomics; a 1M-point sweep is 245 blocks,
+ * not one. */
 __global__ void __launch_bounds__(BOUNDS_THREADS)
-    grid_frame_kernel(const float *xyz, int64_t n, int64_t first, double3 cell, double3 origin,
-                      int origin_given, frame *frames, int32_t *bad, int32_t *finite)
+    grid_bounds_kernel(const float *xyz, int64_t n, int64_t batch, int32_t *bounds,
+                       int32_t *finite)
 {
     typedef cub::BlockReduce<float, BOUNDS_THREADS> reduce;
     __shared__ typename reduce::TempStorage store;
-    __shared__ float lo_s[3], hi_s[3];
-    const int64_t c = first + blockIdx.x;
-    const float *p = xyz + c * n * 3;
-    for (int k = 0; k < 3; k++) {
-        float lo = FLT_MAX, hi = -FLT_MAX;
-        for (int64_t i = threadIdx.x; i < n; i += BOUNDS_THREADS) {
-            lo = fminf(lo, p[3 * i + k]);
-            hi = fmaxf(hi, p[3 * i + k]);
+    for (int64_t c = blockIdx.y; c < batch; c += gridDim.y) {
+        const float *p = xyz + c * n * 3;
+        float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+        bool seen = true;
+        const int64_t begin = (int64_t)blockIdx.x * BOUNDS_THREADS * BOUNDS_POINTS;
+        for (int j = 0; j < BOUNDS_POINTS; j++) {
+            const int64_t i = begin + (int64_t)j * BOUNDS_THREADS + threadIdx.x;
+            if (i >= n)
+                break;
+            for (int k = 0; k < 3; k++) {
+                const float v = p[3 * i + k];
+                seen &= fabsf(v) <= FLT_MAX;
+                lo[k] = fminf(lo[k], coord_of(p + 3 * i + k));
+                hi[k] = fmaxf(hi[k], coord_of(p + 3 * i + k));
+            }
         }
-        const float l = reduce(store).Reduce(lo, float_min());
-        __syncthreads();
-        const float h = reduce(store).Reduce(hi, float_max());
-        __syncthreads();
-        if (threadIdx.x == 0)
-            lo_s[k] = l, hi_s[k] = h;
+        if (!seen && finite)
+            *finite = 0;
+        for (int k = 0; k < 3; k++) {
+            const float l = reduce(store).Reduce(lo[k], float_min());
+            __syncthreads();
+            const float h = reduce(store).Reduce(hi[k], float_max());
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                atomicMin(&bounds[c * 6 + k], ordered(l));
+                atomicMax(&bounds[c * 6 + 3 + k], ordered(h));
+            }
+        }
     }
-    if (threadIdx.x)
+}
+
+/* A thread a cloud: its origin and lowest voxel from its bounds; a cloud
+ * whose span does not fit the keys says so. */
+__global__ void grid_frame_kernel(const int32_t *bounds, int64_t batch, double3 cell,
+                                  double3 origin, int origin_given, frame *frames, int32_t *bad,
+                                  int32_t *finite)
+{
+    const int64_t c = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    if (c >= batch)
         return;
     const double cells[3] = {cell.x, cell.y, cell.z}, given[3] = {origin.x, origin.y, origin.z};
     frame f;
     f.ok = 1;
     for (int k = 0; k < 3; k++) { /* floor is monotonic: the extreme points give the span */
-        f.origin[k] = origin_given ? given[k] : (double)lo_s[k];
-        f.low[k] = voxel_coord(lo_s[k], f.origin[k], cells[k]);
-        const double high = voxel_coord(hi_s[k], f.origin[k], cells[k]);
+        const float lo = unordered(bounds[c * 6 + k]), hi = unordered(bounds[c * 6 + 3 + k]);
+        f.origin[k] = origin_given ? given[k] : (double)lo;
+        f.low[k] = voxel_coord(lo, f.origin[k], cells[k]);
+        const double high = voxel_coord(hi, f.origin[k], cells[k]);
         f.ok &= high - f.low[k] < (double)PCB_GRID_AXIS_SPAN;
     }
     frames[c] = f;
@@ -109,7 +162,7 @@ __global__ void grid_key_kernel(const float *xyz, int64_t n, int64_t first, int6
     uint64_t key = 0;
     for (int k = 0; k < 3 && f.ok; k++)
         key = (key << PCB_GRID_AXIS_BITS) |
-              (uint64_t)(voxel_coord(p[k], f.origin[k], cells[k]) - f.low[k]);
+              (uint64_t)(voxel_coord(coord_of(p + k), f.origin[k], cells[k]) - f.low[k]);
     keys[g] = (uint64_t)local << VOXEL_BITS | key;
     vals[g] = (int32_t)i;
 }
@@ -137,17 +190,19 @@ static __device__ __forceinline__ double centre_d2(const float *p, const double 
     double d2 = 0;
     for (int k = 0; k < 3; k++) {
         const double c = __dadd_rn(f.origin[k], __dmul_rn(__dadd_rn(v[k], 0.5), cell[k]));
-        const double d = __dsub_rn((double)p[k], c);
+        const double d = __dsub_rn((double)coord_of(p + k), c);
         d2 = __dadd_rn(d2, __dmul_rn(d, d));
     }
     return d2;
 }
 
-/* A thread a voxel (of the sort's voxels, at most count): its row. */
+/* A thread a voxel (of the sort's voxels, at most count): its row; I the
+ * indices' type (int32, or int64 for pcb_result.index64). */
+template <typename I>
 __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, int64_t first,
                                   int64_t count, double3 cell, int nearest, const frame *frames,
                                   const uint64_t *keys, const int32_t *vals,
-                                  const int32_t *number, const int32_t *start, int32_t *index,
+                                  const int32_t *number, const int32_t *start, I *index,
                                   int32_t *counts)
 {
     const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
@@ -180,9 +235,10 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
 }
 
 /* A thread a sorted point: its voxel's row in the inverse map. */
+template <typename I>
 __global__ void grid_inverse_kernel(int64_t n, int64_t batch, int64_t first, int64_t count,
                                     const frame *frames, const uint64_t *keys,
-                                    const int32_t *vals, const int32_t *number, int32_t *index)
+                                    const int32_t *vals, const int32_t *number, I *index)
 {
     const int64_t j = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     if (j >= count)
@@ -197,7 +253,7 @@ static void grid_free(void *state)
     grid_scratch *s = (grid_scratch *)state;
     if (!s)
         return;
-    cudaFree(s->xyz), cudaFree(s->keys[0]), cudaFree(s->keys[1]), cudaFree(s->vals[0]);
+    cudaFree(s->bounds), cudaFree(s->keys[0]), cudaFree(s->keys[1]), cudaFree(s->vals[0]);
     cudaFree(s->vals[1]), cudaFree(s->head), cudaFree(s->number), cudaFree(s->start);
     cudaFree(s->frames), cudaFree(s->bad), cudaFree(s->temp);
     free(s);
@@ -221,7 +277,7 @@ static int grid_make(const pcb_task *t, void **state)
 #define GRID_ALLOC(ptr, count)                                                                 \
     if (e == cudaSuccess)                                                                      \
         e = cudaMalloc((void **)&(ptr), (size_t)(count) * sizeof *(ptr));
-    GRID_ALLOC(s->xyz, t->batch * t->n * 3)
+    GRID_ALLOC(s->bounds, t->batch * 6)
     GRID_ALLOC(s->keys[0], chunk) GRID_ALLOC(s->keys[1], chunk)
     GRID_ALLOC(s->vals[0], chunk) GRID_ALLOC(s->vals[1], chunk)
     GRID_ALLOC(s->head, chunk) GRID_ALLOC(s->number, chunk) GRID_ALLOC(s->start, chunk)
@@ -251,20 +307,28 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     const double3 origin = make_double3(t->origin[0], t->origin[1], t->origin[2]);
     if (!out->count)
         return pcb_fail(PCB_EINVAL, "grid cuda_sort: the answer needs its count array");
-    int rc = pcb_cuda_finite_copy(s->xyz, t->a, batch * n * 3, FLT_MAX, out->finite, st);
-    if (rc != PCB_OK)
-        return rc;
     PCB_CUDA_TRY(cudaMemsetAsync(s->bad, 0, sizeof *s->bad, st));
-    PCB_CUDA_TRY(cudaMemsetAsync(out->index, 0xff, (size_t)(batch * n) * sizeof *out->index, st));
+    const int wide = out->index64 != NULL; /* int64 indices (PyTorch's), written as such */
+    if (wide)
+        PCB_CUDA_TRY(cudaMemsetAsync(out->index64, 0xff, (size_t)(batch * n) * 8, st));
+    else
+        PCB_CUDA_TRY(cudaMemsetAsync(out->index, 0xff, (size_t)(batch * n) * 4, st));
     PCB_CUDA_TRY(cudaMemsetAsync(out->count, 0, (size_t)(batch * n) * sizeof *out->count, st));
-    grid_frame_kernel<<<(unsigned)batch, BOUNDS_THREADS, 0, st>>>(
-        s->xyz, n, 0, cell, origin, t->origin_given, s->frames, s->bad, out->finite);
+    grid_bounds_init_kernel<<<1, THREADS, 0, st>>>(batch, s->bounds);
+    PCB_CUDA_LAUNCHED("grid_bounds_init_kernel");
+    const int64_t chunks = (n + BOUNDS_THREADS * BOUNDS_POINTS - 1) / (BOUNDS_THREADS * BOUNDS_POINTS);
+    const dim3 spread((unsigned)chunks, (unsigned)(batch < 65535 ? batch : 65535));
+    grid_bounds_kernel<<<spread, BOUNDS_THREADS, 0, st>>>(t->a, n, batch, s->bounds, out->finite);
+    PCB_CUDA_LAUNCHED("grid_bounds_kernel");
+    grid_frame_kernel<<<blocks_of(batch), THREADS, 0, st>>>(s->bounds, batch, cell, origin,
+                                                            t->origin_given, s->frames, s->bad,
+                                                            out->finite);
     PCB_CUDA_LAUNCHED("grid_frame_kernel");
     for (int64_t first = 0; first < batch; first += MAX_CLOUDS) {
         const int64_t clouds = batch - first < (int64_t)MAX_CLOUDS ? batch - first : (int64_t)MAX_CLOUDS;
         const int64_t count = clouds * n;
         const unsigned blocks = blocks_of(count);
-        grid_key_kernel<<<blocks, THREADS, 0, st>>>(s->xyz, n, first, count, cell, s->frames,
+        grid_key_kernel<<<blocks, THREADS, 0, st>>>(t->a, n, first, count, cell, s->frames,
                                                     s->keys[0], s->vals[0]);
         PCB_CUDA_LAUNCHED("grid_key_kernel");
         int end_bit = VOXEL_BITS; /* the clouds' numbers above the voxels */
@@ -280,13 +344,19 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
         PCB_CUDA_TRY(cub::DeviceScan::InclusiveSum(s->temp, bytes, s->head, s->number, count, st));
         grid_start_kernel<<<blocks, THREADS, 0, st>>>(s->head, s->number, count, s->start);
         PCB_CUDA_LAUNCHED("grid_start_kernel");
-        grid_voxel_kernel<<<blocks, THREADS, 0, st>>>(
-            s->xyz, n, batch, first, count, cell, t->select == PCB_BALL_NEAREST, s->frames,
-            s->keys[1], s->vals[1], s->number, s->start, out->index, out->count);
-        PCB_CUDA_LAUNCHED("grid_voxel_kernel");
-        grid_inverse_kernel<<<blocks, THREADS, 0, st>>>(n, batch, first, count, s->frames,
-                                                        s->keys[1], s->vals[1], s->number,
-                                                        out->index);
+#define GRID_ROWS(I, index)                                                                     \
+    grid_voxel_kernel<I><<<blocks, THREADS, 0, st>>>(                                           \
+        t->a, n, batch, first, count, cell, t->select == PCB_BALL_NEAREST, s->frames,           \
+        s->keys[1], s->vals[1], s->number, s->start, index, out->count);                        \
+    PCB_CUDA_LAUNCHED("grid_voxel_kernel");                                                     \
+    grid_inverse_kernel<I><<<blocks, THREADS, 0, st>>>(n, batch, first, count, s->frames,       \
+                                                       s->keys[1], s->vals[1], s->number, index)
+        if (wide) {
+            GRID_ROWS(int64_t, out->index64);
+        } else {
+            GRID_ROWS(int32_t, out->index);
+        }
+#undef GRID_ROWS
         PCB_CUDA_LAUNCHED("grid_inverse_kernel");
     }
     return PCB_OK;
@@ -421,4 +491,5 @@ extern "C" const pcb_impl pcb_grid_cuda_sort = {
     .release = host_release,
     .device_ms = host_device_ms,
     .run_device = grid_run_device,
+    .index64 = 1,
 };

@@ -32,7 +32,8 @@ static int omp_compute(void *state)
     omp_state *s = state;
     const pcb_task *t = &s->rows.task;
     int rc = PCB_OK;
-    char message[256] = ""; /* a thread's error message, told again by this thread */
+    int64_t first = t->batch; /* the lowest cloud that failed: its message, whatever the order */
+    char message[256] = "";   /* a thread's error message, told again by this thread */
 #pragma omp parallel num_threads(s->threads)
     {
         uint64_t *scratch = malloc((size_t)t->n * 4 * sizeof *scratch);
@@ -43,8 +44,8 @@ static int omp_compute(void *state)
                                          (long long)t->n);
             if (own != PCB_OK) {
 #pragma omp critical(grid_omp_rc)
-                if (rc == PCB_OK)
-                    rc = own, snprintf(message, sizeof message, "%s", pcb_errmsg());
+                if (c < first)
+                    first = c, rc = own, snprintf(message, sizeof message, "%s", pcb_errmsg());
             }
         }
         free(scratch);

@@ -5,10 +5,11 @@ import ctypes
 import math
 
 from .. import _native as _n
-from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _number,
+from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _number,
                      _numpy, _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
-                     _selection)
+                     _selection, _torch)
 from .. import _ragged as _r
+from .._native import PcbenchError
 
 
 def _triple(v, fn, name, positive):
@@ -63,13 +64,54 @@ def _task(c, cell, origin, select):
     return t
 
 
+_SPAN = 1 << 19  # PCB_GRID_AXIS_SPAN: the voxels a cloud may span an axis
+
+
+def _span_check(c, cell, origin):
+    """A CUDA run cannot say that a cloud spans more voxels than the keys
+    hold without a wait (the library lowers the finite flag and leaves its
+    rows -1); checked here first, with one wait, so that every path raises
+    the CPU's PcbenchError, word for word. Non-finite coordinates are the
+    finite check's."""
+    torch = _torch()
+    lo, hi = c.x.reshape(c.batch, c.n, 3).aminmax(dim=1)
+    lo, hi = lo.double(), hi.double()
+    at = lo if origin is None else torch.tensor(origin, dtype=torch.float64, device=c.device)
+    size = torch.tensor(cell, dtype=torch.float64, device=c.device)
+    span = torch.floor((hi - at) / size) - torch.floor((lo - at) / size)
+    bad = torch.isfinite(span) & (span >= _SPAN)
+    if bool(bad.any()):
+        cloud, axis = (int(v) for v in bad.nonzero()[0])
+        raise PcbenchError("PCB_EUNSUPPORTED", "grid: cloud %d spans %.17g voxels along %s "
+                           "(at most %d)" % (cloud, float(span[cloud, axis]) + 1, "xyz"[axis],
+                                             _SPAN))
+
+
 def _grid_direct(xyz, cell, origin, select, impl):
     """(index (2, B, N): the voxels' rows, then the inverse map; count (B, N))"""
     c = _Cloud(xyz, "xyz", "grid")
-    idx = c.empty((2,) + ((c.batch,) if c.batched else ()) + (c.n,), "int32", as_is=True)
-    count = c.empty((c.batch, c.n), "int32")
-    _run(c, _task(c, cell, origin, select), impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
-    return _int64(idx), count
+    if c.cuda:
+        try:
+            _span_check(c, cell, origin)
+        except PcbenchError as e:
+            e.args = ("pcbench.grid: %s" % e.args[0],) + e.args[1:]
+            raise
+    shape = (2,) + ((c.batch,) if c.batched else ()) + (c.n,)
+    count, task = c.empty((c.batch, c.n), "int32"), _task(c, cell, origin, select)
+    if not c.cuda:
+        idx = c.empty(shape, "int32", as_is=True)
+        _run(c, task, impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
+        return _int64(idx), count
+
+    def run(finite):  # int64 indices from the start where the implementation writes them
+        chosen = _n.implementation(task, _n.CUDA, impl)
+        wide = bool(_n.lib.pcb_impl_index64(chosen))
+        idx = c.empty(shape, "int64" if wide else "int32", as_is=True)
+        out = _n.Result(count=_ptr(count), finite=finite)
+        setattr(out, "index64" if wide else "index", _ptr(idx))
+        _n.run(chosen, task, out)
+        return idx
+    return _int64(_call(c, "grid", run)), count
 
 
 def _grid_ragged(xyz, cell, origin, select, impl, lengths):
