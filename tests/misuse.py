@@ -24,7 +24,8 @@ class PcbenchError(RuntimeError):
 
 
 # name, call, exception, words its message holds, paths (None: every path
-# the call can take; "torch": the torch paths; "cuda": the CUDA paths)
+# the call can take; "torch": the torch paths; "cuda": the CUDA paths;
+# "host": numpy and torch's CPU)
 CASES = [
     ("fps float64", "fps(X64(2, 50, 3), 5)", TypeError, "must be float32", None),
     ("fps (B, N, 4)", "fps(X(2, 50, 4), 5)", ValueError,
@@ -137,7 +138,9 @@ CASES = [
     ("grid float64", "grid(X64(2, 50, 3), 0.1)", TypeError, "must be float32", None),
     ("grid lengths beyond N", "grid(X(2, 50, 3), 0.1, lengths=[50, 51])", ValueError,
      "lengths[1] = 51 is outside 0..50", None),
-    ("grid span", "grid(X(2, 50, 3), 1e-9)", PcbenchError, "spans", None),
+    # (CUDA: the finite check's, test_cuda_grid_span_follows_the_finite_check)
+    ("grid span", "grid(RAMP(2, 50), 1e-9)", PcbenchError,
+     "cloud 0 spans 49000000001 voxels along x (at most 524288)", "host"),
     ("NNIndex max_queries -1", "NNIndex(X(1, 50, 3), max_queries=-1)", ValueError,
      "max_queries = -1 is outside", None),
     ("nonfinite_seen of the CPU", "nonfinite_seen('cpu')", ValueError,
@@ -161,7 +164,8 @@ TORCH_PATHS = PATHS[1:]
 def runs_on(case, path):
     want = case[4]
     return (want is None or want == path or (want == "torch" and path in TORCH_PATHS) or
-            (want == "cuda" and path.startswith("cuda")))
+            (want == "cuda" and path.startswith("cuda")) or
+            (want == "host" and not path.startswith("cuda")))
 
 
 def worker(path, first):
@@ -194,7 +198,10 @@ def worker(path, first):
     def NC(b, n, d):  # (b, n, d), not contiguous
         x = X(n, b, d)
         return x.transpose(0, 1) if torch is not None else np.swapaxes(x, 0, 1)
-    names.update(X=X, X64=lambda *s: X(*s, dtype="float64"), LEN=LEN, IDX=IDX, math=math,
+    def RAMP(b, n):  # (b, n, 3), point i at (i, i, i): the same data on every path
+        x = np.repeat(np.arange(n, dtype=np.float32)[None, :, None], b, 0).repeat(3, 2)
+        return x if torch is None else torch.from_numpy(x).to(device)
+    names.update(X=X, X64=lambda *s: X(*s, dtype="float64"), LEN=LEN, IDX=IDX, math=math, RAMP=RAMP,
                  NC=NC, U64=lambda v: np.array(v, dtype="uint64"))
     ref, query = rng.random((1, 64, 3), dtype=np.float32), rng.random((1, 32, 3), dtype=np.float32)
     want = ((query[0, :, None, :].astype(np.float64) - ref[0, None, :, :]) ** 2).sum(-1).argmin(1)

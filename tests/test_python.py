@@ -499,6 +499,29 @@ def test_cuda_grid_equals_naive(b, n, cell):
 
 
 @needs_cuda
+def test_cuda_grid_span_follows_the_finite_check(monkeypatch):
+    """A cloud past the keys' span on CUDA: with finite_check "sync" the
+    CPU's PcbenchError, word for word; with "async" (no wait) its rows and
+    inverse entries are -1, the other cloud's answer stands, and
+    nonfinite_seen() says so."""
+    x = np.repeat(np.arange(50, dtype=np.float32)[None, :, None], 2, 0).repeat(3, 2)
+    x[1] *= np.float32(1e-12)  # cloud 1 fits
+    with pytest.raises(pcbench.PcbenchError) as host:
+        pcbench.grid(x, 1e-9)
+    monkeypatch.setattr(pcbench, "finite_check", "sync")
+    with pytest.raises(pcbench.PcbenchError) as device:
+        pcbench.grid(on_gpu(x), 1e-9)
+    assert str(device.value) == str(host.value) and "cloud 0 spans" in str(host.value)
+    monkeypatch.setattr(pcbench, "finite_check", "async")
+    pcbench.nonfinite_seen()
+    index, count, inverse = (t.cpu().numpy() for t in pcbench.grid(on_gpu(x), 1e-9))
+    assert pcbench.nonfinite_seen()
+    assert (index[0] == -1).all() and (count[0] == 0).all() and (inverse[0] == -1).all()
+    want = pcbench.grid(x[1], 1e-9)
+    assert all((g[1] == w).all() for g, w in zip((index, count, inverse), want))
+
+
+@needs_cuda
 @pytest.mark.parametrize("b, n, nq", [(32, 2048, 2048), (4, 3000, 1000), (2, 20000, 18000)])
 def test_cuda_chamfer_loss_and_gradient(b, n, nq):
     """The fused CUDA chamfer (forward one call, backward one) against the

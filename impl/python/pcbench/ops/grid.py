@@ -4,6 +4,7 @@ voxels."""
 import ctypes
 import math
 
+from .. import _core
 from .. import _native as _n
 from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _number,
                      _numpy, _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
@@ -40,8 +41,10 @@ def grid(xyz, size, origin=None, select="first", impl=None, lengths=None):
     a voxel's points, 0 past them (a cloud's voxels: (count > 0).sum(-1));
     inverse (B, N) int64, each point's voxel row. (N, 3) gives (N,) each.
     Exact: no hashing, nothing dropped; a cloud may span 524,288 voxels an
-    axis (unsupported beyond). lengths (B,): a ragged batch, padding -1 and
-    0 past each cloud's own answer."""
+    axis (PcbenchError beyond; on CUDA with finite_check "async" the cloud's
+    rows are -1 and nonfinite_seen() says so, as for a non-finite
+    coordinate). lengths (B,): a ragged batch, padding -1 and 0 past each
+    cloud's own answer."""
     cell = _triple(size, "grid", "size", True)
     at = None if origin is None else _triple(origin, "grid", "origin", False)
     _selection(select, "grid")
@@ -69,10 +72,11 @@ _SPAN = 1 << 19  # PCB_GRID_AXIS_SPAN: the voxels a cloud may span an axis
 
 def _span_check(c, cell, origin):
     """A CUDA run cannot say that a cloud spans more voxels than the keys
-    hold without a wait (the library lowers the finite flag and leaves its
-    rows -1); checked here first, with one wait, so that every path raises
-    the CPU's PcbenchError, word for word. Non-finite coordinates are the
-    finite check's."""
+    hold without a wait: with finite_check "async" (the default) the
+    library lowers the device's finite flag (nonfinite_seen() says so) and
+    leaves that cloud's rows and inverse entries -1, as it does for a
+    non-finite coordinate; with "sync" it is checked here first, with one
+    wait, and raises the CPU's PcbenchError, word for word."""
     torch = _torch()
     lo, hi = c.x.reshape(c.batch, c.n, 3).aminmax(dim=1)
     lo, hi = lo.double(), hi.double()
@@ -90,7 +94,7 @@ def _span_check(c, cell, origin):
 def _grid_direct(xyz, cell, origin, select, impl):
     """(index (2, B, N): the voxels' rows, then the inverse map; count (B, N))"""
     c = _Cloud(xyz, "xyz", "grid")
-    if c.cuda:
+    if c.cuda and _core.finite_check == "sync":
         try:
             _span_check(c, cell, origin)
         except PcbenchError as e:
