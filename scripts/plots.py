@@ -432,13 +432,14 @@ def emd_bound_plot(p, suites, peer_suites):
 
 
 def peer_plots(p, suites, peer_suites):
-    """Bars per configuration (suite seed, then full): our fastest verified beside each
-    peer judged right."""
-    for problem, select in [(p, None) for p in R.PROBLEMS if p != "ball"] + [
-            ("ball", "first"), ("ball", "nearest")]:
+    """Bars per configuration (suite seed, then full, knn, ball, grid): our fastest
+    verified beside each peer judged right."""
+    # a problem with a selection rule (ball, grid): a plot a selection
+    for problem, select in [(q, s) for q in R.PROBLEMS for s in (
+            ("first", "nearest") if "select" in P.TABLE[q].fields else (None,))]:
         rows = [(pd, next((d for d in suites.get(s, []) if d["config"]["id"] == pd["config"]["id"]),
                           None), s)
-                for s in ("seed", "full", "knn", "ball") for pd in peer_suites.get(s, [])
+                for s in ("seed", "full", "knn", "ball", "grid") for pd in peer_suites.get(s, [])
                 if pd["config"]["problem"] == problem and
                 pd["config"].get("select", select) == select]
         if not rows:
