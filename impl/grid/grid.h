@@ -73,10 +73,12 @@ int pcb_grid_rows_init(pcb_grid_rows *r, const pcb_task *t, const char *impl);
 void pcb_grid_rows_free(pcb_grid_rows *r);
 int pcb_grid_rows_fetch(void *state, pcb_result *out);
 
-/* Cloud c of the task in its rows: keys, a stable sort (sort: 1 radix,
- * 0 the C library's qsort of (key, index) pairs), voxels; scratch holds
- * 4n 64-bit words. PCB_EUNSUPPORTED where it spans 2^21 voxels an axis. */
-int pcb_grid_cloud(const pcb_task *t, int64_t c, int radix, uint64_t *scratch, int32_t *index,
+/* Cloud c of the task in its rows: keys, a stable sort (threads 0: the C
+ * library's qsort of (key, index) pairs; 1: a radix sort; more: the
+ * bounds, keys and radix sort on that many OpenMP threads), voxels;
+ * scratch holds 4n 64-bit words. PCB_EUNSUPPORTED where it spans 2^19
+ * voxels an axis. */
+int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch, int32_t *index,
                    int32_t *count);
 
 #ifdef __cplusplus

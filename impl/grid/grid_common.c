@@ -1,6 +1,7 @@
 /* grid_common.c - what the CPU implementations of grid sampling share: the
  * origin, the keys, two stable sorts and the walk that makes a cloud's
  * voxels, and their rows. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,28 +89,102 @@ static int by_key_then_index(const void *pa, const void *pb)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-int pcb_grid_cloud(const pcb_task *t, int64_t c, int radix, uint64_t *scratch, int32_t *index,
+/* The cloud's origin, lowest and highest voxel an axis, on threads threads
+ * (floor is monotonic: the extreme points give the span). */
+static void frame_of(const pcb_task *t, const float *xyz, int64_t n, int threads, double origin[3],
+                     double low[3], double high[3])
+{
+    for (int k = 0; k < 3; k++) {
+        float lo = xyz[k], hi = xyz[k];
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) \
+    reduction(min : lo) reduction(max : hi)
+        for (int64_t i = 1; i < n; i++) {
+            lo = xyz[3 * i + k] < lo ? xyz[3 * i + k] : lo;
+            hi = xyz[3 * i + k] > hi ? xyz[3 * i + k] : hi;
+        }
+        origin[k] = t->origin_given ? t->origin[k] : (double)lo;
+        low[k] = pcb_grid_coord(lo, origin[k], t->cell[k]);
+        high[k] = pcb_grid_coord(hi, origin[k], t->cell[k]);
+    }
+}
+
+/* The stable radix sort on threads threads: each pass, every thread counts
+ * its own slice's digits, one thread turns the counts into each slice's
+ * offsets (slices in order: stable), every thread scatters its slice. The
+ * sorted arrays end in key and order. */
+static void radix_sort_threads(uint64_t *key, int32_t *order, int64_t n, uint64_t *key_tmp,
+                               int32_t *order_tmp, int threads)
+{
+    int64_t(*hist)[256] = malloc((size_t)threads * sizeof *hist);
+    if (!hist) { /* no room for the counts: one thread */
+        radix_sort(key, order, n, key_tmp, order_tmp);
+        return;
+    }
+    uint64_t *from_k = key, *to_k = key_tmp;
+    int32_t *from_o = order, *to_o = order_tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        int skip = 0;
+#pragma omp parallel num_threads(threads)
+        {
+            const int me = omp_get_thread_num(), all = omp_get_num_threads();
+            const int64_t lo = n * me / all, hi = n * (me + 1) / all;
+            int64_t *mine = hist[me];
+            memset(mine, 0, sizeof hist[0]);
+            for (int64_t i = lo; i < hi; i++)
+                mine[(from_k[i] >> shift) & 0xff]++;
+#pragma omp barrier
+#pragma omp single
+            {
+                int64_t at = 0;
+                int used = 0;
+                for (int d = 0; d < 256; d++) {
+                    int64_t total = 0;
+                    for (int w = 0; w < all; w++) {
+                        const int64_t c = hist[w][d];
+                        hist[w][d] = at + total;
+                        total += c;
+                    }
+                    at += total;
+                    used += total > 0;
+                }
+                skip = used < 2; /* every key shares this byte */
+            }
+            if (!skip)
+                for (int64_t i = lo; i < hi; i++) {
+                    const int64_t to = mine[(from_k[i] >> shift) & 0xff]++;
+                    to_k[to] = from_k[i], to_o[to] = from_o[i];
+                }
+        }
+        if (!skip) {
+            uint64_t *k = from_k;
+            int32_t *o = from_o;
+            from_k = to_k, from_o = to_o, to_k = k, to_o = o;
+        }
+    }
+    if (from_k != key) {
+        memcpy(key, from_k, (size_t)n * sizeof *key);
+        memcpy(order, from_o, (size_t)n * sizeof *order);
+    }
+    free(hist);
+}
+
+int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch, int32_t *index,
                    int32_t *count)
 {
     const int64_t n = t->n;
+    const int radix = threads > 0;
     const float *xyz = t->a + c * n * 3;
     double origin[3], low[3], high[3];
-    pcb_grid_origin(t, xyz, n, origin);
-    for (int k = 0; k < 3; k++) { /* floor is monotonic: the extreme points give the span */
-        low[k] = high[k] = pcb_grid_coord(xyz[k], origin[k], t->cell[k]);
-        for (int64_t i = 1; i < n; i++) {
-            const double v = pcb_grid_coord(xyz[3 * i + k], origin[k], t->cell[k]);
-            low[k] = v < low[k] ? v : low[k];
-            high[k] = v > high[k] ? v : high[k];
-        }
+    frame_of(t, xyz, n, threads, origin, low, high);
+    for (int k = 0; k < 3; k++)
         if (!(high[k] - low[k] < (double)PCB_GRID_AXIS_SPAN))
             return pcb_fail(PCB_EUNSUPPORTED, "grid: cloud %lld spans %.17g voxels along %c "
                             "(at most %lld)", (long long)c, high[k] - low[k] + 1, "xyz"[k],
                             (long long)PCB_GRID_AXIS_SPAN);
-    }
     uint64_t *key = scratch, *key_tmp = scratch + n;
     int32_t *order = (int32_t *)(scratch + 2 * n), *order_tmp = (int32_t *)(scratch + 3 * n);
     keyed *pairs = (keyed *)scratch; /* qsort's (2n words) */
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1)
     for (int64_t i = 0; i < n; i++) {
         uint64_t k64 = 0;
         for (int k = 0; k < 3; k++)
@@ -120,7 +195,9 @@ int pcb_grid_cloud(const pcb_task *t, int64_t c, int radix, uint64_t *scratch, i
         else
             pairs[i] = (keyed){k64, (uint64_t)i};
     }
-    if (radix) {
+    if (threads > 1) {
+        radix_sort_threads(key, order, n, key_tmp, order_tmp, threads);
+    } else if (radix) {
         radix_sort(key, order, n, key_tmp, order_tmp);
     } else {
         qsort(pairs, (size_t)n, sizeof *pairs, by_key_then_index);

@@ -1,6 +1,7 @@
 /* grid_omp.c - the clouds of a batch on OpenMP threads, each sorted by a
  * radix sort of its keys (a byte a pass, the bytes every key shares
- * skipped). A single cloud runs on one thread. */
+ * skipped); a batch of fewer clouds than threads takes its clouds one at a
+ * time, each on every thread (its bounds, keys and radix sort). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,15 @@ static int omp_compute(void *state)
     int rc = PCB_OK;
     int64_t first = t->batch; /* the lowest cloud that failed: its message, whatever the order */
     char message[256] = "";   /* a thread's error message, told again by this thread */
-#pragma omp parallel num_threads(s->threads)
+    if (t->batch < s->threads) { /* fewer clouds than threads: each cloud on every thread */
+        uint64_t *scratch = malloc((size_t)t->n * 4 * sizeof *scratch);
+        for (int64_t c = 0; scratch && c < t->batch && rc == PCB_OK; c++)
+            rc = pcb_grid_cloud(t, c, s->threads, scratch, s->rows.index, s->rows.count);
+        free(scratch);
+        return scratch ? rc : pcb_fail(PCB_ENOMEM, "grid omp: no memory for %lld points",
+                                       (long long)t->n);
+    }
+#pragma omp parallel num_threads(s->threads) /* a cloud a thread */
     {
         uint64_t *scratch = malloc((size_t)t->n * 4 * sizeof *scratch);
 #pragma omp for schedule(dynamic, 1)
