@@ -1,5 +1,6 @@
 // pcbench_torch.cpp - the CUDA kernels of pcbench's PyTorch operators
-// (pcbench::nn, knn, fps, chamfer_nearest, chamfer_value, chamfer_backward)
+// (pcbench::nn, knn, fps, chamfer_nearest, chamfer_value, chamfer_backward,
+// grid)
 // and chamfer_value's autograd, compiled against one PyTorch (make
 // torch-ops). The Python package defines the operators' schemas and their
 // fake implementations, loads this library when it was built for the
@@ -386,6 +387,74 @@ std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b
     return {idx.int64(), d2};
 }
 
+// Grid sampling: (index (2, [B,] N): the voxels' rows, then the inverse map;
+// count ([B,] N)), as the Python kernel's _grid_direct; a ragged batch cloud
+// by cloud (no grid implementation reads lengths). With the finite check
+// "sync" a cloud past the keys' span raises the CPU's error first (one wait).
+std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> size,
+                                     std::optional<at::ArrayRef<double>> origin,
+                                     c10::string_view select, const Lengths &lengths)
+{
+    check_cloud(xyz, "grid", "xyz");
+    TORCH_CHECK_VALUE(size.size() == 3 && (!origin || origin->size() == 3),
+                      "pcbench.grid: size and origin take three numbers");
+    const std::string sel(select.data(), select.size());
+    TORCH_CHECK_VALUE(sel == "first" || sel == "nearest",
+                      "pcbench.grid: select must be 'first' or 'nearest', not '", sel, "'");
+    const int64_t n = xyz.size(-2);
+    const Lengths l = device_lengths(lengths, xyz, "grid", "lengths", n);
+    c10::cuda::CUDAGuard guard(xyz.device());
+    if (l) { // cloud by cloud: -1 and 0 past each cloud's own answer
+        const int64_t batch = xyz.size(0);
+        Tensor idx = at::full({2, batch, n}, -1, xyz.options().dtype(at::kLong));
+        Tensor count = at::zeros({batch, n}, xyz.options().dtype(at::kInt));
+        const auto sizes = host_lengths(l, batch, n);
+        for (int64_t i = 0; i < batch; i++)
+            if (sizes[i]) {
+                auto [ci, cc] = grid_cuda(xyz.narrow(0, i, 1).narrow(1, 0, sizes[i]), size,
+                                          origin, select, std::nullopt);
+                idx.select(1, i).narrow(1, 0, sizes[i]).copy_(ci.select(1, 0));
+                count[i].narrow(0, 0, sizes[i]).copy_(cc[0]);
+            }
+        return {idx, count};
+    }
+    Call c("grid", PCB_GRID, xyz);
+    for (int k = 0; k < 3; k++) {
+        c.task.cell[k] = size[k];
+        c.task.origin[k] = origin ? (*origin)[k] : 0;
+    }
+    c.task.origin_given = origin.has_value();
+    c.task.select = sel == "nearest" ? PCB_BALL_NEAREST : PCB_BALL_FIRST;
+    if (finite_mode == 2) { // the span checked first, as the Python kernel does
+        const auto [lo, hi] = at::aminmax(xyz.reshape({c.task.batch, n, 3}), 1);
+        const Tensor at0 = origin ? at::tensor(*origin, xyz.options().dtype(at::kDouble))
+                                  : lo.to(at::kDouble);
+        const Tensor cell = at::tensor(size, xyz.options().dtype(at::kDouble));
+        const Tensor span = at::floor((hi.to(at::kDouble) - at0) / cell) -
+                            at::floor((lo.to(at::kDouble) - at0) / cell);
+        const Tensor bad = at::isfinite(span) & (span >= double(int64_t(1) << 19));
+        if (bad.any().item<bool>()) {
+            const Tensor where = bad.nonzero()[0].cpu();
+            const int64_t cloud = where[0].item<int64_t>(), axis = where[1].item<int64_t>();
+            char msg[160];
+            snprintf(msg, sizeof msg, "pcbench.grid: grid: cloud %lld spans %.17g voxels along "
+                     "%c (at most %d)", (long long)cloud,
+                     span[cloud][axis].item<double>() + 1, "xyz"[axis], 1 << 19);
+            TORCH_CHECK(false, "[pcbench PCB_EUNSUPPORTED] ", msg);
+        }
+    }
+    c.choose();
+    at::DimVector shape{2};
+    if (xyz.dim() == 3)
+        shape.push_back(xyz.size(0));
+    shape.push_back(n);
+    Indices idx(c, shape, xyz);
+    Tensor count = at::empty(shaped(xyz, {n}), xyz.options().dtype(at::kInt));
+    c.result.count = count.data_ptr<int32_t>();
+    c.run();
+    return {idx.int64(), count};
+}
+
 // The value's forward: the indices stay int32 (the backward's input).
 std::tuple<Tensor, Tensor> chamfer_value_cuda(const Tensor &a, const Tensor &b)
 {
@@ -471,6 +540,7 @@ TORCH_LIBRARY_IMPL(pcbench, CUDA, m)
     m.impl("chamfer_nearest", chamfer_nearest_cuda);
     m.impl("chamfer_value", chamfer_value_cuda);
     m.impl("chamfer_backward", chamfer_backward_cuda);
+    m.impl("grid", grid_cuda);
 }
 
 TORCH_LIBRARY_IMPL(pcbench, Autograd, m)
@@ -482,7 +552,7 @@ TORCH_LIBRARY_IMPL(pcbench, Autograd, m)
 // check's mode, for the package (through ctypes).
 extern "C" __attribute__((visibility("default"))) const char *pcbench_torch_ops(void)
 {
-    return "nn knn fps chamfer_nearest chamfer_value chamfer_backward";
+    return "nn knn fps chamfer_nearest chamfer_value chamfer_backward grid";
 }
 
 extern "C" __attribute__((visibility("default"))) void pcbench_torch_finite_check(int mode)
