@@ -138,6 +138,13 @@ CASES = [
     ("grid float64", "grid(X64(2, 50, 3), 0.1)", TypeError, "must be float32", None),
     ("grid lengths beyond N", "grid(X(2, 50, 3), 0.1, lengths=[50, 51])", ValueError,
      "lengths[1] = 51 is outside 0..50", None),
+    ("grid lengths count", "grid(X(2, 50, 3), 0.1, lengths=[50])", ValueError,
+     "lengths must hold 2 lengths", None),
+    ("grid lengths float", "grid(X(2, 50, 3), 0.1, lengths=[50.0, 3.5])", TypeError,
+     "lengths must be integers", None),
+    ("grid empty", "grid(X(2, 0, 3), 0.1)", ValueError, "xyz is empty: (2, 0, 3)", None),
+    ("grid (B, N, 4)", "grid(X(2, 50, 4), 0.1)", ValueError,
+     "xyz must be (B, N, 3) or (N, 3), not (2, 50, 4)", None),
     # (CUDA: the finite check's, test_cuda_grid_span_follows_the_finite_check)
     ("grid span", "grid(RAMP(2, 50), 1e-9)", PcbenchError,
      "cloud 0 spans 49000000001 voxels along x (at most 524288)", "host"),

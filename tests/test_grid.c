@@ -227,6 +227,12 @@ static void test_invalid_arguments(void)
     CHECK_RC(pcb_grid(nan_pt, 1, 1, good, NULL, 0, index, count), PCB_EINVAL);
     CHECK_RC(pcb_grid(NULL, 1, 2, good, NULL, 0, index, count), PCB_EINVAL);
     CHECK_RC(pcb_grid(pts, 1, 2, NULL, NULL, 0, index, count), PCB_EINVAL);
+    CHECK_RC(pcb_grid(pts, 1, 0, good, NULL, 0, index, count), PCB_EINVAL); /* no points */
+    CHECK_RC(pcb_grid(pts, 0, 2, good, NULL, 0, index, count), PCB_EINVAL); /* no clouds */
+    const int64_t past[1] = {3}; /* a ragged length past n */
+    pcb_task r = {.problem = PCB_GRID, .batch = 1, .n = 2, .a = pts, .lengths_a = past,
+                  .cell = {1, 1, 1}};
+    CHECK_RC(pcb_task_check(&r), PCB_EINVAL);
     CHECK_RC(pcb_grid(pts, 1, 2, good, NULL, 0, index, count), PCB_OK);
     CHECK(index[0] == 0 && index[1] == 1 && count[0] == 1 && index[2] == 0 && index[3] == 1);
     /* a cloud past the keys' span: unsupported, never a wrong answer */

@@ -1,9 +1,9 @@
 /* grid.c - pcbench grid: grid sampling of a cloud, a line a voxel. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "impl/grid/grid.h"
 
 const char cli_grid_synopsis[] = "grid -i CLOUD --size S";
 
@@ -28,15 +28,11 @@ static void write_voxels(FILE *o, FILE *inv, const pcb_task *t, const pcb_result
 {
     const int64_t n = t->n;
     double origin[3];
-    for (int k = 0; k < 3; k++) {
-        origin[k] = t->origin[k];
-        for (int64_t i = 0; !t->origin_given && i < n; i++)
-            origin[k] = i == 0 || t->a[3 * i + k] < origin[k] ? t->a[3 * i + k] : origin[k];
-    }
+    pcb_grid_origin(t, t->a, n, origin);
     for (int64_t v = 0; v < n && r->count[v] > 0; v++) {
         const float *p = t->a + 3 * (int64_t)r->index[v];
-        for (int k = 0; k < 3; k++)
-            fprintf(o, "%.0f ", floor(((double)p[k] - origin[k]) / t->cell[k]));
+        for (int k = 0; k < 3; k++) /* the kept point's voxel is its voxel's */
+            fprintf(o, "%.0f ", pcb_grid_coord(p[k], origin[k], t->cell[k]));
         fprintf(o, "%" PRId32 " %" PRId32 "\n", r->count[v], r->index[v]);
     }
     for (int64_t i = 0; inv && i < n; i++)

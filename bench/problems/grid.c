@@ -247,14 +247,20 @@ static uint64_t hash20(const uint64_t c[3])
     return ((c[0] * 73856093u) ^ (c[1] * 19349663u) ^ (c[2] * 83492791u)) & 0xfffff;
 }
 
+/* The variant's keys (19 bits an axis from the cloud's lowest voxel, as the
+ * implementations', under the fault's rule), sorted with their indices by
+ * qsort, then the implementations' walk; the cap drops each voxel's points
+ * past 5 afterwards, in index order. */
 static int grid_with(pcb_variant *var, grid_fault fault)
 {
     const pcb_task *t = &var->task;
     const int64_t n = t->n;
     keyed *keys = malloc((size_t)n * sizeof *keys);
+    uint64_t *sorted = malloc((size_t)n * sizeof *sorted);
+    int32_t *order = malloc((size_t)n * sizeof *order);
     uint64_t *least = fault == GRID_HASH ? malloc(((size_t)1 << 20) * sizeof *least) : NULL;
-    if (!keys || (fault == GRID_HASH && !least)) {
-        free(keys), free(least);
+    if (!keys || !sorted || !order || (fault == GRID_HASH && !least)) {
+        free(keys), free(sorted), free(order), free(least);
         return pcb_fail(PCB_ENOMEM, "defect variant: out of memory");
     }
     for (int64_t b = 0; b < t->batch; b++) {
@@ -290,30 +296,24 @@ static int grid_with(pcb_variant *var, grid_fault fault)
             }
         }
         qsort(keys, (size_t)n, sizeof *keys, by_key);
+        for (int64_t j = 0; j < n; j++)
+            sorted[j] = keys[j].key, order[j] = (int32_t)keys[j].index;
         int32_t *rows = var->idx + b * n, *inverse = var->idx + t->batch * n + b * n;
         int32_t *count = var->count + b * n;
-        int64_t v = -1;
-        double best = 0, vox[3] = {0, 0, 0};
-        for (int64_t j = 0; j < n; j++) {
-            const int32_t i = (int32_t)keys[j].index;
-            if (j == 0 || keys[j].key != keys[j - 1].key) {
-                rows[++v] = i, count[v] = 0;
-                for (int k = 0; k < 3; k++)
-                    vox[k] = low[k] + (double)(keys[j].key >> (19 * (2 - k)) & 0x7ffff);
-                best = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
-            } else if (t->select == PCB_BALL_NEAREST) {
-                const double d2 = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
-                if (d2 < best)
-                    best = d2, rows[v] = i;
+        pcb_grid_walk(t, xyz, n, origin, low, sorted, order, rows, inverse, count);
+        if (fault == GRID_CAP) { /* count reused as each voxel's points kept so far */
+            for (int64_t v = 0; v < n && count[v] > 0; v++)
+                count[v] = 0;
+            for (int64_t i = 0; i < n; i++) {
+                const int32_t v = inverse[i];
+                if (count[v] == 5)
+                    inverse[i] = -1;
+                else
+                    count[v]++;
             }
-            const int dropped = fault == GRID_CAP && count[v] == 5;
-            count[v] += !dropped;
-            inverse[i] = dropped ? -1 : (int32_t)v;
         }
-        for (int64_t r = v + 1; r < n; r++)
-            rows[r] = -1, count[r] = 0;
     }
-    free(keys), free(least);
+    free(keys), free(sorted), free(order), free(least);
     return PCB_OK;
 }
 

@@ -81,6 +81,14 @@ int pcb_grid_rows_fetch(void *state, pcb_result *out);
 int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch, int32_t *index,
                    int32_t *count);
 
+/* A cloud's rows from its keys sorted with their point indices (stable:
+ * equal keys in increasing index), each key 19 bits an axis from the
+ * cloud's lowest voxel low: each voxel's kept point and count (-1 and 0
+ * past the last) and each point's row (inverse). */
+void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double origin[3],
+                   const double low[3], const uint64_t *key, const int32_t *order, int32_t *rows,
+                   int32_t *inverse, int32_t *counts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -205,8 +205,15 @@ int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch,
         for (int64_t i = 0; i < n; i++)
             key[i] = pairs[i].key, order[i] = (int32_t)pairs[i].index;
     }
-    int32_t *rows = index + c * n, *inverse = index + t->batch * n + c * n;
-    int32_t *counts = count + c * n;
+    pcb_grid_walk(t, xyz, n, origin, low, key, order, index + c * n,
+                  index + t->batch * n + c * n, count + c * n);
+    return PCB_OK;
+}
+
+void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double origin[3],
+                   const double low[3], const uint64_t *key, const int32_t *order, int32_t *rows,
+                   int32_t *inverse, int32_t *counts)
+{
     int64_t v = -1;
     double best = 0, vox[3] = {0, 0, 0};
     for (int64_t j = 0; j < n; j++) {
@@ -229,5 +236,4 @@ int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch,
     }
     for (int64_t r = v + 1; r < n; r++)
         rows[r] = -1, counts[r] = 0;
-    return PCB_OK;
 }

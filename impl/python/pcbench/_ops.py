@@ -191,14 +191,3 @@ def check_lengths(x, lengths, fn, name):
     if tuple(lengths.shape) != (x.shape[0],):
         raise ValueError("pcbench.%s: %s must hold %d lengths, not shape %s"
                          % (fn, name, x.shape[0], tuple(lengths.shape)))
-
-
-def lengths_arg(lengths):
-    """A public function's lengths as the operator takes them: a tensor (a
-    list or an array of the host becomes one; the kernel checks it)."""
-    if lengths is None or isinstance(lengths, torch.Tensor):
-        return lengths
-    try:
-        return torch.as_tensor(lengths)
-    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
-        raise TypeError("pcbench: lengths must be integers (%s)" % e) from None
