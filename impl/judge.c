@@ -112,7 +112,8 @@ static int judge(const pcb_task *t, const pcb_result *answer, const pcb_promise 
         snprintf(j->detail, sizeof j->detail, "nothing to judge");
         return pcb_fail(PCB_EINVAL, "pcb_judge: missing task, answer or promise");
     }
-    if (t->memory == PCB_MEM_HOST && (t->lengths_a || t->lengths_b)) {
+    if (t->memory == PCB_MEM_HOST && (t->lengths_a || t->lengths_b) &&
+        !pcb_face(t->problem)->whole_ragged) {
         int rc = pcb_task_check(t);
         return rc == PCB_OK ? ragged_judge(t, answer, p, reference, j) : rc;
     }

@@ -51,3 +51,22 @@ int pcb_ball_select_parse(const char *s, int32_t *out)
         }
     return pcb_fail(PCB_EINVAL, "unknown ball selection '%s' (first, nearest)", s ? s : "");
 }
+
+static const char *const curves[] = {"morton", "hilbert"};
+
+const char *pcb_curve_name(int curve)
+{
+    return curve == PCB_CURVE_MORTON || curve == PCB_CURVE_HILBERT ? curves[curve] : "?";
+}
+
+int pcb_curve_parse(const char *s, int32_t *out)
+{
+    if (!out)
+        return pcb_fail(PCB_EINVAL, "curve parse: nowhere to put it");
+    for (int i = 0; i < 2; i++)
+        if (s && strcmp(s, curves[i]) == 0) {
+            *out = i;
+            return PCB_OK;
+        }
+    return pcb_fail(PCB_EINVAL, "unknown curve '%s' (morton, hilbert)", s ? s : "");
+}

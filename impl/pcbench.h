@@ -65,7 +65,8 @@ const char *pcb_errmsg(void);
     X(CHAMFER, chamfer, "chamfer distance (nearest points both ways)")                 \
     X(KNN, knn, "the k nearest neighbours of each query point")                        \
     X(BALL, ball, "ball query (first or nearest K inside)")                            \
-    X(GRID, grid, "grid sampling (a point a voxel, counts, inverse map)")
+    X(GRID, grid, "grid sampling (a point a voxel, counts, inverse map)")                \
+    X(SERIALIZE, serialize, "serialization (Morton or Hilbert codes, their stable order)")
 
 typedef enum {
 #define PCB_PROBLEM_ENUM(ID, name, title) PCB_##ID,
@@ -130,6 +131,13 @@ typedef struct {
  *        select: which point a voxel keeps, PCB_BALL_FIRST the lowest index,
  *        PCB_BALL_NEAREST the nearest to the voxel's centre origin + (i +
  *        0.5) cell (its squared distance in double, ties to the lowest index).
+ *   SERIALIZE: a, cell, origin as GRID (a point's voxel by the same rule);
+ *        curve a pcb_curve, depth the bits an axis of the codes (1 to
+ *        PCB_CURVE_MAX_DEPTH; 0: the least that holds every voxel
+ *        coordinate of the batch). A point's code is its cloud's number
+ *        shifted left by 3 depth bits, or'ed with the curve's index of its
+ *        voxel (impl/serialize/serialize.h); every voxel coordinate must lie
+ *        in 0 .. 2^depth - 1, and 3 depth + the bits of batch - 1 <= 63.
  * memory PCB_MEM_DEVICE: a, b and every array of the result are device
  * pointers of the current CUDA device, and pcb_run queues the whole run on
  * stream (a cudaStream_t; NULL: the legacy default stream) and returns
@@ -203,6 +211,8 @@ typedef struct {
     double cell[3];           /* grid: a voxel's size along x, y, z (> 0) */
     double origin[3];         /* grid: the voxels' origin, where origin_given */
     int32_t origin_given;     /* grid: 0: each cloud's minimum per axis */
+    int32_t curve;            /* serialize: a pcb_curve */
+    int32_t depth;            /* serialize: bits an axis (0: the least that holds the batch) */
 } pcb_task;
 
 /* Where results go; the caller owns the arrays.
@@ -239,6 +249,11 @@ typedef struct {
  *        voxel, its row number (the inverse map, cloud by cloud).
  *        count[batch*n] (required) how many points each voxel holds, 0 past
  *        the last. A voxel's coordinates are those of the point it keeps.
+ *   SERIALIZE: index[batch*2n]: first each cloud's serialized order, its
+ *        point indices by ascending code, equal codes by increasing index;
+ *        then each point's place in that order (the inverse, cloud by
+ *        cloud). code[batch*n] (required) each point's code, in point
+ *        order. A ragged cloud's slots past its length hold -1 in all three.
  * Device runs only: finite, a device int32 the run sets to 0 when it read
  * a coordinate that is not finite (or beyond the implementation's range) as
  * 0, and leaves as it was otherwise (may be NULL): the caller can check it
@@ -258,6 +273,7 @@ typedef struct {
     int32_t *finite;
     int32_t *count; /* ball: entries a row (may be NULL); grid: points a voxel */
     int64_t *index64;
+    int64_t *code; /* serialize: each point's code */
 } pcb_result;
 
 /* Deterministic work counters; -1 where an implementation has none. */
@@ -401,6 +417,21 @@ int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, i
  * cloud's minimum; select a pcb_ball_select. */
 int pcb_grid(const float *xyz, int64_t batch, int64_t n, const double cell[3],
              const double *origin, int select, int32_t *index, int32_t *count);
+/* Space-filling curves (impl/serialize/serialize.h says which): a voxel's
+ * coordinates (0 .. 2^depth - 1 each) to its index on the curve, and back. */
+typedef enum { PCB_CURVE_MORTON = 0, PCB_CURVE_HILBERT = 1 } pcb_curve;
+#define PCB_CURVE_MAX_DEPTH 21
+const char *pcb_curve_name(int curve); /* "morton", "hilbert" */
+int pcb_curve_parse(const char *s, int32_t *out);
+/* count voxels (x, y, z a voxel) to their codes, and codes back; PCB_EINVAL
+ * for a coordinate or code outside the depth's cube. */
+int pcb_curve_encode(int curve, int depth, const int64_t *xyz, int64_t count, int64_t *code);
+int pcb_curve_decode(int curve, int depth, const int64_t *code, int64_t count, int64_t *xyz);
+/* Serialization: code batch*n, index batch*2n (the order, then the
+ * inverse), laid out as pcb_result says; origin NULL: each cloud's
+ * minimum; depth 0: the least that holds the batch. */
+int pcb_serialize(const float *xyz, int64_t batch, int64_t n, const double cell[3],
+                  const double *origin, int curve, int depth, int64_t *code, int32_t *index);
 /* Both directions' nearest points (idx and dist2: batch*(n+nq), laid out as
  * pcb_result says) and the value a pair in the default convention. */
 int pcb_chamfer(const float *a, const float *b, int64_t batch, int64_t n, int64_t nq,

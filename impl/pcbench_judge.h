@@ -66,6 +66,11 @@ int pcb_ball_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
  * every occupied voxel in order, its count and its kept point by the
  * selection's rule, -1 and 0 past the last, every point's inverse entry. */
 int pcb_grid_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
+/* Serialization (impl/serialize/serialize_validate.c): every point's code
+ * made again from the curve's definition (Hilbert by its octants'
+ * recursion, not the implementations' bit transform), the order ascending
+ * by (code, index), the inverse its inverse, -1 past a ragged cloud. */
+int pcb_serialize_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep);
 
 /* ---- the judge: every rule, one verdict (impl/judge.c) --------------- */
 /* The promise impl's answer to t is held to: its declared promise, with a

@@ -31,6 +31,11 @@ typedef struct {
     int priced;    /* prices a point and a bound a pair (EMD) */
     int distances; /* dist2 entries beside its indices */
     int certified; /* an approximate answer certified within a promised gap */
+    int codes;     /* a 64-bit code a point of A (pcb_result.code: serialize) */
+    /* 1: every implementation and the validator read a ragged task's
+     * lengths themselves (the answer depends on the batch as a whole:
+     * serialize's depth and cloud numbers), so it is judged whole */
+    int whole_ragged;
     /* The canonical comparison with the reference's answer: printf format of
      * a mismatch (row, entry, index, reference's name, its index); NULL: none.
      * A row is the cloud's samples or the query's neighbours. */

@@ -95,6 +95,8 @@ void pcb_ragged_pad(const pcb_task *t, int64_t i, pcb_result *out)
     const pcb_problem_face *f = pcb_face(t->problem);
     for (int64_t j = 0; out->count && j < pcb_face_span(t, f->rows[0]); j++)
         out->count[s.rows_whole + j] = 0;
+    for (int64_t j = 0; f->codes && out->code && j < t->n; j++)
+        out->code[i * t->n + j] = -1;
 }
 
 /* Copy cloud i's answer between the whole result and the cloud's own
@@ -119,6 +121,8 @@ void pcb_ragged_move(const pcb_task *t, int64_t i, pcb_result *whole, pcb_result
             MOVE(price, s.whole[g], s.part[g], s.count[g]);
     }
     MOVE(count, s.rows_whole, 0, s.rows_count);
+    if (pcb_face(t->problem)->codes)
+        MOVE(code, i * t->n, 0, pcb_cloud_size(t, 0, i));
     MOVE(value, i, 0, 1);
     MOVE(bound, i, 0, 1);
 #undef MOVE
@@ -141,6 +145,8 @@ int pcb_ragged_part(const pcb_task *cloud, const pcb_result *like, pcb_result *p
         free(part->price), part->price = NULL;
     if (!like->count)
         free(part->count), part->count = NULL;
+    if (!like->code)
+        free(part->code), part->code = NULL;
     return PCB_OK;
 }
 

@@ -66,3 +66,9 @@ IMPL(ball, naive)
 CUDA_IMPL(grid, cuda_sort)
 IMPL(grid, omp)
 IMPL(grid, naive)
+
+/* SERIALIZE (the sort on the GPU; on the CPU a radix sort a cloud a thread,
+ * then the reference's qsort) */
+CUDA_IMPL(serialize, cuda_sort)
+IMPL(serialize, omp)
+IMPL(serialize, naive)

@@ -70,7 +70,11 @@ int pcb_result_alloc(const pcb_task *t, pcb_result *r)
     const int counts = f && f->counts;
     if (counts)
         r->count = malloc((size_t)(t->batch * pcb_face_span(t, f->rows[0])) * sizeof *r->count);
-    if (!r->index || !r->dist2 || !r->value || !r->price || (counts && !r->count)) {
+    const int codes = f && f->codes;
+    if (codes)
+        r->code = malloc((size_t)(t->batch * t->n) * sizeof *r->code);
+    if (!r->index || !r->dist2 || !r->value || !r->price || (counts && !r->count) ||
+        (codes && !r->code)) {
         pcb_result_free(r);
         return pcb_fail(PCB_ENOMEM, "no memory for %zu results", count);
     }
@@ -102,6 +106,8 @@ int pcb_result_equal(const pcb_task *t, const pcb_result *a, const pcb_result *b
                       (a->has_price && !same(a->price, b->price, count * sizeof *a->price))))
         return 0;
     const size_t rows = batch * (size_t)pcb_face_span(t, f->rows[0]);
+    if (f->codes && !same(a->code, b->code, batch * (size_t)t->n * sizeof *a->code))
+        return 0;
     return !f->counts || same(a->count, b->count, rows * sizeof *a->count);
 }
 
@@ -129,6 +135,8 @@ void pcb_result_copy(const pcb_task *t, pcb_result *dst, const pcb_result *src)
     if (f->counts)
         copy(dst->count, src->count,
              batch * (size_t)pcb_face_span(t, f->rows[0]) * sizeof *dst->count);
+    if (f->codes)
+        copy(dst->code, src->code, batch * (size_t)t->n * sizeof *dst->code);
 }
 
 void pcb_result_free(pcb_result *r)
@@ -136,6 +144,7 @@ void pcb_result_free(pcb_result *r)
     if (!r)
         return;
     free(r->index), free(r->dist2), free(r->value), free(r->price), free(r->count);
+    free(r->code);
     memset(r, 0, sizeof *r);
 }
 

@@ -14,12 +14,12 @@
 #include <float.h>
 
 #include "grid.h"
+#include "grid_bounds.cuh"
 #include "impl/cuda_util.h"
 
 extern "C" const pcb_impl pcb_grid_cuda_sort;
 
-enum { THREADS = 256, BOUNDS_THREADS = 256, BOUNDS_POINTS = 16, CLOUD_BITS = 7,
-       MAX_CLOUDS = 1 << CLOUD_BITS };
+enum { THREADS = 256, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS };
 #define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
 #define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
 
@@ -41,85 +41,6 @@ typedef struct {
     void *temp;
     size_t temp_bytes;
 } grid_scratch;
-
-struct float_min {
-    __device__ float operator()(float a, float b) const { return fminf(a, b); }
-};
-struct float_max {
-    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-
-static __device__ __forceinline__ double voxel_coord(float p, double origin, double cell)
-{
-    return floor(__ddiv_rn(__dsub_rn((double)p, origin), cell));
-}
-
-/* A coordinate as the run reads it: one that is not finite as 0 (the finite
- * flag says so: the bounds kernel reads every point). */
-static __device__ __forceinline__ float coord_of(const float *p)
-{
-    const float v = *p;
-    return fabsf(v) <= FLT_MAX ? v : 0.0f;
-}
-
-/* Floats as ints in the same order (atomicMin and atomicMax on them). */
-static __device__ __forceinline__ int32_t ordered(float f)
-{
-    const int32_t i = __float_as_int(f);
-    return i >= 0 ? i : i ^ 0x7fffffff;
-}
-
-static __device__ __forceinline__ float unordered(int32_t o)
-{
-    return __int_as_float(o >= 0 ? o : o ^ 0x7fffffff);
-}
-
-__global__ void grid_bounds_init_kernel(int64_t batch, int32_t *bounds)
-{
-    for (int64_t i = threadIdx.x; i < batch * 6; i += blockDim.x)
-        bounds[i] = i % 6 < 3 ? INT32_MAX : INT32_MIN;
-}
-
-/* Each cloud's least and greatest coordinate an axis: blocks of a cloud's
- * BOUNDS_POINTS x BOUNDS_THREADS points (one pass, all three axes), each
- * block's extremes folded in by atomics; a 1M-point sweep is 245 blocks,
- * not one. */
-__global__ void __launch_bounds__(BOUNDS_THREADS)
-    grid_bounds_kernel(const float *xyz, int64_t n, int64_t batch, int32_t *bounds,
-                       int32_t *finite)
-{
-    typedef cub::BlockReduce<float, BOUNDS_THREADS> reduce;
-    __shared__ typename reduce::TempStorage store;
-    for (int64_t c = blockIdx.y; c < batch; c += gridDim.y) {
-        const float *p = xyz + c * n * 3;
-        float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-        bool seen = true;
-        const int64_t begin = (int64_t)blockIdx.x * BOUNDS_THREADS * BOUNDS_POINTS;
-        for (int j = 0; j < BOUNDS_POINTS; j++) {
-            const int64_t i = begin + (int64_t)j * BOUNDS_THREADS + threadIdx.x;
-            if (i >= n)
-                break;
-            for (int k = 0; k < 3; k++) {
-                const float v = p[3 * i + k];
-                seen &= fabsf(v) <= FLT_MAX;
-                lo[k] = fminf(lo[k], coord_of(p + 3 * i + k));
-                hi[k] = fmaxf(hi[k], coord_of(p + 3 * i + k));
-            }
-        }
-        if (!seen && finite)
-            *finite = 0;
-        for (int k = 0; k < 3; k++) {
-            const float l = reduce(store).Reduce(lo[k], float_min());
-            __syncthreads();
-            const float h = reduce(store).Reduce(hi[k], float_max());
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                atomicMin(&bounds[c * 6 + k], ordered(l));
-                atomicMax(&bounds[c * 6 + 3 + k], ordered(h));
-            }
-        }
-    }
-}
 
 /* A thread a cloud: its origin and lowest voxel from its bounds; a cloud
  * whose span does not fit the keys says so. */
@@ -314,12 +235,9 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     else
         PCB_CUDA_TRY(cudaMemsetAsync(out->index, 0xff, (size_t)(batch * n) * 4, st));
     PCB_CUDA_TRY(cudaMemsetAsync(out->count, 0, (size_t)(batch * n) * sizeof *out->count, st));
-    grid_bounds_init_kernel<<<1, THREADS, 0, st>>>(batch, s->bounds);
-    PCB_CUDA_LAUNCHED("grid_bounds_init_kernel");
-    const int64_t chunks = (n + BOUNDS_THREADS * BOUNDS_POINTS - 1) / (BOUNDS_THREADS * BOUNDS_POINTS);
-    const dim3 spread((unsigned)chunks, (unsigned)(batch < 65535 ? batch : 65535));
-    grid_bounds_kernel<<<spread, BOUNDS_THREADS, 0, st>>>(t->a, n, batch, s->bounds, out->finite);
-    PCB_CUDA_LAUNCHED("grid_bounds_kernel");
+    int rc = pcb_grid_bounds(t->a, n, batch, NULL, s->bounds, out->finite, st);
+    if (rc != PCB_OK)
+        return rc;
     grid_frame_kernel<<<blocks_of(batch), THREADS, 0, st>>>(s->bounds, batch, cell, origin,
                                                             t->origin_given, s->frames, s->bad,
                                                             out->finite);

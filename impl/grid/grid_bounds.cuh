@@ -1,0 +1,120 @@
+/* grid_bounds.cuh - the phase the voxel problems' CUDA implementations
+ * share (grid sampling, serialization): the voxel rule on the device and
+ * each cloud's least and greatest coordinate an axis, many blocks a cloud.
+ * Private to their .cu files; everything here has internal linkage. */
+#ifndef PCB_GRID_BOUNDS_CUH
+#define PCB_GRID_BOUNDS_CUH
+
+#include <cub/cub.cuh>
+#include <float.h>
+
+#include "grid.h"
+#include "impl/cuda_util.h"
+
+namespace {
+
+enum { BOUNDS_THREADS = 256, BOUNDS_POINTS = 16 };
+
+struct float_min {
+    __device__ float operator()(float a, float b) const { return fminf(a, b); }
+};
+struct float_max {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+/* grid.h's rule: one correctly rounded subtraction and division. */
+__device__ __forceinline__ double voxel_coord(float p, double origin, double cell)
+{
+    return floor(__ddiv_rn(__dsub_rn((double)p, origin), cell));
+}
+
+/* A coordinate as the run reads it: one that is not finite as 0 (the finite
+ * flag says so: the bounds kernel reads every point). */
+__device__ __forceinline__ float coord_of(const float *p)
+{
+    const float v = *p;
+    return fabsf(v) <= FLT_MAX ? v : 0.0f;
+}
+
+/* Floats as ints in the same order (atomicMin and atomicMax on them). */
+__device__ __forceinline__ int32_t ordered(float f)
+{
+    const int32_t i = __float_as_int(f);
+    return i >= 0 ? i : i ^ 0x7fffffff;
+}
+
+__device__ __forceinline__ float unordered(int32_t o)
+{
+    return __int_as_float(o >= 0 ? o : o ^ 0x7fffffff);
+}
+
+__global__ void bounds_init_kernel(int64_t batch, int32_t *bounds)
+{
+    for (int64_t i = threadIdx.x; i < batch * 6; i += blockDim.x)
+        bounds[i] = i % 6 < 3 ? INT32_MAX : INT32_MIN;
+}
+
+/* Each cloud's least and greatest coordinate an axis: blocks of a cloud's
+ * BOUNDS_POINTS x BOUNDS_THREADS points (one pass, all three axes), each
+ * block's extremes folded in by atomics; a 1M-point sweep is 245 blocks,
+ * not one. lengths (device; NULL: every cloud n): a ragged cloud's points
+ * past its length are not read. A cloud of no points keeps INT32_MAX and
+ * INT32_MIN. */
+__global__ void __launch_bounds__(BOUNDS_THREADS)
+    bounds_kernel(const float *xyz, int64_t n, int64_t batch, const int64_t *lengths,
+                  int32_t *bounds, int32_t *finite)
+{
+    typedef cub::BlockReduce<float, BOUNDS_THREADS> reduce;
+    __shared__ typename reduce::TempStorage store;
+    for (int64_t c = blockIdx.y; c < batch; c += gridDim.y) {
+        const float *p = xyz + c * n * 3;
+        const int64_t size = lengths ? lengths[c] : n;
+        float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+        bool seen = true, any = false;
+        const int64_t begin = (int64_t)blockIdx.x * BOUNDS_THREADS * BOUNDS_POINTS;
+        for (int j = 0; j < BOUNDS_POINTS; j++) {
+            const int64_t i = begin + (int64_t)j * BOUNDS_THREADS + threadIdx.x;
+            if (i >= size)
+                break;
+            any = true;
+            for (int k = 0; k < 3; k++) {
+                const float v = p[3 * i + k];
+                seen &= fabsf(v) <= FLT_MAX;
+                lo[k] = fminf(lo[k], coord_of(p + 3 * i + k));
+                hi[k] = fmaxf(hi[k], coord_of(p + 3 * i + k));
+            }
+        }
+        if (!seen && finite)
+            *finite = 0;
+        const int block_any = __syncthreads_or(any);
+        for (int k = 0; k < 3 && block_any; k++) {
+            const float l = reduce(store).Reduce(lo[k], float_min());
+            __syncthreads();
+            const float h = reduce(store).Reduce(hi[k], float_max());
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                atomicMin(&bounds[c * 6 + k], ordered(l));
+                atomicMax(&bounds[c * 6 + 3 + k], ordered(h));
+            }
+        }
+    }
+}
+
+/* Both kernels on st: bounds (batch x 6: each cloud's least x, y, z, then
+ * greatest, as ordered ints) from the clouds xyz. */
+int pcb_grid_bounds(const float *xyz, int64_t n, int64_t batch, const int64_t *lengths,
+                    int32_t *bounds, int32_t *finite, cudaStream_t st)
+{
+    bounds_init_kernel<<<1, 256, 0, st>>>(batch, bounds);
+    PCB_CUDA_LAUNCHED("bounds_init_kernel");
+    const int64_t chunks = (n + BOUNDS_THREADS * BOUNDS_POINTS - 1) / (BOUNDS_THREADS * BOUNDS_POINTS);
+    const dim3 spread((unsigned)(chunks > 0 ? chunks : 1),
+                      (unsigned)(batch < 65535 ? batch : 65535));
+    bounds_kernel<<<spread, BOUNDS_THREADS, 0, st>>>(xyz, n, batch, lengths, bounds, finite);
+    PCB_CUDA_LAUNCHED("bounds_kernel");
+    return PCB_OK;
+}
+
+} // namespace
+
+#endif
