@@ -62,6 +62,7 @@ while read -r problem name device kind status rest; do
     knn) set -- knn -r "$tmp/a.ply" -q "$tmp/b.ply" -k 5 ;;
     ball) set -- ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.3 -k 5 ;;
     grid) set -- grid -i "$tmp/a.ply" --size 0.1 ;;
+    serialize) set -- serialize -i "$tmp/a.ply" --size 0.1 --curve hilbert ;;
     *) bad "no command line here for problem $problem (tests/cli.sh)"; continue ;;
     esac
     case $status in
@@ -91,6 +92,27 @@ expect "grid span" 4 "spans" -- "$tool" grid -i "$tmp/a.ply" --size 1e-9
 expect "grid --inverse onto its input" 3 "would destroy it" -- "$tool" grid -i "$tmp/a.ply" --size 1 --inverse "$tmp/a.ply"
 printf '0 0 0 1 x\n' >"$tmp/badgrid.txt"
 expect "check grid, a malformed line" 3 "badgrid.txt:1" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/badgrid.txt"
+
+# serialize: a line a point, codes ascending, every point once; pcbench
+# check serialize judges it, and another curve, depth or a line moved fails
+expect "serialize" 0 -- "$tool" serialize -i "$tmp/a.ply" --size 0.05 --curve hilbert -o "$tmp/ser.txt"
+awk 'NF != 2 || $2 < last {exit 1} {last = $2} !seen[$1]++ {d++} END {exit d != 300}' "$tmp/ser.txt" && ok || bad "serialize output: 2 fields, codes ascending, 300 points"
+expect "check serialize" 0 "pass" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.05 --curve hilbert --answer "$tmp/ser.txt"
+expect "check serialize, morton asked" 1 "FAIL" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.05 --curve morton --answer "$tmp/ser.txt"
+expect "check serialize, another depth" 1 "FAIL" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.05 --curve hilbert --depth 9 --answer "$tmp/ser.txt"
+{ sed -n 2p "$tmp/ser.txt"; sed -n 1p "$tmp/ser.txt"; sed -n '3,$p' "$tmp/ser.txt"; } >"$tmp/ser2.txt"
+expect "check serialize, two lines swapped" 1 "FAIL" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.05 --curve hilbert --answer "$tmp/ser2.txt"
+expect "serialize morton at a depth, an origin" 0 -- "$tool" serialize -i "$tmp/a.ply" --size 0.1 --curve morton --depth 10 --origin -2,-2,-2 -o "$tmp/sm.txt"
+expect "check serialize morton" 0 "pass" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.1 --curve morton --depth 10 --origin -2,-2,-2 --answer "$tmp/sm.txt"
+expect "serialize without --curve" 2 "serialize needs -i CLOUD, --size S and --curve" -- "$tool" serialize -i "$tmp/a.ply" --size 0.1
+expect "serialize --curve peano" 2 "unknown curve 'peano'" -- "$tool" serialize -i "$tmp/a.ply" --size 0.1 --curve peano
+expect "serialize --depth 22" 2 "--depth" -- "$tool" serialize -i "$tmp/a.ply" --size 0.1 --curve morton --depth 22
+expect "serialize, a depth too small" 3 "bits an axis" -- "$tool" serialize -i "$tmp/a.ply" --size 0.001 --curve morton --depth 3
+expect "serialize, an origin above the points" 3 "below the origin" -- "$tool" serialize -i "$tmp/a.ply" --size 0.1 --curve morton --origin 5,5,5
+head -n 100 "$tmp/ser.txt" >"$tmp/ser3.txt"
+expect "check serialize, lines missing" 3 "100 lines" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.05 --curve hilbert --answer "$tmp/ser3.txt"
+printf '0 12 7\n' >"$tmp/badser.txt"
+expect "check serialize, a malformed line" 3 "badser.txt:1" -- "$tool" check serialize -i "$tmp/a.ply" --size 0.05 --curve hilbert --answer "$tmp/badser.txt"
 
 expect "nn self" 0 -- "$tool" nn -r "$tmp/a.ply" -q "$tmp/a.ply"
 [ "$(wc -l <"$tmp/out")" = 300 ] && awk '$2 != 0 {exit 1}' "$tmp/out" && ok || bad "nn of a cloud with itself: 300 zero distances"

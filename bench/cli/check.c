@@ -157,7 +157,8 @@ static int check(int argc, char **argv, const char *help)
     if (f->task)
         f->task(&a, &t);
     const int64_t count = pcb_answer_count(&t);
-    int32_t *idx = NULL, *counts = NULL;
+    int32_t *idx = NULL;
+    pcb_result own = {0}; /* a reader's counts or codes */
     double *val = NULL;
     float *d2 = NULL;
     int has = 0;
@@ -169,20 +170,21 @@ static int check(int argc, char **argv, const char *help)
              !(val = malloc((size_t)count * sizeof *val)) ||
              !(d2 = malloc((size_t)count * sizeof *d2)))
         rc = cli_report(pcb_fail(PCB_ENOMEM, "no memory for %lld answers", (long long)count), "check");
-    else if ((rc = f->layout == CHECK_OWN ? f->read(&a, &t, idx, &counts)
+    else if ((own.index = idx, rc = f->layout == CHECK_OWN ? f->read(&a, &t, &own)
                                           : read_answer(f, &a, &t, idx, val, &has)) != PCB_OK)
         rc = cli_report(rc, NULL);
     else {
         for (int64_t i = 0; has && i < count; i++)
             d2[i] = (float)val[i];
-        pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL, .count = counts};
+        pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL, .count = own.count,
+                        .code = own.code};
         /* with a value too: the value's verdict first, so that "pass" is
          * printed only when the answer and the value both pass */
         const int value_rc = value ? judge_value(f, &a, &t, 0) : 0;
         rc = judge(f, &a, &t, &r, has, value_rc == 0);
         rc = value_rc ? value_rc : rc;
     }
-    free(idx), free(val), free(d2), free(counts);
+    free(idx), free(val), free(d2), free(own.count), free(own.code);
     pcb_cloud_free(&ca);
     pcb_cloud_free(&cb);
     return rc;

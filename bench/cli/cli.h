@@ -51,6 +51,8 @@ typedef struct run_args {
     double origin[3]; /* grid: --origin X,Y,Z */
     int have_cell, have_origin;
     const char *inverse; /* grid: --inverse FILE */
+    int32_t curve, depth; /* serialize: --curve, --depth (0: the least that holds the cloud) */
+    int have_curve;
     double shift[3];
     int have_shift, no_shift;
     pcb_options opt;

@@ -37,6 +37,7 @@ static const struct option run_opts[] = {
     {"select", required_argument, 0, 'L'},   {"pad", required_argument, 0, 'F'},
     {"size", required_argument, 0, 'Z'},     {"origin", required_argument, 0, 'O'},
     {"inverse", required_argument, 0, 'J'},
+    {"curve", required_argument, 0, 'U'},    {"depth", required_argument, 0, 'D'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
 
@@ -160,6 +161,18 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             a->have_origin = 1;
             break;
         case 'J': a->inverse = optarg; break;
+        case 'U':
+            if (pcb_curve_parse(optarg, &a->curve) != PCB_OK)
+                return usage_error("%s", pcb_errmsg());
+            a->have_curve = 1;
+            break;
+        case 'D': {
+            int64_t v;
+            if (!pcb_opt_i64(cli_command, "--depth", optarg, 1, PCB_CURVE_MAX_DEPTH, &v))
+                return PCB_EXIT_USAGE;
+            a->depth = (int32_t)v;
+            break;
+        }
         case 'V':
             if (!pcb_opt_f64(cli_command, "--value", optarg, -HUGE_VAL, HUGE_VAL, &a->value))
                 return PCB_EXIT_USAGE;

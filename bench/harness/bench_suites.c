@@ -52,8 +52,8 @@ static const struct {
      5, 0.1, 1.5, 20, 0, 0},
     {"ragged", "ragged batches (8 lidar sweeps of 60k-120k points, 32 objects of 512-4,096) "
      "beside equal-size twins: FPS, NN, self-kNN, chamfer", 5, 0.1, 1.5, 20, 0, 0},
-    {"grid", "grid sampling: lidar sweeps at 5-20 cm (120k-1M points), scans of 100k-200k "
-     "points at 2-5 cm in batches of 8-16", 5, 0.1, 1.5, 20, 0, 0},
+    {"grid", "grid sampling and serialization: lidar sweeps at 5-20 cm (120k-1M points), "
+     "scans of 100k-200k points at 2-5 cm in batches of 8-16", 5, 0.1, 1.5, 20, 0, 0},
     {"quick", "small sizes for CI and the regression gate (timed on one thread)", 7,
      0.03, 0.25, 5, 0, 1},
 };

@@ -36,7 +36,9 @@ typedef struct {
     int self;            /* kNN: the queries are the reference clouds (self-kNN); ball:
                             the centres are the first nq points of each cloud */
     double radius;       /* ball */
-    double cell;         /* grid: a voxel's size along every axis */
+    double cell;         /* grid, serialize: a voxel's size along every axis */
+    int32_t curve;       /* serialize: a pcb_curve */
+    int32_t depth;       /* serialize: bits an axis (0: the least that holds the batch) */
     int32_t select;      /* ball: a pcb_ball_select */
     double max_gap;      /* EMD: the certified gap asked of implementations with a
                             gap option (loss mode), 0 = their own promise */

@@ -113,9 +113,9 @@ static void voxel_of(const pcb_task *t, const float *p, const double origin[3], 
  * the inverse map from --inverse FILE, else found from each point's voxel
  * among the lines. A line whose coordinates are not those of the point it
  * names keeps point -2 (never right, so the judge says where). */
-static int check_read(const struct run_args *a, const pcb_task *t, int32_t *index,
-                      int32_t **counts)
+static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r)
 {
+    int32_t *index = r->index;
     const int64_t n = t->n;
     int32_t *count = calloc((size_t)n, sizeof *count);
     voxel_line *lines = malloc((size_t)n * sizeof *lines);
@@ -205,7 +205,7 @@ static int check_read(const struct run_args *a, const pcb_task *t, int32_t *inde
         free(count);
         return rc;
     }
-    *counts = count;
+    r->count = count;
     return PCB_OK;
 }
 

@@ -33,9 +33,10 @@ typedef struct {
     /* its own fields of the task from the arguments (the clouds are set) */
     void (*task)(const struct run_args *a, pcb_task *t);
     bench_check_layout layout;
-    /* CHECK_OWN: the answer file read into index (pcb_answer_count entries)
-     * and the counts it has, allocated (*counts, freed by check.c). */
-    int (*read)(const struct run_args *a, const pcb_task *t, int32_t *index, int32_t **counts);
+    /* CHECK_OWN: the answer file read into r: its index (pcb_answer_count
+     * entries, given) and the counts or codes it has (allocated here, freed
+     * by check.c). */
+    int (*read)(const struct run_args *a, const pcb_task *t, pcb_result *r);
     int distances; /* a line may be 'index squared-distance' */
     int gap;       /* held within --max-gap G, not exact */
     /* The answer made ready to judge (NULL: as read): what it owns to free
