@@ -62,7 +62,13 @@ def _grid_check(cfg, a, b, answer, peer):
     return ["-i", a, "--size", repr(cfg["cell"]), "--select", cfg["select"], "--answer", answer]
 
 
-PROBLEMS = ["fps", "nn", "emd", "chamfer", "knn", "ball", "grid"]
+def _serialize_check(cfg, a, b, answer, peer):
+    depth = ["--depth", str(cfg["depth"])] if cfg.get("depth") else []
+    return ["-i", a, "--size", repr(cfg["cell"]), "--curve", cfg["curve"]] + depth + \
+        ["--answer", answer]
+
+
+PROBLEMS = ["fps", "nn", "emd", "chamfer", "knn", "ball", "grid", "serialize"]
 TABLE = {p.name: p for p in [
     Problem("fps", "dp (the O(n m) serial version the FPS document times as 'serial')",
             lambda c: c["batch"] * c["n"] * c["m"],
@@ -106,4 +112,12 @@ TABLE = {p.name: p for p in [
                 c.get("cell") or float(c["id"].split("/c")[1].split("/")[0])),
             lambda c: " c%g" % c.get("cell", 0),
             _grid_check, fields=("cell", "select"), row=lambda c: 5, sides=1),
+    Problem("serialize", "naive (serial: qsort of the codes)",
+            lambda c: c["batch"] * c["n"] * math.log2(c["n"] + 2),
+            lambda c: "serialize %s %s: %d x %d, cell %g%s" % (
+                c.get("curve") or c["id"].split("/")[5], c["dataset"], c["batch"], c["n"],
+                c.get("cell") or float(c["id"].split("/c")[1].split("/")[0]),
+                ", depth %d" % c["depth"] if c.get("depth") else ""),
+            lambda c: " c%g%s" % (c.get("cell", 0), " d%d" % c["depth"] if c.get("depth") else ""),
+            _serialize_check, fields=("cell", "curve", "depth"), row=lambda c: 2, sides=1),
 ]}

@@ -215,9 +215,9 @@ static void test_device_tasks(void)
         }
     }
 #ifdef PCB_HAVE_CUDA
-    CHECK(devices == 13); /* cuda_pruned, nn's and chamfer's cuda_tiles, cuda_grid and
+    CHECK(devices == 14); /* cuda_pruned, nn's and chamfer's cuda_tiles, cuda_grid and
                              cuda_bvh, cuda_auction, knn's cuda_tiles and cuda_brute, ball's
-                             cuda_grid and cuda_classic, grid's cuda_sort */
+                             cuda_grid and cuda_classic, grid's and serialize's cuda_sort */
 #else
     CHECK(devices == 0);
 #endif

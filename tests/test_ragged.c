@@ -1,5 +1,6 @@
 /* test_ragged.c - ragged batches (pcb_task.lengths_a/b): every
- * implementation of every problem against the call on each cloud alone,
+ * implementation of every problem against the call on each cloud alone (a
+ * problem read whole, serialize: against its reference on the whole batch),
  * padding around every cloud's answer, the defined answers of empty clouds,
  * the judge catching planted wrong ones, argument checks, and the CPU replay
  * of how a GPU sampler made for equal sizes takes a ragged cloud (padding
@@ -76,6 +77,15 @@ static void free_set(set *s)
  * problem's layout is spelled here. */
 static int same_as_alone(const pcb_impl *impl, const set *s, const pcb_result *r, int64_t c)
 {
+    if (pcb_face(s->task.problem)->whole_ragged) { /* read whole: the reference's, bit for bit */
+        pcb_result want;
+        if (pcb_result_alloc(&s->task, &want) != PCB_OK)
+            return 0;
+        const int same = pcb_run(pcb_reference(s->task.problem), &s->task, &want, NULL) ==
+                             PCB_OK && pcb_result_equal(&s->task, &want, r);
+        pcb_result_free(&want);
+        return same;
+    }
     pcb_task one;
     if (!pcb_ragged_cloud(&s->task, c, &one))
         return 1; /* an empty cloud: checked by the judge (padding, NaN) */

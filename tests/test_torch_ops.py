@@ -36,12 +36,13 @@ def samples(name, device):
                           (x.clone().requires_grad_(), y.clone().requires_grad_())),
         "emd": (ops.emd.default, (x[:, :200].contiguous(), y, 1e-2)),
         "grid": (ops.grid.default, (x, [0.1, 0.2, 0.1], None, "nearest")),
+        "serialize": (ops.serialize.default, (x, [0.1, 0.2, 0.1], None, "hilbert", 0)),
     }[name]
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["fps", "nn", "knn", "ball_query", "chamfer_nearest",
-                                  "chamfer_value", "emd", "grid"])
+                                  "chamfer_value", "emd", "grid", "serialize"])
 def test_opcheck(name, device):
     op, args = samples(name, device)
     torch.library.opcheck(op, args)
@@ -63,12 +64,14 @@ def ragged_samples(name, device):
         # (no empty pair: its value is NaN, which opcheck's comparison refuses)
         "emd": (ops.emd.default, (x[:, :200].contiguous(), y, 1e-2, ly.clamp(min=9))),
         "grid": (ops.grid.default, (x, [0.1, 0.1, 0.1], [-1.0, 0.0, 0.0], "first", lx)),
+        "serialize": (ops.serialize.default, (x, [0.1, 0.1, 0.1], [-1.0, -1.0, -1.0], "morton",
+                                              8, lx)),
     }[name]
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["fps", "nn", "knn", "ball_query", "chamfer_nearest", "emd",
-                                  "grid"])
+                                  "grid", "serialize"])
 def test_opcheck_ragged(name, device):
     """The schemas take the lengths: a ragged call is one operator too."""
     op, args = ragged_samples(name, device)
@@ -83,7 +86,8 @@ def ragged_step(x, y, lx, ly):
     nidx, nd2 = pcbench.nn(x, y, ref_lengths=lx, query_lengths=ly)
     ia, da, ib, db = pcbench.chamfer_nearest(x, y, a_lengths=lx, b_lengths=ly)
     voxels = pcbench.grid(x, 0.25, select="nearest", lengths=lx)
-    return (idx, kidx, kd2, group, count, nidx, nd2, ia, da, ib, db) + voxels
+    codes = pcbench.serialize(x, 0.25, lengths=lx)
+    return (idx, kidx, kd2, group, count, nidx, nd2, ia, da, ib, db) + voxels + codes
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -165,9 +165,9 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, in
     }
     for (int64_t j = n; j < span; j++)
         if (order[j] != -1 || inverse[j] != -1 || code[j] != -1) {
-            FAULT("cloud %lld slot %lld past its %lld points: order %d, inverse %d, code %lld, "
-                  "want -1", (long long)c, (long long)j, (long long)n, (int)order[j],
-                  (int)inverse[j], (long long)code[j]);
+            FAULT("cloud %lld slot %lld past its %lld points is not padding: order %d, inverse "
+                  "%d, code %lld, want -1", (long long)c, (long long)j, (long long)n,
+                  (int)order[j], (int)inverse[j], (long long)code[j]);
             wrong++;
         }
 #undef FAULT

@@ -37,11 +37,13 @@ from .ops.fps import _fps_direct, check_fps, fps
 from .ops.grid import check_grid, grid
 from .ops.knn import _knn_direct, check_knn, knn
 from .ops.nn import _nn_direct, check_nn, nn
+from .ops.serialize import check_serialize, curve_decode, curve_encode, serialize
 
 __all__ = ["fps", "nn", "knn", "ball_query", "check_ball", "NNIndex", "emd", "check_fps", "check_nn",
            "check_knn", "check_emd", "check_chamfer", "emd_loss", "EMDLoss", "chamfer",
            "chamfer_nearest", "Verdict", "PcbenchError", "clear_device_cache", "nonfinite_seen",
-           "lengths_from_batch", "lengths_from_offsets", "to_padded", "grid", "check_grid"]
+           "lengths_from_batch", "lengths_from_offsets", "to_padded", "grid", "check_grid",
+           "serialize", "check_serialize", "curve_encode", "curve_decode"]
 __version__ = "0.1.0"
 # the direct kernels, for the tests that compare the operators with them
 _direct = (_fps_direct, _nn_direct, _knn_direct, _chamfer_nearest_flat, _chamfer_value_direct,

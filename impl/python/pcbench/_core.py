@@ -262,6 +262,22 @@ def _number(v, fn, name):
     return float(v)
 
 
+def _triple(v, fn, name, positive):
+    """A number for every axis, or three: finite floats (> 0 where positive)."""
+    if isinstance(v, (str, bytes)):
+        raise TypeError("pcbench.%s: %s must be a number or three numbers, not str" % (fn, name))
+    one = not hasattr(v, "__len__") or getattr(v, "ndim", 1) == 0  # a 0-d array is one
+    values = [v] * 3 if one else list(v)
+    if len(values) != 3:
+        raise TypeError("pcbench.%s: %s must be a number or three numbers, not %d of them"
+                        % (fn, name, len(values)))
+    values = [_number(x, fn, name) for x in values]
+    if not all(math.isfinite(x) and (x > 0 or not positive) for x in values):
+        raise ValueError("pcbench.%s: %s %r: need finite numbers%s"
+                         % (fn, name, values, " > 0" if positive else ""))
+    return values
+
+
 def _radius(radius, fn):
     r = _number(radius, fn, "radius")
     if not (r > 0 and math.isfinite(r)):

@@ -11,9 +11,11 @@ import ctypes
 import os
 from pathlib import Path
 
-FPS, NN, EMD, CHAMFER, KNN, BALL, GRID = 0, 1, 2, 3, 4, 5, 6
+FPS, NN, EMD, CHAMFER, KNN, BALL, GRID, SERIALIZE = 0, 1, 2, 3, 4, 5, 6, 7
 SELECTIONS = ("first", "nearest")
-PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn", "ball", "grid")
+PROBLEMS = ("fps", "nn", "emd", "chamfer", "knn", "ball", "grid", "serialize")
+CURVES = ("morton", "hilbert")
+MAX_DEPTH = 21  # PCB_CURVE_MAX_DEPTH
 CPU, CUDA = 0, 1
 MEM_HOST, MEM_DEVICE = 0, 1
 EINVAL, EUNSUPPORTED, EUNAVAIL = -1, -2, -3
@@ -50,7 +52,8 @@ class Task(ctypes.Structure):
                 ("memory", ctypes.c_int), ("stream", ctypes.c_void_p),
                 ("lengths_a", ctypes.c_void_p), ("lengths_b", ctypes.c_void_p),
                 ("warm", EmdWarm), ("cell", ctypes.c_double * 3),
-                ("origin", ctypes.c_double * 3), ("origin_given", ctypes.c_int32)]
+                ("origin", ctypes.c_double * 3), ("origin_given", ctypes.c_int32),
+                ("curve", ctypes.c_int32), ("depth", ctypes.c_int32)]
 
 
 class Result(ctypes.Structure):
@@ -58,7 +61,7 @@ class Result(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("price", ctypes.c_void_p),
                 ("has_price", ctypes.c_int), ("bound", ctypes.c_void_p),
                 ("finite", ctypes.c_void_p), ("count", ctypes.c_void_p),
-                ("index64", ctypes.c_void_p)]
+                ("index64", ctypes.c_void_p), ("code", ctypes.c_void_p)]
 
 
 class Report(ctypes.Structure):
@@ -133,6 +136,8 @@ for name, res, args in [
         ("pcb_nn_index_free", None, [_P]),
         ("pcb_chamfer_backward", ctypes.c_int, [ctypes.POINTER(Task), _P, _P, _P, _P]),
         ("pcb_chamfer_convention_parse", ctypes.c_int, [ctypes.c_char_p, _P]),
+        ("pcb_curve_encode", ctypes.c_int, [ctypes.c_int, ctypes.c_int, _P, ctypes.c_int64, _P]),
+        ("pcb_curve_decode", ctypes.c_int, [ctypes.c_int, ctypes.c_int, _P, ctypes.c_int64, _P]),
         ("pcb_chamfer_check_value", ctypes.c_int, [ctypes.POINTER(Task), ctypes.c_double, _P,
                                                    ctypes.POINTER(ctypes.c_double),
                                                    ctypes.POINTER(ctypes.c_int)])]:

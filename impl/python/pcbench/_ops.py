@@ -2,7 +2,7 @@
 PyTorch is installed. Each operation's module (ops/<problem>.py) defines
 its own operators here (add: schema, kernel, fake): pcbench::fps, nn, knn,
 ball_query, chamfer_nearest, chamfer_value (with its autograd),
-chamfer_backward, emd and grid; then finish() loads the compiled kernels and
+chamfer_backward, emd, grid and serialize; then finish() loads the compiled kernels and
 gives the Python kernels to CUDA where none was compiled. The schemas take
 the ragged batch's lengths as optional tensors: a ragged call stays one
 operator inside a compiled graph.

@@ -7,7 +7,8 @@ from .built import (Chamfer3dChamfer, MsnEmd, Pointnet2Ball, Pointnet2Fps, Point
                     TorchClusterRadius)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
 from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsKnn, KeopsNN, PcbenchPython, TorchCdist,
-                  TorchCdistBall, TorchCdistChamfer, TorchCdistKnn, TorchFps, TorchGrid)
+                  TorchCdistBall, TorchCdistChamfer, TorchCdistKnn, TorchFps, TorchGrid,
+                  TorchSerialize)
 from .user import UserPeer
 
 __all__ = ["PEERS", "Peer", "UserPeer"]
@@ -19,4 +20,4 @@ PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), T
          TorchClusterKnnK(), KeopsKnn(), Pointnet2ThreeNN(), PcbenchPython("fps"), PcbenchPython("nn"),
          PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn"), TorchCdistBall(),
          Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball"), TorchGrid(),
-         PcbenchPython("grid")]
+         PcbenchPython("grid"), TorchSerialize(), PcbenchPython("serialize")]

@@ -153,7 +153,7 @@ class PcbenchPython(TorchPeer):
 
     def __init__(self, problem):
         self.problem = problem
-        self.ragged = problem in ("fps", "nn", "knn", "chamfer", "grid")
+        self.ragged = problem in ("fps", "nn", "knn", "chamfer", "grid", "serialize")
         self.name = "pcbench_py"
         if problem == "emd":  # held to the bound it asks for, as the harness holds cuda_auction:
             # 0.1%, or a loss-mode configuration's own gap
@@ -164,7 +164,8 @@ class PcbenchPython(TorchPeer):
                 "chamfer": "forward and backward (%s; pcb_chamfer_backward)" % by_size,
                 "knn": "cuda_tiles (canonical rows)",
                 "ball": "cuda_grid (the suite's selection, canonical rows)",
-                "grid": "cuda_sort (the suite's selection; counts and inverse map)"}[problem]
+                "grid": "cuda_sort (the suite's selection; counts and inverse map)",
+                "serialize": "cuda_sort (codes, order and inverse)"}[problem]
         self.what = "pcbench.%s on CUDA tensors, the whole batch in one call: %s" % (problem, impl)
 
     def available(self):
@@ -197,6 +198,12 @@ class PcbenchPython(TorchPeer):
             return [Voxels(a[i, :sizes[i]], cfg["cell"],
                            lambda i=i: (index[i, :sizes[i]], count[i, :sizes[i]]))
                     for i in range(a.shape[0])]
+        if self.problem == "serialize":
+            code, order, _ = pcbench.serialize(a, cfg["cell"], cfg["curve"],
+                                               depth=cfg.get("depth") or None, lengths=la)
+            sizes = cfg.get("la_list") or [a.shape[1]] * a.shape[0]
+            return [Serialized(code[i, :sizes[i]], order[i, :sizes[i]], cfg.get("depth"))
+                    for i in range(len(sizes))]
         return list(pcbench.emd(a, b, max_gap=self.promised_gap(cfg))[0])
 
 
@@ -401,3 +408,87 @@ class TorchGrid(TorchPeer):
             return (torch.cat([index, index.new_full((pad,), -1)]),
                     torch.cat([counts, counts.new_zeros(pad)]))
         return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i)) for i in range(b)]
+
+class Serialized:
+    """A cloud's serialization as pcbench check serialize reads it ('index
+    code' a line, in serialized order), made when the answer is written,
+    after the timing. The check judges each cloud alone: a batch's codes
+    (depth given) lose the cloud's number above their 3 depth bits; a
+    cloud alone (depth None) has number 0."""
+
+    def __init__(self, code, order, depth=None, inverse=None):
+        self.code, self.order, self.depth = code, order, depth
+        self.inverse = inverse  # as the call made it (the check reads the order)
+
+    def tolist(self):
+        code, order = self.code.cpu(), self.order.cpu()
+        if self.depth:
+            code = code & ((1 << (3 * self.depth)) - 1)
+        return [[int(i), int(c)] for i, c in zip(order.tolist(), code[order].tolist())]
+
+
+def spread_bits(v, depth):
+    """Morton's spread, a bit at a time: bit i of v to bit 3i."""
+    import torch
+    out = torch.zeros_like(v)
+    for i in range(depth):
+        out |= ((v >> i) & 1) << (3 * i)
+    return out
+
+
+def hilbert_torch(v, depth):
+    """John Skilling's transform on an int64 tensor of voxels (n, 3), then
+    interleaved (x the highest bit of each level): Pointcept's hilbert."""
+    import torch
+    x = [v[:, k].clone() for k in range(3)]
+    q = 1 << (depth - 1)
+    while q > 1:  # undo the excess work, from the top
+        p = q - 1
+        for i in range(3):
+            on = (x[i] & q) != 0
+            t = torch.where(on, 0, (x[0] ^ x[i]) & p)  # exchange where off
+            invert_or_swap = torch.where(on, x[0] ^ p, x[0] ^ t)  # invert where on
+            if i:
+                x[i] = x[i] ^ t
+            x[0] = invert_or_swap
+        q >>= 1
+    x[1] ^= x[0]  # Gray encode
+    x[2] ^= x[1]
+    t, q = torch.zeros_like(x[2]), 1 << (depth - 1)
+    while q > 1:
+        t ^= torch.where((x[2] & q) != 0, q - 1, 0)
+        q >>= 1
+    return (spread_bits(x[0] ^ t, depth) << 2 | spread_bits(x[1] ^ t, depth) << 1 |
+            spread_bits(x[2] ^ t, depth))
+
+
+class TorchSerialize(TorchPeer):
+    """Serialization as PyTorch users write it (Point Transformer V3's
+    Point.serialization, on the GPU): voxel coordinates by floor((p - min)
+    / size) in float64, the depth the configuration's or the least that
+    holds the batch (one host wait, as Pointcept's bit_length of the
+    largest coordinate), Morton bits spread a bit at a time or Skilling's
+    Hilbert transform on int64 tensors, the cloud's number shifted above,
+    torch.argsort(stable=True), the inverse by scatter."""
+    name, problem, batched = "torch_serialize", "serialize", True
+    what = ("floor in float64, Morton or Skilling's Hilbert on int64 tensors, "
+            "argsort(stable=True), inverse by scatter")
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds)[:1] + (cfg,)]
+
+    def solve(self, st):
+        import torch
+        a, cfg = st
+        b, n = a.shape[:2]
+        p = a.double()
+        v = torch.floor((p - p.min(1, keepdim=True).values) / cfg["cell"]).long().reshape(-1, 3)
+        depth = cfg.get("depth") or max(1, int(v.max()).bit_length())
+        code = hilbert_torch(v, depth) if cfg["curve"] == "hilbert" else \
+            spread_bits(v[:, 0], depth) << 2 | spread_bits(v[:, 1], depth) << 1 | \
+            spread_bits(v[:, 2], depth)
+        code = code.reshape(b, n) | torch.arange(b, device=a.device)[:, None] << (3 * depth)
+        order = torch.argsort(code, dim=1, stable=True)
+        inverse = torch.empty_like(order).scatter_(  # the recipe's inverse, timed with it
+            1, order, torch.arange(n, device=a.device).expand(b, n))
+        return [Serialized(code[i], order[i], cfg.get("depth"), inverse[i]) for i in range(b)]

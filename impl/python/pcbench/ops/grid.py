@@ -2,31 +2,14 @@
 kernels, its operator pcbench::grid, and check_grid, the judge of anyone's
 voxels."""
 import ctypes
-import math
 
 from .. import _core
 from .. import _native as _n
-from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _number,
-                     _numpy, _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
-                     _selection, _torch)
+from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _numpy,
+                     _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
+                     _selection, _torch, _triple)
 from .. import _ragged as _r
 from .._native import PcbenchError
-
-
-def _triple(v, fn, name, positive):
-    """A number for every axis, or three: finite floats (> 0 where positive)."""
-    if isinstance(v, (str, bytes)):
-        raise TypeError("pcbench.%s: %s must be a number or three numbers, not str" % (fn, name))
-    one = not hasattr(v, "__len__") or getattr(v, "ndim", 1) == 0  # a 0-d array is one
-    values = [v] * 3 if one else list(v)
-    if len(values) != 3:
-        raise TypeError("pcbench.%s: %s must be a number or three numbers, not %d of them"
-                        % (fn, name, len(values)))
-    values = [_number(x, fn, name) for x in values]
-    if not all(math.isfinite(x) and (x > 0 or not positive) for x in values):
-        raise ValueError("pcbench.%s: %s %r: need finite numbers%s"
-                         % (fn, name, values, " > 0" if positive else ""))
-    return values
 
 
 def grid(xyz, size, origin=None, select="first", impl=None, lengths=None):
