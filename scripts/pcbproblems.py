@@ -118,6 +118,7 @@ TABLE = {p.name: p for p in [
                 c.get("curve") or c["id"].split("/")[5], c["dataset"], c["batch"], c["n"],
                 c.get("cell") or float(c["id"].split("/c")[1].split("/")[0]),
                 ", depth %d" % c["depth"] if c.get("depth") else ""),
-            lambda c: " c%g%s" % (c.get("cell", 0), " d%d" % c["depth"] if c.get("depth") else ""),
+            lambda c: " %s c%g%s" % (c.get("curve", ""), c.get("cell", 0),
+                                     " d%d" % c["depth"] if c.get("depth") else ""),
             _serialize_check, fields=("cell", "curve", "depth"), row=lambda c: 2, sides=1),
 ]}
