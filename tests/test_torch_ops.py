@@ -189,6 +189,21 @@ def test_compiled_kernels_match_the_python_kernels():
     assert all(torch.equal(g, w) for g, w in zip(got, want))
     with pytest.raises(ValueError, match="select must be 'first' or 'nearest', not 'mean'"):
         ops.grid.default(x, [0.05] * 3, None, "mean")
+    # serialization: both curves, a depth given, an origin given, a ragged batch read whole
+    for curve in ("morton", "hilbert"):
+        for origin, depth in ((None, 0), ([-1.0, -2.0, -1.5], 12)):
+            got = ops.serialize.default(x, [0.05, 0.05, 0.1], origin, curve, depth)
+            want = pcbench.ops.serialize._serialize(x, [0.05, 0.05, 0.1], origin, curve, depth,
+                                                    None, None)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
+    got = ops.serialize.default(x, [0.05] * 3, None, "hilbert", 0, lx)
+    want = pcbench.ops.serialize._serialize(x, [0.05] * 3, None, "hilbert", 0, None, lx)
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+    with pytest.raises(ValueError, match="unknown curve 'peano' \\(morton, hilbert\\)"):
+        ops.serialize.default(x, [0.05] * 3, None, "peano", 0)
+    with pytest.raises(ValueError, match="depth 22: need 1 to 21 bits an axis"):
+        ops.serialize.default(x, [0.05] * 3, None, "morton", 22)
     with pytest.raises(ValueError, match="ref_lengths\\[1\\] = 1001 is outside 0..1000"):
         ops.nn.default(x, y, torch.tensor([1, 1001, 0]), None)
     x = clouds(9, 2, 100, device="cuda")
@@ -299,6 +314,10 @@ CAPTURED = {
     "chamfer_nearest": lambda x, y: pcbench.chamfer_nearest(x, y),
     "chamfer": lambda x, y: pcbench.chamfer(x, y),
     "emd": lambda x, y: pcbench.emd(x, y, max_gap=1e-2)[:2],
+    "grid": lambda x, y: pcbench.grid(x, 0.05, select="nearest"),
+    "serialize": lambda x, y: pcbench.serialize(x, 0.05),  # the depth settled on the device
+    "serialize_ragged": lambda x, y: pcbench.serialize(  # lengths made on the device
+        x, 0.02, "morton", depth=8, lengths=(y[:, 0, 0] * 1024).long()),
 }
 
 

@@ -1,6 +1,6 @@
 // pcbench_torch.cpp - the CUDA kernels of pcbench's PyTorch operators
 // (pcbench::nn, knn, fps, chamfer_nearest, chamfer_value, chamfer_backward,
-// grid)
+// grid, serialize)
 // and chamfer_value's autograd, compiled against one PyTorch (make
 // torch-ops). The Python package defines the operators' schemas and their
 // fake implementations, loads this library when it was built for the
@@ -41,7 +41,7 @@ using Lengths = std::optional<Tensor>;
 // other schemas (a kernel whose signature does not match its schema aborts
 // the process as it loads).
 extern "C" __attribute__((visibility("default"), used)) const char pcbench_torch_abi[] =
-    "pcbench-torch-abi 2 (optional lengths)";
+    "pcbench-torch-abi 3 (serialize, pcb_result.code)";
 
 // pcbench.finite_check, pushed here by the package: 0 off, 1 async, 2 sync.
 int finite_mode = 1;
@@ -455,6 +455,56 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
     return {idx.int64(), count};
 }
 
+// Serialization: (code ([B,] N), index (2, [B,] N): the order, then the
+// inverse), as the Python kernel's _serialize; a ragged batch read whole on
+// the device (cuda_sort reads the lengths). With the finite check "sync" the
+// task is first checked as the CPU checks it, on a host copy (one wait): a
+// voxel past the depth raises the CPU's error, word for word.
+std::tuple<Tensor, Tensor> serialize_cuda(const Tensor &xyz, at::ArrayRef<double> size,
+                                          std::optional<at::ArrayRef<double>> origin,
+                                          c10::string_view curve, int64_t depth,
+                                          const Lengths &lengths)
+{
+    check_cloud(xyz, "serialize", "xyz");
+    TORCH_CHECK_VALUE(size.size() == 3 && (!origin || origin->size() == 3),
+                      "pcbench.serialize: size and origin take three numbers");
+    const std::string name(curve.data(), curve.size());
+    TORCH_CHECK_VALUE(name == "morton" || name == "hilbert", "pcbench.serialize: unknown curve '",
+                      name, "' (morton, hilbert)");
+    const int64_t n = xyz.size(-2);
+    const Lengths l = device_lengths(lengths, xyz, "serialize", "lengths", n);
+    c10::cuda::CUDAGuard guard(xyz.device());
+    Call c("serialize", PCB_SERIALIZE, xyz);
+    for (int k = 0; k < 3; k++) {
+        c.task.cell[k] = size[k];
+        c.task.origin[k] = origin ? (*origin)[k] : 0;
+    }
+    c.task.origin_given = origin.has_value();
+    c.task.curve = name == "hilbert" ? PCB_CURVE_HILBERT : PCB_CURVE_MORTON;
+    c.task.depth = (int32_t)std::clamp<int64_t>(depth, -1, PCB_CURVE_MAX_DEPTH + 1);
+    c.task.lengths_a = l ? l->data_ptr<int64_t>() : nullptr;
+    if (finite_mode == 2) {
+        const Tensor host = xyz.cpu();
+        const Tensor host_lengths = l ? l->cpu() : Tensor();
+        pcb_task t = c.task;
+        t.a = host.data_ptr<float>(), t.memory = PCB_MEM_HOST, t.stream = nullptr;
+        t.lengths_a = l ? host_lengths.data_ptr<int64_t>() : nullptr;
+        const int rc = pcb_task_check(&t);
+        if (rc < 0)
+            library_error("serialize", rc);
+    }
+    c.choose();
+    at::DimVector shape{2};
+    if (xyz.dim() == 3)
+        shape.push_back(xyz.size(0));
+    shape.push_back(n);
+    Indices idx(c, shape, xyz);
+    Tensor code = at::empty(shaped(xyz, {n}), xyz.options().dtype(at::kLong));
+    c.result.code = code.data_ptr<int64_t>();
+    c.run();
+    return {code, idx.int64()};
+}
+
 // The value's forward: the indices stay int32 (the backward's input).
 std::tuple<Tensor, Tensor> chamfer_value_cuda(const Tensor &a, const Tensor &b)
 {
@@ -541,6 +591,7 @@ TORCH_LIBRARY_IMPL(pcbench, CUDA, m)
     m.impl("chamfer_value", chamfer_value_cuda);
     m.impl("chamfer_backward", chamfer_backward_cuda);
     m.impl("grid", grid_cuda);
+    m.impl("serialize", serialize_cuda);
 }
 
 TORCH_LIBRARY_IMPL(pcbench, Autograd, m)
@@ -552,7 +603,7 @@ TORCH_LIBRARY_IMPL(pcbench, Autograd, m)
 // check's mode, for the package (through ctypes).
 extern "C" __attribute__((visibility("default"))) const char *pcbench_torch_ops(void)
 {
-    return "nn knn fps chamfer_nearest chamfer_value chamfer_backward grid";
+    return "nn knn fps chamfer_nearest chamfer_value chamfer_backward grid serialize";
 }
 
 extern "C" __attribute__((visibility("default"))) void pcbench_torch_finite_check(int mode)

@@ -122,6 +122,7 @@ for name, res, args in [
         ("pcb_impl_available", ctypes.c_int, [_P]),
         ("pcb_impl_ragged", ctypes.c_int, [_P]),
         ("pcb_impl_index64", ctypes.c_int, [_P]),
+        ("pcb_task_check", ctypes.c_int, [ctypes.POINTER(Task)]),
         ("pcb_choose", ctypes.c_int, [ctypes.POINTER(Task), ctypes.c_int, ctypes.POINTER(_P)]),
         ("pcb_run", ctypes.c_int, [_P, ctypes.POINTER(Task), ctypes.POINTER(Result), _P]),
         ("pcb_emd_bound", ctypes.c_int, [ctypes.POINTER(Task), ctypes.POINTER(Result), _P]),

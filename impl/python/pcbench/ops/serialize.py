@@ -3,7 +3,6 @@ pcbench::serialize, check_serialize (the judge of anyone's codes and
 order), and curve_encode / curve_decode (a voxel's index on a curve and
 back)."""
 import ctypes
-import math
 
 from .. import _core
 from .. import _native as _n
@@ -68,44 +67,24 @@ def _task(c, cell, origin, curve, depth):
     return t
 
 
-def _frame_check(c, cell, origin, depth, lengths):
+def _frame_check(c, task, lengths):
     """A CUDA run cannot say that a voxel coordinate is outside the depth
     (or below an origin given) without a wait: with finite_check "async"
     (the default) the library lowers the device's finite flag and the
-    answer is -1; with "sync" it is checked here first, with one wait, and
-    raises the CPU's ValueError, word for word."""
-    torch = _torch()
-    x = c.x.reshape(c.batch, c.n, 3).double()
-    if lengths is None:
-        lo, hi = x.amin(1), x.amax(1)
-    else:
-        real = (torch.arange(c.n, device=c.device)[None, :] < lengths[:, None])[..., None]
-        lo = torch.where(real, x, math.inf).amin(1)
-        hi = torch.where(real, x, -math.inf).amax(1)
-    has = torch.isfinite(lo)  # a ragged cloud of no points has no voxels
-    at = lo if origin is None else torch.tensor(origin, dtype=torch.float64, device=c.device)
-    size = torch.tensor(cell, dtype=torch.float64, device=c.device)
-    low = torch.where(has, torch.floor((lo - at) / size), 0)
-    high = torch.where(has, torch.floor((hi - at) / size), 0)
-    at = at.expand_as(lo)
-    if bool((low < 0).any()):
-        cloud, axis = (int(v) for v in (low < 0).nonzero()[0])
-        raise ValueError("pcbench.serialize: serialize: cloud %d has voxel coordinate %.17g along "
-                         "%s, below the origin %.9g (an origin given must be at or below every "
-                         "point)" % (cloud, float(low[cloud, axis]), "xyz"[axis],
-                                     float(at[cloud, axis])))
-    top, d = float(high.max()), depth
-    while not depth and d < _n.MAX_DEPTH and not top < 2.0 ** max(d, 1):
-        d += 1
-    d = max(d, 1)
-    if not top < 2.0 ** d:
-        raise ValueError("pcbench.serialize: serialize: a voxel coordinate of %.17g needs more "
-                         "than %d bits an axis (%s %d)"
-                         % (top, d, "depth" if depth else "at most", depth or _n.MAX_DEPTH))
-    bits = (c.batch - 1).bit_length()
-    if 3 * d + bits > 63:
-        raise ValueError("pcbench.serialize: serialize: %d bits a code (3 x depth %d) and %d for "
-                         "%d clouds do not fit 63 bits" % (3 * d, d, bits, c.batch))
+    answer is -1; with "sync" the task is first checked as the CPU checks
+    it, on a host copy (one wait), and raises the CPU's ValueError, word for
+    word."""
+    np = _numpy()
+    host = np.ascontiguousarray(c.x.detach().cpu().numpy())
+    held = None if lengths is None else np.ascontiguousarray(lengths.cpu().numpy())
+    copy = _n.Task.from_buffer_copy(task)
+    copy.a, copy.memory, copy.stream = host.ctypes.data, _n.MEM_HOST, None
+    copy.lengths_a = None if held is None else held.ctypes.data
+    try:
+        _n.check(_n.lib.pcb_task_check(ctypes.byref(copy)))
+    except ValueError as e:
+        e.args = ("pcbench.serialize: %s" % e.args[0],) + e.args[1:]
+        raise
 
 
 def _serialize(xyz, cell, origin, curve, depth, impl, lengths):
@@ -115,11 +94,11 @@ def _serialize(xyz, cell, origin, curve, depth, impl, lengths):
     if lengths is not None:
         _ragged_only_batched(c, "lengths")
         la = _r.as_lengths(lengths, c, "lengths", c.n)
-    if c.cuda and _core.finite_check == "sync":
-        _frame_check(c, cell, origin, depth, la)
     shape = (2,) + ((c.batch,) if c.batched else ()) + (c.n,)
     code, task = c.empty((c.batch, c.n), "int64"), _task(c, cell, origin, curve, depth)
     task.lengths_a = _ptr(la)  # every implementation reads them, on the device too
+    if c.cuda and _core.finite_check == "sync":
+        _frame_check(c, task, la)
     if not c.cuda:
         idx = c.empty(shape, "int32", as_is=True)
         _run(c, task, impl, _n.Result(index=_ptr(idx), code=_ptr(code)))
