@@ -61,9 +61,10 @@ IMPL(ball, omp)
 FLANN_IMPL(ball, flann)
 IMPL(ball, naive)
 
-/* GRID (the sort on the GPU; on the CPU a radix sort a cloud a thread, then
- * the reference's qsort) */
+/* GRID (the sort on the GPU, then the hash table with its one wait; on the
+ * CPU a radix sort a cloud a thread, then the reference's qsort) */
 CUDA_IMPL(grid, cuda_sort)
+CUDA_IMPL(grid, cuda_hash)
 IMPL(grid, omp)
 IMPL(grid, naive)
 

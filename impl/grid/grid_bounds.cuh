@@ -1,6 +1,7 @@
 /* grid_bounds.cuh - the phase the voxel problems' CUDA implementations
- * share (grid sampling, serialization): the voxel rule on the device and
- * each cloud's least and greatest coordinate an axis, many blocks a cloud.
+ * share (grid sampling's two, serialization): the voxel rule on the device,
+ * each cloud's least and greatest coordinate an axis (many blocks a cloud),
+ * and grid sampling's frame of a cloud (its origin, lowest voxel, fit).
  * Private to their .cu files; everything here has internal linkage. */
 #ifndef PCB_GRID_BOUNDS_CUH
 #define PCB_GRID_BOUNDS_CUH
@@ -98,6 +99,52 @@ __global__ void __launch_bounds__(BOUNDS_THREADS)
             }
         }
     }
+}
+
+/* A cloud's frame: its origin, its lowest voxel, whether it fits the keys. */
+typedef struct {
+    double origin[3], low[3];
+    int ok;
+} frame;
+
+/* A thread a cloud: its origin and lowest voxel from its bounds; a cloud
+ * whose span does not fit the keys says so. */
+__global__ void frame_kernel(const int32_t *bounds, int64_t batch, double3 cell, double3 origin,
+                             int origin_given, frame *frames, int32_t *bad, int32_t *finite)
+{
+    const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= batch)
+        return;
+    const double cells[3] = {cell.x, cell.y, cell.z}, given[3] = {origin.x, origin.y, origin.z};
+    frame f;
+    f.ok = 1;
+    for (int k = 0; k < 3; k++) { /* floor is monotonic: the extreme points give the span */
+        const float lo = unordered(bounds[c * 6 + k]), hi = unordered(bounds[c * 6 + 3 + k]);
+        f.origin[k] = origin_given ? given[k] : (double)lo;
+        f.low[k] = voxel_coord(lo, f.origin[k], cells[k]);
+        const double high = voxel_coord(hi, f.origin[k], cells[k]);
+        f.ok &= high - f.low[k] < (double)PCB_GRID_AXIS_SPAN;
+    }
+    frames[c] = f;
+    if (!f.ok) {
+        *bad = 1;
+        if (finite)
+            *finite = 0;
+    }
+}
+
+/* The squared distance to a voxel's centre, as grid.h writes it, one
+ * rounded operation at a time (no fused multiply-add). */
+__device__ __forceinline__ double centre_d2(const float *p, const double v[3],
+                                                   const frame &f, const double cell[3])
+{
+    double d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        const double c = __dadd_rn(f.origin[k], __dmul_rn(__dadd_rn(v[k], 0.5), cell[k]));
+        const double d = __dsub_rn((double)coord_of(p + k), c);
+        d2 = __dadd_rn(d2, __dmul_rn(d, d));
+    }
+    return d2;
 }
 
 /* Both kernels on st: bounds (batch x 6: each cloud's least x, y, z, then

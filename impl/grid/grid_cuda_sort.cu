@@ -23,12 +23,6 @@ enum { THREADS = 256, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS };
 #define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
 #define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
 
-/* A cloud's frame: its origin, its lowest voxel, whether it fits the keys. */
-typedef struct {
-    double origin[3], low[3];
-    int ok;
-} frame;
-
 typedef struct {
     int64_t batch, n;
     int32_t *bounds;         /* batch x 6: each cloud's extremes, ordered ints */
@@ -41,33 +35,6 @@ typedef struct {
     void *temp;
     size_t temp_bytes;
 } grid_scratch;
-
-/* A thread a cloud: its origin and lowest voxel from its bounds; a cloud
- * whose span does not fit the keys says so. */
-__global__ void grid_frame_kernel(const int32_t *bounds, int64_t batch, double3 cell,
-                                  double3 origin, int origin_given, frame *frames, int32_t *bad,
-                                  int32_t *finite)
-{
-    const int64_t c = (int64_t)blockIdx.x * THREADS + threadIdx.x;
-    if (c >= batch)
-        return;
-    const double cells[3] = {cell.x, cell.y, cell.z}, given[3] = {origin.x, origin.y, origin.z};
-    frame f;
-    f.ok = 1;
-    for (int k = 0; k < 3; k++) { /* floor is monotonic: the extreme points give the span */
-        const float lo = unordered(bounds[c * 6 + k]), hi = unordered(bounds[c * 6 + 3 + k]);
-        f.origin[k] = origin_given ? given[k] : (double)lo;
-        f.low[k] = voxel_coord(lo, f.origin[k], cells[k]);
-        const double high = voxel_coord(hi, f.origin[k], cells[k]);
-        f.ok &= high - f.low[k] < (double)PCB_GRID_AXIS_SPAN;
-    }
-    frames[c] = f;
-    if (!f.ok) {
-        *bad = 1;
-        if (finite)
-            *finite = 0;
-    }
-}
 
 /* A thread a point of the sort's clouds: its key and index. */
 __global__ void grid_key_kernel(const float *xyz, int64_t n, int64_t first, int64_t count,
@@ -101,20 +68,6 @@ __global__ void grid_start_kernel(const int32_t *head, const int32_t *number, in
     const int64_t j = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     if (j < count && head[j])
         start[number[j] - 1] = (int32_t)j;
-}
-
-/* The squared distance to a voxel's centre, as grid.h writes it, one
- * rounded operation at a time (no fused multiply-add). */
-static __device__ __forceinline__ double centre_d2(const float *p, const double v[3],
-                                                   const frame &f, const double cell[3])
-{
-    double d2 = 0;
-    for (int k = 0; k < 3; k++) {
-        const double c = __dadd_rn(f.origin[k], __dmul_rn(__dadd_rn(v[k], 0.5), cell[k]));
-        const double d = __dsub_rn((double)coord_of(p + k), c);
-        d2 = __dadd_rn(d2, __dmul_rn(d, d));
-    }
-    return d2;
 }
 
 /* A thread a voxel (of the sort's voxels, at most count): its row; I the
@@ -238,10 +191,10 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     int rc = pcb_grid_bounds(t->a, n, batch, NULL, s->bounds, out->finite, st);
     if (rc != PCB_OK)
         return rc;
-    grid_frame_kernel<<<blocks_of(batch), THREADS, 0, st>>>(s->bounds, batch, cell, origin,
-                                                            t->origin_given, s->frames, s->bad,
-                                                            out->finite);
-    PCB_CUDA_LAUNCHED("grid_frame_kernel");
+    frame_kernel<<<blocks_of(batch), THREADS, 0, st>>>(s->bounds, batch, cell, origin,
+                                                       t->origin_given, s->frames, s->bad,
+                                                       out->finite);
+    PCB_CUDA_LAUNCHED("frame_kernel");
     for (int64_t first = 0; first < batch; first += MAX_CLOUDS) {
         const int64_t clouds = batch - first < (int64_t)MAX_CLOUDS ? batch - first : (int64_t)MAX_CLOUDS;
         const int64_t count = clouds * n;
