@@ -130,7 +130,8 @@ typedef struct {
  *        - origin) / cell) per axis, in double precision (impl/grid/grid.h);
  *        select: which point a voxel keeps, PCB_BALL_FIRST the lowest index,
  *        PCB_BALL_NEAREST the nearest to the voxel's centre origin + (i +
- *        0.5) cell (its squared distance in double, ties to the lowest index).
+ *        0.5) cell (its squared distance in double, ties to the lowest index),
+ *        PCB_GRID_RANDOM the point of least pcb_grid_draw(seed, index).
  *   SERIALIZE: a, cell, origin as GRID (a point's voxel by the same rule);
  *        curve a pcb_curve, depth the bits an axis of the codes (1 to
  *        PCB_CURVE_MAX_DEPTH; 0: the least that holds every voxel
@@ -213,6 +214,7 @@ typedef struct {
     int32_t origin_given;     /* grid: 0: each cloud's minimum per axis */
     int32_t curve;            /* serialize: a pcb_curve */
     int32_t depth;            /* serialize: bits an axis (0: the least that holds the batch) */
+    uint64_t seed;            /* grid, PCB_GRID_RANDOM: the draw's seed */
 } pcb_task;
 
 /* Where results go; the caller owns the arrays.
@@ -402,7 +404,11 @@ int pcb_knn(const float *ref, const float *query, int64_t batch, int64_t n, int6
 /* Ball query: the selected inside points of every centre (idx and dist2:
  * batch*nq*k, count: batch*nq; dist2 and count may be NULL). */
 typedef enum { PCB_BALL_FIRST = 0, PCB_BALL_NEAREST = 1 } pcb_ball_select;
-const char *pcb_ball_select_name(int select); /* "first", "nearest" */
+/* Grid sampling's third rule (pcb_task.select): a voxel keeps its point of
+ * least pcb_grid_draw(seed, index) (impl/grid/grid.h), a seeded random
+ * choice that every implementation and the validator make alike. */
+#define PCB_GRID_RANDOM 2
+const char *pcb_ball_select_name(int select); /* "first", "nearest" ("random": grid's) */
 int pcb_ball_select_parse(const char *s, int32_t *out);
 /* The float32 squared radius of the inside test. */
 static inline float pcb_ball_r2(double radius)

@@ -90,6 +90,10 @@ expect "grid --size 1,2" 2 "--size takes S or SX,SY,SZ" -- "$tool" grid -i "$tmp
 expect "grid --origin x" 2 "--origin takes X,Y,Z" -- "$tool" grid -i "$tmp/a.ply" --size 1 --origin x
 expect "grid span" 4 "spans" -- "$tool" grid -i "$tmp/a.ply" --size 1e-9
 expect "grid --inverse onto its input" 3 "would destroy it" -- "$tool" grid -i "$tmp/a.ply" --size 1 --inverse "$tmp/a.ply"
+expect "grid random" 0 -- "$tool" grid -i "$tmp/a.ply" --size 0.2 --select random --seed 3 -o "$tmp/gr.txt"
+expect "check grid random" 0 "pass" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select random --seed 3 --answer "$tmp/gr.txt"
+expect "check grid random, another seed" 1 "FAIL" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select random --seed 4 --answer "$tmp/gr.txt"
+expect "ball --select random" 2 "unknown ball selection 'random'" -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.3 -k 5 --select random
 printf '0 0 0 1 x\n' >"$tmp/badgrid.txt"
 expect "check grid, a malformed line" 3 "badgrid.txt:1" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/badgrid.txt"
 

@@ -55,6 +55,20 @@ static void test_by_hand(void)
     pcb_report rep;
     CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
     CHECK(rep.ok);
+    /* random: voxel 0 (points 0, 1, 5) keeps the one of least draw, by seed */
+    for (uint64_t seed = 0; seed < 20; seed++) {
+        pcb_task rt = grid_task(pts, 1, 6, 0.1, PCB_GRID_RANDOM);
+        rt.cell[1] = rt.cell[2] = 1;
+        rt.seed = seed;
+        pcb_result rr = {.index = index, .count = count};
+        CHECK_RC(pcb_run(pcb_find(PCB_GRID, "naive"), &rt, &rr, NULL), PCB_OK);
+        const int32_t in0[3] = {0, 1, 5};
+        int32_t want = 0;
+        for (int k = 1; k < 3; k++)
+            if (pcb_grid_draw(seed, in0[k]) < pcb_grid_draw(seed, want))
+                want = in0[k];
+        CHECK(index[0] == want && count[0] == 3);
+    }
 }
 
 /* batch clouds of kind into one array (seeded) */
@@ -92,8 +106,9 @@ static void test_every_impl_matches_naive(void)
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         const int64_t n = sets[s].n, batch = sets[s].batch;
         float *a = clouds(sets[s].kind, n, batch, sets[s].snap);
-        for (int select = PCB_BALL_FIRST; a && select <= PCB_BALL_NEAREST; select++) {
+        for (int select = PCB_BALL_FIRST; a && select <= PCB_GRID_RANDOM; select++) {
             pcb_task t = grid_task(a, batch, n, sets[s].cell, select);
+            t.seed = 1000 + s;
             if (sets[s].origin) {
                 t.origin_given = 1;
                 t.origin[0] = -13.37, t.origin[1] = 2.5, t.origin[2] = -0.05;
@@ -205,9 +220,19 @@ static void test_validator_rejects_wrong_answers(void)
         CHECK_MSG(!rep.ok && rep.recall < 1, "%s passed: %s", planted[p], rep.detail);
         pcb_result_free(&w);
     }
-    /* the selection matters: nearest's answer is not first's */
+    /* the selection matters: nearest's answer is not first's, nor random's,
+     * and random's depends on its seed */
     t.select = PCB_BALL_FIRST;
     pcb_report rep;
+    CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
+    CHECK(!rep.ok);
+    t.select = PCB_GRID_RANDOM, t.seed = 3;
+    CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
+    CHECK(!rep.ok);
+    CHECK_RC(pcb_run(pcb_find(PCB_GRID, "naive"), &t, &r, NULL), PCB_OK);
+    CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
+    CHECK(rep.ok);
+    t.seed = 4;
     CHECK_RC(pcb_grid_validate(&t, &r, &rep), PCB_OK);
     CHECK(!rep.ok);
     pcb_result_free(&r);
@@ -223,7 +248,7 @@ static void test_invalid_arguments(void)
     CHECK_RC(pcb_grid(pts, 1, 2, zero, NULL, 0, index, count), PCB_EINVAL);
     CHECK_RC(pcb_grid(pts, 1, 2, bad, NULL, 0, index, count), PCB_EINVAL);
     CHECK_RC(pcb_grid(pts, 1, 2, good, inf_origin, 0, index, count), PCB_EINVAL);
-    CHECK_RC(pcb_grid(pts, 1, 2, good, NULL, 2, index, count), PCB_EINVAL); /* select */
+    CHECK_RC(pcb_grid(pts, 1, 2, good, NULL, 3, index, count), PCB_EINVAL); /* select */
     CHECK_RC(pcb_grid(nan_pt, 1, 1, good, NULL, 0, index, count), PCB_EINVAL);
     CHECK_RC(pcb_grid(NULL, 1, 2, good, NULL, 0, index, count), PCB_EINVAL);
     CHECK_RC(pcb_grid(pts, 1, 2, NULL, NULL, 0, index, count), PCB_EINVAL);

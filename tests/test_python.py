@@ -163,6 +163,20 @@ def test_grid_voxels_by_the_contract():
     one = pcbench.grid(xyz[1, :100], 0.1)
     assert (ri[1, :100] == one[0]).all() and (rv[1, :100] == one[2]).all()
     assert (ri[1, 100:] == -1).all() and (rc[1, 100:] == 0).all() and (rv[1, 100:] == -1).all()
+    # random: each voxel keeps its point of least SplitMix64 draw, by seed
+    def draw(seed, i):
+        m = 2 ** 64 - 1
+        z = (seed + (i + 1) * 0x9e3779b97f4a7c15) & m
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+        return z ^ (z >> 31)
+    for seed in (0, 12345):
+        gi, gc, gv = pcbench.grid(xyz, 0.1, select="random", seed=seed)
+        for r in range(5):
+            members = np.flatnonzero(gv[0] == r)
+            assert gi[0, r] == min(members, key=lambda i: draw(seed, int(i)))
+        assert pcbench.check_grid(xyz, gi, gc, gv, 0.1, select="random", seed=seed)
+        assert not pcbench.check_grid(xyz, gi, gc, gv, 0.1, select="random", seed=seed + 1)
     oi, oc, ov = pcbench.grid(xyz[0], (0.2, 0.1, 0.3), origin=(-1, -2, -3))
     assert pcbench.check_grid(xyz[0], oi, oc, ov, (0.2, 0.1, 0.3), origin=(-1, -2, -3))
     with pytest.raises(pcbench.PcbenchError, match="spans"):

@@ -177,17 +177,18 @@ def test_compiled_kernels_match_the_python_kernels():
     for got, want in pairs:
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
-    # grid sampling: both selections, an origin given, a ragged batch
-    for select in ("first", "nearest"):
+    # grid sampling: the three selections, an origin given, a ragged batch
+    for select in ("first", "nearest", "random"):
         for origin in (None, [-1.0, 0.5, 0.0]):
-            got = ops.grid.default(x, [0.05, 0.05, 0.1], origin, select)
-            want = pcbench.ops.grid._grid_direct(x, [0.05, 0.05, 0.1], origin, select, None)
+            got = ops.grid.default(x, [0.05, 0.05, 0.1], origin, select, None, 99)
+            want = pcbench.ops.grid._grid_direct(x, [0.05, 0.05, 0.1], origin, select, None, 99)
             for g, w in zip(got, want):
                 assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
     got = ops.grid.default(x, [0.05] * 3, None, "first", lx)
     want = pcbench.ops.grid._grid_ragged(x, [0.05] * 3, None, "first", None, lx)
     assert all(torch.equal(g, w) for g, w in zip(got, want))
-    with pytest.raises(ValueError, match="select must be 'first' or 'nearest', not 'mean'"):
+    with pytest.raises(ValueError, match="select must be 'first', 'nearest' or 'random', not "
+                       "'mean'"):
         ops.grid.default(x, [0.05] * 3, None, "mean")
     # serialization: both curves, a depth given, an origin given, a ragged batch read whole
     for curve in ("morton", "hilbert"):

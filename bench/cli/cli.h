@@ -52,6 +52,7 @@ typedef struct run_args {
     int have_cell, have_origin;
     const char *inverse; /* grid: --inverse FILE */
     int32_t curve, depth; /* serialize: --curve, --depth (0: the least that holds the cloud) */
+    uint64_t seed;        /* grid: --seed (--select random) */
     int have_curve;
     double shift[3];
     int have_shift, no_shift;

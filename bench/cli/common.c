@@ -38,6 +38,7 @@ static const struct option run_opts[] = {
     {"size", required_argument, 0, 'Z'},     {"origin", required_argument, 0, 'O'},
     {"inverse", required_argument, 0, 'J'},
     {"curve", required_argument, 0, 'U'},    {"depth", required_argument, 0, 'D'},
+    {"seed", required_argument, 0, 'Y'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
 
@@ -127,9 +128,19 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             break;
         }
         case 'L':
-            if (pcb_ball_select_parse(optarg, &a->select) != PCB_OK)
-                return usage_error("%s", pcb_errmsg());
+            if (strchr(letters, 'Y') && strcmp(optarg, "random") == 0) /* grid's own rule */
+                a->select = PCB_GRID_RANDOM;
+            else if (pcb_ball_select_parse(optarg, &a->select) != PCB_OK)
+                return usage_error("%s%s", pcb_errmsg(),
+                                   strchr(letters, 'Y') ? " (grid: random too)" : "");
             break;
+        case 'Y': {
+            int64_t v;
+            if (!pcb_opt_i64(cli_command, "--seed", optarg, 0, INT64_MAX, &v))
+                return PCB_EXIT_USAGE;
+            a->seed = (uint64_t)v;
+            break;
+        }
         case 'F':
             if (strcmp(optarg, "first") != 0 && strcmp(optarg, "none") != 0)
                 return usage_error("--pad takes none (-1 entries, the default) or first (the "

@@ -9,7 +9,8 @@ const char cli_grid_synopsis[] = "grid -i CLOUD --size S";
 
 static const char grid_help[] =
     "usage: pcbench grid -i CLOUD --size S|SX,SY,SZ [--origin X,Y,Z]\n"
-    "                    [--select first|nearest] [--inverse FILE] [--impl NAME]\n"
+    "                    [--select first|nearest|random [--seed S]] [--inverse FILE]\n"
+    "                    [--impl NAME]\n"
     "                    [--threads T] [-o OUT] [--shift X,Y,Z | --no-shift]\n"
     "Grid sampling (voxel downsampling): a point's voxel is (ix, iy, iz) =\n"
     "floor((p - origin) / S) per axis, computed in double precision (a point on a\n"
@@ -17,7 +18,9 @@ static const char grid_help[] =
     "unless --origin gives it. One line per occupied voxel, sorted by ix, then iy,\n"
     "then iz: '<ix> <iy> <iz> <count> <index>', index the point the voxel keeps:\n"
     "--select first (the default) its lowest index, --select nearest the nearest to\n"
-    "the voxel's centre origin + (i + 0.5) S (ties to the lowest index). --inverse\n"
+    "the voxel's centre origin + (i + 0.5) S (ties to the lowest index), --select\n"
+    "random the point of least SplitMix64 draw of (seed, index) (impl/grid/grid.h:\n"
+    "the same choice everywhere; --seed S, 0 by default). --inverse\n"
     "FILE writes each point's voxel, its line number from 0, one a line. A cloud may\n"
     "span at most 524,288 voxels an axis. Without --impl the fastest available exact\n"
     "implementation runs. --shift and --no-shift work as in pcbench nn (a shift is\n"
@@ -42,7 +45,7 @@ static void write_voxels(FILE *o, FILE *inv, const pcb_task *t, const pcb_result
 int cli_grid(int argc, char **argv)
 {
     run_args a = {0};
-    int rc = cli_parse_run_args(argc, argv, "i:o:t:S:Nh", "IiotZOLJSNh", grid_help, &a);
+    int rc = cli_parse_run_args(argc, argv, "i:o:t:S:Nh", "IiotZOLYJSNh", grid_help, &a);
     if (rc >= 0)
         return rc;
     if (!a.in_a || !a.have_cell)
@@ -64,7 +67,7 @@ int cli_grid(int argc, char **argv)
     if ((rc = cli_load(a.in_a, &c)) || (rc = cli_apply_shift_to(&a, &c, NULL, shift)))
         goto done;
     pcb_task t = {.problem = PCB_GRID, .batch = 1, .n = c.n, .a = c.xyz, .select = a.select,
-                  .origin_given = a.have_origin, .opt = a.opt};
+                  .origin_given = a.have_origin, .opt = a.opt, .seed = a.seed};
     for (int k = 0; k < 3; k++)
         t.cell[k] = a.cell[k], t.origin[k] = a.have_origin ? a.origin[k] - shift[k] : 0;
     if ((rc = cli_check_and_choose(a.impl, &t, &impl)))

@@ -82,7 +82,7 @@ static const char *check_missing(const struct run_args *a)
 
 static void check_task(const struct run_args *a, pcb_task *t)
 {
-    t->select = a->select, t->origin_given = a->have_origin;
+    t->select = a->select, t->origin_given = a->have_origin, t->seed = a->seed;
     for (int k = 0; k < 3; k++)
         t->cell[k] = a->cell[k], t->origin[k] = a->origin[k];
 }
@@ -355,13 +355,13 @@ const bench_problem_face bench_grid_face = {
     .task = task,
     .json_fields = json_fields,
     .select_name = select_name,
-    .check = {.usage = "grid -i CLOUD --size S [--origin X,Y,Z] [--select S]\n"
+    .check = {.usage = "grid -i CLOUD --size S [--origin X,Y,Z] [--select S [--seed S]]\n"
                        "                          --answer FILE [--inverse FILE]",
               .answers = "a line a voxel as pcbench grid writes them, '<ix> <iy> <iz> <count> "
                          "<index>' in increasing ix, iy, iz; --inverse FILE: a point's voxel "
                          "line a line (else found from the lines)",
               .options = "i:A:S:Nh",
-              .letters = "iAZOLJSNh",
+              .letters = "iAZOLYJSNh",
               .missing = check_missing,
               .task = check_task,
               .layout = CHECK_OWN,

@@ -1,6 +1,6 @@
-/* verify_grid.c - the grid-sampling verification matrix, both selections of
- * every case: points on voxel boundaries everywhere (a lattice on the
- * grid), a lidar sweep at 10 and 5 cm (from its minimum and from an origin
+/* verify_grid.c - the grid-sampling verification matrix, the three
+ * selections (first, nearest, random) of every case: points on voxel
+ * boundaries everywhere (a lattice on the grid), a lidar sweep at 10 and 5 cm (from its minimum and from an origin
  * given), a sweep snapped to 5 cm (every point on a boundary), duplicates,
  * every point in one voxel, every point its own voxel,
  * clouds 3,000 km from the origin (UTM-like), a batch, and a 1M-point sweep
@@ -16,7 +16,7 @@ static int run_case(const char *kind, int64_t n, int64_t batch, double cell, con
                     double snap, int select, const char *impl, FILE *out)
 {
     pcb_verify_case c = {.task = {.problem = PCB_GRID, .batch = batch, .n = n, .select = select,
-                                  .origin_given = origin != NULL}};
+                                  .origin_given = origin != NULL, .seed = 0x5eed + (uint64_t)n}};
     for (int k = 0; k < 3; k++) {
         c.task.cell[k] = cell;
         c.task.origin[k] = origin ? origin[k] : 0;
@@ -82,7 +82,7 @@ int pcb_verify_grid(const char *impl, FILE *out)
     };
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int select = PCB_BALL_FIRST; select <= PCB_BALL_NEAREST; select++) {
+        for (int select = PCB_BALL_FIRST; select <= PCB_GRID_RANDOM; select++) {
             int rc = run_case(cases[i].kind, cases[i].n, cases[i].batch, cases[i].cell,
                               cases[i].origin, cases[i].snap, select, impl, out);
             if (rc < 0)
@@ -91,7 +91,7 @@ int pcb_verify_grid(const char *impl, FILE *out)
         }
     if (!pcb_verify_large())
         return failures;
-    for (int select = PCB_BALL_FIRST; select <= PCB_BALL_NEAREST; select++) {
+    for (int select = PCB_BALL_FIRST; select <= PCB_GRID_RANDOM; select++) {
         int rc = run_case("lidar", 1000000, 1, 0.1, NULL, 0, select, impl, out);
         if (rc < 0)
             return rc;

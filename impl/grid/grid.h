@@ -14,7 +14,9 @@
  * then iy, then iz, a row each, holding the point the voxel keeps (FIRST:
  * its lowest index; NEAREST: the nearest to the voxel's centre origin + (i +
  * 0.5) cell, its squared distance in double with no fused operations, ties
- * to the lowest index) and its count; rows V..n-1 hold -1 and 0; then each
+ * to the lowest index; RANDOM: the least pcb_grid_draw(seed, index), no ties:
+ * the draw is a bijection of the index) and its count; rows V..n-1 hold -1
+ * and 0; then each
  * point's row number (the inverse map). It is unique: every implementation
  * returns it bit for bit.
  *
@@ -36,6 +38,22 @@ extern "C" {
 
 #define PCB_GRID_AXIS_BITS 19
 #define PCB_GRID_AXIS_SPAN ((int64_t)1 << PCB_GRID_AXIS_BITS)
+
+#if defined(__CUDACC__)
+#define PCB_GRID_FN static __host__ __device__ __forceinline__
+#else
+#define PCB_GRID_FN static inline
+#endif
+
+/* RANDOM's draw of point i: SplitMix64's output for the state seed + (i + 1)
+ * x its odd increment, a bijection of i (so two points never tie). */
+PCB_GRID_FN uint64_t pcb_grid_draw(uint64_t seed, int64_t i)
+{
+    uint64_t z = seed + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
 
 /* The voxel coordinate of p along an axis (an integer-valued double). */
 static inline double pcb_grid_coord(float p, double origin, double cell)

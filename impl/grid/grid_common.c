@@ -130,6 +130,7 @@ void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double 
 {
     int64_t v = -1;
     double best = 0, vox[3] = {0, 0, 0};
+    uint64_t draw = 0;
     for (int64_t j = 0; j < n; j++) {
         const int32_t i = order[j];
         if (j == 0 || key[j] != key[j - 1]) {
@@ -140,10 +141,16 @@ void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double 
                                            (PCB_GRID_AXIS_SPAN - 1));
             if (t->select == PCB_BALL_NEAREST)
                 best = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
+            else if (t->select == PCB_GRID_RANDOM)
+                draw = pcb_grid_draw(t->seed, i);
         } else if (t->select == PCB_BALL_NEAREST) { /* later points have higher indices */
             const double d2 = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
             if (d2 < best)
                 best = d2, rows[v] = i;
+        } else if (t->select == PCB_GRID_RANDOM) {
+            const uint64_t d = pcb_grid_draw(t->seed, i);
+            if (d < draw)
+                draw = d, rows[v] = i;
         }
         counts[v]++;
         inverse[i] = (int32_t)v;

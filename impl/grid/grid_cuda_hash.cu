@@ -2,14 +2,14 @@
  * table, each point's key (its cloud's number above its voxel, grid.h's 19
  * bits an axis) inserted by open addressing (linear probing, a 64-bit
  * compare-and-swap), the table's slots counting their points and keeping
- * the lowest index (first) or the least squared distance to the centre,
- * then the lowest index at it (nearest); the thread that claims a slot
- * appends its key to the list of occupied voxels. The answer lists the
- * voxels sorted, so that list (V keys, not the n points') is sorted with
- * CUB's radix sort, and V is read on the host first: one wait a table. So
- * host runs only (no run_device: a device run must not wait). The keys are
- * the coordinates themselves, so no two voxels can share a slot's key (a
- * hash collision only lengthens a probe). */
+ * the lowest index (first), or the least squared distance to the centre
+ * (nearest) or the least draw (random), then the index at it; the thread
+ * that claims a slot appends its key to the list of occupied voxels. The
+ * answer lists the voxels sorted, so that list (V keys, not the n points')
+ * is sorted with CUB's radix sort, and V is read on the host first: one
+ * wait a table. So host runs only (no run_device: a device run must not
+ * wait). The keys are the coordinates themselves, so no two voxels can
+ * share a slot's key (a hash collision only lengthens a probe). */
 #include <cub/cub.cuh>
 
 #include "grid.h"
@@ -34,7 +34,7 @@ typedef struct {
     uint64_t capacity;           /* slots, a power of two >= 2 x the points of 128 clouds */
     uint64_t *table;             /* each slot's key, EMPTY when free */
     int32_t *hits, *keep;        /* each slot's points and kept point */
-    unsigned long long *best;    /* nearest: each slot's least squared distance's bits */
+    unsigned long long *best;    /* each slot's least squared distance's bits, or draw */
     int32_t *slot;               /* each point's slot */
     int32_t *voxels;             /* the occupied voxels listed (their count) */
     uint64_t *keys[2];           /* the listed voxels' keys, before and after the sort */
@@ -66,11 +66,11 @@ static __device__ __forceinline__ uint64_t key_of(const float *p, const frame &f
 }
 
 /* A thread a point: its key into the table (linear probing), its slot's
- * count and kept point (first: the lowest index; nearest: the least
- * distance's bits, the index in a second pass); a thread that claims a
- * free slot lists it. */
+ * count and kept point (first: the lowest index; nearest and random: the
+ * least distance's bits or draw, the index in a second pass); a thread that
+ * claims a free slot lists it. */
 __global__ void hash_insert_kernel(const float *xyz, int64_t n, int64_t first, int64_t count,
-                                   double3 cell, int nearest, const frame *frames,
+                                   double3 cell, int select, uint64_t seed, const frame *frames,
                                    uint64_t capacity, uint64_t *table, int32_t *hits,
                                    int32_t *keep, unsigned long long *best, int32_t *slot,
                                    int32_t *voxels, uint64_t *keys, int32_t *vals)
@@ -99,8 +99,12 @@ __global__ void hash_insert_kernel(const float *xyz, int64_t n, int64_t first, i
     }
     slot[g] = (int32_t)s;
     atomicAdd(&hits[s], 1);
-    if (!nearest) {
+    if (select == PCB_BALL_FIRST) {
         atomicMin(&keep[s], (int32_t)i);
+        return;
+    }
+    if (select == PCB_GRID_RANDOM) {
+        atomicMin(&best[s], (unsigned long long)pcb_grid_draw(seed, i));
         return;
     }
     const double cells[3] = {cell.x, cell.y, cell.z};
@@ -111,9 +115,11 @@ __global__ void hash_insert_kernel(const float *xyz, int64_t n, int64_t first, i
     atomicMin(&best[s], (unsigned long long)__double_as_longlong(centre_d2(p, v, f, cells)));
 }
 
-/* nearest: a thread a point at its slot's least distance offers its index */
+/* nearest, random: a thread a point at its slot's least distance or draw
+ * offers its index */
 __global__ void hash_nearest_kernel(const float *xyz, int64_t n, int64_t first, int64_t count,
-                                    double3 cell, const frame *frames, const uint64_t *table,
+                                    double3 cell, int select, uint64_t seed, const frame *frames,
+                                    const uint64_t *table,
                                     const unsigned long long *best, const int32_t *slot,
                                     int32_t *keep)
 {
@@ -125,6 +131,11 @@ __global__ void hash_nearest_kernel(const float *xyz, int64_t n, int64_t first, 
     if (!f.ok)
         return;
     const int32_t s = slot[g];
+    if (select == PCB_GRID_RANDOM) {
+        if (pcb_grid_draw(seed, i) == best[s])
+            atomicMin(&keep[s], (int32_t)i); /* the one point of the least draw */
+        return;
+    }
     const uint64_t key = table[s];
     const double cells[3] = {cell.x, cell.y, cell.z};
     double v[3];
@@ -225,7 +236,7 @@ static int hash_prepare(const pcb_task *t, void **state)
     HASH_ALLOC(s->slot, chunk) HASH_ALLOC(s->voxels, 1)
     HASH_ALLOC(s->keys[0], chunk) HASH_ALLOC(s->keys[1], chunk)
     HASH_ALLOC(s->vals[0], chunk) HASH_ALLOC(s->vals[1], chunk)
-    if (t->select == PCB_BALL_NEAREST)
+    if (t->select != PCB_BALL_FIRST)
         HASH_ALLOC(s->best, s->capacity)
 #undef HASH_ALLOC
     if (rc == PCB_OK && e == cudaSuccess)
@@ -249,7 +260,7 @@ static int hash_compute(void *state)
     const int64_t n = t->n, batch = t->batch;
     const double3 cell = make_double3(t->cell[0], t->cell[1], t->cell[2]);
     const double3 origin = make_double3(t->origin[0], t->origin[1], t->origin[2]);
-    const int nearest = t->select == PCB_BALL_NEAREST;
+    const int select = t->select; /* nearest and random take a second pass */
     cudaStream_t st = s->ctx.stream;
     int rc = pcb_cuda_begin(&s->ctx);
     if (rc != PCB_OK)
@@ -269,17 +280,17 @@ static int hash_compute(void *state)
         PCB_CUDA_TRY(cudaMemsetAsync(s->table, 0xff, s->capacity * sizeof *s->table, st));
         PCB_CUDA_TRY(cudaMemsetAsync(s->hits, 0, s->capacity * sizeof *s->hits, st));
         PCB_CUDA_TRY(cudaMemsetAsync(s->keep, 0x7f, s->capacity * sizeof *s->keep, st));
-        if (nearest)
+        if (select != PCB_BALL_FIRST)
             PCB_CUDA_TRY(cudaMemsetAsync(s->best, 0xff, s->capacity * sizeof *s->best, st));
         PCB_CUDA_TRY(cudaMemsetAsync(s->voxels, 0, sizeof *s->voxels, st));
         hash_insert_kernel<<<blocks, THREADS, 0, st>>>(
-            s->xyz, n, first, count, cell, nearest, s->frames, s->capacity, s->table, s->hits,
-            s->keep, s->best, s->slot, s->voxels, s->keys[0], s->vals[0]);
+            s->xyz, n, first, count, cell, select, t->seed, s->frames, s->capacity, s->table,
+            s->hits, s->keep, s->best, s->slot, s->voxels, s->keys[0], s->vals[0]);
         PCB_CUDA_LAUNCHED("hash_insert_kernel");
-        if (nearest) {
+        if (select != PCB_BALL_FIRST) {
             hash_nearest_kernel<<<blocks, THREADS, 0, st>>>(s->xyz, n, first, count, cell,
-                                                            s->frames, s->table, s->best,
-                                                            s->slot, s->keep);
+                                                            select, t->seed, s->frames,
+                                                            s->table, s->best, s->slot, s->keep);
             PCB_CUDA_LAUNCHED("hash_nearest_kernel");
         }
         int32_t voxels = 0; /* the one wait: the sort's size is the host's */

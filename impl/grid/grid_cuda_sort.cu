@@ -74,10 +74,10 @@ __global__ void grid_start_kernel(const int32_t *head, const int32_t *number, in
  * indices' type (int32, or int64 for pcb_result.index64). */
 template <typename I>
 __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, int64_t first,
-                                  int64_t count, double3 cell, int nearest, const frame *frames,
-                                  const uint64_t *keys, const int32_t *vals,
-                                  const int32_t *number, const int32_t *start, I *index,
-                                  int32_t *counts)
+                                  int64_t count, double3 cell, int select, uint64_t seed,
+                                  const frame *frames, const uint64_t *keys,
+                                  const int32_t *vals, const int32_t *number,
+                                  const int32_t *start, I *index, int32_t *counts)
 {
     const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     const int64_t voxels = number[count - 1];
@@ -90,7 +90,14 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
         return;
     const int64_t slot = g - (number[local * n] - 1);
     int32_t keep = vals[s];
-    if (nearest) {
+    if (select == PCB_GRID_RANDOM) { /* the least draw (draws never tie) */
+        uint64_t least = pcb_grid_draw(seed, keep);
+        for (int64_t j = s + 1; j < e; j++) {
+            const uint64_t d = pcb_grid_draw(seed, vals[j]);
+            if (d < least)
+                least = d, keep = vals[j];
+        }
+    } else if (select == PCB_BALL_NEAREST) {
         const double cells[3] = {cell.x, cell.y, cell.z};
         double v[3];
         for (int k = 0; k < 3; k++)
@@ -217,7 +224,7 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
         PCB_CUDA_LAUNCHED("grid_start_kernel");
 #define GRID_ROWS(I, index)                                                                     \
     grid_voxel_kernel<I><<<blocks, THREADS, 0, st>>>(                                           \
-        t->a, n, batch, first, count, cell, t->select == PCB_BALL_NEAREST, s->frames,           \
+        t->a, n, batch, first, count, cell, t->select, t->seed, s->frames,                      \
         s->keys[1], s->vals[1], s->number, s->start, index, out->count);                        \
     PCB_CUDA_LAUNCHED("grid_voxel_kernel");                                                     \
     grid_inverse_kernel<I><<<blocks, THREADS, 0, st>>>(n, batch, first, count, s->frames,       \

@@ -20,9 +20,10 @@ static int check(const pcb_task *t)
     }
     if (t->origin_given != 0 && t->origin_given != 1)
         return pcb_fail(PCB_EINVAL, "grid: origin_given %d: need 0 or 1", (int)t->origin_given);
-    if (t->select != PCB_BALL_FIRST && t->select != PCB_BALL_NEAREST)
-        return pcb_fail(PCB_EINVAL, "grid: unknown selection %d (first %d, nearest %d)",
-                        (int)t->select, PCB_BALL_FIRST, PCB_BALL_NEAREST);
+    if (t->select != PCB_BALL_FIRST && t->select != PCB_BALL_NEAREST &&
+        t->select != PCB_GRID_RANDOM)
+        return pcb_fail(PCB_EINVAL, "grid: unknown selection %d (first %d, nearest %d, random "
+                        "%d)", (int)t->select, PCB_BALL_FIRST, PCB_BALL_NEAREST, PCB_GRID_RANDOM);
     return PCB_OK;
 }
 

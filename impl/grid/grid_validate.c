@@ -81,6 +81,16 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, vo
                 if (d2 < best)
                     best = d2, keep = vs[e].i;
             }
+        } else if (t->select == PCB_GRID_RANDOM) { /* the least draw, written out again */
+            uint64_t least = UINT64_MAX;
+            for (int64_t e = j; e < end; e++) {
+                uint64_t z = t->seed + (uint64_t)(vs[e].i + 1) * 0x9e3779b97f4a7c15ull;
+                z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+                z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+                z ^= z >> 31;
+                if (z < least)
+                    least = z, keep = vs[e].i;
+            }
         }
         const int row_right = rows[v] == keep && count[v] == end - j;
         if (!row_right)

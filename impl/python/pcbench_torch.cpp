@@ -41,7 +41,7 @@ using Lengths = std::optional<Tensor>;
 // other schemas (a kernel whose signature does not match its schema aborts
 // the process as it loads).
 extern "C" __attribute__((visibility("default"), used)) const char pcbench_torch_abi[] =
-    "pcbench-torch-abi 3 (serialize, pcb_result.code)";
+    "pcbench-torch-abi 3 (serialize, pcb_result.code, grid's seed)";
 
 // pcbench.finite_check, pushed here by the package: 0 off, 1 async, 2 sync.
 int finite_mode = 1;
@@ -393,14 +393,16 @@ std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b
 // "sync" a cloud past the keys' span raises the CPU's error first (one wait).
 std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> size,
                                      std::optional<at::ArrayRef<double>> origin,
-                                     c10::string_view select, const Lengths &lengths)
+                                     c10::string_view select, const Lengths &lengths,
+                                     int64_t seed)
 {
     check_cloud(xyz, "grid", "xyz");
     TORCH_CHECK_VALUE(size.size() == 3 && (!origin || origin->size() == 3),
                       "pcbench.grid: size and origin take three numbers");
     const std::string sel(select.data(), select.size());
-    TORCH_CHECK_VALUE(sel == "first" || sel == "nearest",
-                      "pcbench.grid: select must be 'first' or 'nearest', not '", sel, "'");
+    TORCH_CHECK_VALUE(sel == "first" || sel == "nearest" || sel == "random",
+                      "pcbench.grid: select must be 'first', 'nearest' or 'random', not '", sel,
+                      "'");
     const int64_t n = xyz.size(-2);
     const Lengths l = device_lengths(lengths, xyz, "grid", "lengths", n);
     c10::cuda::CUDAGuard guard(xyz.device());
@@ -412,7 +414,7 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
         for (int64_t i = 0; i < batch; i++)
             if (sizes[i]) {
                 auto [ci, cc] = grid_cuda(xyz.narrow(0, i, 1).narrow(1, 0, sizes[i]), size,
-                                          origin, select, std::nullopt);
+                                          origin, select, std::nullopt, seed);
                 idx.select(1, i).narrow(1, 0, sizes[i]).copy_(ci.select(1, 0));
                 count[i].narrow(0, 0, sizes[i]).copy_(cc[0]);
             }
@@ -424,7 +426,10 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
         c.task.origin[k] = origin ? (*origin)[k] : 0;
     }
     c.task.origin_given = origin.has_value();
-    c.task.select = sel == "nearest" ? PCB_BALL_NEAREST : PCB_BALL_FIRST;
+    c.task.select = sel == "nearest" ? PCB_BALL_NEAREST
+                    : sel == "random"  ? PCB_GRID_RANDOM
+                                       : PCB_BALL_FIRST;
+    c.task.seed = (uint64_t)seed;
     if (finite_mode == 2) { // the span checked first, as the Python kernel does
         const auto [lo, hi] = at::aminmax(xyz.reshape({c.task.batch, n, 3}), 1);
         const Tensor at0 = origin ? at::tensor(*origin, xyz.options().dtype(at::kDouble))

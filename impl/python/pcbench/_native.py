@@ -53,7 +53,7 @@ class Task(ctypes.Structure):
                 ("lengths_a", ctypes.c_void_p), ("lengths_b", ctypes.c_void_p),
                 ("warm", EmdWarm), ("cell", ctypes.c_double * 3),
                 ("origin", ctypes.c_double * 3), ("origin_given", ctypes.c_int32),
-                ("curve", ctypes.c_int32), ("depth", ctypes.c_int32)]
+                ("curve", ctypes.c_int32), ("depth", ctypes.c_int32), ("seed", ctypes.c_uint64)]
 
 
 class Result(ctypes.Structure):

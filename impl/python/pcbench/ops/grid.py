@@ -7,12 +7,22 @@ from .. import _core
 from .. import _native as _n
 from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _numpy,
                      _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
-                     _selection, _torch, _triple)
+                     _integer, _torch, _triple)
 from .. import _ragged as _r
 from .._native import PcbenchError
 
 
-def grid(xyz, size, origin=None, select="first", impl=None, lengths=None):
+_SELECTIONS = ("first", "nearest", "random")  # pcb_ball_select, then PCB_GRID_RANDOM
+
+
+def _grid_selection(select, fn="grid"):
+    if select not in _SELECTIONS:
+        raise ValueError("pcbench.%s: select must be 'first', 'nearest' or 'random', not %r"
+                         % (fn, select))
+    return _SELECTIONS.index(select)
+
+
+def grid(xyz, size, origin=None, select="first", impl=None, lengths=None, seed=0):
     """Grid sampling: the voxels of size (a number, or one an axis) that each
     cloud's points occupy. A point's voxel is floor((p - origin) / size)
     per axis in double precision (a point on a boundary goes to the voxel
@@ -20,7 +30,8 @@ def grid(xyz, size, origin=None, select="first", impl=None, lengths=None):
     numbers). Returns (index, count, inverse): index (B, N) int64, a row a
     voxel in increasing (ix, iy, iz), the point it keeps (select="first":
     its lowest index; "nearest": the nearest to the voxel's centre, ties to
-    the lowest index), then -1 past the cloud's voxels; count (B, N) int32,
+    the lowest index; "random": the point of least SplitMix64 draw of (seed,
+    index), the same on every path), then -1 past the cloud's voxels; count (B, N) int32,
     a voxel's points, 0 past them (a cloud's voxels: (count > 0).sum(-1));
     inverse (B, N) int64, each point's voxel row. (N, 3) gives (N,) each.
     Exact: no hashing, nothing dropped; a cloud may span 524,288 voxels an
@@ -30,20 +41,22 @@ def grid(xyz, size, origin=None, select="first", impl=None, lengths=None):
     cloud's own answer."""
     cell = _triple(size, "grid", "size", True)
     at = None if origin is None else _triple(origin, "grid", "origin", False)
-    _selection(select, "grid")
+    _grid_selection(select)
+    seed = _integer(seed, "grid", "seed", 0, 2 ** 63 - 1)
     _impl_name(impl, "grid")
     if _as_op(xyz, impl):
         idx, count = _ops.call(_ops.torch.ops.pcbench.grid.default, xyz.detach(), cell, at,
-                               select, _op_lengths(xyz, lengths, "grid", "lengths", "xyz"))
+                               select, _op_lengths(xyz, lengths, "grid", "lengths", "xyz"), seed)
     elif lengths is not None:
-        idx, count = _grid_ragged(xyz, cell, at, select, impl, lengths)
+        idx, count = _grid_ragged(xyz, cell, at, select, impl, lengths, seed)
     else:
-        idx, count = _grid_direct(xyz, cell, at, select, impl)
+        idx, count = _grid_direct(xyz, cell, at, select, impl, seed)
     return idx[0], count, idx[1]
 
 
-def _task(c, cell, origin, select):
-    t = c.task(_n.GRID, select=_selection(select, "grid"))
+def _task(c, cell, origin, select, seed=0, fn="grid"):
+    t = c.task(_n.GRID, select=_grid_selection(select, fn))
+    t.seed = seed
     t.cell = (ctypes.c_double * 3)(*cell)
     if origin is not None:
         t.origin, t.origin_given = (ctypes.c_double * 3)(*origin), 1
@@ -74,7 +87,7 @@ def _span_check(c, cell, origin):
                                              _SPAN))
 
 
-def _grid_direct(xyz, cell, origin, select, impl):
+def _grid_direct(xyz, cell, origin, select, impl, seed=0):
     """(index (2, B, N): the voxels' rows, then the inverse map; count (B, N))"""
     c = _Cloud(xyz, "xyz", "grid")
     if c.cuda and _core.finite_check == "sync":
@@ -84,7 +97,7 @@ def _grid_direct(xyz, cell, origin, select, impl):
             e.args = ("pcbench.grid: %s" % e.args[0],) + e.args[1:]
             raise
     shape = (2,) + ((c.batch,) if c.batched else ()) + (c.n,)
-    count, task = c.empty((c.batch, c.n), "int32"), _task(c, cell, origin, select)
+    count, task = c.empty((c.batch, c.n), "int32"), _task(c, cell, origin, select, seed)
     if not c.cuda:
         idx = c.empty(shape, "int32", as_is=True)
         _run(c, task, impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
@@ -101,7 +114,7 @@ def _grid_direct(xyz, cell, origin, select, impl):
     return _int64(_call(c, "grid", run)), count
 
 
-def _grid_ragged(xyz, cell, origin, select, impl, lengths):
+def _grid_ragged(xyz, cell, origin, select, impl, lengths, seed=0):
     c = _Cloud(xyz, "xyz", "grid")
     _ragged_only_batched(c, "lengths")
     la = _r.as_lengths(lengths, c, "lengths", c.n)
@@ -109,14 +122,14 @@ def _grid_ragged(xyz, cell, origin, select, impl, lengths):
 
     def one(i, n, _):
         if n:
-            ci, cc = _grid_direct(xyz[i:i + 1, :n], cell, origin, select, impl)
+            ci, cc = _grid_direct(xyz[i:i + 1, :n], cell, origin, select, impl, seed)
             idx[:, i, :n], count[i, :n] = ci[:, 0], cc[0]
-    _run_ragged(c, _task(c, cell, origin, select), (la, None), impl,
+    _run_ragged(c, _task(c, cell, origin, select, seed), (la, None), impl,
                 _n.Result(index=_ptr(idx), count=_ptr(count)), [(idx, -1), (count, 0)], one)
     return _int64(idx), count
 
 
-def check_grid(xyz, index, count, inverse, size, origin=None, select="first"):
+def check_grid(xyz, index, count, inverse, size, origin=None, select="first", seed=0):
     """Judge a grid-sampling answer made anywhere, in grid's layout: index
     and count of each voxel row (sorted by voxel, -1 and 0 past the last),
     inverse each point's row; (B, N) or (N,) each."""
@@ -129,18 +142,19 @@ def check_grid(xyz, index, count, inverse, size, origin=None, select="first"):
     inv = _host(inverse, "int32", fn, "inverse", points).reshape(-1)
     counts = _host(count, "int32", fn, "count", points)
     both = _numpy().ascontiguousarray(_numpy().concatenate([idx, inv]), dtype="int32")
-    return _judge(_task(c, cell, at, select), _n.Result(index=both.ctypes.data,
+    seed = _integer(seed, fn, "seed", 0, 2 ** 63 - 1)
+    return _judge(_task(c, cell, at, select, seed, fn), _n.Result(index=both.ctypes.data,
                                                         count=counts.ctypes.data),
                   _n.Promise(exact=1))
 
 
-def _kernel(xyz, size, origin, select, lengths=None):
+def _kernel(xyz, size, origin, select, lengths=None, seed=0):
     if lengths is None:
-        return _grid_direct(xyz, size, origin, select, None)
-    return _grid_ragged(xyz, size, origin, select, None, lengths)
+        return _grid_direct(xyz, size, origin, select, None, seed)
+    return _grid_ragged(xyz, size, origin, select, None, lengths, seed)
 
 
-def _fake(xyz, size, origin, select, lengths=None):
+def _fake(xyz, size, origin, select, lengths=None, seed=0):
     _ops.check_cloud(xyz, "grid", "xyz")
     _ops.check_lengths(xyz, lengths, "grid", "lengths")
     lead = _ops.lead(xyz)
@@ -149,5 +163,5 @@ def _fake(xyz, size, origin, select, lengths=None):
 
 
 if _ops is not None:
-    _ops.add("grid(Tensor xyz, float[] size, float[]? origin, str select, Tensor? lengths=None) "
-             "-> (Tensor, Tensor)", _kernel, _fake)
+    _ops.add("grid(Tensor xyz, float[] size, float[]? origin, str select, Tensor? lengths=None, "
+             "int seed=0) -> (Tensor, Tensor)", _kernel, _fake)
