@@ -134,27 +134,9 @@ static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r
         index[i] = -1, index[n + i] = -1;
     while (rc == PCB_OK && getline(&buf, &cap, f) >= 0) {
         at++;
-        for (char *c = buf; *c; c++)
-            *c = *c == ',' || *c == '\t' ? ' ' : *c == '#' ? (c[1] = 0, ' ') : *c;
-        char *p = buf, *end;
         long long w[5];
-        int fields = 0, header = 0;
-        while (fields < 6) {
-            while (*p == ' ' || *p == '\r' || *p == '\n')
-                p++;
-            if (!*p)
-                break;
-            errno = 0;
-            const long long x = strtoll(p, &end, 10);
-            if (end == p || errno || (*end && *end != ' ' && *end != '\r' && *end != '\n')) {
-                header = fields == 0 && (*p < '0' || *p > '9') && *p != '-' && *p != '+';
-                fields = -1;
-                break;
-            }
-            if (fields < 5)
-                w[fields] = x;
-            fields++, p = end;
-        }
+        int header;
+        const int fields = bench_line_integers(buf, w, 5, &header);
         if (fields == 0 || (header && v == 0)) /* blank, a comment, a header line first */
             continue;
         if (fields != 5)

@@ -1,5 +1,9 @@
-/* problems.c - the tool's faces of the problems, by PCB_PROBLEM_MAP, and
- * the defect catalog gathered from them. */
+/* problems.c - the tool's faces of the problems, by PCB_PROBLEM_MAP, the
+ * defect catalog gathered from them, and the line reader their own answer
+ * readers share. */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "problems.h"
 
 const bench_problem_face *bench_face(pcb_problem p)
@@ -26,4 +30,28 @@ const pcb_defect *pcb_defects(void)
         made = 1;
     }
     return catalog;
+}
+
+int bench_line_integers(char *line, long long *w, int want, int *header)
+{
+    for (char *c = line; *c; c++)
+        *c = *c == ',' || *c == '\t' ? ' ' : *c == '#' ? (c[1] = 0, ' ') : *c;
+    char *p = line, *end;
+    int fields = 0;
+    *header = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\r' || *p == '\n')
+            p++;
+        if (!*p)
+            return fields;
+        errno = 0;
+        const long long x = strtoll(p, &end, 10);
+        if (end == p || errno || (*end && *end != ' ' && *end != '\r' && *end != '\n')) {
+            *header = fields == 0 && (*p < '0' || *p > '9') && *p != '-' && *p != '+';
+            return -1;
+        }
+        if (fields < want)
+            w[fields] = x;
+        fields++, p = end;
+    }
 }

@@ -91,6 +91,13 @@ typedef struct {
 PCB_PROBLEM_MAP(BENCH_PROBLEM_FACE)
 #undef BENCH_PROBLEM_FACE
 
+/* A line of an answer file as integers (problems.c, for the faces' own
+ * readers): commas and tabs are spaces, '#' starts a comment; up to want
+ * of them into w. Returns how many the line holds (0: blank or a comment),
+ * -1 where a field is not an integer (*header: it is the line's first and
+ * a word, a header line's). The line is edited in place. */
+int bench_line_integers(char *line, long long *w, int want, int *header);
+
 /* The face of problem p (problems.c); NULL outside the list. */
 const bench_problem_face *bench_face(pcb_problem p);
 
