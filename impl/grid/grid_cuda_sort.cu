@@ -8,8 +8,10 @@
  * and its frame; the clouds are read in place, a non-finite coordinate as
  * 0. No host wait: device runs are queued whole. A cloud that spans more than 2^19 voxels an axis is
  * PCB_EUNSUPPORTED (host runs) or lowers the finite flag with rows of -1
- * (device runs: no wait to say it). NEAREST: a thread scans its voxel's
- * points, so a cloud of one voxel is one thread's loop (impl/grid/NOTES.md). */
+ * (device runs: no wait to say it). NEAREST and RANDOM: a thread scans its
+ * voxel's points, a voxel of more than BIG points a warp (listed by the
+ * voxel's thread, taken by a fixed grid of warps), so a cloud of one voxel
+ * is no longer one thread's loop (impl/grid/NOTES.md). */
 #include <cub/cub.cuh>
 #include <float.h>
 
@@ -19,7 +21,8 @@
 
 extern "C" const pcb_impl pcb_grid_cuda_sort;
 
-enum { THREADS = 256, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS };
+enum { THREADS = 256, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS, BIG = 32,
+       BIG_BLOCKS = 264 /* of 8 warps: 2 an SM of an H100 or H200 */ };
 #define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
 #define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
 
@@ -30,6 +33,7 @@ typedef struct {
     int32_t *vals[2];        /* their point indices */
     int32_t *head, *number;  /* a voxel starts here; its number + 1 (the scan) */
     int32_t *start;          /* each voxel's first sorted position */
+    int32_t *big, *bigs;     /* the voxels of more than BIG points, their count */
     frame *frames;           /* batch */
     int32_t *bad;            /* 1 when a cloud did not fit the keys */
     void *temp;
@@ -77,7 +81,8 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
                                   int64_t count, double3 cell, int select, uint64_t seed,
                                   const frame *frames, const uint64_t *keys,
                                   const int32_t *vals, const int32_t *number,
-                                  const int32_t *start, I *index, int32_t *counts)
+                                  const int32_t *start, I *index, int32_t *counts,
+                                  int32_t *big, int32_t *bigs)
 {
     const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     const int64_t voxels = number[count - 1];
@@ -90,6 +95,11 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
         return;
     const int64_t slot = g - (number[local * n] - 1);
     int32_t keep = vals[s];
+    counts[c * n + slot] = (int32_t)(e - s);
+    if (select != PCB_BALL_FIRST && e - s > BIG) { /* a warp's (big_voxel_kernel) */
+        big[atomicAdd(bigs, 1)] = (int32_t)g;
+        return;
+    }
     if (select == PCB_GRID_RANDOM) { /* the least draw (draws never tie) */
         uint64_t least = pcb_grid_draw(seed, keep);
         for (int64_t j = s + 1; j < e; j++) {
@@ -111,8 +121,53 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
         }
     }
     index[c * n + slot] = keep;
-    counts[c * n + slot] = (int32_t)(e - s);
     (void)batch;
+}
+
+/* A warp a listed voxel (of more than BIG points): its lanes take its
+ * points in turn, each keeping the least (distance, index) or draw, then a
+ * reduction over the warp; the same point the voxel's thread would keep. */
+template <typename I>
+__global__ void __launch_bounds__(THREADS)
+    big_voxel_kernel(const float *xyz, int64_t n, int64_t first, int64_t count, double3 cell,
+                     int select, uint64_t seed, const frame *frames, const uint64_t *keys,
+                     const int32_t *vals, const int32_t *number, const int32_t *start,
+                     const int32_t *big, const int32_t *bigs, I *index)
+{
+    const int lane = threadIdx.x % 32;
+    const int64_t warps = (int64_t)gridDim.x * (THREADS / 32);
+    const int64_t voxels = number[count - 1], listed = *bigs;
+    const double cells[3] = {cell.x, cell.y, cell.z};
+    for (int64_t w = (int64_t)blockIdx.x * (THREADS / 32) + threadIdx.x / 32; w < listed;
+         w += warps) {
+        const int64_t g = big[w];
+        const int64_t s = start[g], e = g + 1 < voxels ? start[g + 1] : count;
+        const int64_t local = (int64_t)(keys[s] >> VOXEL_BITS), c = first + local;
+        const frame f = frames[c];
+        double v[3];
+        for (int k = 0; k < 3; k++)
+            v[k] = f.low[k] + (double)((keys[s] >> (PCB_GRID_AXIS_BITS * (2 - k))) & AXIS_MASK);
+        const float *p = xyz + c * n * 3;
+        uint64_t best = ~(uint64_t)0; /* a distance's bits (>= 0: ordered as values) or a draw */
+        int32_t keep = INT32_MAX;
+        for (int64_t j = s + lane; j < e; j += 32) { /* increasing index along a lane */
+            const int32_t i = vals[j];
+            const uint64_t at = select == PCB_GRID_RANDOM
+                                    ? pcb_grid_draw(seed, i)
+                                    : (uint64_t)__double_as_longlong(centre_d2(p + 3 * (int64_t)i,
+                                                                               v, f, cells));
+            if (at < best)
+                best = at, keep = i;
+        }
+        for (int off = 16; off > 0; off /= 2) { /* the least (value, index) of the warp */
+            const uint64_t ob = __shfl_down_sync(0xffffffffu, best, off);
+            const int32_t ok = __shfl_down_sync(0xffffffffu, keep, off);
+            if (ob < best || (ob == best && ok < keep))
+                best = ob, keep = ok;
+        }
+        if (lane == 0)
+            index[c * n + (g - (number[local * n] - 1))] = keep;
+    }
 }
 
 /* A thread a sorted point: its voxel's row in the inverse map. */
@@ -136,6 +191,7 @@ static void grid_free(void *state)
         return;
     cudaFree(s->bounds), cudaFree(s->keys[0]), cudaFree(s->keys[1]), cudaFree(s->vals[0]);
     cudaFree(s->vals[1]), cudaFree(s->head), cudaFree(s->number), cudaFree(s->start);
+    cudaFree(s->big), cudaFree(s->bigs);
     cudaFree(s->frames), cudaFree(s->bad), cudaFree(s->temp);
     free(s);
 }
@@ -162,6 +218,7 @@ static int grid_make(const pcb_task *t, void **state)
     GRID_ALLOC(s->keys[0], chunk) GRID_ALLOC(s->keys[1], chunk)
     GRID_ALLOC(s->vals[0], chunk) GRID_ALLOC(s->vals[1], chunk)
     GRID_ALLOC(s->head, chunk) GRID_ALLOC(s->number, chunk) GRID_ALLOC(s->start, chunk)
+    GRID_ALLOC(s->big, chunk / (BIG + 1) + 1) GRID_ALLOC(s->bigs, 1)
     GRID_ALLOC(s->frames, t->batch) GRID_ALLOC(s->bad, 1)
 #undef GRID_ALLOC
     if (e == cudaSuccess)
@@ -222,11 +279,20 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
         PCB_CUDA_TRY(cub::DeviceScan::InclusiveSum(s->temp, bytes, s->head, s->number, count, st));
         grid_start_kernel<<<blocks, THREADS, 0, st>>>(s->head, s->number, count, s->start);
         PCB_CUDA_LAUNCHED("grid_start_kernel");
+        const int walk = t->select != PCB_BALL_FIRST; /* nearest, random: big voxels a warp */
+        if (walk)
+            PCB_CUDA_TRY(cudaMemsetAsync(s->bigs, 0, sizeof *s->bigs, st));
 #define GRID_ROWS(I, index)                                                                     \
     grid_voxel_kernel<I><<<blocks, THREADS, 0, st>>>(                                           \
         t->a, n, batch, first, count, cell, t->select, t->seed, s->frames,                      \
-        s->keys[1], s->vals[1], s->number, s->start, index, out->count);                        \
+        s->keys[1], s->vals[1], s->number, s->start, index, out->count, s->big, s->bigs);       \
     PCB_CUDA_LAUNCHED("grid_voxel_kernel");                                                     \
+    if (walk) {                                                                                 \
+        big_voxel_kernel<I><<<BIG_BLOCKS, THREADS, 0, st>>>(                                    \
+            t->a, n, first, count, cell, t->select, t->seed, s->frames, s->keys[1],             \
+            s->vals[1], s->number, s->start, s->big, s->bigs, index);                           \
+        PCB_CUDA_LAUNCHED("big_voxel_kernel");                                                  \
+    }                                                                                           \
     grid_inverse_kernel<I><<<blocks, THREADS, 0, st>>>(n, batch, first, count, s->frames,       \
                                                        s->keys[1], s->vals[1], s->number, index)
         if (wide) {
