@@ -89,4 +89,11 @@ void pcb_noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, floa
 int pcb_gen_lidar(int64_t n, uint64_t seed, double sensor_x, double sensor_y, double yaw,
                   pcb_cloud *out);
 
+/* A batch of clouds of one kind into xyz (batch x n x 3): cloud i made with
+ * seed + i (kind "lidar": a sweep from the origin), then, where snap > 0,
+ * every coordinate rounded to a multiple of snap (the points on the
+ * boundaries of a grid of that size, as a voxelized scan's are). */
+int pcb_gen_batch(const char *kind, int64_t n, int64_t batch, uint64_t seed, double snap,
+                  float *xyz);
+
 #endif

@@ -180,3 +180,21 @@ void pcb_noisy_copy(const float *a, int64_t n, double sigma, uint64_t seed, floa
         for (int64_t i = 0; i < n * 3; i++)
             b[i] = (float)(b[i] + sigma * pcb_rng_normal(&rng));
 }
+
+int pcb_gen_batch(const char *kind, int64_t n, int64_t batch, uint64_t seed, double snap,
+                  float *xyz)
+{
+    for (int64_t i = 0; i < batch; i++) {
+        pcb_cloud one;
+        const int rc = strcmp(kind, "lidar") == 0
+                           ? pcb_gen_lidar(n, seed + (uint64_t)i, 0.0, 0.0, 0.0, &one)
+                           : pcb_generate(kind, n, seed + (uint64_t)i, &one);
+        if (rc != PCB_OK)
+            return rc;
+        memcpy(xyz + i * n * 3, one.xyz, (size_t)n * 3 * sizeof *xyz);
+        pcb_cloud_free(&one);
+    }
+    for (int64_t i = 0; snap > 0 && i < batch * n * 3; i++)
+        xyz[i] = (float)(floor((double)xyz[i] / snap + 0.5) * snap);
+    return PCB_OK;
+}

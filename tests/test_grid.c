@@ -75,16 +75,8 @@ static void test_by_hand(void)
 static float *clouds(const char *kind, int64_t n, int64_t batch, double snap)
 {
     float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
-    for (int64_t i = 0; a && i < batch; i++) {
-        pcb_cloud c;
-        CHECK_RC(strcmp(kind, "lidar") == 0 ? pcb_gen_lidar(n, 3 + (uint64_t)i, 0, 0, 0, &c)
-                                            : pcb_generate(kind, n, 90 + (uint64_t)i, &c),
-                 PCB_OK);
-        memcpy(a + i * n * 3, c.xyz, (size_t)n * 3 * sizeof *a);
-        pcb_cloud_free(&c);
-    }
-    for (int64_t i = 0; a && snap > 0 && i < batch * n * 3; i++)
-        a[i] = (float)(floor((double)a[i] / snap + 0.5) * snap);
+    if (a)
+        CHECK_RC(pcb_gen_batch(kind, n, batch, strcmp(kind, "lidar") ? 90 : 3, snap, a), PCB_OK);
     return a;
 }
 

@@ -94,6 +94,19 @@ static void test_curves(void)
                  validator_agrees(PCB_CURVE_MORTON, depth, v[0], v[1], v[2]);
     }
     CHECK(agree && round);
+    /* the spatial indexes' 10-bit, 32-bit twin of the transform agrees */
+    int twins = 1;
+    for (int i = 0; i < 3000; i++) {
+        uint32_t v[3];
+        for (int k = 0; k < 3; k++)
+            s = s * 6364136223846793005ull + 1442695040888963407ull, v[k] = (uint32_t)(s >> 43);
+        const int depth = 1 + i % 10;
+        for (int k = 0; k < 3; k++)
+            v[k] &= (1u << depth) - 1;
+        twins &= pcb_hilbert3(v[0], v[1], v[2], depth) ==
+                 (uint64_t)sp_hilbert_cells(v[0], v[1], v[2], depth);
+    }
+    CHECK(twins);
     /* the public entry points: round trips, and codes outside the cube refused */
     int64_t xyz[6] = {5, 0, 7, 1048575, 2097151, 3}, code[2], back[6];
     for (int curve = 0; curve < 2; curve++) {
@@ -146,16 +159,8 @@ static void test_by_hand(void)
 static float *clouds(const char *kind, int64_t n, int64_t batch, double snap)
 {
     float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
-    for (int64_t i = 0; a && i < batch; i++) {
-        pcb_cloud c;
-        CHECK_RC(strcmp(kind, "lidar") == 0 ? pcb_gen_lidar(n, 3 + (uint64_t)i, 0, 0, 0, &c)
-                                            : pcb_generate(kind, n, 90 + (uint64_t)i, &c),
-                 PCB_OK);
-        memcpy(a + i * n * 3, c.xyz, (size_t)n * 3 * sizeof *a);
-        pcb_cloud_free(&c);
-    }
-    for (int64_t i = 0; a && snap > 0 && i < batch * n * 3; i++)
-        a[i] = (float)(floor((double)a[i] / snap + 0.5) * snap);
+    if (a)
+        CHECK_RC(pcb_gen_batch(kind, n, batch, strcmp(kind, "lidar") ? 90 : 3, snap, a), PCB_OK);
     return a;
 }
 
@@ -338,6 +343,10 @@ static void test_invalid_arguments(void)
     CHECK_RC(pcb_serialize(pts, 1, 2, fine, NULL, 0, 6, code, index), PCB_EINVAL);
     CHECK(strstr(pcb_errmsg(), "bits an axis") != NULL);
     CHECK_RC(pcb_serialize(pts, 1, 2, fine, NULL, 0, 7, code, index), PCB_OK);
+    const int64_t past[1] = {3}; /* a ragged length past n */
+    pcb_task lt = ser_task(pts, 1, 2, 0.5, 0, 0);
+    lt.lengths_a = past;
+    CHECK_RC(pcb_task_check(&lt), PCB_EINVAL);
     const double tiny[3] = {1e-7, 1, 1}; /* 10^7 needs 24 bits */
     CHECK_RC(pcb_serialize(pts, 1, 2, tiny, NULL, 0, 0, code, index), PCB_EINVAL);
     /* the batch's bits: 3 x 21 leaves none for a second cloud */

@@ -30,20 +30,8 @@ static int run_case(const char *kind, int64_t n, int64_t batch, double cell, con
     snprintf(c.label, sizeof c.label, "%s %lld%s%s cell %g %s%s", kind, (long long)n, in_batch,
              snapped, cell, pcb_ball_select_name(select), origin ? " origin given" : "");
     float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
-    int rc = a ? PCB_OK : pcb_fail(PCB_ENOMEM, "verify grid: out of memory");
-    for (int64_t i = 0; rc == PCB_OK && i < batch; i++) {
-        pcb_cloud one;
-        if (strcmp(kind, "lidar") == 0)
-            rc = pcb_gen_lidar(n, 7 + (uint64_t)i, 0.0, 0.0, 0.0, &one);
-        else
-            rc = pcb_generate(kind, n, 700 + (uint64_t)i, &one);
-        if (rc != PCB_OK)
-            break;
-        memcpy(a + i * n * 3, one.xyz, (size_t)n * 3 * sizeof *a);
-        pcb_cloud_free(&one);
-    }
-    for (int64_t i = 0; rc == PCB_OK && snap > 0 && i < batch * n * 3; i++)
-        a[i] = (float)(floor((double)a[i] / snap + 0.5) * snap);
+    int rc = a ? pcb_gen_batch(kind, n, batch, strcmp(kind, "lidar") ? 700 : 7, snap, a)
+               : pcb_fail(PCB_ENOMEM, "verify grid: out of memory");
     if (rc == PCB_OK) {
         c.task.a = a;
         rc = pcb_verify_case_run(&c, impl, out);

@@ -34,21 +34,10 @@ static int run_case(const char *kind, int64_t n, int64_t batch, double cell, con
     float *a = malloc((size_t)(batch * n * 3) * sizeof *a);
     int64_t *lengths = ragged ? malloc((size_t)batch * sizeof *lengths) : NULL;
     int rc = a && (!ragged || lengths) ? PCB_OK : pcb_fail(PCB_ENOMEM, "verify serialize: out of memory");
-    for (int64_t i = 0; rc == PCB_OK && i < batch; i++) {
-        pcb_cloud one;
-        if (strcmp(kind, "lidar") == 0)
-            rc = pcb_gen_lidar(n, 7 + (uint64_t)i, 0.0, 0.0, 0.0, &one);
-        else
-            rc = pcb_generate(kind, n, 700 + (uint64_t)i, &one);
-        if (rc != PCB_OK)
-            break;
-        memcpy(a + i * n * 3, one.xyz, (size_t)n * 3 * sizeof *a);
-        pcb_cloud_free(&one);
-        if (lengths) /* full, empty, and between */
-            lengths[i] = i % 3 == 0 ? n : i % 3 == 1 ? 0 : n / 3 + i;
-    }
-    for (int64_t i = 0; rc == PCB_OK && snap > 0 && i < batch * n * 3; i++)
-        a[i] = (float)(floor((double)a[i] / snap + 0.5) * snap);
+    if (rc == PCB_OK)
+        rc = pcb_gen_batch(kind, n, batch, strcmp(kind, "lidar") ? 700 : 7, snap, a);
+    for (int64_t i = 0; lengths && i < batch; i++) /* full, empty, and between */
+        lengths[i] = i % 3 == 0 ? n : i % 3 == 1 ? 0 : n / 3 + i;
     if (rc == PCB_OK) {
         c.task.a = a;
         c.task.lengths_a = lengths;

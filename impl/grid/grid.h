@@ -55,6 +55,15 @@ PCB_GRID_FN uint64_t pcb_grid_draw(uint64_t seed, int64_t i)
     return z ^ (z >> 31);
 }
 
+/* The voxel of a key, 19 bits an axis counted from the cloud's lowest voxel
+ * low (the bits above them, a cloud's number, ignored). */
+PCB_GRID_FN void pcb_grid_key_voxel(uint64_t key, const double low[3], double v[3])
+{
+    for (int k = 0; k < 3; k++)
+        v[k] = low[k] + (double)((key >> (PCB_GRID_AXIS_BITS * (2 - k))) &
+                                 (uint64_t)(PCB_GRID_AXIS_SPAN - 1));
+}
+
 /* The voxel coordinate of p along an axis (an integer-valued double). */
 static inline double pcb_grid_coord(float p, double origin, double cell)
 {
@@ -74,6 +83,11 @@ static inline double pcb_grid_d2(const float *p, const double v[3], const double
     }
     return d2;
 }
+
+/* The arguments grid sampling and serialization share (the face checks of
+ * problem): the clouds, a finite cell > 0 an axis, a finite origin where
+ * given, origin_given 0 or 1. */
+int pcb_grid_check_frame(const pcb_task *t, const char *problem);
 
 /* The origin of cloud xyz (n points): the task's where given, else its
  * minimum per axis. */

@@ -15,6 +15,9 @@
 namespace {
 
 enum { BOUNDS_THREADS = 256, BOUNDS_POINTS = 16 };
+/* grid sampling's sorts and tables: up to 128 clouds, each cloud's number
+ * in the 7 bits above its points' voxels (19 bits an axis) */
+enum { CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS, VOXEL_BITS = 3 * PCB_GRID_AXIS_BITS };
 
 struct float_min {
     __device__ float operator()(float a, float b) const { return fminf(a, b); }
@@ -131,6 +134,19 @@ __global__ void frame_kernel(const int32_t *bounds, int64_t batch, double3 cell,
         if (finite)
             *finite = 0;
     }
+}
+
+/* A point's key: its cloud's number in the sort or table (local) above its
+ * voxel, 19 bits an axis counted from the cloud's lowest voxel. */
+__device__ __forceinline__ uint64_t voxel_key(const float *p, const frame &f, double3 cell,
+                                              int64_t local)
+{
+    const double cells[3] = {cell.x, cell.y, cell.z};
+    uint64_t key = 0;
+    for (int k = 0; k < 3; k++)
+        key = (key << PCB_GRID_AXIS_BITS) |
+              (uint64_t)(voxel_coord(coord_of(p + k), f.origin[k], cells[k]) - f.low[k]);
+    return (uint64_t)local << VOXEL_BITS | key;
 }
 
 /* The squared distance to a voxel's centre, as grid.h writes it, one

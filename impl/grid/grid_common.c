@@ -136,9 +136,7 @@ void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double 
         if (j == 0 || key[j] != key[j - 1]) {
             v++;
             rows[v] = i, counts[v] = 0;
-            for (int k = 0; k < 3; k++)
-                vox[k] = low[k] + (double)((key[j] >> (PCB_GRID_AXIS_BITS * (2 - k))) &
-                                           (PCB_GRID_AXIS_SPAN - 1));
+            pcb_grid_key_voxel(key[j], low, vox);
             if (t->select == PCB_BALL_NEAREST)
                 best = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
             else if (t->select == PCB_GRID_RANDOM)

@@ -18,9 +18,7 @@
 
 extern "C" const pcb_impl pcb_grid_cuda_hash;
 
-enum { THREADS = 256, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS };
-#define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
-#define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
+enum { THREADS = 256 };
 #define EMPTY (~(uint64_t)0) /* no key has every bit set: the cloud's number is below 128 */
 
 typedef struct {
@@ -53,18 +51,6 @@ static __device__ __forceinline__ uint64_t spread_hash(uint64_t k)
     return k ^ (k >> 33);
 }
 
-/* A point's key: its cloud (local number in the table) above its voxel. */
-static __device__ __forceinline__ uint64_t key_of(const float *p, const frame &f, double3 cell,
-                                                  int64_t local)
-{
-    const double cells[3] = {cell.x, cell.y, cell.z};
-    uint64_t key = 0;
-    for (int k = 0; k < 3; k++)
-        key = (key << PCB_GRID_AXIS_BITS) |
-              (uint64_t)(voxel_coord(coord_of(p + k), f.origin[k], cells[k]) - f.low[k]);
-    return (uint64_t)local << VOXEL_BITS | key;
-}
-
 /* A thread a point: its key into the table (linear probing), its slot's
  * count and kept point (first: the lowest index; nearest and random: the
  * least distance's bits or draw, the index in a second pass); a thread that
@@ -83,7 +69,7 @@ __global__ void hash_insert_kernel(const float *xyz, int64_t n, int64_t first, i
     if (!f.ok)
         return;
     const float *p = xyz + (c * n + i) * 3;
-    const uint64_t key = key_of(p, f, cell, local);
+    const uint64_t key = voxel_key(p, f, cell, local);
     uint64_t s = spread_hash(key) & (capacity - 1);
     for (;;) {
         const uint64_t was = atomicCAS((unsigned long long *)&table[s], (unsigned long long)EMPTY,
@@ -109,15 +95,14 @@ __global__ void hash_insert_kernel(const float *xyz, int64_t n, int64_t first, i
     }
     const double cells[3] = {cell.x, cell.y, cell.z};
     double v[3];
-    for (int k = 0; k < 3; k++)
-        v[k] = f.low[k] + (double)((key >> (PCB_GRID_AXIS_BITS * (2 - k))) & AXIS_MASK);
+    pcb_grid_key_voxel(key, f.low, v);
     /* a squared distance is >= 0: its bits order as the values do */
     atomicMin(&best[s], (unsigned long long)__double_as_longlong(centre_d2(p, v, f, cells)));
 }
 
 /* nearest, random: a thread a point at its slot's least distance or draw
  * offers its index */
-__global__ void hash_nearest_kernel(const float *xyz, int64_t n, int64_t first, int64_t count,
+__global__ void hash_keep_kernel(const float *xyz, int64_t n, int64_t first, int64_t count,
                                     double3 cell, int select, uint64_t seed, const frame *frames,
                                     const uint64_t *table,
                                     const unsigned long long *best, const int32_t *slot,
@@ -139,8 +124,7 @@ __global__ void hash_nearest_kernel(const float *xyz, int64_t n, int64_t first, 
     const uint64_t key = table[s];
     const double cells[3] = {cell.x, cell.y, cell.z};
     double v[3];
-    for (int k = 0; k < 3; k++)
-        v[k] = f.low[k] + (double)((key >> (PCB_GRID_AXIS_BITS * (2 - k))) & AXIS_MASK);
+    pcb_grid_key_voxel(key, f.low, v);
     const double d2 = centre_d2(xyz + (c * n + i) * 3, v, f, cells);
     if ((unsigned long long)__double_as_longlong(d2) == best[s])
         atomicMin(&keep[s], (int32_t)i); /* ties to the lowest index */
@@ -288,10 +272,10 @@ static int hash_compute(void *state)
             s->hits, s->keep, s->best, s->slot, s->voxels, s->keys[0], s->vals[0]);
         PCB_CUDA_LAUNCHED("hash_insert_kernel");
         if (select != PCB_BALL_FIRST) {
-            hash_nearest_kernel<<<blocks, THREADS, 0, st>>>(s->xyz, n, first, count, cell,
+            hash_keep_kernel<<<blocks, THREADS, 0, st>>>(s->xyz, n, first, count, cell,
                                                             select, t->seed, s->frames,
                                                             s->table, s->best, s->slot, s->keep);
-            PCB_CUDA_LAUNCHED("hash_nearest_kernel");
+            PCB_CUDA_LAUNCHED("hash_keep_kernel");
         }
         int32_t voxels = 0; /* the one wait: the sort's size is the host's */
         PCB_CUDA_TRY(cudaMemcpyAsync(&voxels, s->voxels, sizeof voxels, cudaMemcpyDeviceToHost, st));

@@ -21,10 +21,7 @@
 
 extern "C" const pcb_impl pcb_grid_cuda_sort;
 
-enum { THREADS = 256, CLOUD_BITS = 7, MAX_CLOUDS = 1 << CLOUD_BITS, BIG = 32,
-       BIG_BLOCKS = 264 /* of 8 warps: 2 an SM of an H100 or H200 */ };
-#define VOXEL_BITS (3 * PCB_GRID_AXIS_BITS)
-#define AXIS_MASK ((uint64_t)PCB_GRID_AXIS_SPAN - 1)
+enum { THREADS = 256, BIG = 32, BIG_BLOCKS = 264 /* of 8 warps: 2 an SM of an H100 or H200 */ };
 
 typedef struct {
     int64_t batch, n;
@@ -50,12 +47,8 @@ __global__ void grid_key_kernel(const float *xyz, int64_t n, int64_t first, int6
     const int64_t local = g / n, i = g % n;
     const frame f = frames[first + local];
     const float *p = xyz + ((first + local) * n + i) * 3;
-    const double cells[3] = {cell.x, cell.y, cell.z};
-    uint64_t key = 0;
-    for (int k = 0; k < 3 && f.ok; k++)
-        key = (key << PCB_GRID_AXIS_BITS) |
-              (uint64_t)(voxel_coord(coord_of(p + k), f.origin[k], cells[k]) - f.low[k]);
-    keys[g] = (uint64_t)local << VOXEL_BITS | key;
+    /* a cloud that does not fit: every point voxel 0 (its rows stay -1) */
+    keys[g] = f.ok ? voxel_key(p, f, cell, local) : (uint64_t)local << VOXEL_BITS;
     vals[g] = (int32_t)i;
 }
 
@@ -110,8 +103,7 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
     } else if (select == PCB_BALL_NEAREST) {
         const double cells[3] = {cell.x, cell.y, cell.z};
         double v[3];
-        for (int k = 0; k < 3; k++)
-            v[k] = f.low[k] + (double)((keys[s] >> (PCB_GRID_AXIS_BITS * (2 - k))) & AXIS_MASK);
+        pcb_grid_key_voxel(keys[s], f.low, v);
         const float *p = xyz + c * n * 3;
         double best = centre_d2(p + 3 * (int64_t)keep, v, f, cells);
         for (int64_t j = s + 1; j < e; j++) { /* increasing index: ties keep the first */
@@ -145,8 +137,7 @@ __global__ void __launch_bounds__(THREADS)
         const int64_t local = (int64_t)(keys[s] >> VOXEL_BITS), c = first + local;
         const frame f = frames[c];
         double v[3];
-        for (int k = 0; k < 3; k++)
-            v[k] = f.low[k] + (double)((keys[s] >> (PCB_GRID_AXIS_BITS * (2 - k))) & AXIS_MASK);
+        pcb_grid_key_voxel(keys[s], f.low, v);
         const float *p = xyz + c * n * 3;
         uint64_t best = ~(uint64_t)0; /* a distance's bits (>= 0: ordered as values) or a draw */
         int32_t keep = INT32_MAX;

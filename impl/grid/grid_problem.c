@@ -3,23 +3,33 @@
  * and the inverse map, counts), its judge, a sample, and pcb_grid. */
 #include <math.h>
 
+#include "grid.h"
 #include "impl/problem.h"
 
-static int check(const pcb_task *t)
+int pcb_grid_check_frame(const pcb_task *t, const char *problem)
 {
     int rc = pcb_check_cloud("cloud", t->a, t->batch, t->n, t->memory, t->lengths_a);
     if (rc != PCB_OK)
         return rc;
     for (int k = 0; k < 3; k++) {
         if (!(t->cell[k] > 0 && isfinite(t->cell[k])))
-            return pcb_fail(PCB_EINVAL, "grid: cell %c %g: need a finite size > 0", "xyz"[k],
-                            t->cell[k]);
+            return pcb_fail(PCB_EINVAL, "%s: cell %c %g: need a finite size > 0", problem,
+                            "xyz"[k], t->cell[k]);
         if (t->origin_given && !isfinite(t->origin[k]))
-            return pcb_fail(PCB_EINVAL, "grid: origin %c %g: need a finite number", "xyz"[k],
-                            t->origin[k]);
+            return pcb_fail(PCB_EINVAL, "%s: origin %c %g: need a finite number", problem,
+                            "xyz"[k], t->origin[k]);
     }
     if (t->origin_given != 0 && t->origin_given != 1)
-        return pcb_fail(PCB_EINVAL, "grid: origin_given %d: need 0 or 1", (int)t->origin_given);
+        return pcb_fail(PCB_EINVAL, "%s: origin_given %d: need 0 or 1", problem,
+                        (int)t->origin_given);
+    return PCB_OK;
+}
+
+static int check(const pcb_task *t)
+{
+    int rc = pcb_grid_check_frame(t, "grid");
+    if (rc != PCB_OK)
+        return rc;
     if (t->select != PCB_BALL_FIRST && t->select != PCB_BALL_NEAREST &&
         t->select != PCB_GRID_RANDOM)
         return pcb_fail(PCB_EINVAL, "grid: unknown selection %d (first %d, nearest %d, random "

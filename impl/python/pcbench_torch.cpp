@@ -252,6 +252,17 @@ at::DimVector shaped(const Tensor &like, std::initializer_list<int64_t> rest)
     return s;
 }
 
+// Two groups of n rows a cloud, (2, [B,] n): grid's and serialize's rows,
+// then the inverse map.
+at::DimVector two_groups(const Tensor &like, int64_t n)
+{
+    at::DimVector s{2};
+    if (like.dim() == 3)
+        s.push_back(like.size(0));
+    s.push_back(n);
+    return s;
+}
+
 // nn (k 0: one a query) and knn: each query's nearest indices and squared
 // distances.
 std::tuple<Tensor, Tensor> nearest(const char *fn, pcb_problem problem, const Tensor &ref,
@@ -449,11 +460,7 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
         }
     }
     c.choose();
-    at::DimVector shape{2};
-    if (xyz.dim() == 3)
-        shape.push_back(xyz.size(0));
-    shape.push_back(n);
-    Indices idx(c, shape, xyz);
+    Indices idx(c, two_groups(xyz, n), xyz);
     Tensor count = at::empty(shaped(xyz, {n}), xyz.options().dtype(at::kInt));
     c.result.count = count.data_ptr<int32_t>();
     c.run();
@@ -499,11 +506,7 @@ std::tuple<Tensor, Tensor> serialize_cuda(const Tensor &xyz, at::ArrayRef<double
             library_error("serialize", rc);
     }
     c.choose();
-    at::DimVector shape{2};
-    if (xyz.dim() == 3)
-        shape.push_back(xyz.size(0));
-    shape.push_back(n);
-    Indices idx(c, shape, xyz);
+    Indices idx(c, two_groups(xyz, n), xyz);
     Tensor code = at::empty(shaped(xyz, {n}), xyz.options().dtype(at::kLong));
     c.result.code = code.data_ptr<int64_t>();
     c.run();

@@ -27,31 +27,14 @@
 #define PCB_SERIALIZE_H
 
 #include "impl/grid/grid.h"
+#include "impl/spatial.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#if defined(__CUDACC__)
-#define PCB_CURVE_FN static __host__ __device__ __forceinline__
-#else
-#define PCB_CURVE_FN static inline
-#endif
-
-/* The low 21 bits of v spread to every third bit (bit i to bit 3i). */
-PCB_CURVE_FN uint64_t pcb_curve_spread(uint64_t v)
-{
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x1f00000000ffffull;
-    v = (v | v << 16) & 0x1f0000ff0000ffull;
-    v = (v | v << 8) & 0x100f00f00f00f00full;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-    v = (v | v << 2) & 0x1249249249249249ull;
-    return v;
-}
-
-/* Every third bit of v (bit 3i to bit i): spread's inverse. */
-PCB_CURVE_FN uint32_t pcb_curve_compact(uint64_t v)
+/* Every third bit of v (bit 3i to bit i): sp_spread's inverse (spatial.h). */
+PCB_GRID_FN uint32_t pcb_curve_compact(uint64_t v)
 {
     v &= 0x1249249249249249ull;
     v = (v | v >> 2) & 0x10c30c30c30c30c3ull;
@@ -62,13 +45,16 @@ PCB_CURVE_FN uint32_t pcb_curve_compact(uint64_t v)
     return (uint32_t)v;
 }
 
-PCB_CURVE_FN uint64_t pcb_morton3(uint32_t x, uint32_t y, uint32_t z)
+PCB_GRID_FN uint64_t pcb_morton3(uint32_t x, uint32_t y, uint32_t z)
 {
-    return pcb_curve_spread(x) << 2 | pcb_curve_spread(y) << 1 | pcb_curve_spread(z);
+    return sp_spread(x) << 2 | sp_spread(y) << 1 | sp_spread(z);
 }
 
-/* Skilling's transform, axes to the transposed index, then interleaved. */
-PCB_CURVE_FN uint64_t pcb_hilbert3(uint32_t x, uint32_t y, uint32_t z, int depth)
+/* Skilling's transform, axes to the transposed index, then interleaved: 21
+ * bits an axis in 64-bit codes. spatial.h's sp_hilbert_cells is the same
+ * transform at 10 bits in 32-bit arithmetic, kept apart for the spatial
+ * indexes' kernels (tests/test_serialize.c holds the two equal). */
+PCB_GRID_FN uint64_t pcb_hilbert3(uint32_t x, uint32_t y, uint32_t z, int depth)
 {
     uint32_t X[3] = {x, y, z};
     const uint32_t top = 1u << (depth - 1);
@@ -93,7 +79,7 @@ PCB_CURVE_FN uint64_t pcb_hilbert3(uint32_t x, uint32_t y, uint32_t z, int depth
 }
 
 /* The transposed index back to the axes (Skilling's inverse). */
-PCB_CURVE_FN void pcb_hilbert3_decode(uint64_t h, int depth, uint32_t out[3])
+PCB_GRID_FN void pcb_hilbert3_decode(uint64_t h, int depth, uint32_t out[3])
 {
     uint32_t X[3] = {pcb_curve_compact(h >> 2), pcb_curve_compact(h >> 1), pcb_curve_compact(h)};
     uint32_t t = X[2] >> 1; /* Gray decode */
@@ -115,13 +101,13 @@ PCB_CURVE_FN void pcb_hilbert3_decode(uint64_t h, int depth, uint32_t out[3])
 }
 
 /* A voxel's index on curve (a pcb_curve) at depth. */
-PCB_CURVE_FN uint64_t pcb_curve_index(int curve, int depth, uint32_t x, uint32_t y, uint32_t z)
+PCB_GRID_FN uint64_t pcb_curve_index(int curve, int depth, uint32_t x, uint32_t y, uint32_t z)
 {
     return curve == PCB_CURVE_HILBERT ? pcb_hilbert3(x, y, z, depth) : pcb_morton3(x, y, z);
 }
 
 /* The bits of v (0 for 0). */
-PCB_CURVE_FN int pcb_curve_bits(uint64_t v)
+PCB_GRID_FN int pcb_curve_bits(uint64_t v)
 {
     int b = 0;
     while (v >> b)

@@ -10,20 +10,9 @@
 
 static int check(const pcb_task *t)
 {
-    int rc = pcb_check_cloud("cloud", t->a, t->batch, t->n, t->memory, t->lengths_a);
+    int rc = pcb_grid_check_frame(t, "serialize");
     if (rc != PCB_OK)
         return rc;
-    for (int k = 0; k < 3; k++) {
-        if (!(t->cell[k] > 0 && isfinite(t->cell[k])))
-            return pcb_fail(PCB_EINVAL, "serialize: cell %c %g: need a finite size > 0",
-                            "xyz"[k], t->cell[k]);
-        if (t->origin_given && !isfinite(t->origin[k]))
-            return pcb_fail(PCB_EINVAL, "serialize: origin %c %g: need a finite number",
-                            "xyz"[k], t->origin[k]);
-    }
-    if (t->origin_given != 0 && t->origin_given != 1)
-        return pcb_fail(PCB_EINVAL, "serialize: origin_given %d: need 0 or 1",
-                        (int)t->origin_given);
     if (t->curve != PCB_CURVE_MORTON && t->curve != PCB_CURVE_HILBERT)
         return pcb_fail(PCB_EINVAL, "serialize: unknown curve %d (morton %d, hilbert %d)",
                         (int)t->curve, PCB_CURVE_MORTON, PCB_CURVE_HILBERT);

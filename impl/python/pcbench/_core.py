@@ -177,6 +177,21 @@ def _run(cloud, task, impl, result):
     return _n.lib.pcb_impl_name(_call(cloud, cloud.fn, run)).decode()
 
 
+def _run_indices(cloud, task, impl, shape, result):
+    """_run on CUDA with the indices' output (shape) made in the chosen
+    implementation's type: int64 where it writes pcb_result.index64 (no cast
+    after the run), else int32; returned as int64."""
+    def run(finite):
+        chosen = _n.implementation(task, _n.CUDA, impl)
+        wide = bool(_n.lib.pcb_impl_index64(chosen))
+        idx = cloud.empty(shape, "int64" if wide else "int32", as_is=True)
+        result.finite = finite
+        setattr(result, "index64" if wide else "index", _ptr(idx))
+        _n.run(chosen, task, result)
+        return idx
+    return _int64(_call(cloud, cloud.fn, run))
+
+
 def _run_ragged(cloud, task, lengths, impl, result, outputs, one):
     """_run on a ragged task (lengths: (a's, b's) arrays or None). Where the
     library says that the CUDA implementation that would run it does not

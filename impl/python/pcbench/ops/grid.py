@@ -5,8 +5,8 @@ import ctypes
 
 from .. import _core
 from .. import _native as _n
-from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _numpy,
-                     _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged,
+from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _numpy,
+                     _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_indices, _run_ragged,
                      _integer, _torch, _triple)
 from .. import _ragged as _r
 from .._native import PcbenchError
@@ -102,16 +102,7 @@ def _grid_direct(xyz, cell, origin, select, impl, seed=0):
         idx = c.empty(shape, "int32", as_is=True)
         _run(c, task, impl, _n.Result(index=_ptr(idx), count=_ptr(count)))
         return _int64(idx), count
-
-    def run(finite):  # int64 indices from the start where the implementation writes them
-        chosen = _n.implementation(task, _n.CUDA, impl)
-        wide = bool(_n.lib.pcb_impl_index64(chosen))
-        idx = c.empty(shape, "int64" if wide else "int32", as_is=True)
-        out = _n.Result(count=_ptr(count), finite=finite)
-        setattr(out, "index64" if wide else "index", _ptr(idx))
-        _n.run(chosen, task, out)
-        return idx
-    return _int64(_call(c, "grid", run)), count
+    return _run_indices(c, task, impl, shape, _n.Result(count=_ptr(count))), count
 
 
 def _grid_ragged(xyz, cell, origin, select, impl, lengths, seed=0):

@@ -6,8 +6,9 @@ import ctypes
 
 from .. import _core
 from .. import _native as _n
-from .._core import (_as_op, _call, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _numpy,
-                     _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _torch, _triple)
+from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _judge, _numpy,
+                     _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_indices, _torch,
+                     _triple)
 from .. import _ragged as _r
 
 
@@ -103,16 +104,7 @@ def _serialize(xyz, cell, origin, curve, depth, impl, lengths):
         idx = c.empty(shape, "int32", as_is=True)
         _run(c, task, impl, _n.Result(index=_ptr(idx), code=_ptr(code)))
         return code, _int64(idx)
-
-    def run(finite):  # int64 indices from the start where the implementation writes them
-        chosen = _n.implementation(task, _n.CUDA, impl)
-        wide = bool(_n.lib.pcb_impl_index64(chosen))
-        idx = c.empty(shape, "int64" if wide else "int32", as_is=True)
-        out = _n.Result(code=_ptr(code), finite=finite)
-        setattr(out, "index64" if wide else "index", _ptr(idx))
-        _n.run(chosen, task, out)
-        return idx
-    return code, _int64(_call(c, "serialize", run))
+    return code, _run_indices(c, task, impl, shape, _n.Result(code=_ptr(code)))
 
 
 def check_serialize(xyz, code, order, inverse, size, curve="hilbert", depth=None, origin=None,
@@ -155,7 +147,12 @@ def _curve_call(fn, entry, values, depth, curve, encode):
         raise ValueError("pcbench.%s: need voxel coordinates (..., 3), not shape %s"
                          % (fn, a.shape))
     out = np.empty(a.shape[:-1] if encode else a.shape + (3,), dtype="int64")
-    _n.check(entry(which, d, a.ctypes.data, a.size // 3 if encode else a.size, out.ctypes.data))
+    try:
+        _n.check(entry(which, d, a.ctypes.data, a.size // 3 if encode else a.size,
+                       out.ctypes.data))
+    except ValueError as e:
+        e.args = ("pcbench.%s: %s" % (fn, e.args[0]),) + e.args[1:]
+        raise
     return torch.from_numpy(out) if torch is not None else out
 
 
