@@ -11,6 +11,7 @@
 
 #include "datasets/cloud.h"
 #include "impl/pcbench_judge.h"
+#include "knn/knn.h"
 #include "nn/nn.h"
 #include "nn/nn_grid.h"
 #include "testlib.h"
@@ -24,15 +25,13 @@ typedef struct {
 /* The grid of p's n points as the kernels build it; within a cell the
  * points go in decreasing index (the kernels' order there is the atomics'),
  * so the search's ties to the lower index are exercised. */
-static void replay_build(const float *p, int32_t n, replay *r)
+static void replay_build(const float *p, int32_t n, int64_t per_cell, replay *r)
 {
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int32_t i = 0; i < n; i++)
         for (int a = 0; a < 3; a++)
             lo[a] = fminf(lo[a], p[3 * i + a]), hi[a] = fmaxf(hi[a], p[3 * i + a]);
-    int64_t cells = 64;
-    while (cells < n)
-        cells *= 2;
+    const int64_t cells = grid_budget(n, per_cell);
     if (n == 0) /* no bounds folded in, as on the device */
         for (int a = 0; a < 3; a++)
             lo[a] = hi[a] = NAN;
@@ -72,7 +71,7 @@ static int64_t check_pair(const float *ref, int32_t n, const float *qry, int32_t
                           const char *what)
 {
     replay r;
-    replay_build(ref, n, &r);
+    replay_build(ref, n, 1, &r);
     int64_t evals = 0;
     int wrong = 0;
     for (int32_t i = 0; i < nq && wrong < 3; i++) {
@@ -174,6 +173,102 @@ static void test_replay_degenerate(void)
     free(ref), free(qry), free(uni), free(uq);
 }
 
+/* kNN through the same walk (knn_cuda_grid.cu's search): a row of k kept
+ * by (distance, index), candidates in cell order, the walk bounded by the
+ * row's last; every row must be naive's element for element, distances bit
+ * for bit. Returns the points the searches read. */
+static int64_t check_knn(const float *ref, int32_t n, const float *qry, int32_t nq, int32_t k,
+                         int64_t per_cell, const char *what)
+{
+    replay r;
+    replay_build(ref, n, per_cell, &r);
+    const int32_t len = k < n ? k : n;
+    float *want = malloc((size_t)k * sizeof *want), *got = malloc((size_t)k * sizeof *got);
+    int32_t *wi = malloc((size_t)k * sizeof *wi), *gi = malloc((size_t)k * sizeof *gi);
+    int64_t evals = 0;
+    int wrong = 0;
+    for (int32_t i = 0; i < nq && wrong < 3; i++) {
+        const float *q = qry + 3 * i;
+        pcb_knn_row_clear(want, wi, k);
+        for (int32_t j = 0; j < n; j++)
+            pcb_knn_offer(want, wi, len, pcb_nn_d2(ref + 3 * j, q), j);
+        pcb_knn_row_clear(got, gi, k);
+        grid_walk w;
+        uint32_t first, last;
+        grid_walk_start(&w, &r.cloud, q);
+        while (grid_walk_next(&w, &r.cloud, r.starts, q, got[len - 1], &first, &last))
+            for (uint32_t at = first; at < last; at++, evals++) {
+                const float *p = r.pts + 4 * (size_t)at;
+                pcb_knn_offer(got, gi, len, pcb_nn_d2(p, q), (int32_t)sp_float_bits(p[3]));
+            }
+        if (memcmp(got, want, (size_t)k * sizeof *got) ||
+            memcmp(gi, wi, (size_t)k * sizeof *gi)) {
+            int32_t s = 0;
+            while (s < k && gi[s] == wi[s] && !memcmp(got + s, want + s, sizeof *got))
+                s++;
+            fprintf(stderr, "%s, k %d, %lld a cell: query %d, slot %d: grid %g (point %d), "
+                    "naive %g (point %d)\n", what, k, (long long)per_cell, i, s, got[s], gi[s],
+                    want[s], wi[s]);
+            wrong++;
+        }
+    }
+    CHECK(wrong == 0);
+    free(want), free(got), free(wi), free(gi);
+    replay_free(&r);
+    return evals;
+}
+
+static void test_knn_replay(void)
+{
+    static const struct {
+        const char *ref, *qry;
+        int32_t n, nq;
+    } sets[] = {{"uniform", "uniform", 3000, 400},   {"sphere", "sphere", 3000, 400},
+                {"clusters", "clusters", 2000, 300}, {"duplicates", "duplicates", 2000, 300},
+                {"collinear", "uniform", 1500, 300}, {"offset", "offset", 2000, 300},
+                {"lidar", "lidar", 3000, 300},       {"uniform", "uniform", 5, 40}};
+    static const int32_t ks[] = {1, 3, 16, 64};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        float *ref = generated(sets[s].ref, sets[s].n, 140 + s);
+        float *qry = generated(sets[s].qry, sets[s].nq, 190 + s);
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (int64_t per_cell = 1; per_cell <= 8; per_cell *= 8) {
+                const int64_t evals = check_knn(ref, sets[s].n, qry, sets[s].nq, ks[ki],
+                                                per_cell, sets[s].ref);
+                if (!strcmp(sets[s].ref, "uniform") && sets[s].n >= 3000 && ks[ki] == 16)
+                    CHECK(evals < (int64_t)sets[s].n * sets[s].nq / 10); /* pruning works */
+            }
+        /* self: every query's own point at distance 0, duplicates' ties */
+        check_knn(ref, sets[s].n, ref, sets[s].nq < sets[s].n ? sets[s].nq : sets[s].n, 16, 4,
+                  "self");
+        free(ref), free(qry);
+    }
+}
+
+/* The degenerate clouds of the kNN walk: one place (every distance ties),
+ * a lattice (ties on cell boundaries), queries far outside. */
+static void test_knn_replay_degenerate(void)
+{
+    enum { N = 1728, NQ = 200 };
+    float *ref = malloc(N * 3 * sizeof *ref), *qry = malloc(NQ * 3 * sizeof *qry);
+    float *uq = generated("uniform", NQ, 5);
+    for (int i = 0; i < N * 3; i++)
+        ref[i] = 0.25f;
+    check_knn(ref, N, uq, NQ, 16, 4, "one place");
+    for (int i = 0; i < N; i++)
+        ref[3 * i] = (float)(i % 12), ref[3 * i + 1] = (float)(i / 12 % 12),
+        ref[3 * i + 2] = (float)(i / 144);
+    for (int i = 0; i < NQ; i++)
+        for (int a = 0; a < 3; a++)
+            qry[3 * i + a] = i % 2 ? (float)((i * 7 + a * 5) % 12) : roundf(uq[3 * i + a] * 22) / 2;
+    check_knn(ref, N, qry, NQ, 32, 1, "lattice");
+    check_knn(ref, N, qry, NQ, 7, 4, "lattice");
+    for (int i = 0; i < NQ * 3; i++)
+        qry[i] = (uq[i] - 0.5f) * 2e3f;
+    check_knn(ref, N, qry, NQ, 16, 4, "queries outside");
+    free(ref), free(qry), free(uq);
+}
+
 /* The shape's edge cases: no point (NaN bounds) and one place get one cell;
  * a line and a plane stay within the budget. */
 static void test_shape_edges(void)
@@ -191,4 +286,4 @@ static void test_shape_edges(void)
 }
 
 TEST_MAIN(T(test_replay_matches_naive), T(test_replay_self), T(test_replay_degenerate),
-          T(test_shape_edges))
+          T(test_shape_edges), T(test_knn_replay), T(test_knn_replay_degenerate))

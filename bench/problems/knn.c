@@ -26,7 +26,9 @@ static bench_config *add(bench_config_list *l, const char *dataset, int64_t batc
 
 /* Where networks run it: self-kNN of training batches at k = 3-64 (DGCNN k =
  * 20, Point Transformer 16, PointNet++'s three_nn 3), three_nn's shape (4,096
- * queries into 1,024), and lidar sweeps at k = 8-32. */
+ * queries into 1,024), large object clouds (8 x 16,384 and 8 x 65,536), and
+ * lidar sweeps of 120,000 and 1,000,000 points at k = 8-64, self and against a
+ * second sweep. */
 static int networks(bench_config_list *l)
 {
     static const int64_t ks[] = {3, 8, 16, 20, 32, 64};
@@ -41,9 +43,16 @@ static int networks(bench_config_list *l)
         ok = add(l, "sphere", 16, 8192, 0, k, 1) != NULL;
     ok = ok && add(l, "sphere", 16, 16384, 0, 16, 1) && add(l, "uniform", 32, 1024, 0, 16, 1) &&
          add(l, "uniform", 16, 1024, 4096, 3, 0); /* three_nn: a layer into the coarser one */
-    for (int64_t k = 8; k <= 32 && ok; k *= 2)
+    /* large clouds, where a spatial index pays: 8 x 16,384 and 8 x 65,536 */
+    for (int64_t k = 8; k <= 64 && ok; k *= 2)
+        ok = add(l, "sphere", 8, 16384, 0, k, 1) != NULL;
+    ok = ok && add(l, "uniform", 8, 16384, 0, 16, 1) && add(l, "sphere", 8, 65536, 0, 16, 1) &&
+         add(l, "sphere", 8, 65536, 0, 64, 1) && add(l, "uniform", 8, 65536, 0, 16, 1);
+    /* lidar sweeps: queries from a second sweep (scan matching), and self */
+    for (int64_t k = 8; k <= 64 && ok; k *= 2)
         ok = add(l, "lidar", 1, 120000, 120000, k, 0) != NULL;
-    ok = ok && add(l, "lidar", 1, 1000000, 1000000, 16, 0);
+    ok = ok && add(l, "lidar", 1, 120000, 0, 16, 1) && add(l, "lidar", 1, 1000000, 1000000, 16, 0) &&
+         add(l, "lidar", 1, 1000000, 0, 16, 1);
     return ok ? PCB_OK : PCB_ENOMEM;
 }
 

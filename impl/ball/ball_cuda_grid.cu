@@ -242,7 +242,7 @@ static int ball_grid_make(const pcb_task *t, void **state)
 {
     const grid_sets sets = {{t->a, NULL}, {(int32_t)t->n, 0}, {NULL, NULL}, 1};
     grid_scratch *s = NULL;
-    int rc = grid_make("ball cuda_grid", &sets, t->batch, t->n > GRID_BRUTE_N, &s);
+    int rc = grid_make("ball cuda_grid", &sets, t->batch, 1, t->n > GRID_BRUTE_N, &s);
     if (rc == PCB_OK)
         *state = s;
     return rc;

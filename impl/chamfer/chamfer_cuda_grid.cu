@@ -18,7 +18,7 @@ static int cg_make(const pcb_task *t, void **scratch)
 {
     const grid_sets sets = both_sets(t, NULL, NULL);
     grid_scratch *s = NULL;
-    int rc = grid_make("chamfer cuda_grid", &sets, t->batch, 1, &s);
+    int rc = grid_make("chamfer cuda_grid", &sets, t->batch, 1, 1, &s);
     if (rc == PCB_OK)
         *scratch = s;
     return rc;

@@ -28,57 +28,6 @@ template <int K> struct knn_pace {
     static constexpr int step = K >= 16 ? 4 : 1, buf = K >= 16 ? 8 : 4;
 };
 
-/* (e, j) before (d, i): nearer, or as near with a lower index (padding's -1
- * read unsigned is last). */
-__device__ __forceinline__ bool knn_less(float e, int32_t j, float d, int32_t i)
-{
-    return e < d || (e == d && (uint32_t)j < (uint32_t)i);
-}
-
-/* Put (e, j) into the row (sorted, first len slots kept) if it comes before
- * the last: every slot computed at once from the old row (take[s]: e goes
- * at or before s), so the K steps do not wait on each other. Candidates
- * come in increasing index, so "e < d" puts an equal distance after. */
-template <int K>
-__device__ __forceinline__ void knn_insert(float (&d)[K], int32_t (&id)[K], float e, int32_t j,
-                                           int32_t len, float &bound)
-{
-#pragma unroll
-    for (int s = K - 1; s >= 0; s--) {
-        const bool take = s < len && e < d[s];
-        const bool before = s > 0 && e < d[s > 0 ? s - 1 : 0]; /* e goes before slot s */
-        const float nd = before ? d[s > 0 ? s - 1 : 0] : e;
-        const int32_t ni = before ? id[s > 0 ? s - 1 : 0] : j;
-        d[s] = take ? nd : d[s];
-        id[s] = take ? ni : id[s];
-        if (s == len - 1)
-            bound = d[s];
-    }
-}
-
-/* The K first of two sorted rows (lexicographic), into a: the elementwise
- * least of a and b reversed is a bitonic sequence holding them, which a
- * bitonic merge sorts. */
-template <int K>
-__device__ __forceinline__ void knn_merge(float (&d)[K], int32_t (&id)[K], const float (&bd)[K],
-                                          const int32_t (&bi)[K])
-{
-#pragma unroll
-    for (int s = 0; s < K; s++)
-        if (knn_less(bd[K - 1 - s], bi[K - 1 - s], d[s], id[s]))
-            d[s] = bd[K - 1 - s], id[s] = bi[K - 1 - s];
-#pragma unroll
-    for (int stride = K / 2; stride > 0; stride /= 2)
-#pragma unroll
-        for (int s = 0; s < K; s++)
-            if (!(s & stride) && knn_less(d[s + stride], id[s + stride], d[s], id[s])) {
-                const float td = d[s];
-                const int32_t ti = id[s];
-                d[s] = d[s + stride], id[s] = id[s + stride];
-                d[s + stride] = td, id[s + stride] = ti;
-            }
-}
-
 /* T threads a query (T = 1, 2, 4 or 8, neighbouring lanes), each over the
  * points of index = its part mod T, in increasing index, with a row of its
  * own; a nearer point than the row's last goes to a small buffer first, and
@@ -149,7 +98,7 @@ __global__ void __launch_bounds__(TILES_THREADS)
 #pragma unroll
                 for (int s = 0; s < KNN_BUF; s++)
                     if (s < held && bd[s] < bound)
-                        knn_insert<K>(d, id, bd[s], bi[s], len, bound);
+                        knn_insert<K, true>(d, id, bd[s], bi[s], len, bound);
                 held = 0;
             }
         }
@@ -157,7 +106,7 @@ __global__ void __launch_bounds__(TILES_THREADS)
 #pragma unroll
     for (int s = 0; s < KNN_BUF; s++)
         if (s < held && bd[s] < bound)
-            knn_insert<K>(d, id, bd[s], bi[s], len, bound);
+            knn_insert<K, true>(d, id, bd[s], bi[s], len, bound);
 #pragma unroll
     for (int off = 1; off < T; off *= 2) { /* butterfly: every lane of the query ends with all */
         float od[K];
@@ -293,8 +242,9 @@ extern "C" const pcb_impl pcb_knn_cuda_tiles = {
     .problem = PCB_KNN,
     .device = PCB_CUDA,
     .promise = {.exact = 1, .canonical = 1},
-    /* a brute force: on a 120k-point lidar sweep a k-d tree on 16 cores is as
-     * fast (H100 host, NOTES.md), beyond it faster (1M: 179 ms against 820) */
+    /* a brute force: cuda_grid is faster from 32 x 1,024 on (H200,
+     * NOTES.md); beyond 131,072 points a k-d tree on 16 cores is faster
+     * (1M: 179 ms against 820, H100) */
     .limits = {.max_n = 131072, .max_m = 0, .max_batch = 65535, .max_k = KNN_TILES_MAX_K,
                .best_max_n = 0},
     .cost = PCB_COST_ALL_PAIRS,

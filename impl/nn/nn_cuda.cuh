@@ -91,6 +91,62 @@ static inline int nn_cuda_device_ms(void *state, double *ms)
     return pcb_cuda_elapsed_ms(&((nn_cuda_base *)state)->ctx, ms);
 }
 
+/* ---- host runs of an implementation whose device runs take their scratch
+ * from the cache (NN's and kNN's cuda_grid): nn_cuda_base's buffers, and
+ * the scratch taken in prepare, so a loop of host runs makes it once. */
+typedef struct {
+    nn_cuda_base base; /* first: nn_cuda_sync, fetch and device_ms read it */
+    const pcb_cuda_maker *maker;
+    void *scratch;
+    int slot; /* the scratch's cache slot; -1: not kept (freed here) */
+} nn_cached_state;
+
+static inline void nn_cached_release(void *state)
+{
+    nn_cached_state *s = (nn_cached_state *)state;
+    if (!s)
+        return;
+    if (s->scratch && s->slot >= 0)
+        (void)pcb_cuda_cache_give(s->slot, s->base.ctx.stream);
+    pcb_cuda_ctx_free(&s->base.ctx); /* waits for queued work first */
+    if (s->scratch && s->slot < 0)
+        s->maker->release(s->scratch);
+    nn_cuda_base_free(&s->base);
+    free(s);
+}
+
+static inline int nn_cached_prepare(const pcb_task *t, void **state, const pcb_cuda_maker *maker)
+{
+    nn_cached_state *s = (nn_cached_state *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "%s %s: out of memory", pcb_problem_name(t->problem),
+                        maker->impl->name);
+    s->maker = maker, s->slot = -1;
+    int rc = nn_cuda_base_init(&s->base, t, maker->impl->name, 1);
+    if (rc == PCB_OK)
+        rc = pcb_cuda_cache_take(maker, t, &s->scratch, &s->slot);
+    if (rc != PCB_OK) {
+        nn_cached_release(s);
+        return rc;
+    }
+    *state = s;
+    return PCB_OK;
+}
+
+/* The maker's run on the uploaded clouds (and lengths), into the buffers. */
+static inline int nn_cached_compute(void *state)
+{
+    nn_cached_state *s = (nn_cached_state *)state;
+    pcb_task t = s->base.task; /* its lengths: the uploaded copies */
+    t.a = s->base.ref, t.b = s->base.qry, t.memory = PCB_MEM_DEVICE, t.stream = s->base.ctx.stream;
+    pcb_result out = {};
+    out.index = s->base.idx, out.dist2 = s->base.dist2;
+    int rc = pcb_cuda_begin(&s->base.ctx);
+    if (rc == PCB_OK)
+        rc = s->maker->run(s->scratch, &t, &out, s->base.ctx.stream);
+    return rc == PCB_OK ? pcb_cuda_end(&s->base.ctx) : rc;
+}
+
 /* ---- a device index's common part (pcb_index_ops): the reference's finite
  * copy, the event after whatever the index builds on it, the most queries
  * a cloud a search may ask. cuda_tiles keeps this alone, cuda_grid adds its

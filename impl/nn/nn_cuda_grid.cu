@@ -24,7 +24,7 @@ static int ng_make(const pcb_task *t, void **scratch)
 {
     const grid_sets sets = ref_sets(t, NULL);
     grid_scratch *s = NULL;
-    int rc = grid_make("nn cuda_grid", &sets, t->batch, 1, &s);
+    int rc = grid_make("nn cuda_grid", &sets, t->batch, 1, 1, &s);
     if (rc == PCB_OK)
         *scratch = s;
     return rc;
@@ -51,57 +51,11 @@ static int ng_launch(void *scratch, const pcb_task *t, pcb_result *out, cudaStre
     return rc == PCB_OK ? ng_search(s, t->b, t->nq, t->lengths_b, out, st) : rc;
 }
 
-/* ---- host runs: nn_cuda.cuh's buffers and the scratch ----------------------- */
-typedef struct {
-    nn_cuda_base base; /* first: nn_cuda_sync, fetch and device_ms read it */
-    void *scratch;
-    int slot; /* the scratch's cache slot; -1: not kept (freed here) */
-} ng_state;
-
 static const pcb_cuda_maker ng_maker = {&pcb_nn_cuda_grid, ng_make, grid_free, ng_launch};
-
-static void ng_release(void *state)
-{
-    ng_state *s = (ng_state *)state;
-    if (!s)
-        return;
-    if (s->scratch && s->slot >= 0)
-        (void)pcb_cuda_cache_give(s->slot, s->base.ctx.stream);
-    pcb_cuda_ctx_free(&s->base.ctx); /* waits for queued work first */
-    if (s->slot < 0)
-        grid_free(s->scratch);
-    nn_cuda_base_free(&s->base);
-    free(s);
-}
 
 static int ng_prepare(const pcb_task *t, void **state)
 {
-    ng_state *s = (ng_state *)calloc(1, sizeof *s);
-    if (!s)
-        return pcb_fail(PCB_ENOMEM, "nn cuda_grid: out of memory");
-    s->slot = -1;
-    int rc = nn_cuda_base_init(&s->base, t, "cuda_grid", 1);
-    if (rc == PCB_OK) /* a loop of host runs makes its scratch once */
-        rc = pcb_cuda_cache_take(&ng_maker, t, &s->scratch, &s->slot);
-    if (rc != PCB_OK) {
-        ng_release(s);
-        return rc;
-    }
-    *state = s;
-    return PCB_OK;
-}
-
-static int ng_compute(void *state)
-{
-    ng_state *s = (ng_state *)state;
-    pcb_task t = s->base.task; /* its lengths: the uploaded copies */
-    t.a = s->base.ref, t.b = s->base.qry, t.memory = PCB_MEM_DEVICE, t.stream = s->base.ctx.stream;
-    pcb_result out = {};
-    out.index = s->base.idx, out.dist2 = s->base.dist2;
-    int rc = pcb_cuda_begin(&s->base.ctx);
-    if (rc == PCB_OK)
-        rc = ng_launch(s->scratch, &t, &out, s->base.ctx.stream);
-    return rc == PCB_OK ? pcb_cuda_end(&s->base.ctx) : rc;
+    return nn_cached_prepare(t, state, &ng_maker);
 }
 
 static int ng_run_device(const pcb_task *t, pcb_result *out)
@@ -172,10 +126,10 @@ extern "C" const pcb_impl pcb_nn_cuda_grid = {
                "thread a query visiting the cells around it shell by shell",
     .available = pcb_cuda_available,
     .prepare = ng_prepare,
-    .compute = ng_compute,
+    .compute = nn_cached_compute,
     .sync = nn_cuda_sync,
     .fetch = nn_cuda_fetch,
-    .release = ng_release,
+    .release = nn_cached_release,
     .device_ms = nn_cuda_device_ms,
     .run_device = ng_run_device,
     .device_index = &ng_index_ops,

@@ -4,13 +4,14 @@
  * counts, one scan of the counts into cell starts, and the points gathered
  * in cell order with their indices; then the exact nearest neighbour of
  * every query, a thread each. The cells and the search are nn_grid.h's
- * (shared with the CPU replay of tests/test_grid.c). Included by
- * nn_cuda_grid.cu, chamfer_cuda_grid.cu and ball_cuda_grid.cu (which has its
- * own search).
+ * (shared with the CPU replay of tests/test_nn_grid.c). Included by
+ * nn_cuda_grid.cu and chamfer_cuda_grid.cu, and by ball_cuda_grid.cu and
+ * knn_cuda_grid.cu, which have their own searches.
  *
- * Each cloud has a fixed budget of cells (a power of two >= its points), so
- * the host allocates once a size and never waits for the bounds; a cloud
- * wider than its budget along one axis gets wider cells, slower but exact. */
+ * Each cloud has a fixed budget of cells (grid_budget: a power of two >= its
+ * points, or a fraction of them for kNN), so the host allocates once a size
+ * and never waits for the bounds; a cloud wider than its budget along one
+ * axis gets wider cells, slower but exact. */
 #ifndef PCB_NN_GRID_CUH
 #define PCB_NN_GRID_CUH
 
@@ -373,17 +374,17 @@ static int grid_alloc(grid_scratch *s)
     return PCB_OK;
 }
 
-/* Scratch for a batch of sets of these sizes (only their sizes are read):
- * nothing queued, nothing waited for. alloc 0 makes the sizes alone (ball
- * query's small clouds, which get no grid). */
-static int grid_make(const char *who, const grid_sets *sets, int64_t batch, int alloc,
-                     grid_scratch **out)
+/* Scratch for a batch of sets of these sizes (only their sizes are read),
+ * the cells a cloud grid_budget's for per_cell points a cell: nothing
+ * queued, nothing waited for. alloc 0 makes the sizes alone (ball query's
+ * small clouds, which get no grid). */
+static int grid_make(const char *who, const grid_sets *sets, int64_t batch, int64_t per_cell,
+                     int alloc, grid_scratch **out)
 {
-    int64_t cells = 64, most = sets->n[0];
+    int64_t most = sets->n[0];
     if (sets->nsets > 1 && sets->n[1] > most)
         most = sets->n[1];
-    while (cells < most)
-        cells *= 2;
+    const int64_t cells = grid_budget(most, per_cell);
     if (sets->nsets * batch * cells >= ((int64_t)1 << 32) ||
         grid_points(*sets, batch) >= ((int64_t)1 << 32))
         return pcb_fail(PCB_EUNSUPPORTED, "%s: %lld clouds of %lld cells exceed its 32-bit cell "

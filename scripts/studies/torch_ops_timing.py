@@ -89,7 +89,7 @@ def calls(pcbench, torch):
          lambda: pcbench.nn(a2, b2, impl="cuda_tiles"),
          lambda: bool(pcbench.check_nn(a2, b2, *pcbench.nn(a2, b2)))),
         ("knn 32 x 1,024, k 16", lambda: pcbench.knn(a, k=16),
-         lambda: pcbench.knn(a, k=16, impl="cuda_tiles"),
+         lambda: pcbench.knn(a, k=16, impl="cuda_grid"),
          lambda: bool(pcbench.check_knn(a, a, *pcbench.knn(a, k=16)))),
         ("ball_query 32 x 1,024, 512 centres, r 0.2, k 32",
          lambda: pcbench.ball_query(a, centres, 0.2, 32),

@@ -162,7 +162,7 @@ class PcbenchPython(TorchPeer):
         impl = {"fps": "cuda_pruned", "nn": by_size + " (index built in the call)",
                 "emd": "cuda_auction, max_gap %g or the configuration's" % (self.max_gap or 0),
                 "chamfer": "forward and backward (%s; pcb_chamfer_backward)" % by_size,
-                "knn": "cuda_tiles (canonical rows)",
+                "knn": "cuda_grid (canonical rows)",
                 "ball": "cuda_grid (the suite's selection, canonical rows)",
                 "grid": "cuda_sort (the suite's selection; counts and inverse map)",
                 "serialize": "cuda_sort (codes, order and inverse)"}[problem]
