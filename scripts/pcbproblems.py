@@ -92,7 +92,8 @@ TABLE = {p.name: p for p in [
                 c["dataset"], c["batch"], c["n"],
                 "self" if c.get("self") or "/self/" in c["id"] else "%d queries" % c["nq"],
                 _k(c)),
-            lambda c: " k%d" % c.get("k", 0),
+            lambda c: "%s k%d" % (" self" if c.get("self") or "/self/" in c["id"] else "",
+                                  c.get("k", 0)),
             # any order among equal distances
             lambda c, a, b, answer, peer: ["-r", a, "-q", b, "-k", str(c["k"]), "--answer",
                                            answer],

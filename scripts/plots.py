@@ -174,10 +174,10 @@ class Plotter:
                 f.write(" ".join(str(c) for c in row) + "\n")
         return path
 
-    def draw(self, name, title, xlabel, ylabel, body, logy=False, axis=()):
+    def draw(self, name, title, xlabel, ylabel, body, logy=False, axis=(), size=(960, 640)):
         """Write the plot; the title gets the machine and what measured it on a second line."""
-        for term, ext in (("pngcairo size 960,640 font 'Sans,11' noenhanced", "png"),
-                          ("svg size 960,640 dynamic font 'Sans,11' noenhanced", "svg")):
+        for term, ext in (("pngcairo size %d,%d font 'Sans,11' noenhanced" % size, "png"),
+                          ("svg size %d,%d dynamic font 'Sans,11' noenhanced" % size, "svg")):
             out = os.path.join(self.outdir, "%s-%s.%s" % (self.machine, name, ext))
             script = "\n".join([
                 "set terminal " + term,
@@ -473,16 +473,20 @@ def peer_plots(p, suites, peer_suites):
         floor = 10.0 ** (math.floor(math.log10(low)) - 1) if low < math.inf else 0
         plots = ["'%s' using %d:xtic(2) title '%s'" % (path, 3 + i, t.replace("'", ""))
                  for i, t in enumerate(titles)]
+        # many configurations: a wider canvas (48 px a group), labels turned further down
+        many = len(table) > 16
         p.draw(name, "%s%s: our fastest verified implementation beside the peers "
                "that answered right" % (problem.upper(), " (%s)" % select if select else ""), "configuration ([full]: suite full)",
                "median compute time (ms)", "plot " + ", \\\n     ".join(plots), logy=True,
                axis=["set style data histogram", "set style histogram clustered gap 1",
-                     "set style fill solid 0.8 border -1", "set xtics rotate by -20",
+                     "set style fill solid 0.8 border -1",
+                     "set xtics rotate by %d" % (-50 if many else -20),
                      "set yrange [%g:*]" % floor if floor else "set yrange [*:*]",
                      # the last rotated label runs past the last bar: room for all of it
                      # (about cos 20 deg of a character a character, less the bar group)
-                     "set rmargin %d" % max(8, int(0.85 * len(table[-1][1])) - 4),
-                     "set datafile missing 'NaN'"])
+                     "set rmargin %d" % max(8, int((0.6 if many else 0.85) * len(table[-1][1])) - 4),
+                     "set datafile missing 'NaN'"],
+               size=(max(960, 48 * len(table)), 760 if many else 640))
 
 
 def emd_loop_plots(p, root):

@@ -622,8 +622,8 @@ SUMMARY_ROWS = [
     ("NN", dict(problem="nn", dataset="lidar", batch=1, n=120000, nq=120000), "cuda_attempt2", "cuda_bvh"),
     ("EMD", dict(problem="emd", dataset="uniform", batch=32, n=4096), "cuda_auction_match", "cuda_auction"),
     ("EMD", dict(problem="emd", dataset="sphere", batch=32, n=4096), "cuda_auction_match", "cuda_auction"),
-    ("kNN", dict(problem="knn", dataset="sphere", batch=16, n=4096, nq=4096, k=32), "cuda_brute",
-     "cuda_tiles"),
+    ("kNN", dict(problem="knn", dataset="sphere", batch=16, n=4096, nq=4096, k=16), "cuda_brute",
+     "cuda_grid"),
     ("ball, first", dict(problem="ball", dataset="uniform", batch=32, n=16384, nq=4096,
                          select="first"), "cuda_classic", "cuda_grid"),
     ("ball, nearest", dict(problem="ball", dataset="uniform", batch=32, n=16384, nq=4096,
@@ -647,17 +647,38 @@ SUMMARY_PEER_ROWS = [
 ]
 
 
-def summary_peers(m, peers):
+def newest(machines, docs_of):
+    """The machine whose figure of a row is newest, its document(s) and a mark
+    naming it when it is not the first machine (the front door's own); None
+    when no machine has the row. docs_of(machine): a tuple of documents whose
+    first is dated, or None."""
+    best = None
+    for i, m in enumerate(machines):
+        docs = docs_of(m)
+        if docs and (best is None or docs[0]["env"].get("date", "") > best[1][0]["env"].get("date", "")):
+            best = (i, docs)
+    if best is None:
+        return None
+    i, docs = best
+    return machines[i], docs, "" if i == 0 else " (%s)" % machines[i].label
+
+
+def summary_peers(machines, peers):
     """Ours beside the fastest GPU library answering right, from the peers' run
-    (suite seed, else full: ours from the same suite)."""
+    (suite seed, else full: ours from the same suite), on the machine that
+    measured the row last."""
     rows = []
     for want in SUMMARY_PEER_ROWS:
-        suite, pd = next(((s, p) for s in HEADLINE_SUITES for p in peers.get(s, [])
-                          if all(p["config"].get(k) == v for k, v in want.items())
-                          and not p["config"].get("max_gap")), (None, None))
-        doc = find(m.suites.get(suite, []), **want) if pd else None
-        if not pd or not doc:
+        def docs_of(m):
+            suite, pd = next(((s, p) for s in HEADLINE_SUITES for p in peers.get(m.name, {}).get(s, [])
+                              if all(p["config"].get(k) == v for k, v in want.items())
+                              and not p["config"].get("max_gap")), (None, None))
+            doc = find(m.suites.get(suite, []), **want) if pd else None
+            return (pd, doc, suite) if doc else None
+        got = newest(machines, docs_of)
+        if not got:
             continue
+        (pd, doc, suite), where = got[1], got[2]
         py = R.ours_python(pd)
         py_ms = R.peer_ms(py) if py else None
         fp = R.fastest_peer(pd, "cuda")
@@ -665,7 +686,7 @@ def summary_peers(m, peers):
                             R.PEER_STATUS.get(e["status"], e["status"]).strip("*").lower())
                for e in pd.get("results", []) if e.get("device") == "cuda" and e["peer"] != R.OURS_PY
                and e.get("status") in ("wrong", "not-a-bijection", "value-only", "crashed")]
-        rows.append([config_label(pd["config"]) + R.suite_mark(suite),
+        rows.append([config_label(pd["config"]) + R.suite_mark(suite) + where,
                      ours_cell(doc, False),
                      R.fmt_ms(py_ms) if py_ms else "-",
                      "%s %s (%s)" % (fp["peer"], R.fmt_ms(R.peer_ms(fp)),
@@ -685,21 +706,28 @@ def summary(results, peers=None):
     machines = [m for m in (Machine(name, suites) for name, suites in sorted(results.items())) if m.gpu]
     if not machines:
         return "No GPU results yet: `make bench` on a GPU machine, then `make tables`.\n"
-    m = machines[0]
-    rows = []
+    rows, others = [], []
     for problem, want, classic, ours in SUMMARY_ROWS:
-        d, mark = m.find(**want)
+        def docs_of(m):
+            d, mark = m.find(**want)
+            return (d, mark) if d and R.median_ms(R.entries(d).get(ours)) else None
+        got = newest(machines, docs_of)
+        (d, mark), where = got[1] if got else ((None, ""), ""), got[2] if got else ""
+        if got and where and got[0] not in others:
+            others.append(got[0])
         e = R.entries(d) if d else {}
         a, b = R.median_ms(e.get(classic)), R.median_ms(e.get(ours))
-        rows.append([(config_label(d["config"]) if d else problem + " (not measured)") + mark,
+        rows.append([(config_label(d["config"]) if d else problem + " (not measured)") + mark + where,
                      "`%s` %s" % (classic, R.fmt_ms(a) if a else R.cell(e.get(classic)) or "-"),
                      "`%s` %s" % (ours, R.fmt_ms(b) if b else R.cell(e.get(ours)) or "-"),
                      R.fmt_x(a / b) if a and b else "-"])
+    elsewhere = "".join("; rows marked (%s): %s" % (o.label, R.hardware(o.suites)) for o in others)
     return md_table(["configuration", "the documents' kernel, ms", "ours, ms", "speedup"], rows) + (
-        "\nCompute (CUDA events), median, on %s; every answer verified before it is timed (EMD: "
-        "ours certified within 0.1%% of the optimum, the classic kernel's gap measured). All figures, "
-        "the CPU machines and the peers: [results/README.md](results/README.md).\n" % R.hardware(m.suites)
-    ) + summary_peers(m, (peers or {}).get(m.name, {}))
+        "\nCompute (CUDA events), median, on %s%s; each row from the machine that measured it last; "
+        "every answer verified before it is timed (EMD: ours certified within 0.1%% of the optimum, "
+        "the classic kernel's gap measured). All figures, the CPU machines and the peers: "
+        "[results/README.md](results/README.md).\n" % (R.hardware(machines[0].suites), elsewhere)
+    ) + summary_peers(machines, peers or {})
 
 
 def main():
