@@ -5,6 +5,8 @@ new inputs gives the uncaptured answers, and a call that cannot be captured
 says so without poisoning the process; FPS indices are distinct; tensors on
 a second GPU run there. Skipped without torch, the CUDA parts without a
 GPU, the two-GPU parts without two. Run by tests/python.sh (make test)."""
+import math
+
 import pytest
 
 import pcbench
@@ -154,6 +156,9 @@ def test_compiled_kernels_match_the_python_kernels():
                  (ops.knn.default(x, y, 7), pcbench._knn_direct(x, y, 7, None)),
                  ((ops.fps.default(x, 40, 3),), (pcbench._fps_direct(x, 40, 3, None),)),
                  (ops.chamfer_nearest.default(x, y), pcbench._chamfer_nearest_flat(x, y, None))]
+        for select in ("first", "nearest"):
+            pairs.append((ops.ball_query.default(x, y, 0.1, 9, select),
+                          pcbench.ops.ball._ball_direct(x, y, 0.1, 9, select, None)))
         if x.dim() == 3:
             pairs.append((ops.chamfer_value.default(x, y), pcbench._chamfer_value_direct(x, y)))
         for got, want in pairs:
@@ -173,7 +178,9 @@ def test_compiled_kernels_match_the_python_kernels():
               pcbench.ops.chamfer._chamfer_ragged(big, big, None, lbig, None)),
              ((ops.fps.default(x, 40, 3, lx),), (pcbench.ops.fps._fps_ragged(x, 40, 3, None, lx),)),
              (ops.chamfer_nearest.default(x, y, lx, ly),
-              pcbench.ops.chamfer._chamfer_ragged(x, y, None, lx, ly))]
+              pcbench.ops.chamfer._chamfer_ragged(x, y, None, lx, ly)),
+             (ops.ball_query.default(x, y, 0.1, 9, "nearest", lx, ly),
+              pcbench.ops.ball._ball_ragged(x, y, 0.1, 9, "nearest", None, lx, ly))]
     for got, want in pairs:
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
@@ -205,6 +212,27 @@ def test_compiled_kernels_match_the_python_kernels():
         ops.serialize.default(x, [0.05] * 3, None, "peano", 0)
     with pytest.raises(ValueError, match="depth 22: need 1 to 21 bits an axis"):
         ops.serialize.default(x, [0.05] * 3, None, "morton", 22)
+    # EMD: the auction's matchings may differ between runs (its bids race), so each
+    # answer is held to its contract: a bijection certified within the gap, the value
+    # the matching's mean distance; a ragged batch pair by pair
+    e, p = clouds(12, 3, 600, device="cuda"), clouds(11, 3, 600, device="cuda")
+    for got in (ops.emd.default(e, p, 0.01), pcbench.ops.emd._emd_direct(e, p, 0.01, None)):
+        match, value, bound = got
+        assert match.dtype == torch.int64 and value.dtype == bound.dtype == torch.float64
+        assert torch.equal(match.sort(-1).values, torch.arange(600, device="cuda").expand(3, -1))
+        assert bool((bound <= 0.01).all())
+        mean = (e - p.gather(1, match[..., None].expand(-1, -1, 3))).norm(dim=-1).double().mean(-1)
+        torch.testing.assert_close(value, mean, rtol=1e-5, atol=0)
+    match, value, bound = ops.emd.default(e, p, 0.01, torch.tensor([600, 0, 200], device="cuda"))
+    assert bool((match[1] == -1).all()) and bool((match[2, 200:] == -1).all())
+    assert torch.equal(match[2, :200].sort().values, torch.arange(200, device="cuda"))
+    assert math.isnan(value[1].item()) and bound[1].item() == 0
+    with pytest.raises(ValueError, match="as many points"):
+        ops.emd.default(x, y, 0.01)
+    with pytest.raises(ValueError, match="select must be 'first' or 'nearest', not 'far'"):
+        ops.ball_query.default(x, y, 0.1, 9, "far")
+    with pytest.raises(ValueError, match="radius must be a finite number > 0"):
+        ops.ball_query.default(x, y, -1.0, 9, "first")
     with pytest.raises(ValueError, match="ref_lengths\\[1\\] = 1001 is outside 0..1000"):
         ops.nn.default(x, y, torch.tensor([1, 1001, 0]), None)
     x = clouds(9, 2, 100, device="cuda")

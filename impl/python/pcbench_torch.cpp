@@ -1,6 +1,6 @@
 // pcbench_torch.cpp - the CUDA kernels of pcbench's PyTorch operators
-// (pcbench::nn, knn, fps, chamfer_nearest, chamfer_value, chamfer_backward,
-// grid, serialize)
+// (pcbench::nn, knn, ball_query, fps, chamfer_nearest, chamfer_value,
+// chamfer_backward, emd, grid, serialize)
 // and chamfer_value's autograd, compiled against one PyTorch (make
 // torch-ops). The Python package defines the operators' schemas and their
 // fake implementations, loads this library when it was built for the
@@ -23,6 +23,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -314,6 +315,56 @@ std::tuple<Tensor, Tensor> knn_cuda(const Tensor &ref, const Tensor &query, int6
     return nearest("knn", PCB_KNN, ref, query, k, ref_lengths, query_lengths);
 }
 
+// Ball query: (index ([B,] M, k) int64, count ([B,] M) int32), as the
+// Python kernels' _ball_direct and _ball_ragged: padding -1 past count (the
+// package applies pad="first" after the operator).
+std::tuple<Tensor, Tensor> ball_query_cuda(const Tensor &xyz, const Tensor &centres,
+                                           double radius, int64_t k, c10::string_view select,
+                                           const Lengths &xyz_lengths,
+                                           const Lengths &centres_lengths)
+{
+    const char *fn = "ball_query";
+    check_pair(xyz, centres, fn, "xyz", "centres");
+    const Lengths lx = device_lengths(xyz_lengths, xyz, fn, "xyz_lengths", xyz.size(-2));
+    const Lengths lc = device_lengths(centres_lengths, centres, fn, "centres_lengths",
+                                      centres.size(-2));
+    integer_in(k, fn, "k", 1, std::max<int64_t>(xyz.size(-2), PCB_PAD_K));
+    const std::string sel(select.data(), select.size());
+    TORCH_CHECK_VALUE(sel == "first" || sel == "nearest",
+                      "pcbench.ball_query: select must be 'first' or 'nearest', not '", sel, "'");
+    TORCH_CHECK_VALUE(radius > 0 && std::isfinite(radius), "pcbench.ball_query: radius must be "
+                      "a finite number > 0, not ", radius);
+    TORCH_CHECK_VALUE(std::isfinite(pcb_ball_r2(radius)), "pcbench.ball_query: radius ", radius,
+                      ": its float32 square is not finite");
+    c10::cuda::CUDAGuard guard(xyz.device());
+    const int64_t m = centres.size(-2);
+    Call c(fn, PCB_BALL, xyz);
+    c.task.nq = m, c.task.b = centres.data_ptr<float>(), c.task.k = k;
+    c.task.radius = radius, c.task.select = sel == "nearest" ? PCB_BALL_NEAREST : PCB_BALL_FIRST;
+    if ((lx || lc) && !c.choose_ragged(lx, lc)) { // cloud by cloud
+        Tensor idx = at::full(shaped(centres, {m, k}), -1, xyz.options().dtype(at::kLong));
+        Tensor count = at::zeros(shaped(centres, {m}), xyz.options().dtype(at::kInt));
+        const auto nx = host_lengths(lx, xyz.size(0), xyz.size(-2));
+        const auto nc = host_lengths(lc, xyz.size(0), m);
+        for (int64_t i = 0; i < xyz.size(0); i++)
+            if (nx[i] && nc[i]) {
+                auto [ci, cc] = ball_query_cuda(xyz.narrow(0, i, 1).narrow(1, 0, nx[i]),
+                                                centres.narrow(0, i, 1).narrow(1, 0, nc[i]),
+                                                radius, k, select, std::nullopt, std::nullopt);
+                idx[i].narrow(0, 0, nc[i]).copy_(ci[0]);
+                count[i].narrow(0, 0, nc[i]).copy_(cc[0]);
+            }
+        return {idx, count};
+    }
+    if (!lx && !lc)
+        c.choose();
+    Indices idx(c, shaped(centres, {m, k}), xyz);
+    Tensor count = at::empty(shaped(centres, {m}), xyz.options().dtype(at::kInt));
+    c.result.count = count.data_ptr<int32_t>();
+    c.run();
+    return {idx.int64(), count};
+}
+
 Tensor fps_cuda(const Tensor &xyz, int64_t m, int64_t start, const Lengths &lengths)
 {
     check_cloud(xyz, "fps", "xyz");
@@ -513,6 +564,51 @@ std::tuple<Tensor, Tensor> serialize_cuda(const Tensor &xyz, at::ArrayRef<double
     return {code, idx.int64()};
 }
 
+// EMD by the certified auction: (matching ([B,] N) int64, value and bound
+// ([B]) float64), as the Python kernels' _emd_direct and _emd_ragged; a
+// ragged batch pair by pair (-1 past a pair's points, an empty pair's value
+// NaN and its bound 0). emd_loss's matching is this operator.
+std::tuple<Tensor, Tensor, Tensor> emd_cuda(const Tensor &a, const Tensor &b, double max_gap,
+                                            const Lengths &lengths)
+{
+    const char *fn = "emd";
+    check_pair(a, b, fn, "a", "b");
+    const Lengths l = device_lengths(lengths, a, fn, "lengths", a.size(-2));
+    const int64_t n = a.size(-2);
+    TORCH_CHECK_VALUE(n == b.size(-2), "pcbench.emd: a and b must have as many points (", n,
+                      " and ", b.size(-2), ")");
+    TORCH_CHECK_VALUE(max_gap > 0 && max_gap <= 1, "pcbench.emd: max_gap ", max_gap,
+                      ": need a relative gap in (0, 1]");
+    c10::cuda::CUDAGuard guard(a.device());
+    const at::DimVector lead(a.sizes().begin(), a.sizes().end() - 2);
+    const auto doubles = a.options().dtype(at::kDouble);
+    if (l) { // pair by pair
+        const int64_t batch = a.size(0);
+        Tensor match = at::full({batch, n}, -1, a.options().dtype(at::kLong));
+        Tensor value = at::full({batch}, std::numeric_limits<double>::quiet_NaN(), doubles);
+        Tensor bound = at::zeros({batch}, doubles);
+        const auto sizes = host_lengths(l, batch, n);
+        for (int64_t i = 0; i < batch; i++)
+            if (sizes[i]) {
+                auto [cm, cv, cb] = emd_cuda(a.narrow(0, i, 1).narrow(1, 0, sizes[i]),
+                                             b.narrow(0, i, 1).narrow(1, 0, sizes[i]), max_gap,
+                                             std::nullopt);
+                match[i].narrow(0, 0, sizes[i]).copy_(cm[0]);
+                value[i].copy_(cv[0]);
+                bound[i].copy_(cb[0]);
+            }
+        return {match, value, bound};
+    }
+    Call c(fn, PCB_EMD, a);
+    c.task.nq = n, c.task.b = b.data_ptr<float>(), c.task.opt.max_gap = max_gap;
+    c.choose();
+    Indices match(c, shaped(a, {n}), a);
+    Tensor value = at::empty(lead, doubles), bound = at::empty(lead, doubles);
+    c.result.value = value.data_ptr<double>(), c.result.bound = bound.data_ptr<double>();
+    c.run();
+    return {match.int64(), value, bound};
+}
+
 // The value's forward: the indices stay int32 (the backward's input).
 std::tuple<Tensor, Tensor> chamfer_value_cuda(const Tensor &a, const Tensor &b)
 {
@@ -594,10 +690,12 @@ TORCH_LIBRARY_IMPL(pcbench, CUDA, m)
 {
     m.impl("nn", nn_cuda);
     m.impl("knn", knn_cuda);
+    m.impl("ball_query", ball_query_cuda);
     m.impl("fps", fps_cuda);
     m.impl("chamfer_nearest", chamfer_nearest_cuda);
     m.impl("chamfer_value", chamfer_value_cuda);
     m.impl("chamfer_backward", chamfer_backward_cuda);
+    m.impl("emd", emd_cuda);
     m.impl("grid", grid_cuda);
     m.impl("serialize", serialize_cuda);
 }
@@ -611,7 +709,8 @@ TORCH_LIBRARY_IMPL(pcbench, Autograd, m)
 // check's mode, for the package (through ctypes).
 extern "C" __attribute__((visibility("default"))) const char *pcbench_torch_ops(void)
 {
-    return "nn knn fps chamfer_nearest chamfer_value chamfer_backward grid serialize";
+    return "nn knn ball_query fps chamfer_nearest chamfer_value chamfer_backward emd grid "
+           "serialize";
 }
 
 extern "C" __attribute__((visibility("default"))) void pcbench_torch_finite_check(int mode)
