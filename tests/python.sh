@@ -1,6 +1,6 @@
 #!/bin/sh
 # python.sh PCBENCH - the Python package's tests (tests/test_python.py, test_ragged.py, and
-# tests/test_torch_ops.py where torch is importable) with
+# tests/test_torch_ops.py and test_compat.py where torch is importable) with
 # pytest, on the shared library that make test builds beside the tool
 # (BUILD/pic/libpcbench.so): numpy everywhere, torch's where it is
 # importable, CUDA's where torch sees a GPU. numpy and pytest come from the
@@ -24,7 +24,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "$PY" -m pytest -q -p no:cacheprovider -rs "$root/tests/test_python.py" "$root/tests/test_ragged.py" \
-    "$root/tests/test_torch_ops.py" >"$log" 2>&1
+    "$root/tests/test_torch_ops.py" "$root/tests/test_compat.py" >"$log" 2>&1
 rc=$?
 count() { grep -Eo "[0-9]+ $1" "$log" | tail -n 1 | cut -d' ' -f1; }
 pass=$(count passed) fail=$(count failed) skip=$(count skipped) errors=$(count error)

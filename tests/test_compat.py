@@ -1,0 +1,210 @@
+"""pytest: pcbench.compat.pytorch3d against PyTorch3D's documented behaviour,
+written here as brute force in float64 (PyTorch3D itself is built only on
+GPU hosts, by the peers' setup): kNN rows, knn_gather, ball query, farthest
+point sampling with lengths, per-cloud K and random starts, the chamfer
+distance's reductions, weights, normals and gradients; the signatures
+against a recorded copy of PyTorch3D's; 16-bit and float64 inputs. Skipped
+without torch. Run by tests/python.sh (make test)."""
+import inspect
+
+import pytest
+
+torch = pytest.importorskip("torch")
+p3d = pytest.importorskip("pcbench.compat.pytorch3d")
+
+# PyTorch3D's parameters (v0.7.8, commit 9381c40), recorded from its sources
+SIGNATURES = {
+    "knn_points": ["p1", "p2", "lengths1", "lengths2", "norm", "K", "version", "return_nn",
+                   "return_sorted"],
+    "knn_gather": ["x", "idx", "lengths"],
+    "ball_query": ["p1", "p2", "lengths1", "lengths2", "K", "radius", "return_nn"],
+    "sample_farthest_points": ["points", "lengths", "K", "random_start_point"],
+    "chamfer_distance": ["x", "y", "x_lengths", "y_lengths", "x_normals", "y_normals", "weights",
+                         "batch_reduction", "point_reduction", "norm", "single_directional",
+                         "abs_cosine"],
+}
+
+
+def clouds(seed, *shape):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(*shape, 3, generator=g)
+
+
+def brute_knn(p1, p2, l1, l2, k):
+    """Rows of (index, squared distance) in float64, ties to the lower index;
+    -1 / inf past a cloud's points and for padding queries."""
+    n, q = p1.shape[:2]
+    idx = torch.full((n, q, k), -1, dtype=torch.int64)
+    d2 = torch.full((n, q, k), float("inf"), dtype=torch.float64)
+    for i in range(n):
+        a, b = p1[i, :l1[i]].double(), p2[i, :l2[i]].double()
+        d = ((a[:, None] - b[None]) ** 2).sum(-1)
+        order = torch.sort(d, dim=1, stable=True).indices[:, :k]
+        idx[i, :l1[i], :order.shape[1]] = order
+        d2[i, :l1[i], :order.shape[1]] = d.gather(1, order)
+    return idx, d2
+
+
+def test_signatures_are_pytorch3ds():
+    for name, params in SIGNATURES.items():
+        got = [p.name for p in inspect.signature(getattr(p3d, name)).parameters.values()
+               if p.kind != p.KEYWORD_ONLY]
+        assert got == params, name
+
+
+def test_knn_points_rows_padding_and_gather():
+    p1, p2 = clouds(1, 3, 40), clouds(2, 3, 30)
+    l1, l2 = torch.tensor([40, 7, 0]), torch.tensor([30, 5, 12])
+    for k in (1, 4, 8):
+        got = p3d.knn_points(p1, p2, l1, l2, K=k, return_nn=True)
+        want_i, want_d = brute_knn(p1, p2, l1, l2, k)
+        assert torch.equal(got.idx, want_i)
+        torch.testing.assert_close(got.dists.double(), want_d, rtol=1e-6, atol=1e-7)
+        assert got.knn.shape == (3, 40, k, 3)
+        assert torch.equal(got.knn, p3d.knn_gather(p2, got.idx, l2))
+        assert bool((got.knn[got.idx < 0] == 0).all())
+        # PyTorch3D's layout: index 0 at distance 0 where there is no point
+        z = p3d.knn_points(p1, p2, l1, l2, K=k, pad="pytorch3d")
+        assert bool((z.idx[want_i < 0] == 0).all()) and bool((z.dists[want_i < 0] == 0).all())
+        assert torch.equal(z.idx[want_i >= 0], want_i[want_i >= 0])
+    full = p3d.knn_points(p1, p2, K=3)
+    assert full.knn is None and torch.equal(full.idx, brute_knn(p1, p2, [40] * 3, [30] * 3, 3)[0])
+
+
+def test_knn_points_gradients_and_dtypes():
+    p1, p2 = clouds(3, 2, 20).double().requires_grad_(), clouds(4, 2, 25).double().requires_grad_()
+    out = p3d.knn_points(p1, p2, K=3)
+    assert out.dists.dtype == torch.float64
+    out.dists.sum().backward()
+    assert p1.grad is not None and p2.grad is not None and p1.grad.abs().sum() > 0
+    torch.autograd.gradcheck(lambda a, b: p3d.knn_points(a, b, K=2).dists,
+                             (p1.detach().clone().requires_grad_(),
+                              p2.detach().clone().requires_grad_()))
+    for dtype in (torch.float16, torch.bfloat16):
+        a, b = clouds(5, 2, 30).to(dtype), clouds(6, 2, 30).to(dtype)
+        got = p3d.knn_points(a, b, K=4)
+        assert got.dists.dtype == dtype
+        want = brute_knn(a.float(), b.float(), [30, 30], [30, 30], 4)[0]
+        assert torch.equal(got.idx, want)  # exact for the rounded points
+
+
+def test_knn_points_refuses_what_it_cannot_do():
+    p1, p2 = clouds(1, 2, 10), clouds(2, 2, 10)
+    with pytest.raises(NotImplementedError, match="norm=1"):
+        p3d.knn_points(p1, p2, norm=1)
+    with pytest.raises(NotImplementedError, match="D = 2"):
+        p3d.knn_points(p1[..., :2], p2[..., :2])
+    with pytest.raises(ValueError, match="pad must be"):
+        p3d.knn_points(p1, p2, pad="zeros")
+    with pytest.raises(TypeError, match="Pointclouds"):
+        p3d.knn_points([p1], p2)
+
+
+def test_ball_query_first_inside_by_index():
+    p1, p2 = clouds(7, 2, 25), clouds(8, 2, 200)
+    l1, l2 = torch.tensor([25, 10]), torch.tensor([200, 60])
+    r, k = 0.3, 6
+    got = p3d.ball_query(p1, p2, l1, l2, K=k, radius=r)
+    for i in range(2):
+        for q in range(25):
+            row = got.idx[i, q]
+            if q >= l1[i]:
+                assert bool((row == -1).all())
+                continue
+            d = ((p2[i, :l2[i]] - p1[i, q]) ** 2).sum(-1)
+            inside = torch.nonzero(d < r * r).flatten()[:k]
+            assert torch.equal(row[:inside.numel()], inside)
+            assert bool((row[inside.numel():] == -1).all())
+            torch.testing.assert_close(got.dists[i, q, :inside.numel()], d[inside])
+            assert bool((got.dists[i, q, inside.numel():] == 0).all())
+    assert torch.equal(got.knn, p3d.knn_gather(p2, got.idx, l2))
+    assert p3d.ball_query(p1, p2, K=k, radius=r, return_nn=False).knn is None
+
+
+def brute_fps(x, m, start=0):
+    chosen, d = [start], ((x - x[start]) ** 2).sum(-1).double()
+    for _ in range(m - 1):
+        j = int(torch.argmax(d))  # the first of equal maxima
+        chosen.append(j)
+        d = torch.minimum(d, ((x - x[j]) ** 2).sum(-1).double())
+    return torch.tensor(chosen)
+
+
+def test_sample_farthest_points():
+    x = clouds(9, 3, 50)
+    lengths = torch.tensor([50, 20, 0])
+    pts, idx = p3d.sample_farthest_points(x, lengths, K=30)
+    assert idx.shape == (3, 30) and pts.shape == (3, 30, 3)
+    assert torch.equal(idx[0], brute_fps(x[0], 30))
+    assert torch.equal(idx[1, :20], brute_fps(x[1, :20], 20)) and bool((idx[1, 20:] == -1).all())
+    assert bool((idx[2] == -1).all()) and bool((pts[2] == 0).all())
+    assert torch.equal(pts[0], x[0, idx[0]])
+    # K a cloud, and K past the clouds' size
+    _, idx = p3d.sample_farthest_points(x, K=[5, 12, 60])
+    assert idx.shape == (3, 60)
+    assert torch.equal(idx[0, :5], brute_fps(x[0], 5)) and bool((idx[0, 5:] == -1).all())
+    assert torch.equal(idx[2, :50], brute_fps(x[2], 50)) and bool((idx[2, 50:] == -1).all())
+    # random starts: a sequence from some start within each cloud's points
+    torch.manual_seed(0)
+    _, idx = p3d.sample_farthest_points(x, lengths, K=8, random_start_point=True)
+    for i, n in enumerate(lengths.tolist()):
+        if n:
+            assert torch.equal(idx[i], brute_fps(x[i, :n], 8, int(idx[i, 0])))
+
+
+def brute_chamfer(x, y, xl, yl):
+    """Per-point squared distances to the nearest point of the other cloud,
+    both ways, zero past a cloud's points."""
+    cx = torch.zeros(x.shape[:2], dtype=torch.float64)
+    cy = torch.zeros(y.shape[:2], dtype=torch.float64)
+    for i in range(x.shape[0]):
+        a, b = x[i, :xl[i]].double(), y[i, :yl[i]].double()
+        d = ((a[:, None] - b[None]) ** 2).sum(-1)
+        cx[i, :xl[i]], cy[i, :yl[i]] = d.min(1).values, d.min(0).values
+    return cx, cy
+
+
+def test_chamfer_distance_reductions_and_weights():
+    x, y = clouds(10, 3, 40), clouds(11, 3, 30)
+    xl, yl = torch.tensor([40, 12, 25]), torch.tensor([30, 30, 9])
+    cx, cy = brute_chamfer(x, y, xl, yl)
+    close = lambda a, b: torch.testing.assert_close(a.double(), b, rtol=1e-5, atol=1e-7)  # noqa
+    loss, normals = p3d.chamfer_distance(x, y, xl, yl)
+    close(loss, (cx.sum(1) / xl + cy.sum(1) / yl).mean())
+    assert normals is None
+    close(p3d.chamfer_distance(x, y, xl, yl, batch_reduction="sum", point_reduction="sum")[0],
+          cx.sum() + cy.sum())
+    close(p3d.chamfer_distance(x, y, xl, yl, point_reduction="max", batch_reduction=None)[0],
+          torch.maximum(cx.max(1).values, cy.max(1).values))
+    got = p3d.chamfer_distance(x, y, xl, yl, point_reduction=None, batch_reduction=None)[0]
+    close(got[0], cx)
+    close(got[1], cy)
+    close(p3d.chamfer_distance(x, y, xl, yl, single_directional=True)[0],
+          (cx.sum(1) / xl).mean())
+    w = torch.tensor([1.0, 0.0, 2.0])
+    close(p3d.chamfer_distance(x, y, xl, yl, weights=w)[0],
+          ((cx.sum(1) / xl + cy.sum(1) / yl) * w.double()).sum() / 3)
+    with pytest.raises(ValueError, match="Batch reduction must be None"):
+        p3d.chamfer_distance(x, y, point_reduction=None)
+    with pytest.raises(ValueError, match="weights cannot be negative"):
+        p3d.chamfer_distance(x, y, weights=torch.tensor([1.0, -1.0, 1.0]))
+    with pytest.raises(NotImplementedError, match="norm=1"):
+        p3d.chamfer_distance(x, y, norm=1)
+
+
+def test_chamfer_distance_normals_and_gradient():
+    x, y = clouds(12, 2, 30).requires_grad_(), clouds(13, 2, 35).requires_grad_()
+    nx, ny = clouds(14, 2, 30) - 0.5, clouds(15, 2, 35) - 0.5
+    loss, normals = p3d.chamfer_distance(x, y, x_normals=nx, y_normals=ny, abs_cosine=False)
+    ix = torch.cdist(x.detach().double(), y.detach().double()).argmin(2)
+    iy = torch.cdist(y.detach().double(), x.detach().double()).argmin(2)
+    cos = torch.nn.functional.cosine_similarity
+    want = ((1 - cos(nx, ny.gather(1, ix[..., None].expand(-1, -1, 3)), dim=2, eps=1e-6)).mean(1)
+            + (1 - cos(ny, nx.gather(1, iy[..., None].expand(-1, -1, 3)), dim=2, eps=1e-6))
+            .mean(1)).mean()
+    torch.testing.assert_close(normals, want)
+    loss.backward()
+    assert x.grad.abs().sum() > 0 and y.grad.abs().sum() > 0
+    a, b = clouds(16, 2, 12).double(), clouds(17, 2, 14).double()
+    torch.autograd.gradcheck(lambda p, q: p3d.chamfer_distance(p, q)[0],
+                             (a.requires_grad_(), b.requires_grad_()))
