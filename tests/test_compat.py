@@ -208,3 +208,155 @@ def test_chamfer_distance_normals_and_gradient():
     a, b = clouds(16, 2, 12).double(), clouds(17, 2, 14).double()
     torch.autograd.gradcheck(lambda p, q: p3d.chamfer_distance(p, q)[0],
                              (a.requires_grad_(), b.requires_grad_()))
+
+
+# ---- torch_cluster ------------------------------------------------------------------
+tc = pytest.importorskip("pcbench.compat.torch_cluster")
+
+TC_SIGNATURES = {  # torch_cluster 1.6.3's parameters, recorded from its sources
+    "knn": ["x", "y", "k", "batch_x", "batch_y", "cosine", "num_workers", "batch_size"],
+    "knn_graph": ["x", "k", "batch", "loop", "flow", "cosine", "num_workers", "batch_size"],
+    "radius": ["x", "y", "r", "batch_x", "batch_y", "max_num_neighbors", "num_workers",
+               "batch_size"],
+    "radius_graph": ["x", "r", "batch", "loop", "max_num_neighbors", "flow", "num_workers",
+                     "batch_size"],
+    "fps": ["src", "batch", "ratio", "random_start", "batch_size", "ptr"],
+    "nearest": ["x", "y", "batch_x", "batch_y"],
+}
+
+
+def packed(seed, sizes):
+    """Packed points of clouds of these sizes and their sorted batch vector."""
+    x = clouds(seed, sum(sizes))
+    batch = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
+    return x, batch
+
+
+def brute_edges(x, y, bx, by, keep):
+    """Edges (y index, x index) of each y's chosen x points (keep(d2 of the
+    cloud's x points in index order) -> their local order), by y."""
+    rows, cols = [], []
+    for j in range(y.shape[0]):
+        members = torch.nonzero(bx == by[j]).flatten()
+        if not members.numel():
+            continue
+        d = ((x[members].double() - y[j].double()) ** 2).sum(-1)
+        chosen = members[keep(d)]
+        rows += [j] * chosen.numel()
+        cols += chosen.tolist()
+    return torch.tensor([rows, cols], dtype=torch.int64).reshape(2, -1)
+
+
+def test_torch_cluster_signatures():
+    for name, params in TC_SIGNATURES.items():
+        assert list(inspect.signature(getattr(tc, name)).parameters) == params, name
+
+
+def test_torch_cluster_knn_and_graph():
+    x, bx = packed(20, [30, 0, 12])
+    y, by = packed(21, [10, 5, 8])
+    got = tc.knn(x, y, 4, bx, by)
+    want = brute_edges(x, y, bx, by, lambda d: torch.sort(d, stable=True).indices[:4])
+    assert torch.equal(got, want)
+    # no cap on k: more than torch_cluster's 100
+    assert tc.knn(x, y, 150, bx, by).shape[1] == 10 * 30 + 8 * 12
+    g = tc.knn_graph(x, 3, bx)
+    own = brute_edges(x, x, bx, bx, lambda d: torch.sort(d, stable=True).indices[:4])
+    keep = own[0] != own[1]
+    assert torch.equal(g, torch.stack([own[1][keep], own[0][keep]]))
+    assert torch.equal(tc.knn_graph(x, 3, bx, flow="target_to_source"),
+                       torch.stack([own[0][keep], own[1][keep]]))
+    assert tc.knn_graph(x, 3, bx, loop=True).shape[1] == 3 * 42
+    with pytest.raises(NotImplementedError, match="cosine"):
+        tc.knn(x, y, 2, bx, by, cosine=True)
+
+
+def test_torch_cluster_radius_and_graph():
+    x, bx = packed(22, [200, 50])
+    y, by = packed(23, [20, 20])
+    r = 0.25
+    got = tc.radius(x, y, r, bx, by, max_num_neighbors=7)
+    want = brute_edges(x, y, bx, by, lambda d: torch.nonzero(d < r * r).flatten()[:7])
+    assert torch.equal(got, want)
+    g = tc.radius_graph(x, r, bx, max_num_neighbors=5)
+    own = brute_edges(x, x, bx, bx, lambda d: torch.nonzero(d < r * r).flatten()[:6])
+    keep = own[0] != own[1]
+    assert torch.equal(g, torch.stack([own[1][keep], own[0][keep]]))
+
+
+def test_torch_cluster_fps_and_nearest():
+    x, bx = packed(24, [40, 9, 25])
+    got = tc.fps(x, bx, ratio=0.5, random_start=False)
+    want = torch.cat([brute_fps(x[:40], 20), 40 + brute_fps(x[40:49], 5),
+                      49 + brute_fps(x[49:], 13)])
+    assert torch.equal(got, want)
+    assert torch.equal(tc.fps(x, ratio=0.5, random_start=False, ptr=[0, 40, 49, 74]), want)
+    torch.manual_seed(3)
+    rnd = tc.fps(x, bx, ratio=0.25)
+    assert rnd.numel() == 10 + 3 + 7
+    assert torch.equal(rnd[:10], brute_fps(x[:40], 10, int(rnd[0])))
+    y, by = packed(25, [11, 3, 6])
+    near = tc.nearest(x, y, bx, by)
+    for i in range(x.shape[0]):
+        members = torch.nonzero(by == bx[i]).flatten()
+        d = ((y[members].double() - x[i].double()) ** 2).sum(-1)
+        assert int(near[i]) == int(members[torch.argmin(d)])
+
+
+# ---- pointnet2_ops -------------------------------------------------------------------
+pn2 = pytest.importorskip("pcbench.compat.pointnet2")
+
+PN2_SIGNATURES = {  # pointnet2_ops' parameters (pointnet2_utils, commit b5ceb6d)
+    "furthest_point_sample": ["xyz", "npoint"],
+    "gather_operation": ["features", "idx"],
+    "ball_query": ["radius", "nsample", "xyz", "new_xyz"],
+    "grouping_operation": ["features", "idx"],
+    "three_nn": ["unknown", "known"],
+    "three_interpolate": ["features", "idx", "weight"],
+}
+
+
+def test_pointnet2_signatures():
+    for name, params in PN2_SIGNATURES.items():
+        assert list(inspect.signature(getattr(pn2, name)).parameters) == params, name
+
+
+def test_pointnet2_sampling_grouping_and_interpolation():
+    xyz = clouds(30, 2, 64) - 0.5  # centred: pointnet2_ops would skip its middle points
+    idx = pn2.furthest_point_sample(xyz, 16)
+    assert idx.dtype == torch.int32 and idx.shape == (2, 16)
+    for b in range(2):
+        assert torch.equal(idx[b].long(), brute_fps(xyz[b], 16))
+    feats = torch.rand(2, 5, 64, requires_grad=True)
+    g = pn2.gather_operation(feats, idx)
+    assert torch.equal(g, torch.stack([feats[b][:, idx[b].long()] for b in range(2)]))
+    g.sum().backward()
+    assert feats.grad.sum() == 2 * 5 * 16
+    centres = pn2.gather_operation(xyz.transpose(1, 2).contiguous(), idx).transpose(1, 2)
+    far = torch.cat([centres, torch.full((2, 1, 3), 9.0)], 1).contiguous()  # an empty ball
+    groups = pn2.ball_query(0.3, 6, xyz, far)
+    assert groups.dtype == torch.int32 and groups.shape == (2, 17, 6)
+    for b in range(2):
+        for q in range(16):
+            d = ((xyz[b] - far[b, q]) ** 2).sum(-1)
+            inside = torch.nonzero(d < 0.09).flatten()[:6]
+            row = groups[b, q].long()
+            assert torch.equal(row[:inside.numel()], inside)
+            assert bool((row[inside.numel():] == inside[0]).all())
+        assert bool((groups[b, 16] == -1).all())
+    grouped = pn2.grouping_operation(feats.detach(), groups)
+    assert grouped.shape == (2, 5, 17, 6) and bool((grouped[:, :, 16] == 0).all())
+    assert torch.equal(grouped[1, :, 3, 0], feats.detach()[1, :, groups[1, 3, 0].long()])
+    unknown, known = clouds(31, 2, 20), clouds(32, 2, 7)
+    dist, near = pn2.three_nn(unknown, known)
+    want_i, want_d = brute_knn(unknown, known, [20, 20], [7, 7], 3)
+    assert near.dtype == torch.int32 and torch.equal(near.long(), want_i)
+    torch.testing.assert_close(dist.double(), want_d.sqrt(), rtol=1e-6, atol=1e-7)
+    w = torch.rand(2, 20, 3)
+    f = torch.rand(2, 4, 7)
+    out = pn2.three_interpolate(f, near, w)
+    want = sum(w[:, None, :, s] * f.gather(2, near[:, None, :, s].long().expand(-1, 4, -1))
+               for s in range(3))
+    torch.testing.assert_close(out, want)
+    few = pn2.three_nn(unknown, known[:, :2].contiguous())  # fewer than 3 known points
+    assert bool((few[1][..., 2] == -1).all()) and bool(torch.isinf(few[0][..., 2]).all())
