@@ -27,7 +27,7 @@ class PcbenchError(RuntimeError):
 # the call can take; "torch": the torch paths; "cuda": the CUDA paths;
 # "host": numpy and torch's CPU)
 CASES = [
-    ("fps float64", "fps(X64(2, 50, 3), 5)", TypeError, "must be float32", None),
+    ("fps int32", "fps(X(2, 50, 3, dtype='int32'), 5)", TypeError, "must be float32", None),
     ("fps (B, N, 4)", "fps(X(2, 50, 4), 5)", ValueError,
      "xyz must be (B, N, 3) or (N, 3), not (2, 50, 4)", None),
     ("fps 4-D", "fps(X(2, 2, 50, 3), 5)", ValueError, "(B, N, 3) or (N, 3)", None),

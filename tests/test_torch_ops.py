@@ -460,3 +460,51 @@ def test_ddp_two_ranks():
     run = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count("parameters equal on every rank") == 2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_other_float_dtypes_are_searched_as_float32(device, dtype):
+    """float16, bfloat16 and float64 clouds: the answers of the float32
+    clouds they round to (the 16-bit ones exactly), distances float32; the
+    losses computed in float32 for 16-bit inputs, their gradients back in
+    the input's dtype; the judges take them; grid sampling refuses float64
+    (rounding would move points between voxels)."""
+    x, y = clouds(40, 2, 300, device=device).to(dtype), clouds(41, 2, 200, device=device).to(dtype)
+    fx, fy = x.float(), y.float()
+    pairs = [(pcbench.fps(x, 20), pcbench.fps(fx, 20)),
+             (pcbench.nn(x, y), pcbench.nn(fx, fy)),
+             (pcbench.knn(x, y, 6), pcbench.knn(fx, fy, 6)),
+             (pcbench.ball_query(x, y, 0.2, 8), pcbench.ball_query(fx, fy, 0.2, 8)),
+             (pcbench.chamfer_nearest(x, y), pcbench.chamfer_nearest(fx, fy))]
+    for got, want in pairs:
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert g.dtype == w.dtype and torch.equal(g, w)
+    assert bool(pcbench.check_knn(x, y, *pcbench.knn(x, y, 6)))
+    a = x.clone().requires_grad_()
+    loss = pcbench.chamfer(a, y)
+    assert loss.dtype == (torch.float64 if dtype == torch.float64 else torch.float32)
+    torch.testing.assert_close(loss.double(), pcbench.chamfer(fx, fy).double(),
+                               rtol=1e-5 if dtype != torch.float64 else 1e-4, atol=0)
+    loss.backward()
+    assert a.grad.dtype == dtype
+    match = pcbench.emd(x[:, :200].contiguous(), y, max_gap=1e-2)[0]
+    assert torch.equal(match.sort(-1).values, torch.arange(200, device=device).expand(2, -1))
+    if dtype == torch.float64:
+        with pytest.raises(TypeError, match="must be float32"):
+            pcbench.grid(x, 0.1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_autocast_regions_run_the_operators(device):
+    """Inside torch.autocast the operators take their clouds in float32."""
+    x = clouds(42, 2, 200, device=device)
+    want = pcbench.knn(x, k=5)
+    with torch.autocast(device_type=device, dtype=torch.bfloat16):
+        got = torch.ops.pcbench.knn.default(x.bfloat16(), x.bfloat16(), 5)
+        mixed = pcbench.chamfer(x.half(), x.flip(1).half())
+    assert got[1].dtype == torch.float32
+    assert torch.equal(got[0], pcbench.knn(x.bfloat16().float(), k=5)[0])
+    assert mixed.dtype == torch.float32 and torch.isfinite(mixed)
+    assert want[0].shape == got[0].shape

@@ -40,6 +40,22 @@ def _is_tensor(x):
     return t is not None and isinstance(x, t.Tensor)
 
 
+def _float32(x):
+    """A cloud as pcbench computes on it: a float16, bfloat16 or float64
+    tensor (a float16 or float64 array) rounded to float32, the 16-bit ones
+    exactly, so the answers are exact for the rounded points; anything else
+    as given, for the checks to name. Grid sampling and serialization take
+    float32 only: a float64 coordinate rounded would move points between
+    voxels."""
+    if _is_tensor(x):
+        torch = _torch()
+        return x.float() if x.dtype in (torch.float16, torch.bfloat16, torch.float64) else x
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and str(dtype) in ("float16", "float64"):
+        return x.astype("float32")
+    return x
+
+
 class _Cloud:
     """One checked input: its kind, device, pointer and shape."""
 
@@ -330,7 +346,8 @@ def _host(x, dtype, fn="check", name="array", count=None):
     elements it must have (the library reads exactly that many)."""
     np = _numpy()
     if _is_tensor(x):
-        x = x.detach().cpu().numpy()
+        x = x.detach().cpu()
+        x = (x.float() if x.dtype == _torch().bfloat16 else x).numpy()  # numpy has no bfloat16
     try:
         x = np.asarray(x)
     except (TypeError, ValueError) as e:
@@ -408,11 +425,20 @@ def _loss_inputs(a, b, fn):
     torch = _torch()
     if torch is None or not (_is_tensor(a) and _is_tensor(b)):
         raise TypeError("pcbench.%s: needs torch tensors" % fn)
-    if a.dtype not in (torch.float32, torch.float64) or b.dtype != a.dtype:
-        raise TypeError("pcbench.%s: a and b must both be float32 or float64 (%s, %s)"
-                        % (fn, a.dtype, b.dtype))
+    if (a.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+            or b.dtype != a.dtype):
+        raise TypeError("pcbench.%s: a and b must both be float32, float64, float16 or bfloat16 "
+                        "(%s, %s)" % (fn, a.dtype, b.dtype))
     # the pairing is computed on float32 copies; the loss in the inputs' dtype
     return a.detach().float().contiguous(), b.detach().float().contiguous()
+
+
+def _wide(x):
+    """A loss's tensor for its distances: 16-bit ones in float32 (through
+    autograd: the gradient comes back in the input's dtype), so nothing is
+    summed in 16 bits."""
+    torch = _torch()
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
 def _masked_mean(per_point, lengths):

@@ -51,6 +51,9 @@ def add(schema, kernel, fake):
     _lib.impl(name, kernel, "CPU")
     _cuda[name] = kernel
     torch.library.register_fake("pcbench::" + name)(fake)
+    # inside torch.autocast the clouds come in float32 (pcbench computes in it)
+    for device in ("cpu", "cuda"):
+        torch.library.register_autocast("pcbench::" + name, device, torch.float32, lib=_lib)
 
 
 def autograd(name, backward, setup_context):

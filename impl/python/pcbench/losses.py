@@ -5,7 +5,7 @@ import math
 
 from . import _ragged as _r
 from ._core import (_as_op, _Cloud, _gap, _gather, _integer, _is_tensor, _loss_inputs,
-                    _masked_mean, _ops, _pair_lengths, _reduce, _torch)
+                    _masked_mean, _ops, _pair_lengths, _reduce, _torch, _wide)
 from .ops.chamfer import _convention, chamfer_nearest
 from .ops.emd import _emd_direct, emd
 
@@ -19,6 +19,7 @@ def emd_loss(a, b, max_gap=1e-2, reduction="mean", lengths=None):
     pair's loss is NaN)."""
     fa, fb = _loss_inputs(a, b, "emd_loss")
     max_gap = _gap(max_gap, "emd_loss")
+    a, b = _wide(a), _wide(b)
     with _torch().no_grad():
         match = emd(fa, fb, max_gap=max_gap, lengths=lengths)[0]
     dist = (a - _gather(b, match.clamp(min=0))).norm(dim=-1)
@@ -99,6 +100,7 @@ class EMDLoss:
     def __call__(self, a, b, index):
         torch = _torch()
         fa, fb = _loss_inputs(a, b, "EMDLoss")
+        a, b = _wide(a), _wide(b)
         if fa.dim() != 3 or fa.shape[1] != self.points:
             raise ValueError("pcbench.EMDLoss: a must be (B, %d, 3), not %s"
                              % (self.points, tuple(a.shape)))
@@ -163,6 +165,7 @@ def chamfer(a, b, reduction="mean", convention="squared-mean-sum", a_lengths=Non
         return _reduce(per_pair, reduction, "chamfer")
     fa, fb = _loss_inputs(a, b, "chamfer")
     _ops.same_batch(fa, fb, "chamfer", ("a", "b"))  # shapes alone: torch.export traces it
+    a, b = _wide(a), _wide(b)
     with torch.no_grad():
         ia, _, ib, _ = chamfer_nearest(fa, fb)
 
@@ -185,6 +188,7 @@ def _chamfer_ragged_loss(a, b, reduction, words, a_lengths, b_lengths):
     distance, points, directions = words
     torch = _torch()
     fa, fb = _loss_inputs(a, b, "chamfer")
+    a, b = _wide(a), _wide(b)
     ca, cb = _Cloud(fa, "a", "chamfer"), _Cloud(fb, "b", "chamfer")
     la, lb = _pair_lengths(ca, cb, a_lengths, b_lengths, ("a", "b", "a_lengths", "b_lengths"))
     la = torch.full((ca.batch,), ca.n, device=fa.device) if la is None else la

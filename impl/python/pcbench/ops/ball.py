@@ -1,7 +1,7 @@
 """Ball query: pcbench.ball_query, its direct and ragged kernels, its
 operator pcbench::ball_query, and check_ball, the judge of anyone's rows."""
 from .. import _native as _n
-from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _integer, _judge,
+from .._core import (_as_op, _Cloud, _clouds, _float32, _host, _impl_name, _int64, _integer, _judge,
                      _numpy, _op_pair_lengths, _ops, _pair_lengths, _ptr, _radius, _run,
                      _run_ragged, _selection)
 
@@ -26,6 +26,7 @@ def ball_query(xyz, centres, radius, k, select="first", pad="none", impl=None,
     radius = _radius(radius, "ball_query")
     _selection(select, "ball_query")
     _impl_name(impl, "ball_query")
+    xyz, centres = _float32(xyz), _float32(centres)
     if _as_op(xyz, impl):
         idx, count = _ops.torch.ops.pcbench.ball_query.default(
             xyz.detach(), centres.detach(), float(radius), k, select,

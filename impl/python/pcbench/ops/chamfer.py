@@ -7,9 +7,9 @@ import ctypes
 import math
 
 from .. import _native as _n
-from .._core import (Verdict, _as_op, _Cloud, _clouds, _gather, _host, _int64, _judge, _numpy,
-                     _on_device, _op_pair_lengths, _ops, _pair_lengths, _ptr, _run, _run_ragged,
-                     _torch)
+from .._core import (Verdict, _as_op, _Cloud, _clouds, _float32, _gather, _host, _int64, _judge,
+                     _numpy, _on_device, _op_pair_lengths, _ops, _pair_lengths, _ptr, _run,
+                     _run_ragged, _torch)
 
 NAMES = ("a", "b", "a_lengths", "b_lengths")
 
@@ -23,6 +23,7 @@ def chamfer_nearest(a, b, impl=None, a_lengths=None, b_lengths=None):
     batch in one launch (cuda_tiles). a_lengths, b_lengths: a ragged batch
     (PyTorch3D's convention); a point of a pair whose other cloud is empty,
     and every padding slot, answers -1 at +inf."""
+    a, b = _float32(a), _float32(b)
     if _as_op(a, impl):
         idx, d2 = _ops.call(_ops.torch.ops.pcbench.chamfer_nearest.default, a.detach(), b.detach(),
                             *_op_pair_lengths(a, b, a_lengths, b_lengths, "chamfer_nearest",

@@ -6,8 +6,8 @@ import math
 import os
 
 from .. import _native as _n
-from .._core import (_as_op, _Cloud, _clouds, _gap, _host, _impl_name, _int64, _judge, _numpy,
-                     _op_pair_lengths, _ops, _pair_lengths, _ptr, _run, _torch)
+from .._core import (_as_op, _Cloud, _clouds, _float32, _gap, _host, _impl_name, _int64, _judge,
+                     _numpy, _op_pair_lengths, _ops, _pair_lengths, _ptr, _run, _torch)
 from .._native import PcbenchError
 
 NAMES = ("a", "b", "lengths", "")
@@ -24,6 +24,7 @@ def emd(a, b, max_gap=1e-3, impl=None, lengths=None):
     bound 0."""
     max_gap = _gap(max_gap, "emd")
     _impl_name(impl, "emd")
+    a, b = _float32(a), _float32(b)
     if _as_op(a, impl):
         return _ops.torch.ops.pcbench.emd.default(
             a.detach(), b.detach(), float(max_gap),

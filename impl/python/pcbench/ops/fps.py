@@ -2,7 +2,7 @@
 operator pcbench::fps, and check_fps, the judge of anyone's samples."""
 from .. import _native as _n
 from .. import _ragged as _r
-from .._core import (_as_op, _Cloud, _clouds, _count, _host, _impl_name, _int64, _integer,
+from .._core import (_as_op, _Cloud, _clouds, _count, _float32, _host, _impl_name, _int64, _integer,
                      _judge, _op_lengths, _ops, _ptr, _ragged_only_batched, _run, _run_ragged)
 
 
@@ -17,6 +17,7 @@ def fps(xyz, m, start=0, impl=None, lengths=None):
     then -1 (start must be below every non-zero length)."""
     m, start = _count(m, "fps", "m (samples)"), _count(start, "fps", "start")
     _impl_name(impl, "fps")
+    xyz = _float32(xyz)
     if _as_op(xyz, impl):
         return _ops.call(_ops.torch.ops.pcbench.fps.default, xyz.detach(), m, start,
                          _op_lengths(xyz, lengths, "fps", "lengths", "xyz"))

@@ -3,7 +3,7 @@ operator pcbench::knn, and check_knn, the judge of anyone's rows."""
 import math
 
 from .. import _native as _n
-from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _integer, _judge,
+from .._core import (_as_op, _Cloud, _clouds, _float32, _host, _impl_name, _int64, _integer, _judge,
                      _op_pair_lengths, _ops, _pair_lengths, _ptr, _run, _run_ragged)
 from .nn import NAMES
 
@@ -20,6 +20,7 @@ def knn(ref, query=None, k=16, impl=None, ref_lengths=None, query_lengths=None):
     queries are ref's points, query_lengths ref_lengths)."""
     k = _integer(k, "knn", "k", 1, 2**31 - 1)
     _impl_name(impl, "knn")
+    ref, query = _float32(ref), _float32(query)
     ragged = ref_lengths is not None or query_lengths is not None
     if ragged and query is None:
         query, query_lengths = ref, ref_lengths

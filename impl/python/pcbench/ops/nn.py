@@ -3,7 +3,7 @@ operator pcbench::nn, and check_nn, the judge of anyone's answers."""
 import math
 
 from .. import _native as _n
-from .._core import (_as_op, _Cloud, _clouds, _host, _impl_name, _int64, _judge,
+from .._core import (_as_op, _Cloud, _clouds, _float32, _host, _impl_name, _int64, _judge,
                      _op_pair_lengths, _ops, _pair_lengths, _ptr, _run, _run_ragged)
 
 NAMES = ("ref", "query", "ref_lengths", "query_lengths")
@@ -16,6 +16,7 @@ def nn(ref, query, impl=None, ref_lengths=None, query_lengths=None):
     a ragged batch (PyTorch3D's convention); a query of an empty reference,
     and every padding slot, answers -1 at +inf."""
     _impl_name(impl, "nn")
+    ref, query = _float32(ref), _float32(query)
     if _as_op(ref, impl):
         return _ops.call(_ops.torch.ops.pcbench.nn.default, ref.detach(), query.detach(),
                          *_op_pair_lengths(ref, query, ref_lengths, query_lengths, "nn", NAMES))
