@@ -25,6 +25,23 @@ def cloud(seed, *shape):
 
 
 # ---- numpy: answers, and the judge rejects wrong ones ---------------------------
+def test_float16_and_float64_arrays_are_searched_as_float32():
+    """numpy float16 and float64 clouds: the answers of the float32 clouds
+    they round to; grid sampling refuses float64 (voxels would move)."""
+    for dtype in (np.float16, np.float64):
+        x, y = cloud(50, 2, 300).astype(dtype), cloud(51, 2, 200).astype(dtype)
+        fx, fy = x.astype(np.float32), y.astype(np.float32)
+        assert np.array_equal(pcbench.fps(x, 20), pcbench.fps(fx, 20))
+        for got, want in ((pcbench.nn(x, y), pcbench.nn(fx, fy)),
+                          (pcbench.knn(x, y, 5), pcbench.knn(fx, fy, 5)),
+                          (pcbench.ball_query(x, y, 0.2, 8), pcbench.ball_query(fx, fy, 0.2, 8))):
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w)
+        assert pcbench.check_knn(x, y, *pcbench.knn(x, y, 5))
+    with pytest.raises(TypeError, match="must be float32"):
+        pcbench.grid(cloud(52, 2, 50).astype(np.float64), 0.1)
+
+
 def test_fps_is_the_canonical_sequence():
     x = cloud(1, 3, 700)
     got = pcbench.fps(x, 40, start=5)
