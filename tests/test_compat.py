@@ -360,3 +360,51 @@ def test_pointnet2_sampling_grouping_and_interpolation():
     torch.testing.assert_close(out, want)
     few = pn2.three_nn(unknown, known[:, :2].contiguous())  # fewer than 3 known points
     assert bool((few[1][..., 2] == -1).all()) and bool(torch.isinf(few[0][..., 2]).all())
+
+
+# ---- beside the originals (a GPU host where the peers' setup built them) ------------------
+def original(name):
+    """The original library's CUDA kernels as scripts/peer_build.py built them, or a skip."""
+    import os
+    import sys
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the originals are CUDA kernels")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+    import peer_build
+    ext, why = peer_build.load(name)
+    if ext is None:
+        pytest.skip("%s: %s" % (name, why))
+    return ext
+
+
+def test_pytorch3d_compat_equals_pytorch3d():
+    ext = original("pytorch3d")
+    p1, p2 = clouds(60, 4, 500).cuda(), clouds(61, 4, 700).cuda()
+    l1, l2 = torch.tensor([500, 100, 7, 0]).cuda(), torch.tensor([700, 3, 700, 40]).cuda()
+    for k in (1, 5, 16):
+        idx, dists = ext.knn_points_idx(p1, p2, l1, l2, 2, k, -1)
+        # sorted as PyTorch3D's knn_points sorts them: slots past a cloud's points last, 0
+        past = (torch.arange(k, device="cuda")[None] >= l2[:, None])[:, None].expand_as(dists)
+        dists, order = dists.masked_fill(past, float("inf")).sort(dim=2)
+        dists, idx = dists.masked_fill(past, 0), idx.gather(2, order)
+        got = p3d.knn_points(p1, p2, l1, l2, K=k, pad="pytorch3d")
+        real = torch.arange(500, device="cuda")[None, :, None] < l1[:, None, None]
+        assert torch.equal(got.idx[real.expand_as(idx)], idx[real.expand_as(idx)])
+        torch.testing.assert_close(got.dists, dists, rtol=1e-5, atol=1e-6)
+    idx, _ = ext.ball_query(p1, p2, l1, l2, 12, 0.1, False)
+    assert torch.equal(p3d.ball_query(p1, p2, l1, l2, K=12, radius=0.1).idx, idx)
+    k = torch.full((4,), 50, dtype=torch.int64, device="cuda")
+    start = torch.zeros(4, dtype=torch.int64, device="cuda")
+    want = ext.sample_farthest_points(p2, l2, k, start, 50)
+    assert torch.equal(p3d.sample_farthest_points(p2, l2, K=50)[1], want)
+
+
+def test_pointnet2_compat_equals_pointnet2_ops():
+    ext = original("pointnet2_ops")
+    xyz = (clouds(62, 2, 800) + 1).cuda()  # away from the origin, which pointnet2_ops skips
+    centres = (clouds(63, 2, 64) + 1).cuda()
+    assert torch.equal(pn2.furthest_point_sample(xyz, 64), ext.furthest_point_sampling(xyz, 64))
+    got = pn2.ball_query(0.3, 16, xyz, centres)
+    assert bool((got >= 0).all())  # no empty ball here: the layouts agree
+    assert torch.equal(got, ext.ball_query(centres, xyz, 0.3, 16))
+    assert torch.equal(pn2.three_nn(centres, xyz)[1], ext.three_nn(centres, xyz)[1])
