@@ -9,7 +9,7 @@
  * size. The queries get a grid of their own in the same build (the second
  * set of the sets, as chamfer's B), so thread i takes the i-th query in
  * cell order: a warp's 32 queries are neighbours and walk the same cells.
- * Cells hold a few points (KG_PER_CELL): a row of k is found within a
+ * Cells hold a few points (kg_per_cell): a row of k is found within a
  * shell or two.
  *
  * Candidates come in cell order, not index order, so the row compares
