@@ -408,3 +408,22 @@ def test_pointnet2_compat_equals_pointnet2_ops():
     assert bool((got >= 0).all())  # no empty ball here: the layouts agree
     assert torch.equal(got, ext.ball_query(centres, xyz, 0.3, 16))
     assert torch.equal(pn2.three_nn(centres, xyz)[1], ext.three_nn(centres, xyz)[1])
+
+
+def test_torch_cluster_compat_equals_torch_cluster():
+    ext = original("torch_cluster")
+
+    def keys(row, col):  # an edge set, whatever the order within a query
+        keep = col >= 0
+        return torch.sort(row[keep] * 100000 + col[keep]).values
+
+    x, bx = packed(64, [900, 40, 300])
+    y, by = packed(65, [100, 30, 50])
+    x, bx, y, by = x.cuda(), bx.cuda(), y.cuda(), by.cuda()
+    px = torch.tensor([0, 900, 940, 1240], device="cuda")
+    py = torch.tensor([0, 100, 130, 180], device="cuda")
+    theirs = ext.knn(x, y, px, py, 8, False)
+    assert torch.equal(keys(*tc.knn(x, y, 8, bx, by)), keys(theirs[0], theirs[1]))
+    row, col = ext.radius(x, y, px, py, 0.15, 10)
+    assert torch.equal(keys(*tc.radius(x, y, 0.15, bx, by, max_num_neighbors=10)), keys(row, col))
+    assert torch.equal(tc.fps(x, bx, ratio=0.25, random_start=False), ext.fps(x, px, 0.25, False))
