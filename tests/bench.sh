@@ -234,6 +234,38 @@ else
 fi
 # A user's run never rewrites the published figures: make bench stores into
 # results/mine (untracked), and tables from a folder other than the project's
+# shards: --shard i/N lists disjoint parts whose union is the selection; the
+# schedulers' variables map to their i/N and are said; a sparse Slurm array,
+# a Kubernetes index without --shards and a bad i/N are refused
+all=$("$tool" bench --suite quick --list --results "$tmp/sh" 2>/dev/null | grep -v '^ ' | sed 1d | sort)
+parts=
+for i in 1 2 3; do
+    expect "--shard $i/3" 0 "shard $i/3 (--shard $i/3)" -- "$tool" bench --suite quick --list \
+        --shard "$i/3" --results "$tmp/sh"
+    parts="$parts$(grep -v '^ ' "$out" | sed 1d)
+"
+done
+if [ "$(printf '%s' "$parts" | sed '/^$/d' | sort)" = "$all" ] &&
+    [ "$(printf '%s' "$parts" | sed '/^$/d' | sort | uniq -d)" = "" ]; then ok
+else bad "the shards are not disjoint parts of the selection"; fi
+expect "a Slurm array's task" 0 "shard 2/3 (SLURM_ARRAY_TASK_ID=5 of 3..7)" -- env \
+    SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=7 SLURM_ARRAY_TASK_STEP=2 \
+    SLURM_ARRAY_TASK_COUNT=3 "$tool" bench --suite quick --list --results "$tmp/sh"
+expect "a sparse Slurm array" 2 "not an even progression" -- env SLURM_ARRAY_TASK_ID=4 \
+    SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=9 SLURM_ARRAY_TASK_COUNT=3 \
+    "$tool" bench --suite quick --list --results "$tmp/sh"
+expect "Bazel's shard" 0 "shard 1/2 (TEST_SHARD_INDEX=0 of TEST_TOTAL_SHARDS=2)" -- env \
+    TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=2 TEST_SHARD_STATUS_FILE="$tmp/sh-status" \
+    "$tool" bench --suite quick --list --results "$tmp/sh"
+if [ -e "$tmp/sh-status" ]; then ok; else bad "Bazel's TEST_SHARD_STATUS_FILE not touched"; fi
+expect "a Kubernetes index without --shards" 2 "give --shards N" -- env JOB_COMPLETION_INDEX=1 \
+    "$tool" bench --suite quick --list --results "$tmp/sh"
+expect "a Kubernetes index" 0 "shard 2/4 (JOB_COMPLETION_INDEX=1 of --shards 4)" -- env \
+    JOB_COMPLETION_INDEX=1 "$tool" bench --suite quick --list --shards 4 --results "$tmp/sh"
+expect "a shard 0/3" 2 "need i/N" -- "$tool" bench --suite quick --list --shard 0/3
+expect "a shard with nothing" 0 "0 of the 1 selected" -- "$tool" bench --suite quick \
+    --problem fps --filter b1/n2000 --shard 2/2 --results "$tmp/sh"
+
 # results leave the front door alone (its summary changes with --front-door only).
 root=$(cd "$(dirname "$0")/.." && pwd)
 if make -s -n -C "$root" bench PEERS=0 2>/dev/null | grep -q -- "bench --suite seed --results results/mine" &&

@@ -488,7 +488,83 @@ static void test_mann_whitney(void)
     CHECK_RC(bench_mwu_test(a, 2, b, 2, 1.5, &m), PCB_EINVAL);
 }
 
+/* Shards: i/N parsed as Jest and Playwright write it; every suite's
+ * selection dealt into N = 1..8 shards that are disjoint and together the
+ * selection, the same twice (nothing of the host is read); each scheduler's
+ * variables mapped to its i/N, a sparse Slurm array refused. */
+static void test_shards(void)
+{
+    bench_shard sh;
+    CHECK_RC(bench_shard_parse("2/4", &sh), PCB_OK);
+    CHECK(sh.index == 1 && sh.total == 4 && strstr(sh.source, "--shard 2/4"));
+    const char *bad[] = {"0/4", "5/4", "4", "/4", "2/", "a/4", "2/4x", "1/0", "1/5000", NULL};
+    for (int i = 0; bad[i]; i++)
+        CHECK_RC(bench_shard_parse(bad[i], &sh), PCB_EINVAL);
+    static const char *const suites[] = {"seed", "full", "train", "knn", "ball", "ragged",
+                                         "grid", "quick"};
+    for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+        bench_suite suite;
+        CHECK_RC(bench_suite_get(suites[s], &suite), PCB_OK);
+        int *owner = malloc((size_t)suite.count * sizeof *owner);
+        for (int n = 1; n <= 8; n++) {
+            for (int i = 0; i < suite.count; i++)
+                owner[i] = -1;
+            for (int i = 0; i < n; i++) {
+                bench_opts o = {.suite = suites[s], .shard = {.index = i, .total = n}};
+                CHECK_RC(bench_shard_select(&o, &suite), PCB_OK);
+                CHECK(o.shard_selected == suite.count);
+                bench_opts again = o;
+                CHECK_RC(bench_shard_select(&again, &suite), PCB_OK);
+                for (int c = 0; c < suite.count; c++) {
+                    CHECK(o.shard_mine[c] == again.shard_mine[c]);
+                    if (!o.shard_mine[c])
+                        continue;
+                    CHECK(owner[c] == -1); /* disjoint */
+                    owner[c] = i;
+                }
+                bench_shard_release(&o), bench_shard_release(&again);
+            }
+            for (int c = 0; c < suite.count; c++)
+                CHECK(owner[c] >= 0); /* together, the whole suite */
+        }
+        free(owner);
+        bench_suite_free(&suite);
+    }
+    /* the schedulers' variables */
+    static const char *const vars[] = {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS",
+                                       "TEST_SHARD_STATUS_FILE", "SLURM_ARRAY_TASK_ID",
+                                       "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
+                                       "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT",
+                                       "JOB_COMPLETION_INDEX"};
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++)
+        unsetenv(vars[v]);
+    CHECK_RC(bench_shard_from_env(0, &sh), PCB_OK);
+    CHECK(sh.total == 0); /* none: the whole selection */
+    setenv("TEST_SHARD_INDEX", "2", 1), setenv("TEST_TOTAL_SHARDS", "3", 1);
+    CHECK_RC(bench_shard_from_env(0, &sh), PCB_OK);
+    CHECK(sh.index == 2 && sh.total == 3);
+    setenv("TEST_SHARD_INDEX", "3", 1);
+    CHECK_RC(bench_shard_from_env(0, &sh), PCB_EINVAL);
+    unsetenv("TEST_SHARD_INDEX"), unsetenv("TEST_TOTAL_SHARDS");
+    setenv("SLURM_ARRAY_TASK_ID", "7", 1), setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
+    setenv("SLURM_ARRAY_TASK_MAX", "9", 1), setenv("SLURM_ARRAY_TASK_STEP", "2", 1);
+    setenv("SLURM_ARRAY_TASK_COUNT", "5", 1); /* --array=1-9:2: 1 3 5 7 9 */
+    CHECK_RC(bench_shard_from_env(0, &sh), PCB_OK);
+    CHECK(sh.index == 3 && sh.total == 5);
+    setenv("SLURM_ARRAY_TASK_COUNT", "3", 1); /* --array=1,7,9: not a progression */
+    CHECK_RC(bench_shard_from_env(0, &sh), PCB_EINVAL);
+    for (size_t v = 3; v < 8; v++)
+        unsetenv(vars[v]);
+    setenv("JOB_COMPLETION_INDEX", "4", 1);
+    CHECK_RC(bench_shard_from_env(0, &sh), PCB_EINVAL); /* its total: --shards */
+    CHECK_RC(bench_shard_from_env(8, &sh), PCB_OK);
+    CHECK(sh.index == 4 && sh.total == 8);
+    CHECK_RC(bench_shard_from_env(4, &sh), PCB_EINVAL);
+    unsetenv("JOB_COMPLETION_INDEX");
+    CHECK_RC(bench_shard_from_env(8, &sh), PCB_EINVAL); /* --shards alone */
+}
+
 TEST_MAIN(T(test_budget_shares), T(test_mann_whitney), T(test_env_stated_commit), T(test_json_values),
           T(test_json_rejects), T(test_figure_stats),
           T(test_noise_and_dropped), T(test_more_samples), T(test_nvml), T(test_status_names),
-          T(test_store_round_trip), T(test_tuning_env))
+          T(test_store_round_trip), T(test_tuning_env), T(test_shards))

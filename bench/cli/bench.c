@@ -65,6 +65,13 @@ static const char help[] =
     "  --force              re-run the selected implementations even where stored\n"
     "                       (the stored results of the others are kept)\n"
     "  --max-time S         start no new configuration after S seconds\n"
+    "  --shard i/N          run the i-th of N shards (1-based) of the selected\n"
+    "                       configurations: dealt longest first by their problem's\n"
+    "                       work, the same on every host; without it Bazel's\n"
+    "                       TEST_SHARD_INDEX/TEST_TOTAL_SHARDS, a Slurm array's\n"
+    "                       SLURM_ARRAY_TASK_* or Kubernetes' JOB_COMPLETION_INDEX\n"
+    "                       (with --shards N) are read, and said\n"
+    "  --shards N           the shards of a Kubernetes Indexed Job (its completions)\n"
     "  --results DIR        results root (default results)\n"
     "  --machine NAME       machine folder name (default from the GPU, else the CPU\n"
     "                       model and core count)\n"
@@ -123,7 +130,10 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"alpha", required_argument, 0, 'A'},
         {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
         {"gate-timing", no_argument, 0, 'g'},    {"write-inputs", required_argument, 0, 'W'},
+        {"shard", required_argument, 0, 'D'},    {"shards", required_argument, 0, 'E'},
         {0, 0, 0, 0}};
+    const char *shard = NULL;
+    int shards = 0;
     double v;
     int c;
     optind = 1;
@@ -199,12 +209,24 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (!pcb_opt_f64("bench", "--alpha", optarg, 1e-9, 0.5, &o->alpha))
                 return PCB_EXIT_USAGE;
             break;
+        case 'D': shard = optarg; break;
+        case 'E':
+            if (!pcb_opt_f64("bench", "--shards", optarg, 1, 4096, &v))
+                return PCB_EXIT_USAGE;
+            shards = (int)v;
+            break;
         case 'h': fputs(help, stdout); return 0;
         default: return PCB_EXIT_USAGE;
         }
     }
     if (optind < argc)
         return usage("unexpected argument '%s'", argv[optind]);
+    if (shard && shards)
+        return usage("%s", "--shard and --shards exclude each other (--shards goes with "
+                     "JOB_COMPLETION_INDEX)");
+    if (shard ? bench_shard_parse(shard, &o->shard) != PCB_OK
+              : bench_shard_from_env(shards, &o->shard) != PCB_OK)
+        return usage("%s", pcb_errmsg());
     if (o->regress_dir && o->baseline_out)
         return usage("%s", "--regress and --update-baseline exclude each other");
     if (o->gate_timing && !o->regress_dir)
@@ -440,17 +462,35 @@ int cli_bench(int argc, char **argv)
         bench_suite_free(&suite);
         return usage("%s", pcb_errmsg());
     }
+    if (bench_shard_select(&o, &suite) != PCB_OK) {
+        fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+        bench_suite_free(&suite);
+        return PCB_EXIT_SYSTEM;
+    }
+    if (o.shard.total) {
+        fprintf(stderr, "pcbench: bench: shard %d/%d (%s): %d of the %d selected "
+                "configurations\n", o.shard.index + 1, o.shard.total, o.shard.source,
+                o.shard_count, o.shard_selected);
+        if (o.shard_count == 0) { /* more shards than configurations: nothing, and fine */
+            bench_shard_release(&o);
+            bench_suite_free(&suite);
+            return PCB_EXIT_OK;
+        }
+    }
     if (o.inputs_dir) {
         rc = write_inputs(&o, &suite);
+        bench_shard_release(&o);
         bench_suite_free(&suite);
         return rc;
     }
     if (o.regress_dir && !bench_gate_ready(o.regress_dir, suite.name, stdout)) {
+        bench_shard_release(&o);
         bench_suite_free(&suite);
         return PCB_EXIT_VERIFY;
     }
     if (!o.list_only && pcb_gb_available() != PCB_OK) {
         fprintf(stderr, "pcbench: bench: unavailable: %s\n", pcb_errmsg());
+        bench_shard_release(&o);
         bench_suite_free(&suite);
         return PCB_EXIT_UNSUPPORTED;
     }
@@ -496,6 +536,7 @@ int cli_bench(int argc, char **argv)
     exit_status = ses.failed || ses.regressions ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
 done:
     bench_session_close(&ses);
+    bench_shard_release(&o);
     bench_suite_free(&suite);
     pcb_cuda_flush_release();
     pcb_gb_shutdown();

@@ -271,6 +271,30 @@ int bench_env_collect(bench_env *e, const char *machine_override);
 void bench_env_free(bench_env *e);
 void bench_utc_now(char *buf, size_t len);
 
+/* ---- shards (bench_shard.c): a suite split over hosts, GPUs or a
+ * scheduler's array ---------------------------------------------------------- */
+typedef struct {
+    int index;       /* 0-based */
+    int total;       /* shards; 0: no sharding, the whole selection */
+    char source[96]; /* what said so: "--shard 2/4", "SLURM_ARRAY_TASK_ID=3 of 1..8", ... */
+} bench_shard;
+
+/* "i/N", 1-based, 1 <= i <= N <= 4096 (Jest's and Playwright's --shard). */
+int bench_shard_parse(const char *text, bench_shard *out);
+/* Without --shard, the schedulers' variables, the first set of: Bazel's
+ * TEST_SHARD_INDEX of TEST_TOTAL_SHARDS (0-based; TEST_SHARD_STATUS_FILE
+ * touched), Slurm's SLURM_ARRAY_TASK_ID over _MIN.._MAX by _STEP, _COUNT
+ * tasks (an array that is not such a progression refused), Kubernetes'
+ * JOB_COMPLETION_INDEX (0-based) of shards (--shards N, required there).
+ * total 0 when none is set. */
+int bench_shard_from_env(int shards, bench_shard *out);
+/* The shard of each of count configurations (shard[i] of configs[i]):
+ * longest work first (their problem's brute-force size, at most cap, the
+ * same on every host), each to the shard with the least so far, ties to the
+ * lower shard and to the earlier configuration. */
+int bench_shard_assign(const bench_config *const *configs, int count, int shards, double cap,
+                       int *shard);
+
 /* ---- options and the run of one configuration ------------------------------ */
 typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
@@ -286,6 +310,10 @@ typedef struct {
     int threads, cpu_cold, force, list_only, have_budget, have_run_budget, have_tolerance;
     int have_threads;
     int have_figure_time, gate_timing;
+    bench_shard shard;     /* this run's part of the selection (total 0: all of it) */
+    const bench_config *shard_base; /* bench_shard_select's: the suite's configurations, */
+    unsigned char *shard_mine;      /* and which of them are this shard's (NULL: all) */
+    int shard_selected, shard_count; /* the selection's size, and this shard's part of it */
 } bench_opts;
 
 /* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */
@@ -503,6 +531,11 @@ typedef struct {
 
 /* Whether --problem and --filter select configuration c. */
 int bench_selected(const bench_opts *o, const bench_config *c);
+/* o->shard's configurations of suite (those --problem and --filter select,
+ * dealt by bench_shard_assign), marked for bench_selected; nothing without
+ * a shard. bench_shard_release frees the marks. */
+int bench_shard_select(bench_opts *o, const bench_suite *suite);
+void bench_shard_release(bench_opts *o);
 /* The environment, where results go, and the selected configurations with
  * their stored results (resume; they calibrate the predictions).
  * PCB_EINVAL when no configuration is selected, PCB_EUNSUPPORTED when a
