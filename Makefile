@@ -355,6 +355,7 @@ PEER_SOURCES ?= .peers/sources
 PEERS_PY  := PYTHONPATH=$(PEERS_DIR):impl/python:scripts:$(abspath $(dir $(DEPS_DIR))python)$${PYTHONPATH:+:$$PYTHONPATH} \
              PCBENCH_LIBRARY=$(abspath $(SO)) $(PYTHON)
 
+# make peers SHARD=i/N                         the i-th of N shards of the suite's configurations
 # make peers PEER=my_module:my_fps PROBLEM=fps  times and judges a callable of yours
 # (each value taken as written, $(value ...): make expands nothing in it, and single-quoted
 # for the shell: make peers PEER='m:f; rm -rf ~' or PEER='$$(shell ...)' runs nothing)
@@ -365,7 +366,8 @@ peers: tool shared
 	    --results $(call shq,$(value PEERS_RESULTS)) \
 	    $(if $(value PEER),--peer $(call shq,$(value PEER))) \
 	    $(if $(value PROBLEM),--problem $(call shq,$(value PROBLEM))) \
-	    $(if $(value FILTER),--filter $(call shq,$(value FILTER)))
+	    $(if $(value FILTER),--filter $(call shq,$(value FILTER))) \
+	    $(if $(value SHARD),--shard $(call shq,$(value SHARD)))
 
 peers-deps:
 	@WHEELS="$(WHEELS)" PEERS_DIR="$(PEERS_DIR)" PYTHON="$(PYTHON)" sh scripts/peers-deps.sh install

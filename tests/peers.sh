@@ -70,6 +70,14 @@ fi
 
 # numpy from .deps/python (make deps) where the host has none: a user's callable gets numpy arrays
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+# --shard (make peers SHARD=i/N): the runner asks pcbench for its shard's configurations, and a
+# shard that holds none ends well
+if PYTHONPATH="$root/scripts:$root/impl/python:$root/.deps/python${PYTHONPATH:+:$PYTHONPATH}" \
+    ${PYTHON:-python3} -m peers --suite quick --problem fps --filter b1/n2000 --shard 2/2 \
+    --pcbench "$tool" --results "$tmp/pshard" >"$tmp/ps" 2>&1 &&
+    grep -q "0 of the 1 selected" "$tmp/ps" && grep -q "no configuration falls to this shard" "$tmp/ps"
+then ok; else bad "peers --shard with an empty shard: $(tail -3 "$tmp/ps")"; fi
 PYTHONPATH="$root/.deps/python${PYTHONPATH:+:$PYTHONPATH}" \
     ${PYTHON:-python3} "$(dirname "$0")/peers_check.py" "$tool" "$tmp" >"$tmp/py" 2>&1
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/py" | tail -n 1)

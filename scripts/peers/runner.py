@@ -429,6 +429,8 @@ def main(argv=None, candidates=None):
     ap.add_argument("--suite", default="seed")
     ap.add_argument("--problem")
     ap.add_argument("--filter")
+    ap.add_argument("--shard", help="only the i-th of N shards of the configurations (1-based, "
+                    "pcbench bench's --shard; a scheduler's variables are read without it)")
     ap.add_argument("--peer", help="only these peers (comma-separated); MODULE:FUNCTION "
                     "names a callable of yours (with one --problem; see UserPeer)")
     ap.add_argument("--results", default="results")
@@ -482,8 +484,12 @@ def main(argv=None, candidates=None):
         cmd += ["--problem", args.problem] if args.problem else []
         cmd += ["--filter", args.filter] if args.filter else []
         cmd += ["--machine", args.machine] if args.machine else []
+        cmd += ["--shard", args.shard] if args.shard else []
         if subprocess.run(cmd).returncode != 0:
             return 2
+        if not os.path.exists(os.path.join(inputs, "configs.tsv")):
+            print("peers: no configuration falls to this shard", file=sys.stderr)
+            return 0
         meta, configs = read_configs(inputs)
         if isolate and not args.in_process:
             names = list(dict.fromkeys(p.name for p in peers))
