@@ -22,6 +22,7 @@ static const char main_help_tail[] =
     "  bench [--suite S]         time implementations (Google Benchmark)\n"
     "  count [--suite S]         instructions per compute of the CPU implementations\n"
     "  compare A B               stored timings of two runs, by a Mann-Whitney test\n"
+    "  merge OUT FOLDER...       shards' or runs' results folders into one\n"
     "Exit status: 0 ok, 1 verification failure, 2 usage, 3 bad input,\n"
     "4 unsupported or unavailable, 5 device or system error.\n";
 
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
                 PCB_PROBLEM_MAP(COMMAND)
 #undef COMMAND
                 {"verify", cli_verify}, {"check", cli_check}, {"bench", cli_bench},
-                {"count", cli_count}, {"compare", cli_compare}};
+                {"count", cli_count}, {"compare", cli_compare}, {"merge", cli_merge}};
     if (argc < 2)
         return usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -266,6 +266,30 @@ expect "a shard 0/3" 2 "need i/N" -- "$tool" bench --suite quick --list --shard 
 expect "a shard with nothing" 0 "0 of the 1 selected" -- "$tool" bench --suite quick \
     --problem fps --filter b1/n2000 --shard 2/2 --results "$tmp/sh"
 
+# merge: two shards' folders into one that resume, tables and compare read as one run's; a
+# figure of another build refused
+for i in 1 2; do
+    expect "shard $i/2 of a run" 0 -- "$tool" bench $q --reps 3 --shard "$i/2" --results "$tmp/s$i"
+done
+expect "merge the shards" 0 "merge: 2 configuration files written" -- \
+    "$tool" merge "$tmp/m" "$tmp/s1" "$tmp/s2"
+if [ "$(cd "$tmp/m/testbox/quick" && ls)" = "$( (ls "$tmp/s1/testbox/quick"; ls "$tmp/s2/testbox/quick") | sort)" ]
+then ok; else bad "the merged folder is not the shards' files"; fi
+expect "the merged folder resumes as one run" 0 -- "$tool" bench $q --reps 3 --list --results "$tmp/m"
+if grep -q "to run" "$out"; then bad "a merged configuration is to run again"; else ok; fi
+expect "tables read the merged folder" 0 -- python3 scripts/tables.py "$tmp/m"
+expect "compare reads the merged folder" 3 "fps/uniform/b2/n3000/m64" -- \
+    "$tool" compare "$tmp/m/testbox" "$tmp/m/testbox" --suite quick  # 3 samples: cannot tell
+expect "merge again: nothing new" 0 "0 configuration files written" -- \
+    "$tool" merge "$tmp/m" "$tmp/s1"
+f=$(ls "$tmp/s1/testbox/quick/"*.json | head -n 1)
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['results'][0]['build']='0123456789abcdef'
+json.dump(d, open(sys.argv[1], 'w'))" "$f"
+expect "a figure of another build" 1 "measured by build 0123456789abcdef" -- \
+    "$tool" merge "$tmp/m" "$tmp/s1"
+expect "merge without a folder" 2 -- "$tool" merge "$tmp/m"
+expect "merge from nothing" 3 "is not a folder" -- "$tool" merge "$tmp/m" "$tmp/none"
+
 # results leave the front door alone (its summary changes with --front-door only).
 root=$(cd "$(dirname "$0")/.." && pwd)
 if make -s -n -C "$root" bench PEERS=0 2>/dev/null | grep -q -- "bench --suite seed --results results/mine" &&

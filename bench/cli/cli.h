@@ -26,6 +26,7 @@ int cli_verify(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_count(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+int cli_merge(int argc, char **argv);
 
 /* The command being run (set by main), for messages. */
 extern const char *cli_command;
