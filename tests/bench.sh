@@ -287,6 +287,9 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['results'][0]['bu
 json.dump(d, open(sys.argv[1], 'w'))" "$f"
 expect "a figure of another build" 1 "measured by build 0123456789abcdef" -- \
     "$tool" merge "$tmp/m" "$tmp/s1"
+printf '{"format": "another"}' >"$tmp/m/testbox/quick/$(basename "$f")"
+expect "a merged file of another format" 5 "left alone" -- "$tool" merge "$tmp/m" "$tmp/s2" "$tmp/s1"
+if grep -q another "$tmp/m/testbox/quick/$(basename "$f")"; then ok; else bad "merge overwrote a file it cannot read"; fi
 expect "merge without a folder" 2 -- "$tool" merge "$tmp/m"
 expect "merge from nothing" 3 "is not a folder" -- "$tool" merge "$tmp/m" "$tmp/none"
 

@@ -105,11 +105,18 @@ static void merge_config(const char *src, const char *dst, const char *suite,
 {
     bench_result in = {.config = *c}, out = {.config = *c};
     if (bench_store_read(src, &in) != PCB_OK) {
-        fprintf(stderr, "pcbench: merge: %s: %s: left out\n", src, pcb_errmsg());
+        fprintf(stderr, "pcbench: merge: %s: left out\n", pcb_errmsg());
         t->failed++;
         return;
     }
-    const int had = is_file(dst) && bench_store_read(dst, &out) == PCB_OK;
+    const int had = is_file(dst);
+    if (had && bench_store_read(dst, &out) != PCB_OK) { /* another format, or broken */
+        fprintf(stderr, "pcbench: merge: %s: left alone\n", pcb_errmsg());
+        t->failed++;
+        bench_result_free(&out);
+        bench_result_free(&in);
+        return;
+    }
     bench_result merged = had ? out : in;
     merged.entries = calloc((size_t)(in.count + out.count) + 1, sizeof *merged.entries);
     merged.count = 0;
