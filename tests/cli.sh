@@ -218,4 +218,11 @@ if "$tool" list | grep -q "^ball cuda_grid cuda exact unavailable"; then # built
     says "the unavailable ones named at the end" "^verify: not run here (unavailable, each said once above): ball/cuda_grid"
 fi
 
+# verify by shard: the problems dealt in turn (the 8th of 8: serialization alone), a shard
+# with none ends well, --defects runs whole
+expect "verify --shard 8/8" 0 "shard 8/8 (--shard 8/8): 1 problem" -- "$tool" verify --shard 8/8
+says "the shard's problem" "serialize"
+expect "verify, an empty shard" 0 "0 problems" -- "$tool" verify --problem fps --shard 2/2
+expect "verify --defects by shard" 2 "no shard" -- "$tool" verify --defects --shard 1/2
+
 finish
