@@ -266,6 +266,17 @@ expect "a shard 0/3" 2 "need i/N" -- "$tool" bench --suite quick --list --shard 
 expect "a shard with nothing" 0 "0 of the 1 selected" -- "$tool" bench --suite quick \
     --problem fps --filter b1/n2000 --shard 2/2 --results "$tmp/sh"
 
+# count by shard (under callgrind, where valgrind is): the parts' rows together are the whole's
+if "$tool" count --suite quick --problem fps >"$tmp/cw" 2>/dev/null; then
+    : >"$tmp/cp"
+    for i in 1 2; do
+        "$tool" count --suite quick --problem fps --shard "$i/2" 2>/dev/null | grep '^fps/' >>"$tmp/cp"
+    done
+    if [ "$(grep '^fps/' "$tmp/cw" | awk '{print $1, $2}' | sort)" = \
+         "$(awk '{print $1, $2}' "$tmp/cp" | sort)" ] && [ -s "$tmp/cp" ]; then ok
+    else bad "count's shards are not the whole's rows"; fi
+else skip=$((skip + 1)); echo "skip: count by shard: pcbench count does not run here (valgrind)"; fi
+
 # merge: two shards' folders into one that resume, tables and compare read as one run's; a
 # figure of another build refused
 for i in 1 2; do

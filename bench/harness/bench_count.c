@@ -175,6 +175,7 @@ int bench_icounts_read(const char *dir, const char *key, bench_icounts *c)
 /* ---- counting ----------------------------------------------------------------- */
 typedef struct {
     const char *suite, *problems, *impls, *filter;
+    const bench_shard *shard; /* NULL: the whole selection */
 } count_sel;
 
 #ifdef PCB_HAVE_CALLGRIND
@@ -188,10 +189,16 @@ static int count_inside(const count_sel *sel)
         bench_fault_parse(getenv("PCBENCH_FAULT"), faults, 8, &nfaults) != PCB_OK) {
         return PCB_EINVAL;
     }
+    bench_opts part = {.problems = sel->problems, .filter = sel->filter};
+    if (sel->shard)
+        part.shard = *sel->shard;
+    if (bench_shard_select(&part, &suite) != PCB_OK) {
+        bench_suite_free(&suite);
+        return PCB_ENOMEM;
+    }
     for (int i = 0; i < suite.count; i++) {
         const bench_config *cfg = &suite.configs[i];
-        if (!bench_listed(sel->problems, pcb_problem_name(cfg->problem)) ||
-            !bench_filtered(sel->filter, cfg->id) || cfg->shortest) /* ragged: timed only */
+        if (!bench_selected(&part, cfg) || cfg->shortest) /* ragged: timed only */
             continue;
         bench_data d;
         if (bench_data_make(cfg, &d) != PCB_OK) {
@@ -236,6 +243,7 @@ static int count_inside(const count_sel *sel)
         }
         bench_data_free(&d);
     }
+    bench_shard_release(&part);
     bench_suite_free(&suite);
     fprintf(stderr, "pcbench: count: %d compute regions counted, %d failed\n", counted, failures);
     return failures;
@@ -371,6 +379,11 @@ static int count_outside(const count_sel *sel, bench_icounts *out)
         argv[a++] = "--impl", argv[a++] = (char *)sel->impls;
     if (sel->filter)
         argv[a++] = "--filter", argv[a++] = (char *)sel->filter;
+    char part[32];
+    if (sel->shard && sel->shard->total) {
+        snprintf(part, sizeof part, "%d/%d", sel->shard->index + 1, sel->shard->total);
+        argv[a++] = "--shard", argv[a++] = part;
+    }
     argv[a] = NULL;
     fflush(stdout);
     fflush(stderr);
@@ -426,9 +439,9 @@ static int count_outside(const count_sel *sel, bench_icounts *out)
 }
 
 int bench_count(const char *suite, const char *problems, const char *impls, const char *filter,
-                bench_icounts *out)
+                const bench_shard *shard, bench_icounts *out)
 {
-    count_sel sel = {suite, problems, impls, filter};
+    count_sel sel = {suite, problems, impls, filter, shard};
     return count_outside(&sel, out);
 }
 
@@ -442,13 +455,13 @@ int bench_count_in_child(void)
 }
 
 int bench_count_child(const char *suite, const char *problems, const char *impls,
-                      const char *filter)
+                      const char *filter, const bench_shard *shard)
 {
 #ifdef PCB_HAVE_CALLGRIND
-    count_sel sel = {suite, problems, impls, filter};
+    count_sel sel = {suite, problems, impls, filter, shard};
     return count_inside(&sel);
 #else
-    (void)suite, (void)problems, (void)impls, (void)filter;
+    (void)suite, (void)problems, (void)impls, (void)filter, (void)shard;
     return pcb_fail(PCB_EUNAVAIL, "built without valgrind's callgrind.h");
 #endif
 }

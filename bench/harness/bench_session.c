@@ -260,8 +260,8 @@ int bench_session_finish(bench_session *s, FILE *out)
     /* The gate and the baseline also count instructions, one thread, under callgrind. */
     if ((o->regress_dir || (o->baseline_out && !s->failed)) && whole) {
         fprintf(stderr, "pcbench: bench: counting instructions under callgrind...\n");
-        s->counted = bench_count(s->suite->name, o->problems, o->impls, o->filter, &s->counts) ==
-                     PCB_OK;
+        s->counted = bench_count(s->suite->name, o->problems, o->impls, o->filter, NULL,
+                                 &s->counts) == PCB_OK;
         if (!s->counted)
             snprintf(s->counts_why, sizeof s->counts_why, "%s", pcb_errmsg());
     }

@@ -464,15 +464,16 @@ typedef struct {
 } bench_icounts;
 
 /* Count every selected CPU implementation of a suite under callgrind (NULL
- * selections mean all). PCB_EUNAVAIL when valgrind is missing. */
+ * selections mean all; shard, when given, that part of them). PCB_EUNAVAIL
+ * when valgrind is missing. */
 int bench_count(const char *suite, const char *problems, const char *impls, const char *filter,
-                bench_icounts *out);
+                const bench_shard *shard, bench_icounts *out);
 /* bench_count runs pcbench count again under callgrind: 1 in that child. */
 int bench_count_in_child(void);
 /* The child's part: count inside callgrind; the number of implementations
  * that failed, or a negative status (a bad suite or PCBENCH_FAULT). */
 int bench_count_child(const char *suite, const char *problems, const char *impls,
-                      const char *filter);
+                      const char *filter, const bench_shard *shard);
 const bench_icount *bench_icounts_find(const bench_icounts *c, const char *config,
                                        const char *impl);
 /* dir/instructions/<toolchain key>.json, written atomically. */
