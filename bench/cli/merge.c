@@ -120,10 +120,18 @@ static void merge_config(const char *src, const char *dst, const char *suite,
     bench_result merged = had ? out : in;
     merged.entries = calloc((size_t)(in.count + out.count) + 1, sizeof *merged.entries);
     merged.count = 0;
+    if (!merged.entries) {
+        fprintf(stderr, "pcbench: merge: %s: out of memory: left out\n", src);
+        t->failed++;
+        bench_result_free(&in);
+        if (had)
+            bench_result_free(&out);
+        return;
+    }
     int changed = !had;
     for (int i = 0; had && i < out.count; i++)
         merged.entries[merged.count++] = out.entries[i];
-    for (int i = 0; i < in.count && merged.entries; i++) {
+    for (int i = 0; i < in.count; i++) {
         const bench_entry *e = &in.entries[i];
         bench_entry *have = had ? bench_result_entry(&merged, e->impl, 0) : NULL;
         if (!have) {
@@ -139,7 +147,7 @@ static void merge_config(const char *src, const char *dst, const char *suite,
         } else
             t->kept++;
     }
-    char *env = changed && merged.entries ? env_text(had ? dst : src) : NULL;
+    char *env = changed ? env_text(had ? dst : src) : NULL;
     if (changed && env) {
         bench_env e = {.json = env};
         if (bench_store_write(dst, suite, &e, &merged) != PCB_OK) {

@@ -13,13 +13,6 @@
 
 #include "harness.h"
 
-int bench_selected(const bench_opts *o, const bench_config *c)
-{
-    return bench_listed(o->problems, pcb_problem_name(c->problem)) &&
-           bench_filtered(o->filter, c->id) &&
-           (!o->shard_mine || o->shard_mine[c - o->shard_base]); /* this shard's */
-}
-
 int bench_session_open(bench_session *s, const bench_opts *o, const bench_suite *suite)
 {
     memset(s, 0, sizeof *s);

@@ -1,6 +1,7 @@
 /* bench_shard.c - a suite split into N shards that hosts, GPUs or a
  * scheduler's array run apart: which shard this run is (--shard i/N, else
- * the schedulers' variables) and which configurations are its.
+ * the schedulers' variables) and which configurations are its; and the
+ * run's selection itself (bench_selected: --problem, --filter, the shard).
  *
  * The assignment reads nothing of the host: each configuration's work is
  * its problem's brute-force size (the face's size(), the same everywhere),
@@ -204,6 +205,18 @@ int bench_shard_assign(const bench_config *const *configs, int count, int shards
     return PCB_OK;
 }
 
+/* Chosen by --problem and --filter (a shard deals these). */
+static int by_name(const bench_opts *o, const bench_config *c)
+{
+    return bench_listed(o->problems, pcb_problem_name(c->problem)) &&
+           bench_filtered(o->filter, c->id);
+}
+
+int bench_selected(const bench_opts *o, const bench_config *c)
+{
+    return by_name(o, c) && (!o->shard_mine || o->shard_mine[c - o->shard_base]);
+}
+
 int bench_shard_select(bench_opts *o, const bench_suite *suite)
 {
     o->shard_mine = NULL, o->shard_selected = o->shard_count = 0;
@@ -219,8 +232,7 @@ int bench_shard_select(bench_opts *o, const bench_suite *suite)
     int n = 0;
     for (int i = 0; i < suite->count; i++) {
         const bench_config *c = &suite->configs[i];
-        if (bench_listed(o->problems, pcb_problem_name(c->problem)) &&
-            bench_filtered(o->filter, c->id))
+        if (by_name(o, c))
             chosen[n++] = c;
     }
     /* a reference runs at most 4 run budgets, at about 1e9 pairs a second:

@@ -316,6 +316,15 @@ typedef struct {
     int shard_selected, shard_count; /* the selection's size, and this shard's part of it */
 } bench_opts;
 
+/* (bench_shard.c) Whether --problem, --filter and the shard select
+ * configuration c. */
+int bench_selected(const bench_opts *o, const bench_config *c);
+/* o->shard's configurations of suite (those --problem and --filter select,
+ * dealt by bench_shard_assign), marked for bench_selected; nothing without
+ * a shard. bench_shard_release frees the marks. */
+int bench_shard_select(bench_opts *o, const bench_suite *suite);
+void bench_shard_release(bench_opts *o);
+
 /* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */
 typedef struct {
     char problem[8], impl[48];
@@ -530,13 +539,6 @@ typedef struct {
     char counts_why[400];   /* why they were not counted */
 } bench_session;
 
-/* Whether --problem and --filter select configuration c. */
-int bench_selected(const bench_opts *o, const bench_config *c);
-/* o->shard's configurations of suite (those --problem and --filter select,
- * dealt by bench_shard_assign), marked for bench_selected; nothing without
- * a shard. bench_shard_release frees the marks. */
-int bench_shard_select(bench_opts *o, const bench_suite *suite);
-void bench_shard_release(bench_opts *o);
 /* The environment, where results go, and the selected configurations with
  * their stored results (resume; they calibrate the predictions).
  * PCB_EINVAL when no configuration is selected, PCB_EUNSUPPORTED when a

@@ -178,6 +178,26 @@ int pcb_grid_bounds(const float *xyz, int64_t n, int64_t batch, const int64_t *l
     return PCB_OK;
 }
 
+/* A grid sampling host run's answer: refused where a cloud spanned more
+ * voxels than the keys hold (bad: the device's flag), else its rows (2 a
+ * point) and counts copied back. who: "grid cuda_sort", ... */
+static inline int grid_host_fetch(const char *who, const int32_t *bad, const int32_t *index,
+                                  const int32_t *count, size_t points, pcb_result *out)
+{
+    int32_t flagged = 0;
+    if (!out->count)
+        return pcb_fail(PCB_EINVAL, "%s: the answer needs its count array", who);
+    PCB_CUDA_TRY(cudaMemcpy(&flagged, bad, sizeof flagged, cudaMemcpyDeviceToHost));
+    if (flagged)
+        return pcb_fail(PCB_EUNSUPPORTED, "%s: a cloud spans more than %lld voxels along an axis",
+                        who, (long long)PCB_GRID_AXIS_SPAN);
+    PCB_CUDA_TRY(cudaMemcpy(out->index, index, 2 * points * sizeof *out->index,
+                            cudaMemcpyDeviceToHost));
+    PCB_CUDA_TRY(cudaMemcpy(out->count, count, points * sizeof *out->count,
+                            cudaMemcpyDeviceToHost));
+    return PCB_OK;
+}
+
 } // namespace
 
 #endif

@@ -308,19 +308,8 @@ static int hash_sync(void *state)
 static int hash_fetch(void *state, pcb_result *out)
 {
     hash_state *s = (hash_state *)state;
-    const size_t points = (size_t)(s->task.batch * s->task.n);
-    int32_t bad = 0;
-    if (!out->count)
-        return pcb_fail(PCB_EINVAL, "grid cuda_hash: the answer needs its count array");
-    PCB_CUDA_TRY(cudaMemcpy(&bad, s->bad, sizeof bad, cudaMemcpyDeviceToHost));
-    if (bad)
-        return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_hash: a cloud spans more than %lld voxels "
-                        "along an axis", (long long)PCB_GRID_AXIS_SPAN);
-    PCB_CUDA_TRY(cudaMemcpy(out->index, s->index, 2 * points * sizeof *out->index,
-                            cudaMemcpyDeviceToHost));
-    PCB_CUDA_TRY(cudaMemcpy(out->count, s->count, points * sizeof *out->count,
-                            cudaMemcpyDeviceToHost));
-    return PCB_OK;
+    return grid_host_fetch("grid cuda_hash", s->bad, s->index, s->count,
+                           (size_t)(s->task.batch * s->task.n), out);
 }
 
 static int hash_device_ms(void *state, double *ms)

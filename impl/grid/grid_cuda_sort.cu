@@ -382,20 +382,8 @@ static int host_sync(void *state)
 static int host_fetch(void *state, pcb_result *out)
 {
     host_state *s = (host_state *)state;
-    const size_t points = (size_t)(s->task.batch * s->task.n);
-    int32_t bad = 0;
-    if (!out->count)
-        return pcb_fail(PCB_EINVAL, "grid cuda_sort: the answer needs its count array");
-    PCB_CUDA_TRY(cudaMemcpy(&bad, ((grid_scratch *)s->scratch)->bad, sizeof bad,
-                            cudaMemcpyDeviceToHost));
-    if (bad)
-        return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_sort: a cloud spans more than %lld voxels "
-                        "along an axis", (long long)PCB_GRID_AXIS_SPAN);
-    PCB_CUDA_TRY(cudaMemcpy(out->index, s->index, 2 * points * sizeof *out->index,
-                            cudaMemcpyDeviceToHost));
-    PCB_CUDA_TRY(cudaMemcpy(out->count, s->count, points * sizeof *out->count,
-                            cudaMemcpyDeviceToHost));
-    return PCB_OK;
+    return grid_host_fetch("grid cuda_sort", ((grid_scratch *)s->scratch)->bad, s->index,
+                           s->count, (size_t)(s->task.batch * s->task.n), out);
 }
 
 static int host_device_ms(void *state, double *ms)
