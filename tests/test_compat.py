@@ -9,6 +9,8 @@ import inspect
 
 import pytest
 
+import pcbench
+
 torch = pytest.importorskip("torch")
 p3d = pytest.importorskip("pcbench.compat.pytorch3d")
 
@@ -427,3 +429,34 @@ def test_torch_cluster_compat_equals_torch_cluster():
     row, col = ext.radius(x, y, px, py, 0.15, 10)
     assert torch.equal(keys(*tc.radius(x, y, 0.15, bx, by, max_num_neighbors=10)), keys(row, col))
     assert torch.equal(tc.fps(x, bx, ratio=0.25, random_start=False), ext.fps(x, px, 0.25, False))
+
+
+def test_compat_bad_input_gets_clear_errors():
+    """The drop-in modules' plain mistakes: k = 0, an empty cloud, NaN, a
+    wrong batch, lengths past N, an unsorted batch vector."""
+    p1, p2 = clouds(70, 2, 20), clouds(71, 2, 30)
+    with pytest.raises(ValueError, match="k = 0 is outside"):
+        p3d.knn_points(p1, p2, K=0)
+    with pytest.raises(ValueError, match="empty"):
+        p3d.knn_points(p1, p2[:, :0].contiguous())
+    with pytest.raises(ValueError, match="same batch"):
+        p3d.knn_points(p1, p2[:1].contiguous())
+    with pytest.raises(ValueError, match="outside 0..30"):
+        p3d.knn_points(p1, p2, lengths2=torch.tensor([30, 31]))
+    bad = p2.clone()
+    bad[0, 3, 1] = float("nan")
+    with pytest.raises(ValueError, match="not finite|non-finite"):
+        pcbench.finite_check = "sync"
+        try:
+            p3d.ball_query(p1, bad, K=4, radius=0.2)
+        finally:
+            pcbench.finite_check = "async"
+    with pytest.raises(ValueError, match="radius must be a finite number > 0"):
+        p3d.ball_query(p1, p2, K=4, radius=-1.0)
+    x, bx = packed(72, [10, 10])
+    with pytest.raises(ValueError, match="sorted"):
+        tc.knn(x, x, 3, bx.flip(0), bx.flip(0))
+    with pytest.raises(ValueError, match="ratio must be in"):
+        tc.fps(x, bx, ratio=0.0)
+    with pytest.raises(ValueError, match=r"\(B, N, 3\)"):
+        pn2.furthest_point_sample(x, 4)
