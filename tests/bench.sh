@@ -289,6 +289,12 @@ then ok; else bad "the merged folder is not the shards' files"; fi
 expect "the merged folder resumes as one run" 0 -- "$tool" bench $q --reps 3 --list --results "$tmp/m"
 if grep -q "to run" "$out"; then bad "a merged configuration is to run again"; else ok; fi
 expect "tables read the merged folder" 0 -- python3 scripts/tables.py "$tmp/m"
+expect "a whole run beside the shards" 0 -- "$tool" bench $q --reps 3 --results "$tmp/w"
+expect "tables of the whole run" 0 -- python3 scripts/tables.py "$tmp/w"
+expect "the merged shards are the whole run" 0 "the same run: 2 configuration files" -- \
+    python3 scripts/same_run.py "$tmp/w" "$tmp/m"
+expect "a run that is not the same" 1 "not the same run" -- \
+    python3 scripts/same_run.py "$tmp/w" "$tmp/s1"
 expect "compare reads the merged folder" 3 "fps/uniform/b2/n3000/m64" -- \
     "$tool" compare "$tmp/m/testbox" "$tmp/m/testbox" --suite quick  # 3 samples: cannot tell
 expect "merge again: nothing new" 0 "0 configuration files written" -- \
@@ -304,8 +310,56 @@ if grep -q another "$tmp/m/testbox/quick/$(basename "$f")"; then ok; else bad "m
 expect "merge without a folder" 2 -- "$tool" merge "$tmp/m"
 expect "merge from nothing" 3 "is not a folder" -- "$tool" merge "$tmp/m" "$tmp/none"
 
-# results leave the front door alone (its summary changes with --front-door only).
+# the examples to copy: the Slurm array script runs as its tasks and its merge job would; the
+# Kubernetes and CI examples run the same lines
 root=$(cd "$(dirname "$0")/.." && pwd)
+abs_tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
+mkdir -p "$tmp/slurm"
+for t in 1 2; do
+    expect "the Slurm example, task $t of 2" 0 "shard $t/2 (SLURM_ARRAY_TASK_ID=$t of 1..2)" -- \
+        env -C "$tmp/slurm" PCBENCH="$abs_tool" SUITE=quick SLURM_ARRAY_TASK_ID=$t \
+        SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=2 SLURM_ARRAY_TASK_COUNT=2 \
+        bash "$root/bench/spread/slurm-array.sh" --problem fps --reps 3 --machine testbox
+done
+expect "the Slurm example's merge" 0 "merge: 2 configuration files written" -- \
+    env -C "$tmp/slurm" PCBENCH="$abs_tool" MERGE=1 bash "$root/bench/spread/slurm-array.sh"
+for f in indexed-job.yaml ci-matrix.yml; do
+    if grep -q "pcbench bench --suite full --shard" "$root/bench/spread/$f" &&
+        grep -q "pcbench merge" "$root/bench/spread/$f"; then ok
+    else bad "bench/spread/$f lacks the shard's bench line or the merge"; fi
+done
+
+# --devices: the CUDA implementations as one shard a device (here, without a GPU, they are
+# "unavailable", each by its own process and log), then the CPU ones in this process: the
+# same configurations and entries as one run's; a bad list or another shard refused
+expect "a run over two devices" 0 "device 1: done" -- "$tool" bench $q --reps 3 --devices 0,1 \
+    --results "$tmp/dv"
+for d in 0 1; do
+    if [ -s "$tmp/dv/testbox/logs/bench-quick-device$d.log" ] &&
+        grep -q "shard $((d + 1))/2" "$tmp/dv/testbox/logs/bench-quick-device$d.log"
+    then ok; else bad "device $d's shard left no log of its part"; fi
+done
+entries() { # the configurations' entries of a results folder: "file impl device" lines
+    python3 -c "import json,glob,os,sys
+for f in sorted(glob.glob(sys.argv[1] + '/*.json')):
+    for e in json.load(open(f))['results']: print(os.path.basename(f), e['impl'], e['device'], e['status'] if e['device'] == 'cpu' else '')" "$1"
+}
+if [ -n "$(entries "$tmp/dv/testbox/quick")" ] &&
+    [ "$(entries "$tmp/dv/testbox/quick" | sort)" = "$( (entries "$tmp/s1/testbox/quick"; entries "$tmp/s2/testbox/quick") | sort)" ]
+then ok; else bad "--devices did not store one run's entries"; entries "$tmp/dv/testbox/quick"; fi
+json_holds "the gpu_bus field" "$tmp/dv/testbox/quick/fps-uniform-b1-n2000-m100.json" \
+    "all('gpu_bus' in e and (e['device'] == 'cuda' or e['gpu_bus'] == '') for e in d['results'])"
+expect "a device twice" 2 "device 0 twice" -- "$tool" bench $q --devices 0,0 --results "$tmp/dv"
+expect "a device that is no name" 2 "is not a device" -- "$tool" bench $q --devices 0,gpu1
+expect "an empty device" 2 "is not a device" -- "$tool" bench $q --devices 0,
+expect "devices and a shard" 2 "excludes --shard 1/2" -- "$tool" bench $q --devices 0 --shard 1/2
+expect "devices and a Slurm task" 2 "excludes SLURM_ARRAY_TASK_ID" -- env SLURM_ARRAY_TASK_ID=1 \
+    SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=2 SLURM_ARRAY_TASK_COUNT=2 \
+    "$tool" bench $q --devices 0
+expect "devices past CUDA_VISIBLE_DEVICES" 2 "not among the 1 of CUDA_VISIBLE_DEVICES=3" -- \
+    env CUDA_VISIBLE_DEVICES=3 "$tool" bench $q --devices 1
+
+# results leave the front door alone (its summary changes with --front-door only).
 if make -s -n -C "$root" bench PEERS=0 2>/dev/null | grep -q -- "bench --suite seed --results results/mine" &&
     git -C "$root" check-ignore -q results/mine/x.json 2>/dev/null; then ok
 else bad "make bench does not store into the untracked results/mine"; fi

@@ -72,6 +72,11 @@ static const char help[] =
     "                       SLURM_ARRAY_TASK_* or Kubernetes' JOB_COMPLETION_INDEX\n"
     "                       (with --shards N) are read, and said\n"
     "  --shards N           the shards of a Kubernetes Indexed Job (its completions)\n"
+    "  --devices LIST       several GPUs of this host (0,1,2,3, or all): the CUDA\n"
+    "                       implementations dealt into one shard a GPU, run side by\n"
+    "                       side, one process a GPU on its share of the cores (logs\n"
+    "                       in RESULTS/MACHINE/logs); then the CPU ones alone, on\n"
+    "                       every core; each figure records its GPU's PCI bus id\n"
     "  --results DIR        results root (default results)\n"
     "  --machine NAME       machine folder name (default from the GPU, else the CPU\n"
     "                       model and core count)\n"
@@ -112,7 +117,8 @@ static const char help[] =
 #define usage(...) pcb_usage("bench", __VA_ARGS__)
 
 
-static int parse(int argc, char **argv, bench_opts *o)
+static int parse(int argc, char **argv, bench_opts *o, bench_devices *devices,
+                 unsigned char *skip)
 {
     static const struct option opts[] = {
         {"suite", required_argument, 0, 's'},    {"problem", required_argument, 0, 'p'},
@@ -131,14 +137,22 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"threads", required_argument, 0, 'N'},  {"help", no_argument, 0, 'h'},
         {"gate-timing", no_argument, 0, 'g'},    {"write-inputs", required_argument, 0, 'W'},
         {"shard", required_argument, 0, 'D'},    {"shards", required_argument, 0, 'E'},
+        {"devices", required_argument, 0, 'V'},
         {0, 0, 0, 0}};
+    const char *devices_text = NULL;
     const char *shard = NULL;
     int shards = 0;
     double v;
     int c;
     optind = 1;
-    while ((c = pcb_getopt(argc, argv, "bench", "h", opts)) != -1) {
+    for (int before = optind; (c = pcb_getopt(argc, argv, "bench", "h", opts)) != -1;
+         before = optind) {
         switch (c) {
+        case 'V': /* its words are left out of the shards' own commands */
+            devices_text = optarg;
+            for (int i = before; i < optind && i < argc; i++)
+                skip[i] = 1;
+            break;
         case 's': o->suite = optarg; break;
         case 'p': o->problems = optarg; break;
         case 'I': o->impls = optarg; break;
@@ -227,6 +241,19 @@ static int parse(int argc, char **argv, bench_opts *o)
     if (shard ? bench_shard_parse(shard, &o->shard) != PCB_OK
               : bench_shard_from_env(shards, &o->shard) != PCB_OK)
         return usage("%s", pcb_errmsg());
+    if (devices_text) {
+        const char *other = o->shard.total      ? o->shard.source
+                            : o->regress_dir    ? "--regress"
+                            : o->baseline_out   ? "--update-baseline"
+                            : o->compare_dir    ? "--compare"
+                            : o->inputs_dir     ? "--write-inputs"
+                            : o->list_only      ? "--list"
+                                                : NULL;
+        if (other)
+            return usage("--devices runs its own shards, one a GPU; it excludes %s", other);
+        if (bench_devices_parse(devices_text, devices) != PCB_OK)
+            return usage("%s", pcb_errmsg());
+    }
     if (o->regress_dir && o->baseline_out)
         return usage("%s", "--regress and --update-baseline exclude each other");
     if (o->gate_timing && !o->regress_dir)
@@ -258,8 +285,10 @@ static int short_of_target(const bench_figure *f)
                            !strcmp(f->stop, "samples") || !strcmp(f->stop, "throttled"));
 }
 
+/* since: when a --devices run's shards began ("" none): what they measured
+ * is this run's, not stored before. */
 static void summary(const bench_suite *s, const bench_env *env, bench_result *res, int count,
-                    int fresh_configs)
+                    int fresh_configs, const char *since)
 {
     int dropped = 0, unreliable = 0, shorts = 0;
     printf("\n== bench %s on %s: %d configuration%s (%d run now) ==\n", s->name, env->machine,
@@ -301,7 +330,9 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
             printf(" %-18s %-4s %11s %6s %11s %11s %9s  %s",
                    e->impl, pcb_device_name(e->device), cm, nz, ck, em, sp,
                    bench_status_name(e->status));
-            if (!e->fresh) /* this build measured it on this host, then */
+            if (!e->fresh && since[0] && strcmp(e->when, since) >= 0)
+                printf(" (a device's shard%s%s)", e->gpu_bus[0] ? ", GPU " : "", e->gpu_bus);
+            else if (!e->fresh) /* this build measured it on this host, then */
                 printf(" (stored %.10s)", e->when);
             if (d)
                 printf(" (%d throttled sample%s dropped%s)", d, d == 1 ? "" : "s",
@@ -450,7 +481,12 @@ int cli_bench(int argc, char **argv)
 {
     bench_opts o = {.suite = "seed", .results_dir = "results", .target_noise = 0.005,
                     .throttle = 0.75, .alpha = 0.01};
-    int rc = parse(argc, argv, &o);
+    static bench_devices devices;
+    static unsigned char skip[4096]; /* the words of --devices, left out of its shards' */
+    if (argc >= (int)sizeof skip)
+        return usage("%s", "too many arguments");
+    memset(skip, 0, sizeof skip);
+    int rc = parse(argc, argv, &o, &devices, skip);
     if (rc >= 0)
         return rc;
     bench_suite suite;
@@ -496,7 +532,23 @@ int cli_bench(int argc, char **argv)
     }
     o.force = o.force || o.regress_dir || o.baseline_out;
     bench_session ses;
-    int exit_status = PCB_EXIT_OK;
+    memset(&ses, 0, sizeof ses);
+    int exit_status = PCB_EXIT_OK, device_failed = 0;
+    char since[32] = "";
+    if (devices.count) { /* the GPUs' shards first, side by side; then the CPU ones here */
+        bench_utc_now(since, sizeof since);
+        bench_env env;
+        rc = bench_env_collect(&env, o.machine);
+        if (rc == PCB_OK)
+            rc = bench_devices_run(&o, &suite, &devices, env.machine, argc, argv, skip,
+                                   &device_failed);
+        bench_env_free(&env);
+        if (rc != PCB_OK) {
+            fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
+            exit_status = PCB_EXIT_SYSTEM;
+            goto done;
+        }
+    }
     rc = bench_session_open(&ses, &o, &suite);
     if (rc != PCB_OK) {
         fprintf(stderr, "pcbench: bench: %s\n", pcb_errmsg());
@@ -522,7 +574,7 @@ int cli_bench(int argc, char **argv)
         exit_status = PCB_EXIT_SYSTEM;
         goto done;
     }
-    summary(&suite, &ses.env, ses.res, ses.ran, ses.fresh_configs);
+    summary(&suite, &ses.env, ses.res, ses.ran, ses.fresh_configs, since);
     not_run_note(ses.res, ses.ran);
     if (ses.ran < ses.count)
         printf("\nStopped after --max-time %g s: %d configuration%s left; run the same command "
@@ -533,7 +585,7 @@ int cli_bench(int argc, char **argv)
         exit_status = rc == PCB_EUNSUPPORTED ? PCB_EXIT_INPUT : PCB_EXIT_SYSTEM;
         goto done;
     }
-    exit_status = ses.failed || ses.regressions ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
+    exit_status = ses.failed || ses.regressions || device_failed ? PCB_EXIT_VERIFY : PCB_EXIT_OK;
 done:
     bench_session_close(&ses);
     bench_shard_release(&o);

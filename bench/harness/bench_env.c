@@ -118,8 +118,10 @@ int bench_env_collect(bench_env *e, const char *machine_override)
     e->cores = cores > 0 ? (int)cores : 1;
     pcb_gpu_info gi;
     int have_gpu = pcb_cuda_gpu_info(&gi) == PCB_OK;
-    if (have_gpu)
+    if (have_gpu) {
         snprintf(e->gpu, sizeof e->gpu, "%s", gi.name);
+        snprintf(e->gpu_bus, sizeof e->gpu_bus, "%s", gi.pci_bus_id);
+    }
     char s[64];
     if (machine_override) {
         snprintf(e->machine, sizeof e->machine, "%s", machine_override);
@@ -189,6 +191,8 @@ int bench_env_collect(bench_env *e, const char *machine_override)
     put_field(f, "build", e->build, 1);
     put_field(f, "host", e->host, 1);
     put_field(f, "cpu", e->cpu, 1);
+    if (e->gpu_bus[0])
+        put_field(f, "gpu_bus", e->gpu_bus, 1);
     fprintf(f, ",\n    \"cores\": %d", e->cores);
     put_field(f, "os", os, 1);
     put_field(f, "cc", cc[0] ? cc : "not found", 1);

@@ -260,6 +260,8 @@ int bench_run_config(bench_ctx *ctx, bench_result *r)
         snprintf(e->git, sizeof e->git, "%s", ctx->env->git);
         snprintf(e->build, sizeof e->build, "%s", ctx->env->build);
         snprintf(e->host, sizeof e->host, "%s", ctx->env->host);
+        if (im->device == PCB_CUDA) /* which of the host's GPUs ran it */
+            snprintf(e->gpu_bus, sizeof e->gpu_bus, "%s", ctx->env->gpu_bus);
         if (cfg->max_gap > 0 && !im->gap_option) /* loss mode: its figure is the one without */
             bench_set_status(e, ST_UNSUPPORTED, "no max_gap option: it answers as on %.*s",
                              (int)(strrchr(cfg->id, '/') - cfg->id), cfg->id);

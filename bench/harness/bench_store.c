@@ -181,6 +181,7 @@ static const entry_field entry_fields[] = {
     FIELD(NULL, "git", F_STR, git, 0, 0),
     FIELD(NULL, "build", F_STR, build, 0, 0),
     FIELD(NULL, "host", F_STR, host, 0, 0),
+    FIELD(NULL, "gpu_bus", F_STR, gpu_bus, 0, 0),
     FIELD(NULL, "budget_s", F_F64, budget_s, 0, 0),
     FIELD(NULL, "predicted_s", F_F64, predicted_s, -1, 0),
     FIELD("verify", "prepare_s", F_F64, prepare_s, 0, 0),

@@ -8,6 +8,16 @@ static void *flush_buf;
 static size_t flush_bytes;
 static unsigned char flush_value;
 
+extern "C" int pcb_cuda_device_count(int *count)
+{
+    int rc = pcb_cuda_available();
+    *count = 0;
+    if (rc != PCB_OK)
+        return rc;
+    PCB_CUDA_TRY(cudaGetDeviceCount(count));
+    return PCB_OK;
+}
+
 extern "C" int pcb_cuda_gpu_info(pcb_gpu_info *out)
 {
     int rc = pcb_cuda_available();

@@ -22,6 +22,9 @@ typedef struct {
     char pci_bus_id[32];     /* "0000:65:00.0": how NVML finds the same device */
 } pcb_gpu_info;
 
+/* How many CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied);
+ * PCB_EUNAVAIL without CUDA or a driver. */
+int pcb_cuda_device_count(int *count);
 /* Describe device 0; PCB_EUNAVAIL without a usable device. */
 int pcb_cuda_gpu_info(pcb_gpu_info *out);
 /* Evict the L2 cache: write a buffer larger than it and wait. */

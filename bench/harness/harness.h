@@ -194,6 +194,7 @@ typedef struct {
     double predicted_s, budget_s;
     char when[32], git[48];
     char build[24], host[24]; /* what measured it, where (bench_env's) */
+    char gpu_bus[32]; /* a CUDA one: the PCI bus id of the GPU that ran it */
     int fresh; /* measured by this invocation */
 } bench_entry;
 
@@ -260,6 +261,7 @@ typedef struct {
     char cpu[128];
     int cores;
     char gpu[256];   /* "" without a usable CUDA device */
+    char gpu_bus[32]; /* its PCI bus id, "0000:19:00.0": which of a host's GPUs ("" none) */
     char git[48];    /* short commit, "+dirty" when the tree has changes */
     char build[24];  /* a hash of this pcbench binary: code, flags and toolchain alike */
     char host[24];   /* a hash of this host's id (/etc/machine-id, else its name) and GPU driver */
@@ -295,6 +297,17 @@ int bench_shard_from_env(int shards, bench_shard *out);
 int bench_shard_assign(const bench_config *const *configs, int count, int shards, double cap,
                        int *shard);
 
+/* ---- several GPUs of one host (bench_devices.c) ------------------------------ */
+enum { BENCH_MAX_DEVICES = 64 };
+typedef struct {
+    char id[BENCH_MAX_DEVICES][48];      /* as given: "0", "GPU-5d3c..." */
+    char visible[BENCH_MAX_DEVICES][48]; /* what the shard's CUDA_VISIBLE_DEVICES says */
+    int count;
+} bench_devices;
+/* "0,1,2,3" (CUDA ordinals as this process numbers them, or GPU-/MIG-
+ * UUIDs), or "all": each once; an ordinal past the devices seen refused. */
+int bench_devices_parse(const char *text, bench_devices *out);
+
 /* ---- options and the run of one configuration ------------------------------ */
 typedef struct {
     const char *suite, *problems, *impls, *filter, *results_dir, *machine;
@@ -314,6 +327,7 @@ typedef struct {
     const bench_config *shard_base; /* bench_shard_select's: the suite's configurations, */
     unsigned char *shard_mine;      /* and which of them are this shard's (NULL: all) */
     int shard_selected, shard_count; /* the selection's size, and this shard's part of it */
+    char devices_cpu_impls[4096]; /* --devices: what this process runs after the GPUs' */
 } bench_opts;
 
 /* (bench_shard.c) Whether --problem, --filter and the shard select
@@ -324,6 +338,14 @@ int bench_selected(const bench_opts *o, const bench_config *c);
  * a shard. bench_shard_release frees the marks. */
 int bench_shard_select(bench_opts *o, const bench_suite *suite);
 void bench_shard_release(bench_opts *o);
+/* (bench_devices.c) --devices: the selection's CUDA implementations dealt
+ * into one shard a device and run side by side, one process a GPU (this
+ * program with argv less its skipped words, logs in RESULTS/machine/logs),
+ * waited for; then o->impls narrowed to the CPU implementations, for this
+ * process to run alone. *failed: a shard found a wrong answer. */
+int bench_devices_run(bench_opts *o, const bench_suite *suite, const bench_devices *d,
+                      const char *machine, int argc, char **argv, const unsigned char *skip,
+                      int *failed);
 
 /* Fault injection for the gate's own test (PCBENCH_FAULT, see --help). */
 typedef struct {

@@ -5,6 +5,12 @@
 #include "gbench.h"
 
 #ifndef PCB_HAVE_CUDA
+int pcb_cuda_device_count(int *count)
+{
+    *count = 0;
+    return pcb_fail(PCB_EUNAVAIL, "built without CUDA (nvcc was not found)");
+}
+
 int pcb_cuda_gpu_info(pcb_gpu_info *out)
 {
     (void)out;
