@@ -428,7 +428,8 @@ def test_torch_cluster_compat_equals_torch_cluster():
     assert torch.equal(keys(*tc.knn(x, y, 8, bx, by)), keys(theirs[0], theirs[1]))
     row, col = ext.radius(x, y, px, py, 0.15, 10)
     assert torch.equal(keys(*tc.radius(x, y, 0.15, bx, by, max_num_neighbors=10)), keys(row, col))
-    assert torch.equal(tc.fps(x, bx, ratio=0.25, random_start=False), ext.fps(x, px, 0.25, False))
+    ratio = torch.full((3,), 0.25, device="cuda")  # torch_cluster's wrapper passes a tensor
+    assert torch.equal(tc.fps(x, bx, ratio=0.25, random_start=False), ext.fps(x, px, ratio, False))
 
 
 def test_compat_bad_input_gets_clear_errors():

@@ -497,6 +497,22 @@ def test_other_float_dtypes_are_searched_as_float32(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_losses_take_mixed_float_dtypes(device):
+    """A bf16 prediction against a float32 target (autocast's usual pair):
+    the loss of the rounded prediction, in float32, its gradient in bf16."""
+    x, y = clouds(43, 2, 300, device=device), clouds(44, 2, 300, device=device)
+    a = x.bfloat16().requires_grad_()
+    for loss in (pcbench.chamfer, lambda p, q: pcbench.emd_loss(p, q, max_gap=1e-2)):
+        got = loss(a, y)
+        want = loss(a.detach().float(), y)
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=0)
+        got.backward()
+        assert a.grad.dtype == torch.bfloat16
+        a.grad = None
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_autocast_regions_run_the_operators(device):
     """Inside torch.autocast the operators take their clouds in float32."""
     x = clouds(42, 2, 200, device=device)

@@ -291,6 +291,16 @@ static void summary(const bench_suite *s, const bench_env *env, bench_result *re
                     int fresh_configs, const char *since)
 {
     int dropped = 0, unreliable = 0, shorts = 0;
+    if (since[0]) /* what the device shards ran was run now too */
+        for (int i = 0, k; i < count; i++) {
+            for (k = 0; k < res[i].count && (res[i].entries[k].fresh ||
+                                             strcmp(res[i].entries[k].when, since) < 0); k++)
+                ;
+            int fresh = 0;
+            for (int j = 0; j < res[i].count; j++)
+                fresh |= res[i].entries[j].fresh;
+            fresh_configs += k < res[i].count && !fresh;
+        }
     printf("\n== bench %s on %s: %d configuration%s (%d run now) ==\n", s->name, env->machine,
            count, count == 1 ? "" : "s", fresh_configs);
     printf("%-32s %-18s %-4s %11s %6s %11s %11s %9s  %s\n", "configuration", "implementation",

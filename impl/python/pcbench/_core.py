@@ -425,11 +425,12 @@ def _loss_inputs(a, b, fn):
     torch = _torch()
     if torch is None or not (_is_tensor(a) and _is_tensor(b)):
         raise TypeError("pcbench.%s: needs torch tensors" % fn)
-    if (a.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-            or b.dtype != a.dtype):
-        raise TypeError("pcbench.%s: a and b must both be float32, float64, float16 or bfloat16 "
+    floats = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+    if a.dtype not in floats or b.dtype not in floats:
+        raise TypeError("pcbench.%s: a and b must be float32, float64, float16 or bfloat16 "
                         "(%s, %s)" % (fn, a.dtype, b.dtype))
-    # the pairing is computed on float32 copies; the loss in the inputs' dtype
+    # the pairing is computed on float32 copies; the loss in the inputs' dtypes,
+    # promoted as torch promotes them (a bf16 prediction, a float32 target: float32)
     return a.detach().float().contiguous(), b.detach().float().contiguous()
 
 

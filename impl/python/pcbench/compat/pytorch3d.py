@@ -175,19 +175,20 @@ def _check_reductions(batch_reduction, point_reduction):
         raise ValueError("Batch reduction must be None if point_reduction is None")
 
 
-def _one_way(x, y, x_lengths, y_lengths, x_normals, y_normals, weights, point_reduction,
+def _one_way(x, y, idx, x_lengths, y_lengths, x_normals, y_normals, weights, point_reduction,
              abs_cosine):
-    """One direction of chamfer_distance: x's nearest points in y."""
+    """One direction of chamfer_distance: x's nearest points in y, idx (N,
+    P1), -1 where y's cloud is empty or x's point is padding."""
     n, p1 = x.shape[:2]
-    nearest = knn_points(x, y, x_lengths, y_lengths, K=1, pad="pytorch3d")
-    cham = nearest.dists[..., 0]
+    near = knn_gather(y, idx[..., None], y_lengths)[..., 0, :]
+    cham = ((x - near) ** 2).sum(-1)
     outside = torch.arange(p1, device=x.device)[None] >= x_lengths[:, None]
-    cham = cham.masked_fill(outside, 0.0)
+    cham = cham.masked_fill(outside | (idx < 0), 0.0)
     if weights is not None:
         cham = cham * weights.view(n, 1)
     norms = None
-    if x_normals is not None and y_normals is not None:
-        near = knn_gather(y_normals, nearest.idx, y_lengths)[..., 0, :]
+    if x_normals is not None and y_normals is not None:  # PyTorch3D's index 0 where none
+        near = knn_gather(y_normals, idx.clamp(min=0)[..., None], y_lengths)[..., 0, :]
         cos = torch.nn.functional.cosine_similarity(x_normals, near, dim=2, eps=1e-6)
         norms = (1 - (cos.abs() if abs_cosine else cos)).masked_fill(outside, 0.0)
         if weights is not None:
@@ -214,8 +215,7 @@ def chamfer_distance(x, y, x_lengths=None, y_lengths=None, x_normals=None, y_nor
     both normals are given: (loss, loss of the normals or None)."""
     _check_reductions(batch_reduction, point_reduction)
     _norm2(norm, "chamfer_distance")
-    for t, name in ((x, "x"), (y, "y")):
-        _points(t, "chamfer_distance", name)
+    a, b = _points(x, "chamfer_distance", "x"), _points(y, "chamfer_distance", "y")
     n = x.shape[0]
     xl, yl = _lengths(x_lengths, x), _lengths(y_lengths, y)
     if weights is not None:
@@ -228,13 +228,20 @@ def chamfer_distance(x, y, x_lengths=None, y_lengths=None, x_normals=None, y_nor
             if batch_reduction is not None:
                 zero = zero.sum()
             return zero, zero if x_normals is not None and y_normals is not None else None
-    cham_x, norm_x = _one_way(x, y, xl, yl, x_normals, y_normals, weights, point_reduction,
+    # the nearest points: both ways in one call (pcbench.chamfer_nearest)
+    ragged = x_lengths is not None or y_lengths is not None
+    la, lb = (xl, yl) if ragged else (None, None)
+    if single_directional:
+        ix = pcbench.knn(b, a, 1, ref_lengths=lb, query_lengths=la)[0][..., 0]
+    else:
+        ix, _, iy, _ = pcbench.chamfer_nearest(a, b, a_lengths=la, b_lengths=lb)
+    cham_x, norm_x = _one_way(x, y, ix, xl, yl, x_normals, y_normals, weights, point_reduction,
                               abs_cosine)
     if single_directional:
         loss, loss_normals = cham_x, norm_x
     else:
-        cham_y, norm_y = _one_way(y, x, yl, xl, y_normals, x_normals, weights, point_reduction,
-                                  abs_cosine)
+        cham_y, norm_y = _one_way(y, x, iy, yl, xl, y_normals, x_normals, weights,
+                                  point_reduction, abs_cosine)
         if point_reduction == "max":
             loss = torch.maximum(cham_x, cham_y)
             loss_normals = torch.maximum(norm_x, norm_y) if norm_x is not None else None
