@@ -42,6 +42,21 @@ def test_float16_and_float64_arrays_are_searched_as_float32():
         pcbench.grid(cloud(52, 2, 50).astype(np.float64), 0.1)
 
 
+def test_judges_say_the_ties_16_bit_rounding_made():
+    """A float16 cloud whose points coincide once rounded (1000.0 and
+    1000.25 are one float16): the judge passes the answer on the rounded
+    points and says how many coincide; float32 clouds have no such note."""
+    x = cloud(53, 1, 200) * 10
+    x[0, :3] = [[1000.0, 0, 0], [1000.25, 0, 0], [1000.125, 0, 0]]  # one float16 point
+    x16 = x.astype(np.float16)
+    assert np.unique(x16[0].astype(np.float32), axis=0).shape[0] == 198
+    verdict = pcbench.check_nn(x16, x16, *pcbench.nn(x16, x16))
+    assert verdict and verdict.rounding_ties == 3 and "3 points coincide" in verdict.detail
+    assert pcbench.check_knn(x16, x16, *pcbench.knn(x16, x16, 4)).rounding_ties == 3
+    plain = pcbench.check_nn(x, x, *pcbench.nn(x, x))
+    assert plain and plain.rounding_ties is None and "coincide" not in plain.detail
+
+
 def test_fps_is_the_canonical_sequence():
     x = cloud(1, 3, 700)
     got = pcbench.fps(x, 40, start=5)

@@ -331,6 +331,7 @@ class Verdict:
         r = j.rep
         self.recall, self.worst_ratio = r.recall, r.worst_ratio
         self.gap, self.bound, self.unmatched = r.gap, r.bound, r.unmatched
+        self.rounding_ties = None  # 16-bit inputs: points that coincide once rounded
 
     def __bool__(self):
         return self.ok
@@ -394,16 +395,59 @@ def _integer(v, fn, name, lo, hi):
     return v
 
 
-def _judge(task, result, promise, full=False):
+def _judge(task, result, promise, full=False, clouds=None):
     j = _n.Judgement()
     f = _n.lib.pcb_judge_full if full else _n.lib.pcb_judge
     args = (ctypes.byref(task), ctypes.byref(result), ctypes.byref(promise))
     _n.check(f(*args, ctypes.byref(j)) if full else f(*args, None, ctypes.byref(j)))
-    return Verdict(j)
+    verdict = Verdict(j)
+    if clouds is not None and clouds.ties is not None:
+        verdict.rounding_ties = clouds.ties
+        verdict.detail += ("; 16-bit coordinates, judged as rounded: %d point%s coincide%s with "
+                           "another of %s cloud (ties the rounding may have made)"
+                           % (clouds.ties, "" if clouds.ties == 1 else "s",
+                              "s" if clouds.ties == 1 else "", "its" if clouds.ties == 1
+                              else "their"))
+    return verdict
+
+
+class _Clouds(dict):
+    """A judge's checked inputs by name; ties: the points of its 16-bit
+    inputs that coincide with another point of their cloud once rounded
+    (None where no input is 16-bit)."""
+    ties = None
+
+
+def _sixteen_bit(x):
+    if _is_tensor(x):
+        torch = _torch()
+        return x.dtype in (torch.float16, torch.bfloat16)
+    np = _numpy()
+    return isinstance(x, np.ndarray) and x.dtype == np.float16
+
+
+def _coinciding(points):
+    """How many points of each cloud of points ((N, 3) or (B, N, 3),
+    float32) share their coordinates with another of the same cloud."""
+    np = _numpy()
+    clouds = points.reshape(-1, points.shape[-2], 3) if points.ndim >= 2 else points.reshape(0, 0, 3)
+    total = 0
+    for c in clouds:
+        if len(c):
+            counts = np.unique(c, axis=0, return_counts=True)[1]
+            total += int(counts[counts > 1].sum())
+    return total
 
 
 def _clouds(fn, **arrays):
-    return {k: _Cloud(_host(v, "float32", fn, k), k, fn) for k, v in arrays.items()}
+    cs, seen = _Clouds(), []
+    for k, v in arrays.items():
+        host = _host(v, "float32", fn, k)
+        cs[k] = _Cloud(host, k, fn)
+        if _sixteen_bit(v):  # the judge sees the rounded points: say where they tie
+            cs.ties = (cs.ties or 0) + (0 if any(v is w for w in seen) else _coinciding(host))
+        seen.append(v)
+    return cs
 
 
 def _reduce(per_pair, reduction, fn):

@@ -106,7 +106,7 @@ def check_ball(xyz, centres, idx, radius, k=None, select="first", count=None, di
     promise = _n.Promise(exact=1, max_gap=_n.ANY_GAP, canonical=1 if canonical else 0)
     return _judge(task, _n.Result(index=ia.ctypes.data, count=_ptr(ca),
                                   dist2=None if da is None else da.ctypes.data),
-                  promise, full=canonical)
+                  promise, full=canonical, clouds=cs)
 
 
 def _unpad_first(rows):

@@ -116,7 +116,7 @@ def check_chamfer(a, b, idx_ab=None, idx_ba=None, d2_ab=None, d2_ba=None, value=
         task = ca.task(_n.CHAMFER, nq=nb)
         task.b = cb.ptr
         verdict = _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
-                         _n.Promise(exact=1))
+                         _n.Promise(exact=1), clouds=cs)
         if not verdict:
             return verdict
     if value is not None:

@@ -135,7 +135,8 @@ def check_emd(a, b, matching, value=None, prices=None, max_gap=1e-3):
     result = _n.Result(index=match.ctypes.data, value=_ptr(v), price=_ptr(p),
                        has_price=int(p is not None))
     gap = _n.ANY_GAP if max_gap is None else float(max_gap)
-    return _judge(task, result, _n.Promise(exact=int(gap == 0), max_gap=gap))
+    return _judge(task, result, _n.Promise(exact=int(gap == 0), max_gap=gap),
+                  clouds=cs)
 
 
 # ---- losses: differentiable through torch, the pairing from pcbench -------

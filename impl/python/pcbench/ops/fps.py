@@ -66,7 +66,7 @@ def check_fps(xyz, idx, start=0, canonical=False):
     start = _integer(start, "check_fps", "start", 0, c.n - 1)
     task = c.task(_n.FPS, m=m, start=start)
     promise = _n.Promise(exact=1, canonical=int(bool(canonical)))
-    return _judge(task, _n.Result(index=idx.ctypes.data), promise, full=canonical)
+    return _judge(task, _n.Result(index=idx.ctypes.data), promise, full=canonical, clouds=cs)
 
 
 def _kernel(xyz, m, start, lengths=None):

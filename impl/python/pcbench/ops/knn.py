@@ -82,7 +82,7 @@ def check_knn(ref, query, idx, dist2=None, k=None, canonical=False):
     promise = _n.Promise(exact=1, max_gap=_n.ANY_GAP, canonical=1 if canonical else 0)
     return _judge(task, _n.Result(index=ia.ctypes.data,
                                   dist2=None if da is None else da.ctypes.data),
-                  promise, full=canonical)
+                  promise, full=canonical, clouds=cs)
 
 
 def _kernel(ref, query, k, ref_lengths=None, query_lengths=None):

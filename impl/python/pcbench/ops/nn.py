@@ -66,7 +66,7 @@ def check_nn(ref, query, idx, dist2=None, exact=True):
     task = r.task(_n.NN, nq=q.n)
     task.b = q.ptr
     return _judge(task, _n.Result(index=idx.ctypes.data, dist2=_ptr(d2)),
-                  _n.Promise(exact=int(bool(exact))))
+                  _n.Promise(exact=int(bool(exact))), clouds=cs)
 
 
 def _kernel(ref, query, ref_lengths=None, query_lengths=None):
