@@ -113,7 +113,7 @@ TEST_BINS  := $(TESTS_C:tests/%.c=$(BUILD)/tests/%)
 ASAN_TESTS := $(TESTS_C:tests/%.c=$(ASAN)/tests/%)
 LDLIBS_ASAN := $(filter-out -L$(CUDA_HOME)/lib64 -lcudart_static,$(LDLIBS))
 
-.PHONY: all lib tool shared wheel test-wheel torch-ops deps debs check test test-build bench tables plots regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
+.PHONY: all lib tool shared wheel test-wheel torch-ops deps debs check test test-build bench tables plots site regress timing-check datasets clean peers peers-deps peer-wheels peer-sources asan fuzz fuzz-build fuzz-deps
 all: tool
 
 lib: $(LIB)
@@ -280,6 +280,7 @@ CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SMOKE ?= 30
 test: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) test-build
+	@DEBS="$(DEBS)" sh scripts/deps.sh browser || echo "pcbench: no headless Chromium here: the site's browser test is skipped"
 	@if DEBS="$(DEBS)" sh scripts/deps.sh fuzz; then $(MAKE) --no-print-directory -j$(CHECK_JOBS) fuzz-build; \
 	 else echo "pcbench: no clang with libFuzzer here: the fuzz smoke is skipped"; fi
 	@ASAN_TOOL=$(ASAN_TOOL) FUZZ_DIR=$(FUZZ) FUZZ_SMOKE=$(FUZZ_SMOKE) \
@@ -387,6 +388,13 @@ peer-sources:
 RESULTS_DIR ?= results
 tables:
 	$(PYTHON) scripts/tables.py $(call shq,$(RESULTS_DIR)) $(if $(filter results,$(RESULTS_DIR)),--front-door)
+
+# make site                  RESULTS_DIR/site/ (results/site, not committed): a static site of the
+#                            results, viewable from the file system or any static host
+# make site COMPARE="A B"    its regression view between two machine folders of RESULTS_DIR
+site:
+	@sh scripts/deps.sh site || echo "site: no Chart.js (libjs-chart.js): the pages are their tables"
+	@$(PYTHON) scripts/site.py $(call shq,$(RESULTS_DIR)) $(if $(value COMPARE),--compare $(value COMPARE))
 
 plots:
 	@if command -v gnuplot >/dev/null 2>&1; then $(PYTHON) scripts/plots.py $(call shq,$(RESULTS_DIR)); \

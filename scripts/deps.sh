@@ -10,6 +10,10 @@
 #                      .deps/wheel-tools, from PyPI or DEBS/python
 #   deps.sh fuzz       clang with libFuzzer and its sanitizer runtimes (make
 #                      fuzz); exits 1 saying why when they cannot be had
+#   deps.sh site       Chart.js (libjs-chart.js), which make site copies into
+#                      the site; exits 1 saying why when it cannot be had
+#   deps.sh browser    headless Chromium, its driver and Selenium for the
+#                      site's browser test (make test); exits 1 saying why
 #   deps.sh fuzz-cc    print the clang that fuzzing uses (FUZZ_CC, clang, or
 #                      the newest clang-N)
 #   deps.sh fuzz-flags print what it needs beyond itself (-resource-dir= of
@@ -163,6 +167,21 @@ download)
         say "pip download of numpy, pytest and the wheel tools failed: the offline host's Python tests need them"
     say "downloaded into $DEBS: $(ls "$DEBS" | tr '\n' ' ')"
     ;;
+site | browser)
+    # the site's chart library; the browser test's Chromium and Selenium
+    want="libjs-chart.js"
+    [ "$1" = browser ] && want="$want chromium chromium-driver python3-selenium"
+    missing=""
+    for p in $want; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    [ -z "$missing" ] && exit 0
+    [ -z "${DEBS:-}" ] || { say "offline (DEBS): $missing not installed"; exit 1; }
+    command -v apt-get >/dev/null 2>&1 || { say "no apt-get: install$missing yourself"; exit 1; }
+    # shellcheck disable=SC2086 # one word a package
+    apt_install $missing || exit 1
+    ;;
 install)
     if [ -n "${DEBS:-}" ]; then
         [ -d "$DEBS" ] || { say "DEBS=$DEBS is not a folder"; exit 1; }
@@ -194,5 +213,5 @@ install)
     # shellcheck disable=SC2086 # one word a package
     apt_install $missing || exit 1
     ;;
-*) say "usage: deps.sh install|download|fuzz|fuzz-cc|fuzz-flags"; exit 2 ;;
+*) say "usage: deps.sh install|download|python|wheel-tools|fuzz|fuzz-cc|fuzz-flags|site|browser"; exit 2 ;;
 esac

@@ -13,8 +13,8 @@ import sys
 import pcbproblems as P
 
 # Folders of a results root that hold no machine: the gate's baseline, the
-# plots, and "mine", where make bench puts this host's own figures.
-NOT_MACHINES = {"baseline", "plots", "mine"}
+# plots, "mine", where make bench puts this host's own figures, and the site.
+NOT_MACHINES = {"baseline", "plots", "mine", "site"}
 PEERS_PREFIX = "peers-"
 # The format versions this reader knows (bench/harness/harness.h, scripts/peers/);
 # a document of another version is refused, never guessed at.

@@ -24,7 +24,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "$PY" -m pytest -q -p no:cacheprovider -rs "$root/tests/test_python.py" "$root/tests/test_ragged.py" \
-    "$root/tests/test_torch_ops.py" "$root/tests/test_compat.py" >"$log" 2>&1
+    "$root/tests/test_torch_ops.py" "$root/tests/test_compat.py" "$root/tests/test_pcbstats.py" >"$log" 2>&1
 rc=$?
 count() { grep -Eo "[0-9]+ $1" "$log" | tail -n 1 | cut -d' ' -f1; }
 pass=$(count passed) fail=$(count failed) skip=$(count skipped) errors=$(count error)
