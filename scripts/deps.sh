@@ -43,6 +43,13 @@ apt_install() {
         return 1; }
 }
 
+# The packages given ($*) that dpkg does not have installed, a word each.
+not_installed() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf ' %s' "$p"
+    done
+}
+
 # The clang to fuzz with: FUZZ_CC, else clang, else the newest clang-N on
 # the PATH (Ubuntu installs clang-16 without a plain clang).
 fuzz_cc() {
@@ -171,11 +178,8 @@ site | browser)
     # the site's chart library; the browser test's Chromium and Selenium
     want="libjs-chart.js"
     [ "$1" = browser ] && want="$want chromium chromium-driver python3-selenium"
-    missing=""
-    for p in $want; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-            missing="$missing $p"
-    done
+    # shellcheck disable=SC2086 # one word a package
+    missing=$(not_installed $want)
     [ -z "$missing" ] && exit 0
     [ -z "${DEBS:-}" ] || { say "offline (DEBS): $missing not installed"; exit 1; }
     command -v apt-get >/dev/null 2>&1 || { say "no apt-get: install$missing yourself"; exit 1; }
@@ -201,11 +205,8 @@ install)
         say "unpacked $# packages into $DEPS_DIR"
         exit 0
     fi
-    missing=""
-    for p in $PKGS; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-            missing="$missing $p"
-    done
+    # shellcheck disable=SC2086 # one word a package
+    missing=$(not_installed $PKGS)
     [ -z "$missing" ] && exit 0
     if [ -d "$DEPS_DIR/usr/include/flann" ] && [ -d "$DEPS_DIR/usr/include/benchmark" ]; then
         exit 0 # an offline prefix already provides the libraries

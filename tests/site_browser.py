@@ -86,7 +86,8 @@ def browser(site, shots, pages):
             if os.path.exists(b):
                 opts.binary_location = b
                 break
-        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--window-size=1400,1000",
                     "--allow-file-access-from-files"):
             opts.add_argument(arg)
         if not js:
