@@ -524,3 +524,26 @@ def test_autocast_regions_run_the_operators(device):
     assert torch.equal(got[0], pcbench.knn(x.bfloat16().float(), k=5)[0])
     assert mixed.dtype == torch.float32 and torch.isfinite(mixed)
     assert want[0].shape == got[0].shape
+    # a step through every call on coordinates a bf16 layer made: the float32
+    # answers of the rounded points (bf16 rounds into float32 exactly, so no
+    # point moves between voxels)
+    torch.manual_seed(3)
+    lin = torch.nn.Linear(3, 3).to(device)
+    y = clouds(45, 2, 200, device=device)
+    with torch.autocast(device_type=device, dtype=torch.bfloat16):
+        h = lin(x)
+        assert h.dtype == torch.bfloat16
+        got = [pcbench.fps(h, 20), pcbench.nn(h, y), pcbench.knn(h, k=6),
+               pcbench.ball_query(h, h[:, :30].contiguous(), 0.2, 8), pcbench.chamfer_nearest(h, y),
+               pcbench.grid(h, 0.1), pcbench.serialize(h, 0.1)]
+        losses = [pcbench.chamfer(h, y), pcbench.emd_loss(h, y, max_gap=1e-2)]
+    r = h.float()
+    want = [pcbench.fps(r, 20), pcbench.nn(r, y), pcbench.knn(r, k=6),
+            pcbench.ball_query(r, r[:, :30].contiguous(), 0.2, 8), pcbench.chamfer_nearest(r, y),
+            pcbench.grid(r, 0.1), pcbench.serialize(r, 0.1)]
+    for g, w in zip(got, want):
+        for a, b in zip(g if isinstance(g, tuple) else (g,), w if isinstance(w, tuple) else (w,)):
+            assert torch.equal(a, b)
+    for loss, w in zip(losses, (pcbench.chamfer(r, y), pcbench.emd_loss(r, y, max_gap=1e-2))):
+        assert loss.dtype == torch.float32
+        torch.testing.assert_close(loss, w, rtol=1e-5, atol=0)

@@ -141,6 +141,22 @@ def torch_cluster_rows(ext, pcbench):
                     lambda: tc.radius(x, y, RADIUS, bx, by, max_num_neighbors=MAXNB),
                     lambda: ext.radius(x, y, px, py, RADIUS, MAXNB),
                     bool(torch.equal(edges_key(*ours), edges_key(theirs[0], theirs[1])))))
+    def graph_original(edges):  # knn_graph, radius_graph: no loops, source to target
+        row, col = edges[1], edges[0]
+        keep = row != col
+        return torch.stack([row[keep], col[keep]])
+
+    theirs = graph_original(ext.knn(x, x, px, px, K + 1, False))
+    rows.append(row("torch_cluster", "knn_graph(x, k=16, bx), 8 x 16,384",
+                    lambda: tc.knn_graph(x, K, bx),
+                    lambda: graph_original(ext.knn(x, x, px, px, K + 1, False)),
+                    bool(torch.equal(edges_key(*tc.knn_graph(x, K, bx)), edges_key(*theirs)))))
+    theirs = graph_original(ext.radius(x, x, px, px, RADIUS, MAXNB + 1))
+    rows.append(row("torch_cluster", "radius_graph(x, 0.05, bx, max_num_neighbors=32)",
+                    lambda: tc.radius_graph(x, RADIUS, bx, max_num_neighbors=MAXNB),
+                    lambda: graph_original(ext.radius(x, x, px, px, RADIUS, MAXNB + 1)),
+                    bool(torch.equal(edges_key(*tc.radius_graph(x, RADIUS, bx, max_num_neighbors=MAXNB)),
+                                     edges_key(*theirs)))))
     ratio = SAMPLES / N
     r = torch.full((B,), ratio, device="cuda")  # torch_cluster's wrapper passes a tensor
     rows.append(row("torch_cluster", "fps(x, bx, ratio=1/16, random_start=False)",
@@ -191,18 +207,23 @@ def autocast_step(pcbench):
                "ball_query": pcbench.ball_query(h, h[:, :256].contiguous(), 0.1, 32)[0],
                "chamfer_nearest": pcbench.chamfer_nearest(h, y)[0],
                "chamfer": pcbench.chamfer(h, y),
-               "emd": pcbench.emd(h, y, max_gap=1e-2)[0]}
+               "emd": pcbench.emd(h, y, max_gap=1e-2)[0],
+               "emd_loss": pcbench.emd_loss(h, y, max_gap=1e-2),
+               "grid": pcbench.grid(h, 0.05), "serialize": pcbench.serialize(h, 0.05)}
     r = h.float()
     want = {"fps": pcbench.fps(r, 256), "nn": pcbench.nn(r, y)[0], "knn": pcbench.knn(r, k=16)[0],
             "ball_query": pcbench.ball_query(r, r[:, :256].contiguous(), 0.1, 32)[0],
             "chamfer_nearest": pcbench.chamfer_nearest(r, y)[0],
-            "chamfer": pcbench.chamfer(r, y)}
+            "chamfer": pcbench.chamfer(r, y), "emd_loss": pcbench.emd_loss(r, y, max_gap=1e-2),
+            "grid": pcbench.grid(r, 0.05), "serialize": pcbench.serialize(r, 0.05)}
     for name, g in got.items():
         if name == "emd":  # a matching within 1% of the optimum: a bijection, judged
             out[name] = bool(torch.equal(g.sort(-1).values,
                                          torch.arange(2048, device="cuda").expand(4, -1)))
-        elif name == "chamfer":
+        elif name in ("chamfer", "emd_loss"):
             out[name] = bool(g.dtype == torch.float32 and torch.allclose(g, want[name], rtol=1e-5))
+        elif name in ("grid", "serialize"):
+            out[name] = all(bool(torch.equal(a, b)) for a, b in zip(g, want[name]))
         else:
             out[name] = bool(torch.equal(g, want[name]))
     print("autocast(bfloat16) step, every operator equal to float32 on the rounded points:",
