@@ -173,16 +173,55 @@ static void test_replay_degenerate(void)
     free(ref), free(qry), free(uni), free(uq);
 }
 
-/* kNN through the same walk (knn_cuda_grid.cu's search): a row of k kept
- * by (distance, index), candidates in cell order, the walk bounded by the
- * row's last; every row must be naive's element for element, distances bit
- * for bit. Returns the points the searches read. */
-static int64_t check_knn(const float *ref, int32_t n, const float *qry, int32_t nq, int32_t k,
-                         int64_t per_cell, const char *what)
+/* knn_cuda_grid.cu's search of one query: a row of k kept by (distance,
+ * index), candidates in cell order, the fine grid's walk bounded by the
+ * row's last (to its shell GRID_KNN_FINE_SHELLS when there is a coarse
+ * grid); a query the limit cut starts again on the coarse grid with an
+ * empty row, every point beyond the fine row's last left out (none of them
+ * can be in the final row). evals, fell: the points read, the queries that
+ * fell back. */
+static void replay_knn_row(const replay *fine, const replay *coarse, const float q[3], int32_t k,
+                           int32_t len, float *got, int32_t *gi, int64_t *evals, int64_t *fell)
 {
-    replay r;
+    const replay *g = fine;
+    float prune = INFINITY;
+    pcb_knn_row_clear(got, gi, k);
+    for (;;) {
+        grid_walk w;
+        uint32_t first, last;
+        grid_walk_start(&w, &g->cloud, q);
+        if (g == fine && coarse)
+            w.limit = GRID_KNN_FINE_SHELLS;
+        while (grid_walk_next(&w, &g->cloud, g->starts, q, fminf(got[len - 1], prune), &first,
+                              &last))
+            for (uint32_t at = first; at < last; at++, (*evals)++) {
+                const float *p = g->pts + 4 * (size_t)at;
+                const float d = pcb_nn_d2(p, q);
+                if (d <= prune)
+                    pcb_knn_offer(got, gi, len, d, (int32_t)sp_float_bits(p[3]));
+            }
+        if (!w.cut)
+            return;
+        (*fell)++;
+        prune = got[len - 1], g = coarse;
+        pcb_knn_row_clear(got, gi, k);
+    }
+}
+
+/* kNN through the same walk: every row must be naive's element for element,
+ * distances bit for bit, on one grid of per_cell points a cell and, with
+ * coarse, on two (the coarse of GRID_KNN_COARSE_PER_CELL). Returns the
+ * points the searches read; *fell (may be NULL): the queries that fell
+ * back. */
+static int64_t check_knn2(const float *ref, int32_t n, const float *qry, int32_t nq, int32_t k,
+                          int64_t per_cell, int coarse, const char *what, int64_t *fell)
+{
+    replay r, rc;
     replay_build(ref, n, per_cell, &r);
+    if (coarse)
+        replay_build(ref, n, GRID_KNN_COARSE_PER_CELL, &rc);
     const int32_t len = k < n ? k : n;
+    int64_t fallen = 0;
     float *want = malloc((size_t)k * sizeof *want), *got = malloc((size_t)k * sizeof *got);
     int32_t *wi = malloc((size_t)k * sizeof *wi), *gi = malloc((size_t)k * sizeof *gi);
     int64_t evals = 0;
@@ -192,29 +231,34 @@ static int64_t check_knn(const float *ref, int32_t n, const float *qry, int32_t 
         pcb_knn_row_clear(want, wi, k);
         for (int32_t j = 0; j < n; j++)
             pcb_knn_offer(want, wi, len, pcb_nn_d2(ref + 3 * j, q), j);
-        pcb_knn_row_clear(got, gi, k);
-        grid_walk w;
-        uint32_t first, last;
-        grid_walk_start(&w, &r.cloud, q);
-        while (grid_walk_next(&w, &r.cloud, r.starts, q, got[len - 1], &first, &last))
-            for (uint32_t at = first; at < last; at++, evals++) {
-                const float *p = r.pts + 4 * (size_t)at;
-                pcb_knn_offer(got, gi, len, pcb_nn_d2(p, q), (int32_t)sp_float_bits(p[3]));
-            }
+        replay_knn_row(&r, coarse ? &rc : NULL, q, k, len, got, gi, &evals, &fallen);
         if (memcmp(got, want, (size_t)k * sizeof *got) ||
             memcmp(gi, wi, (size_t)k * sizeof *gi)) {
             int32_t s = 0;
             while (s < k && gi[s] == wi[s] && !memcmp(got + s, want + s, sizeof *got))
                 s++;
-            fprintf(stderr, "%s, k %d, %lld a cell: query %d, slot %d: grid %g (point %d), "
-                    "naive %g (point %d)\n", what, k, (long long)per_cell, i, s, got[s], gi[s],
-                    want[s], wi[s]);
+            fprintf(stderr, "%s, k %d, %lld a cell%s: query %d, slot %d: grid %g (point %d), "
+                    "naive %g (point %d)\n", what, k, (long long)per_cell,
+                    coarse ? " and a coarse grid" : "", i, s, got[s], gi[s], want[s], wi[s]);
             wrong++;
         }
     }
     CHECK(wrong == 0);
     free(want), free(got), free(wi), free(gi);
     replay_free(&r);
+    if (coarse)
+        replay_free(&rc);
+    if (fell)
+        *fell = fallen;
+    return evals;
+}
+
+static int64_t check_knn(const float *ref, int32_t n, const float *qry, int32_t nq, int32_t k,
+                         int64_t per_cell, const char *what)
+{
+    int64_t fell = 0;
+    const int64_t evals = check_knn2(ref, n, qry, nq, k, per_cell, 0, what, NULL);
+    check_knn2(ref, n, qry, nq, k, per_cell, 1, what, &fell); /* two grids: the same rows */
     return evals;
 }
 
@@ -269,6 +313,20 @@ static void test_knn_replay_degenerate(void)
     free(ref), free(qry), free(uq);
 }
 
+/* The two grids on a lidar sweep, whose far field is sparse: some queries
+ * fall back to the coarse grid, every row still naive's; a limit that cuts
+ * every walk (0 shells on one point a cell) sends most queries there. */
+static void test_knn_replay_two_grids(void)
+{
+    float *ref = generated("lidar", 6000, 33);
+    int64_t fell = 0;
+    check_knn2(ref, 6000, ref, 1500, 16, 4, 1, "lidar, two grids", &fell);
+    CHECK(fell > 0 && fell < 1500);
+    check_knn2(ref, 6000, ref, 1500, 64, 1, 1, "lidar, two grids, k 64", &fell);
+    CHECK(fell > 0);
+    free(ref);
+}
+
 /* The shape's edge cases: no point (NaN bounds) and one place get one cell;
  * a line and a plane stay within the budget. */
 static void test_shape_edges(void)
@@ -286,4 +344,5 @@ static void test_shape_edges(void)
 }
 
 TEST_MAIN(T(test_replay_matches_naive), T(test_replay_self), T(test_replay_degenerate),
-          T(test_shape_edges), T(test_knn_replay), T(test_knn_replay_degenerate))
+          T(test_shape_edges), T(test_knn_replay), T(test_knn_replay_degenerate),
+          T(test_knn_replay_two_grids))

@@ -19,7 +19,14 @@
  * tests/test_nn_grid.c's replay of the same walk, on the GPU by test_knn
  * and pcbench verify). A cloud whose points all share one cell (one place,
  * or outliers that stretch the bounds) reads every point: the brute force's
- * work, one thread a query. */
+ * work, one thread a query.
+ *
+ * On clouds of GRID_KNN_COARSE_FROM points or more a coarse grid of the
+ * references (GRID_KNN_COARSE_PER_CELL points a cell) is built beside: a
+ * lidar sweep's far-field queries, whose fine walks would cross many empty
+ * shells, finish there (NOTES.md: the cost model and the figures). */
+#include <limits.h>
+
 #include "impl/nn/nn_grid.cuh"
 #include "knn_cuda.cuh"
 
@@ -35,14 +42,41 @@ static int64_t kg_per_cell(int64_t k, int64_t n)
     return (k < n ? k : n) > 32 ? 2 : 4;
 }
 
+/* One walk of a grid around q into the row (d, id, its last in bound):
+ * every point not surely beyond min(bound, prune) offered, to the shell
+ * limit; 1 when the limit cut it. */
+template <int K>
+__device__ __forceinline__ int kg_walk(const grid_cloud &c, const uint32_t *starts,
+                                       const float4 *pts, const float q[3], int32_t limit,
+                                       float prune, float (&d)[K], int32_t (&id)[K], int32_t len,
+                                       float &bound)
+{
+    grid_walk w;
+    uint32_t at, last;
+    grid_walk_start(&w, &c, q);
+    w.limit = limit;
+    while (grid_walk_next(&w, &c, starts, q, fminf(bound, prune), &at, &last))
+        for (; at < last; at++) {
+            const float4 p = pts[at];
+            const float e = sp_d2(SP_SUB(q[0], p.x), SP_SUB(q[1], p.y), SP_SUB(q[2], p.z));
+            if (e <= bound && e <= prune) /* a tie of the last may still come before it */
+                knn_insert<K, false>(d, id, e, __float_as_int(p.w), len, bound);
+        }
+    return w.cut;
+}
+
 /* A thread a query slot of the batch (pair * nq + slot): the slot-th query
  * of its pair in the queries' cell order (their grid, the sets' second),
  * its row written at the query's own index. A ragged pair's padding slots
- * write padding rows at theirs. */
+ * write padding rows at theirs. With a coarse grid (coarse.clouds not
+ * NULL), the fine walk stops after shell GRID_KNN_FINE_SHELLS; a query not
+ * done by then (a lidar sweep's sparse far field) starts again on the
+ * coarse grid with an empty row, every point beyond the fine row's last
+ * left out: none of them can be in the final row. */
 template <int K>
 __global__ void __launch_bounds__(KG_THREADS)
-    knn_grid_kernel(grid_view g, int32_t nq_all, const int64_t *qry_len, int32_t k,
-                    int32_t *idx, float *dist2)
+    knn_grid_kernel(grid_view g, grid_view coarse, int32_t nq_all, const int64_t *qry_len,
+                    int32_t k, int32_t *idx, float *dist2)
 {
     const int64_t i = (int64_t)blockIdx.x * KG_THREADS + threadIdx.x;
     if (i >= g.batch * nq_all)
@@ -64,17 +98,18 @@ __global__ void __launch_bounds__(KG_THREADS)
         const float q[3] = {qp.x, qp.y, qp.z};
         qi = __float_as_int(qp.w);
         const grid_cloud c = g.clouds[pair]; /* the reference set's: in registers */
-        const uint32_t *starts = g.starts + pair * g.cells;
-        grid_walk w;
-        uint32_t at, last;
-        grid_walk_start(&w, &c, q);
-        while (grid_walk_next(&w, &c, starts, q, bound, &at, &last))
-            for (; at < last; at++) {
-                const float4 p = g.pts[at];
-                const float e = sp_d2(SP_SUB(q[0], p.x), SP_SUB(q[1], p.y), SP_SUB(q[2], p.z));
-                if (e <= bound) /* a tie of the last may still come before it */
-                    knn_insert<K, false>(d, id, e, __float_as_int(p.w), len, bound);
-            }
+        if (kg_walk<K>(c, g.starts + pair * g.cells, g.pts, q,
+                       coarse.clouds ? GRID_KNN_FINE_SHELLS : INT_MAX, INFINITY, d, id, len,
+                       bound)) {
+            const float prune = bound;
+            bound = INFINITY;
+#pragma unroll
+            for (int s = 0; s < K; s++)
+                d[s] = INFINITY, id[s] = PCB_KNN_PAD;
+            const grid_cloud cc = coarse.clouds[pair];
+            kg_walk<K>(cc, coarse.starts + pair * coarse.cells, coarse.pts, q, INT_MAX, prune, d,
+                       id, len, bound);
+        }
     }
     const size_t row = (pair * (size_t)nq_all + qi) * (size_t)k;
 #pragma unroll
@@ -101,32 +136,68 @@ static grid_sets kg_sets(const pcb_task *t)
     return s;
 }
 
+/* The reference clouds alone, for the coarse grid. */
+static grid_sets kg_coarse_sets(const pcb_task *t)
+{
+    const grid_sets s = {{t->a, NULL}, {(int32_t)t->n, 0}, {t->lengths_a, NULL}, 1};
+    return s;
+}
+
+/* The fine grid (references and queries) and, for clouds of
+ * GRID_KNN_COARSE_FROM points or more, the coarse one (references). */
+typedef struct {
+    grid_scratch *fine, *coarse;
+} kg_scratch;
+
+static void kg_free(void *state)
+{
+    kg_scratch *s = (kg_scratch *)state;
+    if (!s)
+        return;
+    grid_free(s->fine);
+    grid_free(s->coarse);
+    free(s);
+}
+
 static int kg_make(const pcb_task *t, void **scratch)
 {
-    const grid_sets sets = kg_sets(t);
-    grid_scratch *s = NULL;
-    int rc = grid_make("knn cuda_grid", &sets, t->batch, kg_per_cell(t->k, t->n), 1, &s);
-    if (rc == PCB_OK)
-        *scratch = s;
-    return rc;
+    kg_scratch *s = (kg_scratch *)calloc(1, sizeof *s);
+    if (!s)
+        return pcb_fail(PCB_ENOMEM, "knn cuda_grid: out of memory");
+    const grid_sets sets = kg_sets(t), coarse = kg_coarse_sets(t);
+    int rc = grid_make("knn cuda_grid", &sets, t->batch, kg_per_cell(t->k, t->n), 1, &s->fine);
+    if (rc == PCB_OK && t->n >= GRID_KNN_COARSE_FROM)
+        rc = grid_make("knn cuda_grid", &coarse, t->batch, GRID_KNN_COARSE_PER_CELL, 1,
+                       &s->coarse);
+    if (rc != PCB_OK) {
+        kg_free(s);
+        return rc;
+    }
+    *scratch = s;
+    return PCB_OK;
 }
 
 /* Build and search on st: a device task (t->a, t->b and the lengths on the
  * device). */
 static int kg_launch(void *scratch, const pcb_task *t, pcb_result *out, cudaStream_t st)
 {
-    grid_scratch *s = (grid_scratch *)scratch;
-    const grid_sets sets = kg_sets(t);
+    kg_scratch *s = (kg_scratch *)scratch;
+    const grid_sets sets = kg_sets(t), coarse_sets = kg_coarse_sets(t);
     const float limit = (float)PCB_NN_MAX_COORD;
-    int rc = grid_build(s, &sets, 0, limit, out->finite, st);
+    int rc = grid_build(s->fine, &sets, 0, limit, out->finite, st);
+    if (rc == PCB_OK && s->coarse)
+        rc = grid_build(s->coarse, &coarse_sets, 0, limit, out->finite, st);
     if (rc != PCB_OK)
         return rc;
+    grid_view coarse = {};
+    if (s->coarse)
+        coarse = grid_view_of(s->coarse);
     const int64_t len = t->k < t->n ? t->k : t->n, slots = t->batch * t->nq;
     const unsigned blocks = (unsigned)((slots + KG_THREADS - 1) / KG_THREADS);
 #define KG_CALL(K)                                                                               \
-    knn_grid_kernel<K><<<blocks, KG_THREADS, 0, st>>>(grid_view_of(s), (int32_t)t->nq,           \
-                                                      t->lengths_b, (int32_t)t->k, out->index,   \
-                                                      out->dist2)
+    knn_grid_kernel<K><<<blocks, KG_THREADS, 0, st>>>(grid_view_of(s->fine), coarse,             \
+                                                      (int32_t)t->nq, t->lengths_b,              \
+                                                      (int32_t)t->k, out->index, out->dist2)
     if (len <= 4)
         KG_CALL(4);
     else if (len <= 8)
@@ -144,7 +215,7 @@ static int kg_launch(void *scratch, const pcb_task *t, pcb_result *out, cudaStre
 
 extern "C" const pcb_impl pcb_knn_cuda_grid;
 
-static const pcb_cuda_maker kg_maker = {&pcb_knn_cuda_grid, kg_make, grid_free, kg_launch};
+static const pcb_cuda_maker kg_maker = {&pcb_knn_cuda_grid, kg_make, kg_free, kg_launch};
 
 static int kg_prepare(const pcb_task *t, void **state)
 {

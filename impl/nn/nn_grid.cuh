@@ -178,11 +178,20 @@ static __global__ void grid_shape(const uint32_t *lo, const uint32_t *hi, int64_
  * Up to 8,192 cells: at 16,384 one block a cloud was slower than the stages
  * spread over the GPU (H200: 0.092 against 0.059 ms at 1 x 16,384, 0.133
  * against 0.116 at 16 x 16,384; NOTES.md). */
-enum { GRID_BLOCK_THREADS = 1024, GRID_BLOCK_CELLS = 8192 };
+enum { GRID_BLOCK_THREADS = 1024, GRID_BLOCK_CELLS = 8192, GRID_BLOCK_POINTS = 32768 };
 
 static inline size_t grid_block_smem(int64_t cells)
 {
     return (size_t)cells * sizeof(uint32_t);
+}
+
+/* Whether a grid of cells a cloud for sets is built a block a cloud: a
+ * small budget (shared memory) and clouds a block reads quickly (kNN's
+ * coarse grid of a lidar sweep has few cells and many points: stages). */
+static inline int grid_one_block(int64_t cells, const grid_sets &sets)
+{
+    const int32_t most = sets.nsets > 1 && sets.n[1] > sets.n[0] ? sets.n[1] : sets.n[0];
+    return cells <= GRID_BLOCK_CELLS && most <= GRID_BLOCK_POINTS;
 }
 
 /* The block's sum of v over its threads (every thread gets it). */
@@ -394,7 +403,7 @@ static int grid_make(const char *who, const grid_sets *sets, int64_t batch, int6
         return pcb_fail(PCB_ENOMEM, "%s: out of memory", who);
     s->batch = batch, s->cells = cells, s->sets = *sets;
     int rc = alloc ? grid_alloc(s) : PCB_OK;
-    if (rc == PCB_OK && alloc && cells <= GRID_BLOCK_CELLS) /* set once, never while captured */
+    if (rc == PCB_OK && alloc && grid_one_block(cells, *sets)) /* set once, never while captured */
         rc = pcb_cuda_smem_at_least((const void *)grid_build_block, grid_block_smem(cells));
     if (rc != PCB_OK) {
         grid_free(s);
@@ -412,7 +421,7 @@ static int grid_build(grid_scratch *s, const grid_sets *sets, double rs, float l
 {
     s->sets = *sets;
     const int64_t clouds = sets->nsets * s->batch, points = grid_points(*sets, s->batch);
-    if (s->cells <= GRID_BLOCK_CELLS) {
+    if (grid_one_block(s->cells, *sets)) {
         grid_build_block<<<(unsigned)clouds, GRID_BLOCK_THREADS, grid_block_smem(s->cells), st>>>(
             *sets, s->batch, s->cells, rs, limit, finite, s->clouds, s->slots, s->starts, s->pts);
         PCB_CUDA_LAUNCHED("grid_build_block");

@@ -143,12 +143,21 @@ SP_FN void grid_scan(const float *pts, uint32_t first, uint32_t last, const floa
  * may fall between calls, and ends at the first shell whose box faces are
  * surely beyond it: the searches that use it (NN here, kNN in
  * knn_cuda_grid.cu and the replay of tests/test_nn_grid.c) share one order
- * of visits and one pruning. */
+ * of visits and one pruning. A limit (set after grid_walk_start) ends the
+ * walk before shell limit + 1 and says so (cut): kNN's fine grid hands such
+ * a query to its coarse one. */
+/* kNN's two grids on large clouds (knn_cuda_grid.cu): a fine one walked
+ * to this shell, then, for a query not done by then, a coarse one of this
+ * many points a cell; from clouds of this many points. */
+enum { GRID_KNN_FINE_SHELLS = 2, GRID_KNN_COARSE_PER_CELL = 64, GRID_KNN_COARSE_FROM = 65536 };
+
 typedef struct {
     double h, slack[3];
     int32_t at[3];
     int32_t s, dz, dy, e; /* the next run: shell s, row (dz, dy), end e */
     int32_t done;
+    int32_t limit; /* the last shell to walk (grid_walk_start: all of them) */
+    int32_t cut;   /* the walk ended at the limit, not because the rest is beyond */
 } grid_walk;
 
 SP_FN void grid_walk_start(grid_walk *w, const grid_cloud *c, const float q[3])
@@ -158,7 +167,8 @@ SP_FN void grid_walk_start(grid_walk *w, const grid_cloud *c, const float q[3])
         w->at[a] = grid_cell(q[a], c->lo[a], c->inv_h, c->dim[a]);
         w->slack[a] = 1e-7 * w->h + 4e-15 * (fabs(c->lo[a]) + c->dim[a] * w->h + fabs((double)q[a]));
     }
-    w->s = w->dz = w->dy = w->e = w->done = 0;
+    w->s = w->dz = w->dy = w->e = w->done = w->cut = 0;
+    w->limit = INT_MAX;
 }
 
 /* The next place: the other end of an inner row, the next row, the next
@@ -203,6 +213,10 @@ SP_FN int grid_walk_next(grid_walk *w, const grid_cloud *c, const uint32_t *star
             }
             if (!more || (face > 0 && grid_beyond(face * face, bound))) {
                 w->done = 1; /* every cell visited, or the rest surely beyond */
+                break;
+            }
+            if (s > w->limit) { /* more to walk, past the caller's limit */
+                w->done = w->cut = 1;
                 break;
             }
         }
