@@ -1,6 +1,6 @@
 #!/bin/sh
 # site.sh PCBENCH - make site's generator (scripts/site.py) on the results of
-# tests/data/results: its pages, their data files, every link resolving; then
+# tests/results: its pages, their data files, every link resolving; then
 # the pages in headless Chromium (tests/site_browser.py: charts drawn with
 # their series, no console error, a deep link, JavaScript off), where
 # Chromium, its driver and Selenium are installed (make test installs them;
@@ -12,7 +12,7 @@ shots=$(cd "$(dirname "$tool")" && pwd)/site-shots
 site=$tmp/site
 
 expect "the site of the test results" 0 "site: 31 pages of 50 results (3 machines)" -- \
-    python3 "$root/scripts/site.py" "$root/tests/data/results" --out "$site"
+    python3 "$root/scripts/site.py" "$root/tests/results" --out "$site"
 for f in index.html compare.html problem-knn-sphere.html problem-emd-sphere.html \
     impl-knn-cuda_grid.html peer-emd-msn_emd_eval.html assets/charts.js \
     data/knn-sphere-gpu-nvidia-h200.csv data/json/gpu-nvidia-h200/knn/knn-sphere-b16-n4096-self-k16.json; do
