@@ -236,7 +236,8 @@ extern "C" const pcb_impl pcb_knn_cuda_grid = {
     .cost = PCB_COST_INDEXED,
     .summary = "a uniform grid a cloud and one of the queries, the batch's built in one launch "
                "a stage; a thread a query (in cell order) walking the cells around it shell by "
-               "shell with a row of k in registers (k <= 64)",
+               "shell with a row of k in registers (k <= 64); from 65,536 points a coarse grid "
+               "beside, for the queries not done within 2 shells",
     .available = pcb_cuda_available,
     .prepare = kg_prepare,
     .compute = nn_cached_compute,
