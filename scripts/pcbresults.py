@@ -83,6 +83,7 @@ def load(root, peers=False):
                           % (os.path.join(sdir, name), doc.get("format"), FORMATS[peers]),
                           file=sys.stderr)
                     sys.exit(3)
+                doc["_file"] = "%s/%s/%s" % (machine, suite, name)  # where it came from
                 docs.append(doc)
             docs.sort(key=sort_key)
             if docs:

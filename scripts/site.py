@@ -137,33 +137,12 @@ def collect(root):
         for machine, suites in R.load(root, peers=peer).items():
             for suite, docs in suites.items():
                 for doc in docs:
-                    src = source_name(root, machine, suite, doc, peer)
                     for e in doc.get("results", []):
-                        points.append(Point(machine, suite, doc, e, peer, src))
+                        points.append(Point(machine, suite, doc, e, peer, doc["_file"]))
                     env = doc.get("env") or {}
                     if not peer and env.get("date", "") >= envs.get(machine, {}).get("date", ""):
                         envs[machine] = env
     return points, envs
-
-
-_FILES = {}
-
-
-def source_name(root, machine, suite, doc, peer):
-    """The results file a document came from, relative to root (found once a folder)."""
-    key = (machine, suite, peer)
-    if key not in _FILES:
-        _FILES[key] = {}
-        sdir = os.path.join(root, machine, suite)
-        for name in sorted(os.listdir(sdir)):
-            if name.endswith(".json") and name.startswith(R.PEERS_PREFIX) == peer:
-                try:
-                    with open(os.path.join(sdir, name), encoding="utf-8") as f:
-                        cid = json.load(f).get("config", {}).get("id")
-                except (OSError, ValueError, AttributeError):
-                    continue
-                _FILES[key][cid] = "%s/%s/%s" % (machine, suite, name)
-    return _FILES[key].get(doc["config"]["id"])
 
 
 # ---- the pages' pieces -------------------------------------------------------------------

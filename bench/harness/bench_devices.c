@@ -25,13 +25,19 @@
 #include "cuda_bench.h"
 #include "harness.h"
 
+/* Whether t is a CUDA ordinal: digits only. */
+static int is_ordinal(const char *t)
+{
+    return *t && strspn(t, "0123456789") == strlen(t);
+}
+
 /* One token of a comma list: a CUDA ordinal, or a GPU's or MIG's UUID as
  * CUDA_VISIBLE_DEVICES takes them. */
 static int token_ok(const char *t)
 {
     if (!*t)
         return 0;
-    if (strspn(t, "0123456789") == strlen(t))
+    if (is_ordinal(t))
         return strlen(t) <= 4;
     return (!strncmp(t, "GPU-", 4) || !strncmp(t, "MIG-", 4)) &&
            strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-/") ==
@@ -44,7 +50,7 @@ static int token_ok(const char *t)
 static int visible_name(const char *ordinal, char *out, size_t len)
 {
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    if (!vis || strspn(ordinal, "0123456789") != strlen(ordinal)) {
+    if (!vis || !is_ordinal(ordinal)) {
         snprintf(out, len, "%s", ordinal);
         return PCB_OK;
     }
@@ -97,7 +103,7 @@ int bench_devices_parse(const char *text, bench_devices *out)
         int n = 0; /* ordinals past what CUDA sees here are said now, not per shard */
         if (pcb_cuda_device_count(&n) == PCB_OK && !getenv("CUDA_VISIBLE_DEVICES"))
             for (int i = 0; i < out->count; i++)
-                if (strspn(out->id[i], "0123456789") == strlen(out->id[i]) &&
+                if (is_ordinal(out->id[i]) &&
                     atoi(out->id[i]) >= n)
                     return pcb_fail(PCB_EINVAL, "--devices: device %s, but CUDA sees %d here",
                                     out->id[i], n);
