@@ -406,7 +406,9 @@ extern "C" int pcb_cuda_upload_lengths(pcb_task *t, void **buffer, cudaStream_t 
     const int64_t *host[2] = {t->lengths_a, t->lengths_b};
     const int64_t **field[2] = {&t->lengths_a, &t->lengths_b};
     for (int i = 0; i < 2; i++)
-        if (host[i]) {
+        if (i == 1 && host[1] == host[0]) /* a self task's: one array, kept one */
+            t->lengths_b = t->lengths_a;
+        else if (host[i]) {
             PCB_CUDA_TRY(cudaMemcpyAsync(dev + i * t->batch, host[i], bytes,
                                          cudaMemcpyHostToDevice, stream));
             *field[i] = dev + i * t->batch;

@@ -165,6 +165,10 @@ const pcb_impl *pcb_reference(pcb_problem p);
 int pcb_task_fits(const pcb_impl *impl, const pcb_task *t);
 /* 1 when the task carries an EMD warm start (pcb_task.warm). */
 int pcb_task_warm(const pcb_task *t);
+/* 1 when the task's queries are its reference (b is a, as many points and
+ * the same lengths): a self-kNN as DGCNN calls it, which may build one
+ * index for both sides. */
+int pcb_task_self(const pcb_task *t);
 
 #ifdef __cplusplus
 }

@@ -235,6 +235,11 @@ int pcb_task_warm(const pcb_task *t)
     return t->warm.price || t->warm.eps || t->warm.budget;
 }
 
+int pcb_task_self(const pcb_task *t)
+{
+    return t->b && t->b == t->a && t->nq == t->n && t->lengths_b == t->lengths_a;
+}
+
 int pcb_check_k_rows(const pcb_task *t, const char *queries)
 {
     int rc;

@@ -184,6 +184,48 @@ static void test_validator_rejects_wrong_answers(void)
     CHECK(j.verdict == PCB_VERDICT_PASS);
 }
 
+/* A self task (pcb_task_self: b is a, one lengths array for both), ragged:
+ * every implementation's rows are naive's on the same task given as two
+ * arrays (cuda_grid builds one grid for both sides of the first). */
+static void test_self_ragged(void)
+{
+    enum { B = 3, N = 900, K = 12 };
+    int64_t lengths[B] = {N, 0, 317}, copy_lengths[B] = {N, 0, 317};
+    set s = make_set("sphere", N, 0, B, K, 1);
+    float *copy = malloc((size_t)(B * N * 3) * sizeof(float));
+    memcpy(copy, s.a, (size_t)(B * N * 3) * sizeof(float));
+    pcb_task self = s.task, two = s.task;
+    self.lengths_a = self.lengths_b = lengths;
+    two.b = copy, two.lengths_a = lengths, two.lengths_b = copy_lengths;
+    CHECK(pcb_task_self(&self) && !pcb_task_self(&two));
+    const pcb_impl *naive = pcb_find(PCB_KNN, "naive");
+    pcb_result want;
+    CHECK_RC(pcb_result_alloc(&two, &want), PCB_OK);
+    CHECK_RC(pcb_run(naive, &two, &want, NULL), PCB_OK);
+    const size_t count = (size_t)pcb_answer_count(&two);
+    for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
+        const pcb_impl *impl = *it;
+        if (impl->problem != PCB_KNN || pcb_impl_available(impl) != PCB_OK || !impl->ragged)
+            continue;
+        pcb_result got;
+        CHECK_RC(pcb_result_alloc(&self, &got), PCB_OK);
+        CHECK_RC(pcb_run(impl, &self, &got, NULL), PCB_OK);
+        const pcb_promise p = pcb_promise_of(impl, &self);
+        pcb_judgement j;
+        CHECK_RC(pcb_judge_full(&self, &got, &p, &j), PCB_OK);
+        if (j.verdict != PCB_VERDICT_PASS)
+            fprintf(stderr, "knn %s, self and ragged: %s\n", impl->name, j.detail);
+        CHECK(j.verdict == PCB_VERDICT_PASS);
+        if (impl->promise.canonical)
+            CHECK(memcmp(want.index, got.index, count * sizeof *got.index) == 0 &&
+                  memcmp(want.dist2, got.dist2, count * sizeof *got.dist2) == 0);
+        pcb_result_free(&got);
+    }
+    pcb_result_free(&want);
+    free(copy);
+    free_set(&s);
+}
+
 static void test_invalid_arguments(void)
 {
     const float pts[] = {0, 0, 0, 1, 1, 1}, nan_pt[] = {0, NAN, 0};
@@ -211,5 +253,5 @@ static void test_invalid_arguments(void)
     CHECK(p == PCB_KNN);
 }
 
-TEST_MAIN(T(test_every_impl_matches_naive), T(test_ties_by_hand),
+TEST_MAIN(T(test_every_impl_matches_naive), T(test_ties_by_hand), T(test_self_ragged),
           T(test_validator_rejects_wrong_answers), T(test_invalid_arguments))

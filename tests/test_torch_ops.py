@@ -248,6 +248,22 @@ def test_compiled_kernels_match_the_python_kernels():
         pcbench.knn(x, x, k=1000)  # padding allowed (k <= 1,024), beyond every CUDA kNN's k
 
 
+@needs_cuda
+def test_self_knn_is_the_two_cloud_call():
+    """knn(x) (one cloud, its queries its own points: one grid for both
+    sides on CUDA) gives the rows of knn(x, copy of x), dense and ragged,
+    and they are naive's (canonical)."""
+    x = clouds(21, 3, 700, device="cuda")
+    lx = torch.tensor([700, 0, 333], device="cuda")
+    for lengths in (None, lx):
+        got = pcbench.knn(x, k=20, ref_lengths=lengths)
+        want = pcbench.knn(x, x.clone(), k=20, ref_lengths=lengths,
+                           query_lengths=None if lengths is None else lengths.clone())
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+        assert got[0].dtype == torch.int64
+    assert bool(pcbench.check_knn(x, x, *pcbench.knn(x, k=20), canonical=True))
+
+
 def step(x, y):
     """A training step's calls: sampling, grouping, neighbours and losses."""
     idx = pcbench.fps(x, 64)

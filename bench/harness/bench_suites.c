@@ -151,6 +151,8 @@ pcb_task bench_task_of(const bench_config *c, const bench_data *d)
                   .m = c->m, .k = c->k, .radius = c->radius, .select = c->select, .a = d->a,
                   .b = d->b, .lengths_a = d->lengths_a, .lengths_b = d->lengths_b,
                   .opt.max_gap = c->max_gap};
+    if (c->self && t.nq == t.n) /* the queries are the cloud itself: say so (pcb_task_self) */
+        t.b = t.a, t.lengths_b = t.lengths_a;
     const bench_problem_face *f = bench_face(c->problem);
     if (f->task) /* its own fields */
         f->task(c, &t);

@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
     grid_query(const float *ref, int32_t n, const float *ctr, int64_t centres, int32_t nq,
                int64_t cells, const grid_cloud *clouds, const float4 *pts, const uint32_t *starts,
                int32_t k, float r2, double rs, bool by_index, float limit, int32_t *finite,
-               int32_t *idx, float *dist2, int32_t *count)
+               int32_t *idx, int64_t *idx64, float *dist2, int32_t *count)
 {
     __shared__ uint64_t bufs[QUERY_WARPS][grid_buf<K>::CAP];
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -228,7 +228,11 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
     for (int32_t s = lane; s < k; s += 32) {
         const uint64_t key = r.buf[s < r.len ? s : 0];
         const uint32_t hi = (uint32_t)(key >> 32), lo = (uint32_t)key;
-        idx[out + s] = s < r.len ? (int32_t)(by_index ? hi : lo) : PCB_KNN_PAD;
+        const int32_t j = s < r.len ? (int32_t)(by_index ? hi : lo) : PCB_KNN_PAD;
+        if (idx64) /* PyTorch's index type, written as such */
+            idx64[out + s] = j;
+        else
+            idx[out + s] = j;
         if (dist2)
             dist2[out + s] = s < r.len ? __uint_as_float(by_index ? lo : hi) : INFINITY;
     }
@@ -260,7 +264,8 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     (grid_query<K><<<blocks, 32 * QUERY_WARPS, 0, st>>>(                                        \
          t->a, (int32_t)t->n, t->b, centres, (int32_t)t->nq, s->cells,                          \
          brute ? NULL : s->clouds, s->pts, s->starts, (int32_t)t->k, r2, rs,                    \
-         t->select == PCB_BALL_FIRST, limit, out->finite, out->index, out->dist2, out->count),  \
+         t->select == PCB_BALL_FIRST, limit, out->finite, out->index, out->index64, out->dist2, \
+         out->count),                                                                           \
      0)
     if (brute) {
         (void)BALL_DISPATCH_K(t->k, GRID_CALL);
@@ -309,4 +314,5 @@ extern "C" const pcb_impl pcb_ball_cuda_grid = {
     .release = ball_cuda_release,
     .device_ms = nn_cuda_device_ms,
     .run_device = grid_run_device,
+    .index64 = 1,
 };

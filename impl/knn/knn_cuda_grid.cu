@@ -76,7 +76,7 @@ __device__ __forceinline__ int kg_walk(const grid_cloud &c, const uint32_t *star
 template <int K>
 __global__ void __launch_bounds__(KG_THREADS)
     knn_grid_kernel(grid_view g, grid_view coarse, int32_t nq_all, const int64_t *qry_len,
-                    int32_t k, int32_t *idx, float *dist2)
+                    int32_t k, int32_t *idx, int64_t *idx64, float *dist2)
 {
     const int64_t i = (int64_t)blockIdx.x * KG_THREADS + threadIdx.x;
     if (i >= g.batch * nq_all)
@@ -93,8 +93,10 @@ __global__ void __launch_bounds__(KG_THREADS)
         d[s] = INFINITY, id[s] = PCB_KNN_PAD;
     if (slot < nq && n > 0) {
         /* the slot-th query in its cloud's cell order (read as the build
-         * read it: a coordinate not finite is 0 and cleared the flag) */
-        const float4 qp = g.pts[g.starts[(g.batch + pair) * g.cells] + slot];
+         * read it: a coordinate not finite is 0 and cleared the flag); a
+         * self task's queries are the references' set */
+        const int64_t qset = g.sets.nsets - 1;
+        const float4 qp = g.pts[g.starts[(qset * g.batch + pair) * g.cells] + slot];
         const float q[3] = {qp.x, qp.y, qp.z};
         qi = __float_as_int(qp.w);
         const grid_cloud c = g.clouds[pair]; /* the reference set's: in registers */
@@ -115,12 +117,18 @@ __global__ void __launch_bounds__(KG_THREADS)
 #pragma unroll
     for (int s = 0; s < K; s++)
         if (s < k) {
-            idx[row + s] = id[s];
+            if (idx64)
+                idx64[row + s] = id[s];
+            else
+                idx[row + s] = id[s];
             if (dist2)
                 dist2[row + s] = d[s];
         }
     for (int32_t s = K; s < k; s++) { /* k > n: the row was cut to n <= K */
-        idx[row + s] = PCB_KNN_PAD;
+        if (idx64)
+            idx64[row + s] = PCB_KNN_PAD;
+        else
+            idx[row + s] = PCB_KNN_PAD;
         if (dist2)
             dist2[row + s] = INFINITY;
     }
@@ -128,11 +136,12 @@ __global__ void __launch_bounds__(KG_THREADS)
 
 /* The reference clouds, and the queries for their cell order: sorted
  * queries took 0.26 ms at 8 x 16,384 (k = 16) against 0.35 as given, 1.31
- * against 2.24 at k = 64 (H200). */
+ * against 2.24 at k = 64 (H200). A self task's queries are the references:
+ * one set, its cell order theirs (the scratch is made for two). */
 static grid_sets kg_sets(const pcb_task *t)
 {
     const grid_sets s = {{t->a, t->b}, {(int32_t)t->n, (int32_t)t->nq},
-                         {t->lengths_a, t->lengths_b}, 2};
+                         {t->lengths_a, t->lengths_b}, pcb_task_self(t) ? 1 : 2};
     return s;
 }
 
@@ -164,7 +173,9 @@ static int kg_make(const pcb_task *t, void **scratch)
     kg_scratch *s = (kg_scratch *)calloc(1, sizeof *s);
     if (!s)
         return pcb_fail(PCB_ENOMEM, "knn cuda_grid: out of memory");
-    const grid_sets sets = kg_sets(t), coarse = kg_coarse_sets(t);
+    grid_sets sets = kg_sets(t);
+    const grid_sets coarse = kg_coarse_sets(t);
+    sets.nsets = 2; /* room for the queries' set: a cached scratch serves self and not */
     int rc = grid_make("knn cuda_grid", &sets, t->batch, kg_per_cell(t->k, t->n), 1, &s->fine);
     if (rc == PCB_OK && t->n >= GRID_KNN_COARSE_FROM)
         rc = grid_make("knn cuda_grid", &coarse, t->batch, GRID_KNN_COARSE_PER_CELL, 1,
@@ -197,13 +208,16 @@ static int kg_launch(void *scratch, const pcb_task *t, pcb_result *out, cudaStre
 #define KG_CALL(K)                                                                               \
     knn_grid_kernel<K><<<blocks, KG_THREADS, 0, st>>>(grid_view_of(s->fine), coarse,             \
                                                       (int32_t)t->nq, t->lengths_b,              \
-                                                      (int32_t)t->k, out->index, out->dist2)
+                                                      (int32_t)t->k, out->index, out->index64, \
+                                                      out->dist2)
     if (len <= 4)
         KG_CALL(4);
     else if (len <= 8)
         KG_CALL(8);
     else if (len <= 16)
         KG_CALL(16);
+    else if (len <= 24) /* DGCNN's k = 20: a row of 32 costs a third more a candidate */
+        KG_CALL(24);
     else if (len <= 32)
         KG_CALL(32);
     else
@@ -247,4 +261,5 @@ extern "C" const pcb_impl pcb_knn_cuda_grid = {
     .device_ms = nn_cuda_device_ms,
     .run_device = kg_run_device,
     .ragged = 1,
+    .index64 = 1,
 };

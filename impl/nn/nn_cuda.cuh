@@ -24,8 +24,9 @@ typedef struct {
 static inline void nn_cuda_base_free(nn_cuda_base *s)
 {
     pcb_cuda_ctx_free(&s->ctx); /* waits for queued work before freeing */
+    if (s->qry != s->ref) /* a self task's are one */
+        cudaFree(s->qry);
     cudaFree(s->ref);
-    cudaFree(s->qry);
     cudaFree(s->idx);
     cudaFree(s->dist2);
     cudaFree(s->lengths);
@@ -48,14 +49,18 @@ static inline int nn_cuda_base_init(nn_cuda_base *s, const pcb_task *t, const ch
     if ((rc = pcb_cuda_ctx_init(&s->ctx)) != PCB_OK ||
         (rc = pcb_cuda_upload_lengths(&s->task, &s->lengths, s->ctx.stream)) != PCB_OK)
         return rc;
-    PCB_CUDA_TRY(cudaMalloc((void **)&s->qry, q * 3 * sizeof(float)));
     PCB_CUDA_TRY(cudaMalloc((void **)&s->idx, answers * sizeof(int32_t)));
     PCB_CUDA_TRY(cudaMalloc((void **)&s->dist2, answers * sizeof(float)));
-    PCB_CUDA_TRY(cudaMemcpyAsync(s->qry, t->b, q * 3 * sizeof(float), cudaMemcpyHostToDevice,
-                                 s->ctx.stream));
     if (upload_ref) {
         PCB_CUDA_TRY(cudaMalloc((void **)&s->ref, refs * 3 * sizeof(float)));
         PCB_CUDA_TRY(cudaMemcpyAsync(s->ref, t->a, refs * 3 * sizeof(float),
+                                     cudaMemcpyHostToDevice, s->ctx.stream));
+    }
+    if (upload_ref && pcb_task_self(t)) { /* one copy: the device task stays self */
+        s->qry = s->ref;
+    } else {
+        PCB_CUDA_TRY(cudaMalloc((void **)&s->qry, q * 3 * sizeof(float)));
+        PCB_CUDA_TRY(cudaMemcpyAsync(s->qry, t->b, q * 3 * sizeof(float),
                                      cudaMemcpyHostToDevice, s->ctx.stream));
     }
     /* The uploads read the caller's pageable arrays: finish them here so

@@ -272,7 +272,14 @@ std::tuple<Tensor, Tensor> nearest(const char *fn, pcb_problem problem, const Te
 {
     check_pair(ref, query, fn, "ref", "query");
     const Lengths lr = device_lengths(ref_lengths, ref, fn, "ref_lengths", ref.size(-2));
-    const Lengths lq = device_lengths(query_lengths, query, fn, "query_lengths", query.size(-2));
+    // a self call (knn(x)): the queries and their lengths are the reference's
+    // memory, kept one (pcb_task_self then builds one grid for both)
+    const bool self = query.data_ptr() == ref.data_ptr() && query.sizes() == ref.sizes() &&
+                      query_lengths.has_value() == ref_lengths.has_value() &&
+                      (!query_lengths || query_lengths->data_ptr() == ref_lengths->data_ptr());
+    const Lengths lq = self ? lr
+                            : device_lengths(query_lengths, query, fn, "query_lengths",
+                                             query.size(-2));
     if (problem == PCB_KNN) // beyond the reference's points a row is padding, up to PCB_PAD_K
         integer_in(k, fn, "k", 1, std::max<int64_t>(ref.size(-2), PCB_PAD_K));
     c10::cuda::CUDAGuard guard(ref.device());

@@ -162,7 +162,8 @@ class PcbenchPython(TorchPeer):
         impl = {"fps": "cuda_pruned", "nn": by_size + " (index built in the call)",
                 "emd": "cuda_auction, max_gap %g or the configuration's" % (self.max_gap or 0),
                 "chamfer": "forward and backward (%s; pcb_chamfer_backward)" % by_size,
-                "knn": "cuda_grid (canonical rows)",
+                "knn": "cuda_grid (canonical rows; a self configuration called "
+                       "as knn(x, k=k))",
                 "ball": "cuda_grid (the suite's selection, canonical rows)",
                 "grid": "cuda_sort (the suite's selection; counts and inverse map)",
                 "serialize": "cuda_sort (codes, order and inverse)"}[problem]
@@ -187,8 +188,9 @@ class PcbenchPython(TorchPeer):
         if self.problem == "chamfer":
             return chamfer_step(lambda x, y: pcbench.chamfer(
                 x, y, reduction="none", a_lengths=la, b_lengths=lb), a, b)
-        if self.problem == "knn":
-            return per_cloud(pcbench.knn(a, b, cfg["k"], ref_lengths=la, query_lengths=lb)[0],
+        if self.problem == "knn":  # a self configuration as DGCNN calls it: the cloud alone
+            q, lq = (None, None) if "/self/" in cfg["id"] else (b, lb)
+            return per_cloud(pcbench.knn(a, q, cfg["k"], ref_lengths=la, query_lengths=lq)[0],
                              cfg.get("lb_list"))
         if self.problem == "ball":
             return list(pcbench.ball_query(a, b, cfg["radius"], cfg["k"], select=cfg["select"])[0])
