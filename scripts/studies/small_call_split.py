@@ -3,29 +3,21 @@
 GPU: the operator alone (torch.ops.pcbench), the package's call, and the
 call followed by the split of a batch's rows into one tensor a cloud (what
 the peers' runner times for every library), beside a plain torch launch.
-CUDA events around one call, median of 60 after 10 warm-ups. Small ball
+CUDA events around one call, median of 60 after 10 warm-ups (model_timing's). Small ball
 queries and kNN rows take 0.01-0.07 ms of kernels, so the host's part
 decides what a caller sees (results/gpu-nvidia-h200/ball/logs/).
 
     PYTHONPATH=impl/python python3 scripts/studies/small_call_split.py
 """
+import os
+import sys
+
 import torch
 
-import pcbench
-
-
-def median_ms(fn, reps=60):
-    for _ in range(10):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    return sorted(times)[reps // 2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..")]  # model_timing's own imports live in scripts/
+import pcbench  # noqa: E402
+from model_timing import median_ms  # noqa: E402
 
 
 def main():
@@ -45,7 +37,7 @@ def main():
         ("knn py k3 + list", lambda: list(pcbench.knn(x, None, 3)[0])),
     ]
     for name, fn in rows:
-        print("%-26s %.4f ms" % (name, median_ms(fn)))
+        print("%-26s %.4f ms" % (name, median_ms(fn, 60, warmup=10)[0]))
 
 
 if __name__ == "__main__":
