@@ -228,11 +228,8 @@ __global__ void __launch_bounds__(32 * QUERY_WARPS)
     for (int32_t s = lane; s < k; s += 32) {
         const uint64_t key = r.buf[s < r.len ? s : 0];
         const uint32_t hi = (uint32_t)(key >> 32), lo = (uint32_t)key;
-        const int32_t j = s < r.len ? (int32_t)(by_index ? hi : lo) : PCB_KNN_PAD;
-        if (idx64) /* PyTorch's index type, written as such */
-            idx64[out + s] = j;
-        else
-            idx[out + s] = j;
+        tiles_put_index(idx, idx64, out + s,
+                        s < r.len ? (int32_t)(by_index ? hi : lo) : PCB_KNN_PAD);
         if (dist2)
             dist2[out + s] = s < r.len ? __uint_as_float(by_index ? lo : hi) : INFINITY;
     }

@@ -117,18 +117,12 @@ __global__ void __launch_bounds__(KG_THREADS)
 #pragma unroll
     for (int s = 0; s < K; s++)
         if (s < k) {
-            if (idx64)
-                idx64[row + s] = id[s];
-            else
-                idx[row + s] = id[s];
+            tiles_put_index(idx, idx64, row + s, id[s]);
             if (dist2)
                 dist2[row + s] = d[s];
         }
     for (int32_t s = K; s < k; s++) { /* k > n: the row was cut to n <= K */
-        if (idx64)
-            idx64[row + s] = PCB_KNN_PAD;
-        else
-            idx[row + s] = PCB_KNN_PAD;
+        tiles_put_index(idx, idx64, row + s, PCB_KNN_PAD);
         if (dist2)
             dist2[row + s] = INFINITY;
     }

@@ -27,10 +27,9 @@ def knn(ref, query=None, k=16, impl=None, ref_lengths=None, query_lengths=None):
     if _as_op(ref, impl):
         q = ref if query is None else query
         lr, lq = _op_pair_lengths(ref, q, ref_lengths, query_lengths, "knn", NAMES)
-        r = ref.detach()
-        if q is ref and query_lengths is ref_lengths:  # self: one cloud, one grid for both sides
-            return _ops.call(_ops.torch.ops.pcbench.knn.default, r, r, k, lr, lr)
-        return _ops.call(_ops.torch.ops.pcbench.knn.default, r, q.detach(), k, lr, lq)
+        if q is ref and query_lengths is ref_lengths:  # self: one lengths tensor, one grid
+            lq = lr
+        return _ops.call(_ops.torch.ops.pcbench.knn.default, ref.detach(), q.detach(), k, lr, lq)
     if ragged:
         return _knn_ragged(ref, query, k, impl, ref_lengths, query_lengths)
     return _knn_direct(ref, query, k, impl)
