@@ -33,11 +33,11 @@ const char *pcb_device_name(pcb_device d)
     return d == PCB_CUDA ? "cuda" : "cpu";
 }
 
-static const char *const ball_selections[] = {"first", "nearest", "random"};
+static const char *const ball_selections[] = {"first", "nearest", "random", "mean"};
 
 const char *pcb_ball_select_name(int select)
 {
-    return select >= PCB_BALL_FIRST && select <= PCB_GRID_RANDOM ? ball_selections[select] : "?";
+    return select >= PCB_BALL_FIRST && select <= PCB_GRID_MEAN ? ball_selections[select] : "?";
 }
 
 int pcb_ball_select_parse(const char *s, int32_t *out)

@@ -131,7 +131,8 @@ typedef struct {
  *        select: which point a voxel keeps, PCB_BALL_FIRST the lowest index,
  *        PCB_BALL_NEAREST the nearest to the voxel's centre origin + (i +
  *        0.5) cell (its squared distance in double, ties to the lowest index),
- *        PCB_GRID_RANDOM the point of least pcb_grid_draw(seed, index).
+ *        PCB_GRID_RANDOM the point of least pcb_grid_draw(seed, index),
+ *        PCB_GRID_MEAN the lowest index, and the voxel's mean coordinates.
  *   SERIALIZE: a, cell, origin as GRID (a point's voxel by the same rule);
  *        curve a pcb_curve, depth the bits an axis of the codes (1 to
  *        PCB_CURVE_MAX_DEPTH; 0: the least that holds every voxel
@@ -251,6 +252,9 @@ typedef struct {
  *        voxel, its row number (the inverse map, cloud by cloud).
  *        count[batch*n] (required) how many points each voxel holds, 0 past
  *        the last. A voxel's coordinates are those of the point it keeps.
+ *        PCB_GRID_MEAN: mean[batch*n*3] (required) each voxel row's mean
+ *        point, the sum in double of its points in increasing index order
+ *        over the count, rounded to float32; 0 past the last.
  *   SERIALIZE: index[batch*2n]: first each cloud's serialized order, its
  *        point indices by ascending code, equal codes by increasing index;
  *        then each point's place in that order (the inverse, cloud by
@@ -276,6 +280,7 @@ typedef struct {
     int32_t *count; /* ball: entries a row (may be NULL); grid: points a voxel */
     int64_t *index64;
     int64_t *code; /* serialize: each point's code */
+    float *mean;   /* grid, PCB_GRID_MEAN: each voxel's mean point */
 } pcb_result;
 
 /* Deterministic work counters; -1 where an implementation has none. */
@@ -408,7 +413,10 @@ typedef enum { PCB_BALL_FIRST = 0, PCB_BALL_NEAREST = 1 } pcb_ball_select;
  * least pcb_grid_draw(seed, index) (impl/grid/grid.h), a seeded random
  * choice that every implementation and the validator make alike. */
 #define PCB_GRID_RANDOM 2
-const char *pcb_ball_select_name(int select); /* "first", "nearest" ("random": grid's) */
+/* Grid sampling's fourth rule: a voxel keeps its lowest index, as FIRST, and
+ * its points' mean coordinates (pcb_result.mean). */
+#define PCB_GRID_MEAN 3
+const char *pcb_ball_select_name(int select); /* "first", "nearest" ("random", "mean": grid's) */
 int pcb_ball_select_parse(const char *s, int32_t *out);
 /* The float32 squared radius of the inside test. */
 static inline float pcb_ball_r2(double radius)
@@ -420,7 +428,8 @@ int pcb_ball(const float *ref, const float *centres, int64_t batch, int64_t n, i
              int64_t k, double radius, int select, int32_t *idx, float *dist2, int32_t *count);
 /* Grid sampling: index batch*2n (a voxel's kept point, then each point's
  * voxel) and count batch*n, laid out as pcb_result says; origin NULL: each
- * cloud's minimum; select a pcb_ball_select. */
+ * cloud's minimum; select a pcb_ball_select or PCB_GRID_RANDOM (seed 0);
+ * PCB_GRID_MEAN's mean points come through pcb_run's pcb_result.mean. */
 int pcb_grid(const float *xyz, int64_t batch, int64_t n, const double cell[3],
              const double *origin, int select, int32_t *index, int32_t *count);
 /* Space-filling curves (impl/serialize/serialize.h says which): a voxel's

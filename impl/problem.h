@@ -32,6 +32,9 @@ typedef struct {
     int distances; /* dist2 entries beside its indices */
     int certified; /* an approximate answer certified within a promised gap */
     int codes;     /* a 64-bit code a point of A (pcb_result.code: serialize) */
+    /* 1 where the task asks for a mean point (3 floats) a row of its first
+     * group (pcb_result.mean: grid's MEAN); NULL: never */
+    int (*means)(const pcb_task *t);
     /* 1: every implementation and the validator read a ragged task's
      * lengths themselves (the answer depends on the batch as a whole:
      * serialize's depth and cloud numbers), so it is judged whole */
@@ -55,6 +58,8 @@ const pcb_problem_face *pcb_face(pcb_problem p);
  * cloud itself (a ragged cloud's length); entries a row. */
 int64_t pcb_face_span(const pcb_task *t, pcb_rows rows);
 int64_t pcb_face_width(const pcb_task *t);
+/* Floats of pcb_result.mean a cloud's answer holds (0: none). */
+int64_t pcb_face_means(const pcb_task *t);
 
 /* A cloud's common checks (task.c): points given, 1..PCB_MAX_POINTS of
  * them, addressable, finite where on the host (a ragged cloud's own points). */

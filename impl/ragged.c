@@ -97,6 +97,9 @@ void pcb_ragged_pad(const pcb_task *t, int64_t i, pcb_result *out)
         out->count[s.rows_whole + j] = 0;
     for (int64_t j = 0; f->codes && out->code && j < t->n; j++)
         out->code[i * t->n + j] = -1;
+    const int64_t means = pcb_face_means(t);
+    for (int64_t j = 0; out->mean && j < means; j++)
+        out->mean[i * means + j] = 0;
 }
 
 /* Copy cloud i's answer between the whole result and the cloud's own
@@ -121,6 +124,8 @@ void pcb_ragged_move(const pcb_task *t, int64_t i, pcb_result *whole, pcb_result
             MOVE(price, s.whole[g], s.part[g], s.count[g]);
     }
     MOVE(count, s.rows_whole, 0, s.rows_count);
+    if (pcb_face_means(t))
+        MOVE(mean, 3 * s.rows_whole, 0, 3 * s.rows_count);
     if (pcb_face(t->problem)->codes)
         MOVE(code, i * t->n, 0, pcb_cloud_size(t, 0, i));
     MOVE(value, i, 0, 1);
@@ -147,6 +152,8 @@ int pcb_ragged_part(const pcb_task *cloud, const pcb_result *like, pcb_result *p
         free(part->count), part->count = NULL;
     if (!like->code)
         free(part->code), part->code = NULL;
+    if (!like->mean)
+        free(part->mean), part->mean = NULL;
     return PCB_OK;
 }
 

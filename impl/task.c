@@ -28,6 +28,12 @@ int64_t pcb_face_width(const pcb_task *t)
     return pcb_face(t->problem)->row_is_k ? t->k : 1;
 }
 
+int64_t pcb_face_means(const pcb_task *t)
+{
+    const pcb_problem_face *f = pcb_face(t->problem);
+    return f && f->means && f->means(t) ? 3 * pcb_face_span(t, f->rows[0]) : 0;
+}
+
 int pcb_sample_task(pcb_problem p, const float *a, const float *b, int64_t n, pcb_task *t)
 {
     const pcb_problem_face *f = pcb_face(p);
@@ -73,8 +79,11 @@ int pcb_result_alloc(const pcb_task *t, pcb_result *r)
     const int codes = f && f->codes;
     if (codes)
         r->code = malloc((size_t)(t->batch * t->n) * sizeof *r->code);
+    const size_t means = (size_t)(t->batch * pcb_face_means(t));
+    if (means)
+        r->mean = malloc(means * sizeof *r->mean);
     if (!r->index || !r->dist2 || !r->value || !r->price || (counts && !r->count) ||
-        (codes && !r->code)) {
+        (codes && !r->code) || (means && !r->mean)) {
         pcb_result_free(r);
         return pcb_fail(PCB_ENOMEM, "no memory for %zu results", count);
     }
@@ -108,6 +117,9 @@ int pcb_result_equal(const pcb_task *t, const pcb_result *a, const pcb_result *b
     const size_t rows = batch * (size_t)pcb_face_span(t, f->rows[0]);
     if (f->codes && !same(a->code, b->code, batch * (size_t)t->n * sizeof *a->code))
         return 0;
+    const size_t means = batch * (size_t)pcb_face_means(t);
+    if (means && !same(a->mean, b->mean, means * sizeof *a->mean))
+        return 0;
     return !f->counts || same(a->count, b->count, rows * sizeof *a->count);
 }
 
@@ -137,6 +149,7 @@ void pcb_result_copy(const pcb_task *t, pcb_result *dst, const pcb_result *src)
              batch * (size_t)pcb_face_span(t, f->rows[0]) * sizeof *dst->count);
     if (f->codes)
         copy(dst->code, src->code, batch * (size_t)t->n * sizeof *dst->code);
+    copy(dst->mean, src->mean, batch * (size_t)pcb_face_means(t) * sizeof *dst->mean);
 }
 
 void pcb_result_free(pcb_result *r)
@@ -144,7 +157,7 @@ void pcb_result_free(pcb_result *r)
     if (!r)
         return;
     free(r->index), free(r->dist2), free(r->value), free(r->price), free(r->count);
-    free(r->code);
+    free(r->code), free(r->mean);
     memset(r, 0, sizeof *r);
 }
 

@@ -112,7 +112,8 @@ TABLE = {p.name: p for p in [
                 c.get("select") or c["id"].rsplit("/", 1)[1], c["dataset"], c["batch"], c["n"],
                 c.get("cell") or float(c["id"].split("/c")[1].split("/")[0])),
             lambda c: " c%g" % c.get("cell", 0),
-            _grid_check, fields=("cell", "select"), row=lambda c: 5, sides=1),
+            _grid_check, fields=("cell", "select"),
+            row=lambda c: 8 if c.get("select") == "mean" else 5, sides=1),  # mean: mx my mz
     Problem("serialize", "naive (serial: qsort of the codes)",
             lambda c: c["batch"] * c["n"] * math.log2(c["n"] + 2),
             lambda c: "serialize %s %s: %d x %d, cell %g%s" % (

@@ -69,7 +69,7 @@ PEERS = [
     },
     {
         "name": "torch_cluster",
-        "what": "torch_cluster fps, nearest, knn and radius (CUDA)",
+        "what": "torch_cluster fps, nearest, knn, radius and grid (CUDA)",
         "version": "1.6.3 (PyPI sdist)",
         "archive": "torch_cluster-1.6.3.tar.gz",
         "url": "https://files.pythonhosted.org/packages/54/31/e7f7a28253cd907404eb652607613b35"
@@ -77,7 +77,7 @@ PEERS = [
         "sha256": "78d5a930a5bbd0d8788df8c6d66addd68d6dd292fe3edb401e3dacba26308152",
         "root": "torch_cluster-1.6.3/csrc",
         "sources": ["cuda/fps_cuda.cu", "cuda/nearest_cuda.cu", "cuda/knn_cuda.cu",
-                    "cuda/radius_cuda.cu"],
+                    "cuda/radius_cuda.cu", "cuda/grid_cuda.cu"],
         "binding": "torch_cluster.cpp",
         "defines": ["WITH_CUDA"],
         "edits": [],

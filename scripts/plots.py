@@ -436,7 +436,7 @@ def peer_plots(p, suites, peer_suites):
     verified beside each peer judged right."""
     # a problem with a selection rule (ball, grid): a plot a selection
     for problem, select in [(q, s) for q in R.PROBLEMS for s in (
-            ("first", "nearest") if "select" in P.TABLE[q].fields else (None,))]:
+            ("first", "nearest", "mean") if "select" in P.TABLE[q].fields else (None,))]:
         rows = [(pd, next((d for d in suites.get(s, []) if d["config"]["id"] == pd["config"]["id"]),
                           None), s)
                 for s in ("seed", "full", "knn", "ball", "grid") for pd in peer_suites.get(s, [])

@@ -94,6 +94,20 @@ expect "grid random" 0 -- "$tool" grid -i "$tmp/a.ply" --size 0.2 --select rando
 expect "check grid random" 0 "pass" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select random --seed 3 --answer "$tmp/gr.txt"
 expect "check grid random, another seed" 1 "FAIL" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select random --seed 4 --answer "$tmp/gr.txt"
 expect "ball --select random" 2 "unknown ball selection 'random'" -- "$tool" ball -r "$tmp/a.ply" -q "$tmp/b.ply" --radius 0.3 -k 5 --select random
+# mean: first's rows with each voxel's mean point after them, judged; a mean
+# moved, a line without its three numbers and first's file are refused; far
+# from the origin (a shift) the means come back in the file's frame
+expect "grid mean" 0 -- "$tool" grid -i "$tmp/a.ply" --size 0.2 --select mean -o "$tmp/gm.txt"
+awk 'NF != 8 {exit 1}' "$tmp/gm.txt" && ok || bad "grid mean: 8 fields a line"
+cut -d' ' -f1-5 "$tmp/gm.txt" | cmp -s - "$tmp/grid.txt" && ok || bad "grid mean: first's rows"
+expect "check grid mean" 0 "pass" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select mean --answer "$tmp/gm.txt"
+awk 'NR == 1 {$6 = $6 + 0.01} {print}' "$tmp/gm.txt" >"$tmp/gm-moved.txt"
+expect "check grid mean, a mean moved" 1 "mean (" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select mean --answer "$tmp/gm-moved.txt"
+expect "check grid mean, first's lines" 3 "need 5 integers and 3 numbers" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --select mean --answer "$tmp/grid.txt"
+awk 'BEGIN {srand(5); for (i = 0; i < 400; i++) printf "%.3f %.3f %.3f\n", 4000000 + 50 * rand(), 5000000 + 50 * rand(), 5 * rand()}' >"$tmp/utm.xyz"
+expect "grid mean, far from the origin" 0 -- "$tool" grid -i "$tmp/utm.xyz" --size 2 --select mean -o "$tmp/gm-utm.txt"
+awk '$6 < 4000000 || $7 < 5000000 {exit 1}' "$tmp/gm-utm.txt" && ok || bad "grid mean: not in the file's frame"
+expect "check grid mean, far from the origin" 0 "pass" -- "$tool" check grid -i "$tmp/utm.xyz" --size 2 --select mean --answer "$tmp/gm-utm.txt"
 printf '0 0 0 1 x\n' >"$tmp/badgrid.txt"
 expect "check grid, a malformed line" 3 "badgrid.txt:1" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/badgrid.txt"
 

@@ -133,8 +133,8 @@ CASES = [
     ("grid size two", "grid(X(2, 50, 3), (0.1, 0.2))", TypeError, "not 2 of them", None),
     ("grid origin nan", "grid(X(2, 50, 3), 0.1, origin=(0, math.nan, 0))", ValueError,
      "need finite numbers", None),
-    ("grid select", "grid(X(2, 50, 3), 0.1, select='mean')", ValueError,
-     "select must be 'first', 'nearest' or 'random', not 'mean'", None),
+    ("grid select", "grid(X(2, 50, 3), 0.1, select='middle')", ValueError,
+     "select must be 'first', 'nearest', 'random' or 'mean', not 'middle'", None),
     ("grid seed negative", "grid(X(2, 50, 3), 0.1, select='random', seed=-1)", ValueError,
      "seed = -1 is outside 0..9223372036854775807", None),
     ("grid float64", "grid(X64(2, 50, 3), 0.1)", TypeError, "must be float32", None),
@@ -200,6 +200,11 @@ CASES = [
      ValueError, "a and b must have the same batch", None),
     ("check_chamfer one direction", "check_chamfer(X(2, 50, 3), X(2, 40, 3), IDX(2, 50))",
      ValueError, "give both directions", None),
+    ("check_grid mean without its means",
+     "check_grid(X(50, 3), IDX(50), IDX(50), IDX(50), 0.1, select='mean')", ValueError,
+     "select='mean' needs mean", None),
+    ("check_grid means for first", "check_grid(X(50, 3), IDX(50), IDX(50), IDX(50), 0.1, "
+     "mean=X(50, 3))", ValueError, "mean is judged with select='mean' only", None),
 ]
 PATHS = ["numpy", "torch-cpu", "cuda-python", "cuda-compiled"]
 TORCH_PATHS = PATHS[1:]

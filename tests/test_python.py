@@ -213,6 +213,29 @@ def test_grid_voxels_by_the_contract():
     assert pcbench.check_grid(xyz[0], oi, oc, ov, (0.2, 0.1, 0.3), origin=(-1, -2, -3))
     with pytest.raises(pcbench.PcbenchError, match="spans"):
         pcbench.grid(xyz, 1e-9)
+    # mean: first's rows, and each voxel's mean point against numpy's (the
+    # sum in double in index order), 0 past the voxels; a ragged batch pads
+    # its means; the judge rejects a mean moved, and wants one to judge
+    mi, mc, mv, mean = pcbench.grid(xyz, 0.1, select="mean")
+    fi, fc, fv = pcbench.grid(xyz, 0.1)
+    assert (mi == fi).all() and (mc == fc).all() and (mv == fv).all()
+    assert mean.shape == (2, 3000, 3) and mean.dtype == np.float32
+    for b in range(2):
+        nv = int((mc[b] > 0).sum())
+        sums = np.zeros((nv, 3))
+        for i in range(3000):  # increasing index, as the contract sums
+            sums[mv[b, i]] += xyz[b, i].astype(np.float64)
+        assert (mean[b, :nv] == (sums / mc[b, :nv, None]).astype(np.float32)).all()
+        assert (mean[b, nv:] == 0).all()
+    assert pcbench.check_grid(xyz, mi, mc, mv, 0.1, select="mean", mean=mean)
+    moved = mean.copy()
+    moved[1, 2, 0] += 1e-4
+    assert not pcbench.check_grid(xyz, mi, mc, mv, 0.1, select="mean", mean=moved)
+    with pytest.raises(ValueError, match="needs mean"):
+        pcbench.check_grid(xyz, mi, mc, mv, 0.1, select="mean")
+    ri, rc, rv, rm = pcbench.grid(xyz, 0.1, select="mean", lengths=[3000, 100])
+    one = pcbench.grid(xyz[1, :100], 0.1, select="mean")
+    assert (rm[1, :100] == one[3]).all() and (rm[1, 100:] == 0).all() and (rm[0] == mean[0]).all()
 
 
 def _morton(v, depth):
@@ -587,17 +610,21 @@ def test_cuda_ball_query_equals_naive(b, n, m, radius, k):
 @pytest.mark.parametrize("b, n, cell", [(1, 120000, 0.1), (16, 20000, 0.02), (3, 5000, 10.0),
                                         (130, 500, 0.05)])
 def test_cuda_grid_equals_naive(b, n, cell):
-    """cuda_sort bit for bit naive's: a sweep-sized cloud, a batch, one voxel
-    a cloud, and more clouds than one sort takes (128)."""
+    """cuda_sort bit for bit naive's (first, nearest, mean's points too): a
+    sweep-sized cloud, a batch, one voxel a cloud, and more clouds than one
+    sort takes (128)."""
     xyz = cloud(90 + b, b, n) * np.float32(3)
-    for select in ("first", "nearest"):
+    for select in ("first", "nearest", "mean"):
         want = pcbench.grid(xyz, cell, select=select, impl="naive")
         got = pcbench.grid(on_gpu(xyz), cell, select=select)
+        assert len(got) == len(want) == (4 if select == "mean" else 3)
         for g, w in zip(got, want):
             assert g.is_cuda and (g.cpu().numpy() == w).all()
-    ragged = pcbench.grid(on_gpu(xyz), cell, lengths=[n] + [n // 2] * (b - 1))
-    want = pcbench.grid(xyz, cell, lengths=[n] + [n // 2] * (b - 1))
-    assert all((g.cpu().numpy() == w).all() for g, w in zip(ragged, want))
+    for select in ("first", "mean"):
+        lengths = [n] + [n // 2] * (b - 1)
+        ragged = pcbench.grid(on_gpu(xyz), cell, select=select, lengths=lengths)
+        want = pcbench.grid(xyz, cell, select=select, lengths=lengths)
+        assert all((g.cpu().numpy() == w).all() for g, w in zip(ragged, want))
 
 
 @needs_cuda

@@ -65,7 +65,7 @@ def ragged_samples(name, device):
         "chamfer_nearest": (ops.chamfer_nearest.default, (x, y, lx, ly)),
         # (no empty pair: its value is NaN, which opcheck's comparison refuses)
         "emd": (ops.emd.default, (x[:, :200].contiguous(), y, 1e-2, ly.clamp(min=9))),
-        "grid": (ops.grid.default, (x, [0.1, 0.1, 0.1], [-1.0, 0.0, 0.0], "first", lx)),
+        "grid": (ops.grid.default, (x, [0.1, 0.1, 0.1], [-1.0, 0.0, 0.0], "mean", lx)),
         "serialize": (ops.serialize.default, (x, [0.1, 0.1, 0.1], [-1.0, -1.0, -1.0], "morton",
                                               8, lx)),
     }[name]
@@ -184,19 +184,20 @@ def test_compiled_kernels_match_the_python_kernels():
     for got, want in pairs:
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
-    # grid sampling: the three selections, an origin given, a ragged batch
-    for select in ("first", "nearest", "random"):
+    # grid sampling: the four selections, an origin given, a ragged batch
+    for select in ("first", "nearest", "random", "mean"):
         for origin in (None, [-1.0, 0.5, 0.0]):
             got = ops.grid.default(x, [0.05, 0.05, 0.1], origin, select, None, 99)
             want = pcbench.ops.grid._grid_direct(x, [0.05, 0.05, 0.1], origin, select, None, 99)
             for g, w in zip(got, want):
                 assert g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w)
-    got = ops.grid.default(x, [0.05] * 3, None, "first", lx)
-    want = pcbench.ops.grid._grid_ragged(x, [0.05] * 3, None, "first", None, lx)
-    assert all(torch.equal(g, w) for g, w in zip(got, want))
-    with pytest.raises(ValueError, match="select must be 'first', 'nearest' or 'random', not "
-                       "'mean'"):
-        ops.grid.default(x, [0.05] * 3, None, "mean")
+    for select in ("first", "mean"):
+        got = ops.grid.default(x, [0.05] * 3, None, select, lx)
+        want = pcbench.ops.grid._grid_ragged(x, [0.05] * 3, None, select, None, lx)
+        assert all(torch.equal(g, w) for g, w in zip(got, want))
+    with pytest.raises(ValueError, match="select must be 'first', 'nearest', 'random' or "
+                       "'mean', not 'middle'"):
+        ops.grid.default(x, [0.05] * 3, None, "middle")
     # serialization: both curves, a depth given, an origin given, a ragged batch read whole
     for curve in ("morton", "hilbert"):
         for origin, depth in ((None, 0), ([-1.0, -2.0, -1.5], 12)):

@@ -147,7 +147,7 @@ static int check(int argc, char **argv, const char *help)
     pcb_cloud ca = {0}, cb = {0};
     const int two = face->sides == 2;
     if ((rc = cli_load(a.in_a, &ca)) || (two && (rc = cli_load(a.in_b, &cb))) ||
-        (rc = cli_apply_shift(&a, &ca, two ? &cb : NULL))) {
+        (rc = cli_apply_shift_to(&a, &ca, two ? &cb : NULL, a.applied))) {
         pcb_cloud_free(&ca);
         pcb_cloud_free(&cb);
         return rc;
@@ -177,14 +177,14 @@ static int check(int argc, char **argv, const char *help)
         for (int64_t i = 0; has && i < count; i++)
             d2[i] = (float)val[i];
         pcb_result r = {.index = idx, .dist2 = has ? d2 : NULL, .count = own.count,
-                        .code = own.code};
+                        .code = own.code, .mean = own.mean};
         /* with a value too: the value's verdict first, so that "pass" is
          * printed only when the answer and the value both pass */
         const int value_rc = value ? judge_value(f, &a, &t, 0) : 0;
         rc = judge(f, &a, &t, &r, has, value_rc == 0);
         rc = value_rc ? value_rc : rc;
     }
-    free(idx), free(val), free(d2), free(own.count), free(own.code);
+    free(idx), free(val), free(d2), free(own.count), free(own.code), free(own.mean);
     pcb_cloud_free(&ca);
     pcb_cloud_free(&cb);
     return rc;

@@ -57,6 +57,7 @@ typedef struct run_args {
     int have_curve;
     double shift[3];
     int have_shift, no_shift;
+    double applied[3]; /* check: the shift its clouds got (0 where none) */
     pcb_options opt;
 } run_args;
 

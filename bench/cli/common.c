@@ -128,11 +128,13 @@ int cli_parse_run_args(int argc, char **argv, const char *shortopts, const char 
             break;
         }
         case 'L':
-            if (strchr(letters, 'Y') && strcmp(optarg, "random") == 0) /* grid's own rule */
+            if (strchr(letters, 'Y') && strcmp(optarg, "random") == 0) /* grid's own rules */
                 a->select = PCB_GRID_RANDOM;
+            else if (strchr(letters, 'Y') && strcmp(optarg, "mean") == 0)
+                a->select = PCB_GRID_MEAN;
             else if (pcb_ball_select_parse(optarg, &a->select) != PCB_OK)
                 return usage_error("%s%s", pcb_errmsg(),
-                                   strchr(letters, 'Y') ? " (grid: random too)" : "");
+                                   strchr(letters, 'Y') ? " (grid: random and mean too)" : "");
             break;
         case 'Y': {
             int64_t v;

@@ -25,7 +25,8 @@ static bench_config *add(bench_config_list *l, const char *dataset, int64_t batc
 /* Where today's networks and detectors voxelize: a lidar sweep at 5-20 cm
  * (PointPillars, CenterPoint; 120k points, and 1M), scans of 100k-200k
  * points at 2-5 cm in batches of 8-16 (Point Transformer V3's data loader),
- * both selections. */
+ * first and nearest; the mean (a voxel's mean point, Open3D's and PyG's
+ * pooling) on a sweep of each size and the batch of 16. */
 static int configs(bench_config_list *l, const char *suite)
 {
     static const struct {
@@ -38,11 +39,16 @@ static int configs(bench_config_list *l, const char *suite)
         {"clusters", 16, 100000, 0.02},
     };
     int ok = 1;
-    if (!strcmp(suite, "full") || !strcmp(suite, "grid"))
+    if (!strcmp(suite, "full") || !strcmp(suite, "grid")) {
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             for (int select = PCB_BALL_FIRST; select <= PCB_BALL_NEAREST && ok; select++)
                 ok = add(l, sizes[i].kind, sizes[i].batch, sizes[i].n, sizes[i].cell,
                          select) != NULL;
+        for (size_t i = 0; i < 5 && ok; i++)
+            if (i != 1 && i != 3) /* 120k and 1M at 10 cm, 16 x 200k */
+                ok = add(l, sizes[i].kind, sizes[i].batch, sizes[i].n, sizes[i].cell,
+                         PCB_GRID_MEAN) != NULL;
+    }
     return ok ? PCB_OK : PCB_ENOMEM;
 }
 
@@ -84,7 +90,41 @@ static void check_task(const struct run_args *a, pcb_task *t)
 {
     t->select = a->select, t->origin_given = a->have_origin, t->seed = a->seed;
     for (int k = 0; k < 3; k++)
-        t->cell[k] = a->cell[k], t->origin[k] = a->origin[k];
+        t->cell[k] = a->cell[k], t->origin[k] = a->origin[k] - a->applied[k];
+}
+
+/* A mean line's tail: three numbers (the file's frame), nothing after. */
+static int read_mean(const char *tail, const double shift[3], float *mean)
+{
+    for (int k = 0; k < 3; k++) {
+        char *end;
+        errno = 0;
+        const double m = strtod(tail, &end);
+        if (end == tail || errno)
+            return 0;
+        mean[k] = (float)(m - shift[k]);
+        tail = end;
+    }
+    while (*tail == ' ' || *tail == '\t' || *tail == '\r' || *tail == '\n')
+        tail++;
+    return *tail == 0 || *tail == '#';
+}
+
+/* Where a line's sixth field starts (its end if it has fewer), the line cut
+ * there: a mean line's five integers are read apart from its three numbers. */
+static char *cut_after_five(char *line)
+{
+    char *p = line;
+    for (int field = 0; field < 5; field++) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        while (*p && *p != ' ' && *p != '\t' && *p != ',' && *p != '\n' && *p != '#')
+            p++;
+    }
+    if (*p == '\n' || *p == '#' || !*p)
+        return p + strlen(p);
+    *p = 0;
+    return p + 1;
 }
 
 /* A voxel line: its coordinates and row. */
@@ -109,7 +149,8 @@ static void voxel_of(const pcb_task *t, const float *p, const double origin[3], 
         v[k] = pcb_grid_coord(p[k], origin[k], t->cell[k]);
 }
 
-/* The lines of pcbench grid (ix iy iz count index) into the answer's rows;
+/* The lines of pcbench grid (ix iy iz count index, then mx my mz for
+ * --select mean) into the answer's rows;
  * the inverse map from --inverse FILE, else found from each point's voxel
  * among the lines. A line whose coordinates are not those of the point it
  * names keeps point -2 (never right, so the judge says where). */
@@ -118,13 +159,15 @@ static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r
     int32_t *index = r->index;
     const int64_t n = t->n;
     int32_t *count = calloc((size_t)n, sizeof *count);
+    const int means = t->select == PCB_GRID_MEAN;
+    float *mean = means ? calloc(3 * (size_t)n, sizeof *mean) : NULL;
     voxel_line *lines = malloc((size_t)n * sizeof *lines);
     FILE *f = strcmp(a->answer, "-") == 0 ? stdin : fopen(a->answer, "r");
     char *buf = NULL;
     size_t cap = 0;
     int64_t v = 0, at = 0;
     int rc = PCB_OK;
-    if (!count || !lines)
+    if (!count || !lines || (means && !mean))
         rc = pcb_fail(PCB_ENOMEM, "no memory for %lld voxel lines", (long long)n);
     else if (!f)
         rc = pcb_fail(PCB_EBADFILE, "%s: %s", a->answer, strerror(errno));
@@ -136,12 +179,16 @@ static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r
         at++;
         long long w[5];
         int header;
+        const char *tail = means ? cut_after_five(buf) : NULL;
         const int fields = bench_line_integers(buf, w, 5, &header);
         if (fields == 0 || (header && v == 0)) /* blank, a comment, a header line first */
             continue;
         if (fields != 5)
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: need 5 integers a line (ix iy iz count "
                           "index)", a->answer, (long long)at);
+        else if (means && v < n && !read_mean(tail, a->applied, mean + 3 * v))
+            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: select mean: need 5 integers and 3 numbers a "
+                          "line (ix iy iz count index mx my mz)", a->answer, (long long)at);
         else if (v == n)
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: more voxel lines than the cloud's %lld "
                           "points", a->answer, (long long)at, (long long)n);
@@ -184,10 +231,10 @@ static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r
     }
     free(lines);
     if (rc != PCB_OK) {
-        free(count);
+        free(count), free(mean);
         return rc;
     }
-    r->count = count;
+    r->count = count, r->mean = mean;
     return PCB_OK;
 }
 
@@ -211,7 +258,8 @@ typedef enum {
     GRID_FLOAT32, /* the voxel's floor taken in float32 */
     GRID_HASH,    /* voxels whose 20-bit spatial hash collides merged */
     GRID_CAP,     /* at most 5 points a voxel, the rest dropped */
-    GRID_WRAP     /* 16 bits an axis: coordinates 65,536 voxels apart merged */
+    GRID_WRAP,    /* 16 bits an axis: coordinates 65,536 voxels apart merged */
+    GRID_MEAN32   /* mean: the points summed in float32 */
 } grid_fault;
 
 typedef struct {
@@ -282,7 +330,19 @@ static int grid_with(pcb_variant *var, grid_fault fault)
             sorted[j] = keys[j].key, order[j] = (int32_t)keys[j].index;
         int32_t *rows = var->idx + b * n, *inverse = var->idx + t->batch * n + b * n;
         int32_t *count = var->count + b * n;
-        pcb_grid_walk(t, xyz, n, origin, low, sorted, order, rows, inverse, count);
+        pcb_grid_walk(t, xyz, n, origin, low, sorted, order, rows, inverse, count,
+                      var->r.mean ? var->r.mean + 3 * b * n : NULL);
+        if (fault == GRID_MEAN32 && var->r.mean) { /* the sums again, in float32 */
+            float *mean = var->r.mean + 3 * b * n;
+            for (int64_t v = 0; v < n && count[v] > 0; v++)
+                mean[3 * v] = mean[3 * v + 1] = mean[3 * v + 2] = 0;
+            for (int64_t i = 0; i < n; i++)
+                for (int k = 0; k < 3; k++)
+                    mean[3 * inverse[i] + k] += xyz[3 * i + k];
+            for (int64_t v = 0; v < n && count[v] > 0; v++)
+                for (int k = 0; k < 3; k++)
+                    mean[3 * v + k] /= (float)count[v];
+        }
         if (fault == GRID_CAP) { /* count reused as each voxel's points kept so far */
             for (int64_t v = 0; v < n && count[v] > 0; v++)
                 count[v] = 0;
@@ -303,6 +363,7 @@ static int grid_float32_compute(void *s) { return grid_with(s, GRID_FLOAT32); }
 static int grid_hash_compute(void *s) { return grid_with(s, GRID_HASH); }
 static int grid_cap_compute(void *s) { return grid_with(s, GRID_CAP); }
 static int grid_wrap_compute(void *s) { return grid_with(s, GRID_WRAP); }
+static int grid_mean32_compute(void *s) { return grid_with(s, GRID_MEAN32); }
 
 PCB_VARIANT(PCB_GRID, grid_float32, 1, 0, PCB_COST_INDEXED, grid_float32_compute,
             "sort, the voxel's floor in float32");
@@ -312,6 +373,8 @@ PCB_VARIANT(PCB_GRID, grid_cap, 1, 0, PCB_COST_INDEXED, grid_cap_compute,
             "sort, at most 5 points a voxel");
 PCB_VARIANT(PCB_GRID, grid_wrap, 1, 0, PCB_COST_INDEXED, grid_wrap_compute,
             "sort, 16 bits an axis");
+PCB_VARIANT(PCB_GRID, grid_mean32, 1, 0, PCB_COST_INDEXED, grid_mean32_compute,
+            "sort, the mean summed in float32");
 
 static const pcb_defect defects[] = {
     {&grid_float32, "the voxel computed in float32, (p - origin) / size rounded twice: a "
@@ -326,6 +389,9 @@ static const pcb_defect defects[] = {
     {&grid_wrap, "16 bits a coordinate: voxels 65,536 apart merged",
      "serialization keys with the batch in the high bits and a fixed depth (Pointcept's "
      "16-bit depth)", 0, 0},
+    {&grid_mean32, "a voxel's mean summed in float32: off by more than its rounding where "
+                   "the coordinates are large beside the voxel",
+     "scatter means on float32 features (torch scatter_reduce 'mean', PyG's avg_pool)", 0, 0},
     {NULL, NULL, NULL, 0, 0}};
 
 const bench_problem_face bench_grid_face = {
@@ -340,8 +406,9 @@ const bench_problem_face bench_grid_face = {
     .check = {.usage = "grid -i CLOUD --size S [--origin X,Y,Z] [--select S [--seed S]]\n"
                        "                          --answer FILE [--inverse FILE]",
               .answers = "a line a voxel as pcbench grid writes them, '<ix> <iy> <iz> <count> "
-                         "<index>' in increasing ix, iy, iz; --inverse FILE: a point's voxel "
-                         "line a line (else found from the lines)",
+                         "<index>' in increasing ix, iy, iz (--select mean: then '<mx> <my> "
+                         "<mz>'); --inverse FILE: a point's voxel line a line (else found from "
+                         "the lines)",
               .options = "i:A:S:Nh",
               .letters = "iAZOLYJSNh",
               .missing = check_missing,

@@ -64,6 +64,14 @@ PCB_GRID_FN void pcb_grid_key_voxel(uint64_t key, const double low[3], double v[
                                  (uint64_t)(PCB_GRID_AXIS_SPAN - 1));
 }
 
+/* MEAN's mean point of a voxel: its points' coordinates summed in double
+ * in increasing index order, over the count, rounded to float32. */
+PCB_GRID_FN void pcb_grid_mean_put(const double sum[3], int64_t count, float *mean)
+{
+    for (int k = 0; k < 3; k++)
+        mean[k] = (float)(sum[k] / (double)count);
+}
+
 /* The voxel coordinate of p along an axis (an integer-valued double). */
 static inline double pcb_grid_coord(float p, double origin, double cell)
 {
@@ -93,12 +101,14 @@ int pcb_grid_check_frame(const pcb_task *t, const char *problem);
  * minimum per axis. */
 void pcb_grid_origin(const pcb_task *t, const float *xyz, int64_t n, double origin[3]);
 
-/* The rows of a CPU implementation: index (batch * 2n) and count (batch * n),
- * filled by compute, copied out by fetch; every CPU state starts with one. */
+/* The rows of a CPU implementation: index (batch * 2n), count (batch * n)
+ * and, for MEAN, mean (batch * n * 3), filled by compute, copied out by
+ * fetch; every CPU state starts with one. */
 typedef struct {
     pcb_task task;
     int32_t *index;
     int32_t *count;
+    float *mean; /* MEAN: batch * n * 3 */
 } pcb_grid_rows;
 
 int pcb_grid_rows_init(pcb_grid_rows *r, const pcb_task *t, const char *impl);
@@ -110,16 +120,17 @@ int pcb_grid_rows_fetch(void *state, pcb_result *out);
  * bounds, keys and radix sort on that many OpenMP threads), voxels;
  * scratch holds 4n 64-bit words. PCB_EUNSUPPORTED where it spans 2^19
  * voxels an axis. */
-int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch, int32_t *index,
-                   int32_t *count);
+int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch,
+                   pcb_grid_rows *rows);
 
 /* A cloud's rows from its keys sorted with their point indices (stable:
  * equal keys in increasing index), each key 19 bits an axis from the
  * cloud's lowest voxel low: each voxel's kept point and count (-1 and 0
- * past the last) and each point's row (inverse). */
+ * past the last), each point's row (inverse) and, where mean is not NULL
+ * (MEAN), each voxel's mean point (0 past the last). */
 void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double origin[3],
                    const double low[3], const uint64_t *key, const int32_t *order, int32_t *rows,
-                   int32_t *inverse, int32_t *counts);
+                   int32_t *inverse, int32_t *counts, float *mean);
 
 #ifdef __cplusplus
 }

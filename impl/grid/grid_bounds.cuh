@@ -182,11 +182,14 @@ int pcb_grid_bounds(const float *xyz, int64_t n, int64_t batch, const int64_t *l
  * voxels than the keys hold (bad: the device's flag), else its rows (2 a
  * point) and counts copied back. who: "grid cuda_sort", ... */
 static inline int grid_host_fetch(const char *who, const int32_t *bad, const int32_t *index,
-                                  const int32_t *count, size_t points, pcb_result *out)
+                                  const int32_t *count, const float *mean, size_t points,
+                                  pcb_result *out)
 {
     int32_t flagged = 0;
     if (!out->count)
         return pcb_fail(PCB_EINVAL, "%s: the answer needs its count array", who);
+    if (mean && !out->mean)
+        return pcb_fail(PCB_EINVAL, "%s: select mean: the answer needs its mean array", who);
     PCB_CUDA_TRY(cudaMemcpy(&flagged, bad, sizeof flagged, cudaMemcpyDeviceToHost));
     if (flagged)
         return pcb_fail(PCB_EUNSUPPORTED, "%s: a cloud spans more than %lld voxels along an axis",
@@ -195,6 +198,9 @@ static inline int grid_host_fetch(const char *who, const int32_t *bad, const int
                             cudaMemcpyDeviceToHost));
     PCB_CUDA_TRY(cudaMemcpy(out->count, count, points * sizeof *out->count,
                             cudaMemcpyDeviceToHost));
+    if (mean)
+        PCB_CUDA_TRY(cudaMemcpy(out->mean, mean, 3 * points * sizeof *out->mean,
+                                cudaMemcpyDeviceToHost));
     return PCB_OK;
 }
 

@@ -29,7 +29,10 @@ int pcb_grid_rows_init(pcb_grid_rows *r, const pcb_task *t, const char *impl)
     const size_t rows = (size_t)(t->batch * t->n);
     r->index = malloc(2 * rows * sizeof *r->index);
     r->count = malloc(rows * sizeof *r->count);
-    if (!r->index || !r->count) {
+    const int means = t->select == PCB_GRID_MEAN;
+    if (means)
+        r->mean = malloc(3 * rows * sizeof *r->mean);
+    if (!r->index || !r->count || (means && !r->mean)) {
         pcb_grid_rows_free(r);
         return pcb_fail(PCB_ENOMEM, "grid %s: no memory for %zu rows", impl, rows);
     }
@@ -38,8 +41,8 @@ int pcb_grid_rows_init(pcb_grid_rows *r, const pcb_task *t, const char *impl)
 
 void pcb_grid_rows_free(pcb_grid_rows *r)
 {
-    free(r->index), free(r->count);
-    r->index = r->count = NULL;
+    free(r->index), free(r->count), free(r->mean);
+    r->index = r->count = NULL, r->mean = NULL;
 }
 
 int pcb_grid_rows_fetch(void *state, pcb_result *out)
@@ -48,8 +51,12 @@ int pcb_grid_rows_fetch(void *state, pcb_result *out)
     const size_t rows = (size_t)(r->task.batch * r->task.n);
     if (!out->count)
         return pcb_fail(PCB_EINVAL, "grid: the answer needs its count array");
+    if (r->mean && !out->mean)
+        return pcb_fail(PCB_EINVAL, "grid: select mean: the answer needs its mean array");
     memcpy(out->index, r->index, 2 * rows * sizeof *out->index);
     memcpy(out->count, r->count, rows * sizeof *out->count);
+    if (r->mean)
+        memcpy(out->mean, r->mean, 3 * rows * sizeof *out->mean);
     return PCB_OK;
 }
 
@@ -84,8 +91,8 @@ static void frame_of(const pcb_task *t, const float *xyz, int64_t n, int threads
     }
 }
 
-int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch, int32_t *index,
-                   int32_t *count)
+int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch,
+                   pcb_grid_rows *rows)
 {
     const int64_t n = t->n;
     const int radix = threads > 0;
@@ -119,23 +126,27 @@ int pcb_grid_cloud(const pcb_task *t, int64_t c, int threads, uint64_t *scratch,
         for (int64_t i = 0; i < n; i++)
             key[i] = pairs[i].key, order[i] = (int32_t)pairs[i].index;
     }
-    pcb_grid_walk(t, xyz, n, origin, low, key, order, index + c * n,
-                  index + t->batch * n + c * n, count + c * n);
+    pcb_grid_walk(t, xyz, n, origin, low, key, order, rows->index + c * n,
+                  rows->index + t->batch * n + c * n, rows->count + c * n,
+                  rows->mean ? rows->mean + 3 * c * n : NULL);
     return PCB_OK;
 }
 
 void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double origin[3],
                    const double low[3], const uint64_t *key, const int32_t *order, int32_t *rows,
-                   int32_t *inverse, int32_t *counts)
+                   int32_t *inverse, int32_t *counts, float *mean)
 {
     int64_t v = -1;
-    double best = 0, vox[3] = {0, 0, 0};
+    double best = 0, vox[3] = {0, 0, 0}, sum[3] = {0, 0, 0};
     uint64_t draw = 0;
     for (int64_t j = 0; j < n; j++) {
         const int32_t i = order[j];
         if (j == 0 || key[j] != key[j - 1]) {
+            if (mean && v >= 0)
+                pcb_grid_mean_put(sum, counts[v], mean + 3 * v);
             v++;
             rows[v] = i, counts[v] = 0;
+            sum[0] = sum[1] = sum[2] = 0;
             pcb_grid_key_voxel(key[j], low, vox);
             if (t->select == PCB_BALL_NEAREST)
                 best = pcb_grid_d2(xyz + 3 * i, vox, origin, t->cell);
@@ -150,9 +161,16 @@ void pcb_grid_walk(const pcb_task *t, const float *xyz, int64_t n, const double 
             if (d < draw)
                 draw = d, rows[v] = i;
         }
+        for (int k = 0; mean && k < 3; k++) /* increasing index within the voxel */
+            sum[k] += (double)xyz[3 * i + k];
         counts[v]++;
         inverse[i] = (int32_t)v;
     }
-    for (int64_t r = v + 1; r < n; r++)
+    if (mean && v >= 0)
+        pcb_grid_mean_put(sum, counts[v], mean + 3 * v);
+    for (int64_t r = v + 1; r < n; r++) {
         rows[r] = -1, counts[r] = 0;
+        if (mean)
+            mean[3 * r] = mean[3 * r + 1] = mean[3 * r + 2] = 0;
+    }
 }

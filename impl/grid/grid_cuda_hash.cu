@@ -9,7 +9,8 @@
  * is sorted with CUB's radix sort, and V is read on the host first: one
  * wait a table. So host runs only (no run_device: a device run must not
  * wait). The keys are the coordinates themselves, so no two voxels can
- * share a slot's key (a hash collision only lengthens a probe). */
+ * share a slot's key (a hash collision only lengthens a probe). MEAN is
+ * unsupported: its contract sums a voxel's points in index order. */
 #include <cub/cub.cuh>
 
 #include "grid.h"
@@ -191,6 +192,9 @@ static int hash_prepare(const pcb_task *t, void **state)
 {
     if (t->lengths_a)
         return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_hash: a ragged batch runs cloud by cloud");
+    if (t->select == PCB_GRID_MEAN) /* atomics would sum a voxel's points in any order */
+        return pcb_fail(PCB_EUNSUPPORTED, "grid cuda_hash: select mean sums a voxel's points in "
+                        "index order, which the table does not keep (cuda_sort does)");
     hash_state *s = (hash_state *)calloc(1, sizeof *s);
     if (!s)
         return pcb_fail(PCB_ENOMEM, "grid cuda_hash: out of memory");
@@ -308,7 +312,7 @@ static int hash_sync(void *state)
 static int hash_fetch(void *state, pcb_result *out)
 {
     hash_state *s = (hash_state *)state;
-    return grid_host_fetch("grid cuda_hash", s->bad, s->index, s->count,
+    return grid_host_fetch("grid cuda_hash", s->bad, s->index, s->count, NULL,
                            (size_t)(s->task.batch * s->task.n), out);
 }
 

@@ -11,7 +11,9 @@
  * (device runs: no wait to say it). NEAREST and RANDOM: a thread scans its
  * voxel's points, a voxel of more than BIG points a warp (listed by the
  * voxel's thread, taken by a fixed grid of warps), so a cloud of one voxel
- * is no longer one thread's loop (impl/grid/NOTES.md). */
+ * is no longer one thread's loop (impl/grid/NOTES.md). MEAN: a thread sums
+ * its voxel's points in increasing index, whatever their number (the
+ * contract's order: the mean the CPU's, bit for bit). */
 #include <cub/cub.cuh>
 #include <float.h>
 
@@ -75,7 +77,7 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
                                   const frame *frames, const uint64_t *keys,
                                   const int32_t *vals, const int32_t *number,
                                   const int32_t *start, I *index, int32_t *counts,
-                                  int32_t *big, int32_t *bigs)
+                                  float *mean, int32_t *big, int32_t *bigs)
 {
     const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     const int64_t voxels = number[count - 1];
@@ -89,7 +91,14 @@ __global__ void grid_voxel_kernel(const float *xyz, int64_t n, int64_t batch, in
     const int64_t slot = g - (number[local * n] - 1);
     int32_t keep = vals[s];
     counts[c * n + slot] = (int32_t)(e - s);
-    if (select != PCB_BALL_FIRST && e - s > BIG) { /* a warp's (big_voxel_kernel) */
+    if (select == PCB_GRID_MEAN) { /* keeps the first; its mean in the contract's order */
+        const float *p = xyz + c * n * 3;
+        double sum[3] = {0, 0, 0};
+        for (int64_t j = s; j < e; j++)
+            for (int k = 0; k < 3; k++)
+                sum[k] = __dadd_rn(sum[k], (double)p[3 * (int64_t)vals[j] + k]);
+        pcb_grid_mean_put(sum, e - s, mean + 3 * (c * n + slot));
+    } else if (select != PCB_BALL_FIRST && e - s > BIG) { /* a warp's (big_voxel_kernel) */
         big[atomicAdd(bigs, 1)] = (int32_t)g;
         return;
     }
@@ -236,7 +245,11 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
     const double3 origin = make_double3(t->origin[0], t->origin[1], t->origin[2]);
     if (!out->count)
         return pcb_fail(PCB_EINVAL, "grid cuda_sort: the answer needs its count array");
+    if (t->select == PCB_GRID_MEAN && !out->mean)
+        return pcb_fail(PCB_EINVAL, "grid cuda_sort: select mean: the answer needs its mean array");
     PCB_CUDA_TRY(cudaMemsetAsync(s->bad, 0, sizeof *s->bad, st));
+    if (t->select == PCB_GRID_MEAN)
+        PCB_CUDA_TRY(cudaMemsetAsync(out->mean, 0, (size_t)(batch * n) * 3 * sizeof *out->mean, st));
     const int wide = out->index64 != NULL; /* int64 indices (PyTorch's), written as such */
     if (wide)
         PCB_CUDA_TRY(cudaMemsetAsync(out->index64, 0xff, (size_t)(batch * n) * 8, st));
@@ -270,13 +283,15 @@ static int grid_launch(void *state, const pcb_task *t, pcb_result *out, cudaStre
         PCB_CUDA_TRY(cub::DeviceScan::InclusiveSum(s->temp, bytes, s->head, s->number, count, st));
         grid_start_kernel<<<blocks, THREADS, 0, st>>>(s->head, s->number, count, s->start);
         PCB_CUDA_LAUNCHED("grid_start_kernel");
-        const int walk = t->select != PCB_BALL_FIRST; /* nearest, random: big voxels a warp */
+        /* nearest, random: big voxels a warp */
+        const int walk = t->select == PCB_BALL_NEAREST || t->select == PCB_GRID_RANDOM;
         if (walk)
             PCB_CUDA_TRY(cudaMemsetAsync(s->bigs, 0, sizeof *s->bigs, st));
 #define GRID_ROWS(I, index)                                                                     \
     grid_voxel_kernel<I><<<blocks, THREADS, 0, st>>>(                                           \
         t->a, n, batch, first, count, cell, t->select, t->seed, s->frames,                      \
-        s->keys[1], s->vals[1], s->number, s->start, index, out->count, s->big, s->bigs);       \
+        s->keys[1], s->vals[1], s->number, s->start, index, out->count, out->mean, s->big,      \
+        s->bigs);                                                                               \
     PCB_CUDA_LAUNCHED("grid_voxel_kernel");                                                     \
     if (walk) {                                                                                 \
         big_voxel_kernel<I><<<BIG_BLOCKS, THREADS, 0, st>>>(                                    \
@@ -305,6 +320,7 @@ typedef struct {
     pcb_cuda_ctx ctx;
     float *xyz;
     int32_t *index, *count;
+    float *mean; /* MEAN */
     void *scratch;
     int slot; /* the scratch's cache slot; -1: not kept (freed here) */
 } host_state;
@@ -319,7 +335,7 @@ static void host_release(void *state)
     pcb_cuda_ctx_free(&s->ctx); /* waits for queued work first */
     if (s->slot < 0)
         grid_free(s->scratch);
-    cudaFree(s->xyz), cudaFree(s->index), cudaFree(s->count);
+    cudaFree(s->xyz), cudaFree(s->index), cudaFree(s->count), cudaFree(s->mean);
     free(s);
 }
 
@@ -340,6 +356,8 @@ static int host_prepare(const pcb_task *t, void **state)
             e = cudaMalloc((void **)&s->index, 2 * points * sizeof *s->index);
         if (e == cudaSuccess)
             e = cudaMalloc((void **)&s->count, points * sizeof *s->count);
+        if (e == cudaSuccess && t->select == PCB_GRID_MEAN)
+            e = cudaMalloc((void **)&s->mean, 3 * points * sizeof *s->mean);
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(s->xyz, t->a, points * 3 * sizeof *s->xyz,
                                 cudaMemcpyHostToDevice, s->ctx.stream);
@@ -367,7 +385,7 @@ static int host_compute(void *state)
     pcb_task t = s->task;
     t.a = s->xyz, t.memory = PCB_MEM_DEVICE, t.stream = s->ctx.stream;
     pcb_result out = {};
-    out.index = s->index, out.count = s->count;
+    out.index = s->index, out.count = s->count, out.mean = s->mean;
     int rc = pcb_cuda_begin(&s->ctx);
     if (rc == PCB_OK)
         rc = grid_launch(s->scratch, &t, &out, s->ctx.stream);
@@ -383,7 +401,7 @@ static int host_fetch(void *state, pcb_result *out)
 {
     host_state *s = (host_state *)state;
     return grid_host_fetch("grid cuda_sort", ((grid_scratch *)s->scratch)->bad, s->index,
-                           s->count, (size_t)(s->task.batch * s->task.n), out);
+                           s->count, s->mean, (size_t)(s->task.batch * s->task.n), out);
 }
 
 static int host_device_ms(void *state, double *ms)

@@ -31,7 +31,7 @@ static int naive_compute(void *state)
     naive_state *s = state;
     const pcb_task *t = &s->rows.task;
     for (int64_t c = 0; c < t->batch; c++) {
-        int rc = pcb_grid_cloud(t, c, 0, s->scratch, s->rows.index, s->rows.count);
+        int rc = pcb_grid_cloud(t, c, 0, s->scratch, &s->rows);
         if (rc != PCB_OK)
             return rc;
     }

@@ -38,7 +38,7 @@ static int omp_compute(void *state)
     if (t->batch < s->threads) { /* fewer clouds than threads: each cloud on every thread */
         uint64_t *scratch = malloc((size_t)t->n * 4 * sizeof *scratch);
         for (int64_t c = 0; scratch && c < t->batch && rc == PCB_OK; c++)
-            rc = pcb_grid_cloud(t, c, s->threads, scratch, s->rows.index, s->rows.count);
+            rc = pcb_grid_cloud(t, c, s->threads, scratch, &s->rows);
         free(scratch);
         return scratch ? rc : pcb_fail(PCB_ENOMEM, "grid omp: no memory for %lld points",
                                        (long long)t->n);
@@ -48,7 +48,7 @@ static int omp_compute(void *state)
         uint64_t *scratch = malloc((size_t)t->n * 4 * sizeof *scratch);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < t->batch; c++) {
-            int own = scratch ? pcb_grid_cloud(t, c, 1, scratch, s->rows.index, s->rows.count)
+            int own = scratch ? pcb_grid_cloud(t, c, 1, scratch, &s->rows)
                               : pcb_fail(PCB_ENOMEM, "grid omp: no memory for %lld points",
                                          (long long)t->n);
             if (own != PCB_OK) {

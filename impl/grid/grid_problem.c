@@ -30,11 +30,16 @@ static int check(const pcb_task *t)
     int rc = pcb_grid_check_frame(t, "grid");
     if (rc != PCB_OK)
         return rc;
-    if (t->select != PCB_BALL_FIRST && t->select != PCB_BALL_NEAREST &&
-        t->select != PCB_GRID_RANDOM)
+    if (t->select < PCB_BALL_FIRST || t->select > PCB_GRID_MEAN)
         return pcb_fail(PCB_EINVAL, "grid: unknown selection %d (first %d, nearest %d, random "
-                        "%d)", (int)t->select, PCB_BALL_FIRST, PCB_BALL_NEAREST, PCB_GRID_RANDOM);
+                        "%d, mean %d)", (int)t->select, PCB_BALL_FIRST, PCB_BALL_NEAREST,
+                        PCB_GRID_RANDOM, PCB_GRID_MEAN);
     return PCB_OK;
+}
+
+static int means(const pcb_task *t)
+{
+    return t->select == PCB_GRID_MEAN;
 }
 
 /* voxels of 0.15 (a few points each in the tests' unit clouds), the nearest */
@@ -50,6 +55,7 @@ const pcb_problem_face pcb_grid_problem = {
     .groups = 2,
     .rows = {PCB_ROWS_A, PCB_ROWS_A},
     .counts = 1,
+    .means = means,
     .sample = sample,
 };
 

@@ -4,8 +4,9 @@
  * coordinates themselves are sorted by comparison (no packed keys, no span
  * limit), then every row of the answer is compared with them. The answer is
  * unique, so every entry must match: a voxel row's point and count, -1 and 0
- * past the last voxel, every point's inverse entry. recall: the share of
- * points whose voxel row and inverse entry are right. */
+ * past the last voxel, every point's inverse entry; MEAN: the lowest index
+ * kept, and each voxel's mean point within its rounding (mean_right).
+ * recall: the share of points whose voxel row and inverse entry are right. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,32 @@ static double centre_d2(const float *p, const double v[3], const double origin[3
     const double dy = (double)p[1] - (origin[1] + (v[1] + 0.5) * cell[1]);
     const double dz = (double)p[2] - (origin[2] + (v[2] + 0.5) * cell[2]);
     return dx * dx + dy * dy + dz * dz;
+}
+
+/* MEAN: whether got is the voxel's mean point as the contract makes it (the
+ * sum in double over the count, rounded to float32), recomputed here by a
+ * compensated sum: within a float32 step of the mean, plus the error bound
+ * of the contract's own double sum (count x 2^-52 x the largest |p|), so
+ * any order of summation passes and a wrong mean does not. */
+static int mean_right(const float *xyz, const voxel_of *vs, int64_t count, const float *got,
+                      double want[3])
+{
+    int ok = 1;
+    for (int k = 0; k < 3; k++) {
+        double sum = 0, lost = 0, most = 0;
+        for (int64_t e = 0; e < count; e++) { /* Neumaier's sum */
+            const double x = (double)xyz[3 * vs[e].i + k], t = sum + x;
+            lost += fabs(sum) >= fabs(x) ? (sum - t) + x : (x - t) + sum;
+            sum = t;
+            most = fmax(most, fabs(x));
+        }
+        want[k] = (sum + lost) / (double)count;
+        const float near = (float)want[k];
+        const double step = (double)nextafterf(fabsf(near), INFINITY) - fabs((double)near);
+        const double tol = step + (double)(count + 1) * ldexp(most, -52);
+        ok = ok && isfinite(got[k]) && fabs((double)got[k] - want[k]) <= tol;
+    }
+    return ok;
 }
 
 /* Cloud c's first fault in *detail (NULL: none); wrong points counted. */
@@ -92,7 +119,15 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, vo
                     least = z, keep = vs[e].i;
             }
         }
-        const int row_right = rows[v] == keep && count[v] == end - j;
+        double want[3];
+        const int mean_ok = !r->mean || mean_right(xyz, vs + j, end - j, r->mean + 3 * (c * n + v),
+                                                  want);
+        if (!mean_ok)
+            FAULT("cloud %lld voxel %lld (%.17g, %.17g, %.17g): mean (%.9g, %.9g, %.9g), want "
+                  "(%.9g, %.9g, %.9g)", (long long)c, (long long)v, vs[j].v[0], vs[j].v[1],
+                  vs[j].v[2], r->mean[3 * (c * n + v)], r->mean[3 * (c * n + v) + 1],
+                  r->mean[3 * (c * n + v) + 2], want[0], want[1], want[2]);
+        const int row_right = rows[v] == keep && count[v] == end - j && mean_ok;
         if (!row_right)
             FAULT("cloud %lld voxel %lld (%.17g, %.17g, %.17g): point %d count %d, want point %d "
                   "count %lld", (long long)c, (long long)v, vs[j].v[0], vs[j].v[1], vs[j].v[2],
@@ -106,8 +141,11 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, vo
         }
     }
     for (int64_t e = v; e < n; e++)
-        if (rows[e] != -1 || count[e] != 0) {
-            FAULT("cloud %lld row %lld past its %lld voxels: point %d count %d, want -1 and 0",
+        if (rows[e] != -1 || count[e] != 0 ||
+            (r->mean && (r->mean[3 * (c * n + e)] != 0 || r->mean[3 * (c * n + e) + 1] != 0 ||
+                         r->mean[3 * (c * n + e) + 2] != 0))) {
+            FAULT("cloud %lld row %lld past its %lld voxels: point %d count %d, want -1 and 0 "
+                  "(and a mean of 0)",
                   (long long)c, (long long)e, (long long)v, (int)rows[e], (int)count[e]);
             wrong++;
         }
@@ -128,6 +166,11 @@ int pcb_grid_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep)
         return pcb_fail(PCB_EINVAL, "grid validate: task is %s", pcb_problem_name(t->problem));
     if (!r->count)
         return pcb_fail(PCB_EINVAL, "grid validate: the answer has no counts");
+    if (t->select == PCB_GRID_MEAN && !r->mean)
+        return pcb_fail(PCB_EINVAL, "grid validate: select mean: the answer has no mean points");
+    const pcb_result judged = {.index = r->index, .count = r->count,
+                               .mean = t->select == PCB_GRID_MEAN ? r->mean : NULL};
+    r = &judged;
     voxel_of *vs = malloc((size_t)t->n * sizeof *vs);
     if (!vs)
         return pcb_fail(PCB_ENOMEM, "grid validate: no memory for %lld points", (long long)t->n);

@@ -42,7 +42,7 @@ using Lengths = std::optional<Tensor>;
 // other schemas (a kernel whose signature does not match its schema aborts
 // the process as it loads).
 extern "C" __attribute__((visibility("default"), used)) const char pcbench_torch_abi[] =
-    "pcbench-torch-abi 3 (serialize, pcb_result.code, grid's seed)";
+    "pcbench-torch-abi 4 (grid's mean: pcb_result.mean, a third output)";
 
 // pcbench.finite_check, pushed here by the package: 0 off, 1 async, 2 sync.
 int finite_mode = 1;
@@ -457,10 +457,11 @@ std::tuple<Tensor, Tensor> chamfer_nearest_cuda(const Tensor &a, const Tensor &b
 }
 
 // Grid sampling: (index (2, [B,] N): the voxels' rows, then the inverse map;
-// count ([B,] N)), as the Python kernel's _grid_direct; a ragged batch cloud
-// by cloud (no grid implementation reads lengths). With the finite check
-// "sync" a cloud past the keys' span raises the CPU's error first (one wait).
-std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> size,
+// count ([B,] N); mean ([B,] N, 3), or ([B,] 0, 3) but for "mean"), as the
+// Python kernel's _grid_direct; a ragged batch cloud by cloud (no grid
+// implementation reads lengths). With the finite check "sync" a cloud past
+// the keys' span raises the CPU's error first (one wait).
+std::tuple<Tensor, Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> size,
                                      std::optional<at::ArrayRef<double>> origin,
                                      c10::string_view select, const Lengths &lengths,
                                      int64_t seed)
@@ -469,25 +470,30 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
     TORCH_CHECK_VALUE(size.size() == 3 && (!origin || origin->size() == 3),
                       "pcbench.grid: size and origin take three numbers");
     const std::string sel(select.data(), select.size());
-    TORCH_CHECK_VALUE(sel == "first" || sel == "nearest" || sel == "random",
-                      "pcbench.grid: select must be 'first', 'nearest' or 'random', not '", sel,
-                      "'");
+    TORCH_CHECK_VALUE(sel == "first" || sel == "nearest" || sel == "random" || sel == "mean",
+                      "pcbench.grid: select must be 'first', 'nearest', 'random' or 'mean', not '",
+                      sel, "'");
     const int64_t n = xyz.size(-2);
+    const bool means = sel == "mean";
+    Tensor mean = at::empty(shaped(xyz, {means ? n : 0, 3}), xyz.options().dtype(at::kFloat));
     const Lengths l = device_lengths(lengths, xyz, "grid", "lengths", n);
     c10::cuda::CUDAGuard guard(xyz.device());
     if (l) { // cloud by cloud: -1 and 0 past each cloud's own answer
         const int64_t batch = xyz.size(0);
         Tensor idx = at::full({2, batch, n}, -1, xyz.options().dtype(at::kLong));
         Tensor count = at::zeros({batch, n}, xyz.options().dtype(at::kInt));
+        mean.zero_();
         const auto sizes = host_lengths(l, batch, n);
         for (int64_t i = 0; i < batch; i++)
             if (sizes[i]) {
-                auto [ci, cc] = grid_cuda(xyz.narrow(0, i, 1).narrow(1, 0, sizes[i]), size,
-                                          origin, select, std::nullopt, seed);
+                auto [ci, cc, cm] = grid_cuda(xyz.narrow(0, i, 1).narrow(1, 0, sizes[i]), size,
+                                              origin, select, std::nullopt, seed);
                 idx.select(1, i).narrow(1, 0, sizes[i]).copy_(ci.select(1, 0));
                 count[i].narrow(0, 0, sizes[i]).copy_(cc[0]);
+                if (means)
+                    mean[i].narrow(0, 0, sizes[i]).copy_(cm[0]);
             }
-        return {idx, count};
+        return {idx, count, mean};
     }
     Call c("grid", PCB_GRID, xyz);
     for (int k = 0; k < 3; k++) {
@@ -497,6 +503,7 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
     c.task.origin_given = origin.has_value();
     c.task.select = sel == "nearest" ? PCB_BALL_NEAREST
                     : sel == "random"  ? PCB_GRID_RANDOM
+                    : means            ? PCB_GRID_MEAN
                                        : PCB_BALL_FIRST;
     c.task.seed = (uint64_t)seed;
     if (finite_mode == 2) { // the span checked first, as the Python kernel does
@@ -521,8 +528,9 @@ std::tuple<Tensor, Tensor> grid_cuda(const Tensor &xyz, at::ArrayRef<double> siz
     Indices idx(c, two_groups(xyz, n), xyz);
     Tensor count = at::empty(shaped(xyz, {n}), xyz.options().dtype(at::kInt));
     c.result.count = count.data_ptr<int32_t>();
+    c.result.mean = means ? mean.data_ptr<float>() : nullptr;
     c.run();
-    return {idx.int64(), count};
+    return {idx.int64(), count, mean};
 }
 
 // Serialization: (code ([B,] N), index (2, [B,] N): the order, then the

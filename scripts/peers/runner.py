@@ -76,6 +76,12 @@ def on_every_core(fn, items):
         return list(pool.map(fn, items))
 
 
+def number(v):
+    """An answer's entry as the check reads it: an integer as one (an index
+    held in a float too), any other number in full (grid's mean points)."""
+    return "%d" % int(v) if isinstance(v, int) or float(v).is_integer() else repr(float(v))
+
+
 def judge(pcbench, cfg, folder, peer, answers, scratch):
     """(ok, detail) from pcbench check over the clouds answered (all checked at
     once; the first wrong cloud in order is the one reported)."""
@@ -92,7 +98,7 @@ def judge(pcbench, cfg, folder, peer, answers, scratch):
             continue
         row = problem.row(cfg)  # a line a query: its indices
         with open(path, "w", encoding="ascii") as f:
-            f.writelines(" ".join("%d" % int(v) for v in flat[i:i + row]) + "\n"
+            f.writelines(" ".join(number(v) for v in flat[i:i + row]) + "\n"
                          for i in range(0, len(flat), row))
         if getattr(peer, "own_start", False):  # FPS from a point of its own
             cfg = dict(cfg, start=int(flat[0]))

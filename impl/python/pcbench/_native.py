@@ -61,7 +61,8 @@ class Result(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("price", ctypes.c_void_p),
                 ("has_price", ctypes.c_int), ("bound", ctypes.c_void_p),
                 ("finite", ctypes.c_void_p), ("count", ctypes.c_void_p),
-                ("index64", ctypes.c_void_p), ("code", ctypes.c_void_p)]
+                ("index64", ctypes.c_void_p), ("code", ctypes.c_void_p),
+                ("mean", ctypes.c_void_p)]
 
 
 class Report(ctypes.Structure):

@@ -61,7 +61,7 @@ def autograd(name, backward, setup_context):
     _autograd[name] = (backward, setup_context)
 
 
-_ABI = b"pcbench-torch-abi 3 (serialize, pcb_result.code, grid's seed)\0"  # pcbench_torch.cpp's mark of its schemas
+_ABI = b"pcbench-torch-abi 4 (grid's mean: pcb_result.mean, a third output)\0"  # pcbench_torch.cpp's mark of its schemas
 
 
 def _load_compiled():

@@ -3,8 +3,8 @@ the runner chooses from, in the order the tables show them."""
 from .base import Peer
 from .built import (Chamfer3dChamfer, MsnEmd, Pointnet2Ball, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd,
                     Pytorch3dBall, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn, Pytorch3dKnnK,
-                    TorchClusterFps, TorchClusterKnn, TorchClusterKnnK, TorchClusterNearest,
-                    TorchClusterRadius)
+                    TorchClusterFps, TorchClusterGrid, TorchClusterKnn, TorchClusterKnnK,
+                    TorchClusterNearest, TorchClusterRadius)
 from .cpu import CKDTree, Fpsample, PotEMD, PyKDTree, ScipyLSA
 from .gpu import (GeomlossSinkhorn, KeopsChamfer, KeopsKnn, KeopsNN, PcbenchPython, TorchCdist,
                   TorchCdistBall, TorchCdistChamfer, TorchCdistKnn, TorchFps, TorchGrid,
@@ -20,4 +20,5 @@ PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), T
          TorchClusterKnnK(), KeopsKnn(), Pointnet2ThreeNN(), PcbenchPython("fps"), PcbenchPython("nn"),
          PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn"), TorchCdistBall(),
          Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball"), TorchGrid(),
+         TorchClusterGrid(),
          PcbenchPython("grid"), TorchSerialize(), PcbenchPython("serialize")]

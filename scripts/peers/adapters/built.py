@@ -2,7 +2,7 @@
 torch_cluster, pointnet2_ops, MSN's and PyTorchEMD's EMD."""
 
 from ..common import np
-from .gpu import TorchPeer, cuda_states, per_cloud
+from .gpu import TorchPeer, Voxels, cuda_states, per_cloud
 
 
 # ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
@@ -301,6 +301,49 @@ class TorchClusterRadius(FirstBallPeer):
         out = torch.full((bsz * m, k), -1, dtype=torch.int64, device=a.device)
         out[row, pos] = col - px[row // m]
         return list(out.view(bsz, m, k))
+
+
+class TorchClusterGrid(BuiltPeer):
+    """torch_cluster grid_cluster (PyG's voxel_grid): each point's voxel as one
+    number, x fastest, by trunc((p - min) / size) in float32 (the float32 rule
+    the judge catalogues: a point within an ulp of a boundary may move), a call
+    a cloud (its start is one cloud's minimum); then as PyG pools: the cloud's
+    number above, torch.unique with the inverse and counts, the kept point by
+    scatter_reduce (the lowest index), the mean by index_add in float64."""
+    name, problem, build = "torch_cluster_grid", "grid", "torch_cluster"
+    what = ("torch_cluster grid_cluster a cloud, then torch.unique and scatter_reduce (first) "
+            "or index_add (mean) as PyG pools; voxels x fastest, re-sorted for the check")
+
+    def unsupported(self, cfg):
+        return None if cfg["select"] in ("first", "mean") else (
+            "it clusters; PyG pools by the first or the mean, not the nearest")
+
+    def solve(self, st):
+        import torch
+        a, _, cfg = st
+        b, n = a.shape[:2]
+        size = torch.full((3,), cfg["cell"], dtype=torch.float32, device=a.device)
+        cluster = torch.cat([self.ext.grid(a[i], size, None, None) for i in range(b)])
+        cloud = torch.arange(b, device=a.device).repeat_interleave(n)
+        keys, inverse, count = torch.unique(cloud << 44 | cluster, return_inverse=True,
+                                            return_counts=True)
+        point = torch.arange(n, device=a.device).repeat(b)
+        kept = torch.full_like(keys, n).scatter_reduce(0, inverse, point, "amin")
+        means = None
+        if cfg["select"] == "mean":
+            sums = torch.zeros(keys.shape[0], 3, dtype=torch.float64, device=a.device)
+            means = (sums.index_add_(0, inverse, a.reshape(-1, 3).double()) /
+                     count[:, None]).float()
+        owner = keys >> 44
+
+        def rows(i):
+            mine = owner == i
+            index, counts = kept[mine], count[mine].to(torch.int32)
+            pad = n - index.shape[0]
+            extra = () if means is None else (means[mine],)
+            return (torch.cat([index, index.new_full((pad,), -1)]),
+                    torch.cat([counts, counts.new_zeros(pad)])) + extra
+        return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i), in_order=False) for i in range(b)]
 
 
 def msn_emd_distances(ext, x, y, eps, iters):
