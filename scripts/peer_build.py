@@ -142,6 +142,23 @@ PEERS = [
         "defines": [],
         "edits": [("emd_kernel.cu",) + e for e in ATEN_1X],
     },
+    {
+        # Python only: its files kept as a package, nothing compiled
+        "name": "pointcept",
+        "what": "Pointcept's serialization encode (Point Transformer V3's z-order by lookup "
+                "tables and Hilbert, PyTorch)",
+        "version": "commit d74c646db6abec569d0f23e0c34e7ddfce142789 (2026-04-07)",
+        "archive": "Pointcept-d74c646db6abec569d0f23e0c34e7ddfce142789.tar.gz",
+        "url": "https://github.com/Pointcept/Pointcept/archive/"
+               "d74c646db6abec569d0f23e0c34e7ddfce142789.tar.gz",
+        "root": "Pointcept-d74c646db6abec569d0f23e0c34e7ddfce142789/pointcept/models/utils/"
+                "serialization",
+        "sources": ["__init__.py", "default.py", "z_order.py", "hilbert.py"],
+        "python": True,
+        "binding": None,
+        "defines": [],
+        "edits": [],
+    },
 ]
 
 # Pure-Python peers installed from their PyPI sdists (no build of ours):
@@ -261,12 +278,30 @@ def arch_list():
     return sorted(set(a.strip() for a in archs if a.strip()))
 
 
+def keep_python(peer, folder, work, src, applied):
+    """A Python peer's files as the package pcb_peer_<name> under work, and
+    its record: nothing to compile, so no arch, flags or PyTorch in it."""
+    package = os.path.join(work, "pcb_peer_" + peer["name"])
+    shutil.rmtree(package, ignore_errors=True)
+    shutil.copytree(src, package)
+    shutil.rmtree(src, ignore_errors=True)
+    record = {"peer": peer["name"], "what": peer["what"], "version": peer["version"],
+              "archive": peer["archive"], "archive_sha256": sha256(os.path.join(folder, peer["archive"])),
+              "module": "pcb_peer_" + peer["name"], "recipe": recipe(peer),
+              "sources": peer["sources"], "edits": applied, "python": True}
+    with open(os.path.join(work, "BUILD.json"), "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+    return record
+
+
 def build_one(peer, folder, out):
-    import torch
-    from torch.utils import cpp_extension
     work = os.path.join(out, peer["name"])
     os.makedirs(work, exist_ok=True)
     src, applied = extract(peer, folder, work)
+    if peer.get("python"):
+        return keep_python(peer, folder, work, src, applied)
+    import torch
+    from torch.utils import cpp_extension
     sources = [os.path.join(src, s) for s in peer["sources"]]
     if peer["binding"]:
         sources.append(os.path.join(HERE, "peer_bindings", peer["binding"]))
@@ -316,9 +351,13 @@ def stale(peer, folder, out):
         return "not built yet"
     now = {"recipe": recipe(peer), "archive_sha256": sha256(os.path.join(folder, peer["archive"])),
            "torch": torch.__version__, "python": "%d.%d" % sys.version_info[:2]}
+    if peer.get("python"):  # its files alone: no PyTorch, Python or arch of its own
+        now = {k: now[k] for k in ("recipe", "archive_sha256")}
     for key, want in now.items():
         if rec.get(key) != want:
             return "%s: built with %s, now %s" % (key, rec.get(key), want)
+    if peer.get("python"):
+        return None if os.path.isdir(os.path.join(work, rec["module"])) else "its files are missing"
     # On a GPU host a build carried from elsewhere is kept when it holds this GPU's
     # code; without a GPU, a build for another arch list is made again.
     gpu, built = gpu_arch(), rec.get("arch") or []
@@ -372,11 +411,20 @@ def load(name, out=None):
     work = os.path.join(out, name)
     module = "pcb_peer_" + name
     path = os.path.join(work, module + ".so")
-    if not os.path.exists(path):
+    package = os.path.join(work, module, "__init__.py")  # a Python peer's
+    if not os.path.exists(path) and not os.path.exists(package):
         return None, "not built (make peers-deps with its source in PEER_SOURCES)"
     import importlib.machinery
     import importlib.util
     import torch  # noqa: F401  the module links against libtorch
+    if os.path.exists(package):
+        spec = importlib.util.spec_from_file_location(module, package)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[module] = mod  # its relative imports find it
+        spec.loader.exec_module(mod)
+        with open(os.path.join(work, "BUILD.json"), encoding="utf-8") as f:
+            mod.build = json.load(f)
+        return mod, None
     loader = importlib.machinery.ExtensionFileLoader(module, path)
     spec = importlib.util.spec_from_file_location(module, path, loader=loader)
     mod = importlib.util.module_from_spec(spec)

@@ -467,8 +467,9 @@ def peer_plots(p, suites, peer_suites):
         name = "peers-" + problem + ("-" + select if select else "")
         path = p.data_file(name, table)
         ours_label = "ours: fastest verified (%s)" % ", ".join(sorted(fastest))
+        # a peer's label from an answer it timed (its refusals may carry no version)
         titles = [ours_label] + [next(R.peer_label(e) for pd, _, _ in rows for e in pd["results"]
-                                      if e["peer"] == n) for n in names]
+                                      if e["peer"] == n and R.peer_ms(e)) for n in names]
         # bars grow from the axis: a decade below the shortest keeps it visible
         floor = 10.0 ** (math.floor(math.log10(low)) - 1) if low < math.inf else 0
         plots = ["'%s' using %d:xtic(2) title '%s'" % (path, 3 + i, t.replace("'", ""))

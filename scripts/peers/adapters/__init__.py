@@ -1,7 +1,8 @@
 """The peers by family (cpu, gpu, built from source, the user's own) and the list
 the runner chooses from, in the order the tables show them."""
 from .base import Peer
-from .built import (Chamfer3dChamfer, MsnEmd, Pointnet2Ball, Pointnet2Fps, Pointnet2ThreeNN, PytorchEmd,
+from .built import (Chamfer3dChamfer, MsnEmd, PointceptSerialize, Pointnet2Ball, Pointnet2Fps,
+                    Pointnet2ThreeNN, PytorchEmd,
                     Pytorch3dBall, Pytorch3dChamfer, Pytorch3dFps, Pytorch3dKnn, Pytorch3dKnnK,
                     TorchClusterFps, TorchClusterGrid, TorchClusterKnn, TorchClusterKnnK,
                     TorchClusterNearest, TorchClusterRadius)
@@ -21,4 +22,5 @@ PEERS = [Fpsample(False), Fpsample(True), CKDTree(1), CKDTree(-1), PyKDTree(), T
          PcbenchPython("emd"), PcbenchPython("chamfer"), PcbenchPython("knn"), TorchCdistBall(),
          Pytorch3dBall(), Pointnet2Ball(), TorchClusterRadius(), PcbenchPython("ball"), TorchGrid(),
          TorchClusterGrid(),
-         PcbenchPython("grid"), TorchSerialize(), PcbenchPython("serialize")]
+         PcbenchPython("grid"), TorchSerialize(), PointceptSerialize(),
+         PcbenchPython("serialize")]

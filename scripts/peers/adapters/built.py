@@ -2,7 +2,7 @@
 torch_cluster, pointnet2_ops, MSN's and PyTorchEMD's EMD."""
 
 from ..common import np
-from .gpu import TorchPeer, Voxels, cuda_states, per_cloud
+from .gpu import Serialized, TorchPeer, Voxels, cuda_batch, cuda_states, per_cloud
 
 
 # ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
@@ -26,7 +26,8 @@ class BuiltPeer(TorchPeer):
         except Exception as e:  # built for another PyTorch or Python
             return "the build in .peers/build/%s does not load: %s" % (self.build, str(e)[:150])
         import torch
-        if not why and self.ext.build["torch"] != torch.__version__:
+        built = None if why else self.ext.build.get("torch")  # None: a Python peer's files
+        if built and built != torch.__version__:
             why = "built for torch %s, this is %s (make peers-deps rebuilds it)" % (
                 self.ext.build["torch"], torch.__version__)
         return why
@@ -344,6 +345,42 @@ class TorchClusterGrid(BuiltPeer):
             return (torch.cat([index, index.new_full((pad,), -1)]),
                     torch.cat([counts, counts.new_zeros(pad)])) + extra
         return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i), in_order=False) for i in range(b)]
+
+
+class PointceptSerialize(BuiltPeer):
+    """Pointcept's own serialization code (its encode: z-order by lookup tables,
+    Hilbert), called as Point.serialization calls it: voxel coordinates by
+    torch.div(p - min, size, rounding_mode="trunc") in float32 (the float32
+    rule), the cloud's number above the codes, torch.argsort (not stable), the
+    inverse by scatter. Each cloud's own minimum (the suite's convention;
+    Point takes the batch's). Only where the configuration gives the depth:
+    Pointcept's own, bit_length(max + 1), is one more than the suite's least
+    depth wherever max + 1 is a power of two."""
+    name, problem, build = "pointcept_serialize", "serialize", "pointcept"
+    what = ("Pointcept's encode (z-order LUTs, Hilbert), coordinates by trunc division in "
+            "float32, argsort, inverse by scatter")
+
+    def unsupported(self, cfg):
+        return None if cfg.get("depth") else (
+            "its depth rule, bit_length(max + 1), is not the suite's least depth")
+
+    def prepare(self, clouds, cfg):
+        return [cuda_batch(clouds)[:1] + (cfg,)]
+
+    def solve(self, st):
+        import torch
+        a, cfg = st
+        b, n = a.shape[:2]
+        depth = cfg["depth"]
+        grid = torch.div(a - a.min(1, keepdim=True).values, cfg["cell"],
+                         rounding_mode="trunc").int().reshape(-1, 3)
+        batch = torch.arange(b, device=a.device).repeat_interleave(n)
+        code = self.ext.encode(grid, batch, depth, order="z" if cfg["curve"] == "morton"
+                               else "hilbert").reshape(b, n)
+        order = torch.argsort(code, dim=1)
+        inverse = torch.zeros_like(order).scatter_(
+            1, order, torch.arange(n, device=a.device).repeat(b, 1))
+        return [Serialized(code[i], order[i], depth, inverse[i]) for i in range(b)]
 
 
 def msn_emd_distances(ext, x, y, eps, iters):
