@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """peer_build.py - the GPU peers that ship no wheel for current CUDA, built from
 their own sources: only the kernel files pcbench times, with a minimal binding,
-through torch.utils.cpp_extension.
+through torch.utils.cpp_extension; a peer that is Python alone (Pointcept's
+serialization) has its files kept as a package, nothing compiled.
 
     peer_build.py list                      the peers, their sources and edits
     peer_build.py sources DIR               download the source archives into DIR
@@ -279,11 +280,13 @@ def arch_list():
 
 
 def keep_python(peer, folder, work, src, applied):
-    """A Python peer's files as the package pcb_peer_<name> under work, and
-    its record: nothing to compile, so no arch, flags or PyTorch in it."""
+    """A Python peer's listed files as the package pcb_peer_<name> under work,
+    and its record: nothing to compile, so no arch, flags or PyTorch in it."""
     package = os.path.join(work, "pcb_peer_" + peer["name"])
     shutil.rmtree(package, ignore_errors=True)
-    shutil.copytree(src, package)
+    for name in peer["sources"]:
+        os.makedirs(os.path.dirname(os.path.join(package, name)), exist_ok=True)
+        shutil.copy(os.path.join(src, name), os.path.join(package, name))
     shutil.rmtree(src, ignore_errors=True)
     record = {"peer": peer["name"], "what": peer["what"], "version": peer["version"],
               "archive": peer["archive"], "archive_sha256": sha256(os.path.join(folder, peer["archive"])),
@@ -416,8 +419,7 @@ def load(name, out=None):
         return None, "not built (make peers-deps with its source in PEER_SOURCES)"
     import importlib.machinery
     import importlib.util
-    import torch  # noqa: F401  the module links against libtorch
-    if os.path.exists(package):
+    if os.path.exists(package):  # its files import what they need
         spec = importlib.util.spec_from_file_location(module, package)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[module] = mod  # its relative imports find it
@@ -425,6 +427,7 @@ def load(name, out=None):
         with open(os.path.join(work, "BUILD.json"), encoding="utf-8") as f:
             mod.build = json.load(f)
         return mod, None
+    import torch  # noqa: F401  the module links against libtorch
     loader = importlib.machinery.ExtensionFileLoader(module, path)
     spec = importlib.util.spec_from_file_location(module, path, loader=loader)
     mod = importlib.util.module_from_spec(spec)

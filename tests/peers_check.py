@@ -489,7 +489,40 @@ def build_manifest(tmp):
     os.makedirs(empty, exist_ok=True)
     rc = peer_build.main(["build", empty, "--out", os.path.join(tmp, "pb")])
     check(rc in (0, 1) and not os.listdir(empty), "build with no archives builds nothing")
+    python_peer(tmp, peer_build)
     stale_rules(tmp, peer_build)
+
+
+def python_peer(tmp, peer_build):
+    """A peer that is Python alone (Pointcept's serialization): its listed files
+    out of the archive, kept as a package that loads with its relative imports,
+    its record saying so; nothing compiled."""
+    import io
+    import tarfile
+    folder, out = os.path.join(tmp, "py-sources"), os.path.join(tmp, "py-build")
+    os.makedirs(folder, exist_ok=True)
+    files = {"Lib-1/pkg/__init__.py": "from .inner import answer\n",
+             "Lib-1/pkg/inner.py": "def answer():\n    return 42\n",
+             "Lib-1/pkg/unlisted.py": "raise SystemExit('an unlisted file was kept')\n"}
+    with tarfile.open(os.path.join(folder, "lib-1.tar.gz"), "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    peer = {"name": "pylib", "what": "a Python peer", "version": "commit 1", "archive": "lib-1.tar.gz",
+            "url": "https://example.invalid/lib-1.tar.gz", "root": "Lib-1/pkg",
+            "sources": ["__init__.py", "inner.py"], "python": True, "binding": None,
+            "defines": [], "edits": []}
+    work = os.path.join(out, "pylib")
+    os.makedirs(work, exist_ok=True)
+    src, applied = peer_build.extract(peer, folder, work)
+    rec = peer_build.keep_python(peer, folder, work, src, applied)
+    mod, why = peer_build.load("pylib", out=out)
+    check(mod is not None and mod.answer() == 42 and mod.build["python"] and rec["module"] ==
+          "pcb_peer_pylib", "a Python peer kept and loaded: %s" % why)
+    check(not os.path.exists(os.path.join(work, "pcb_peer_pylib", "unlisted.py")),
+          "a Python peer keeps its listed files only")
 
 
 def stale_rules(tmp, peer_build):
