@@ -2,7 +2,7 @@
 torch_cluster, pointnet2_ops, MSN's and PyTorchEMD's EMD."""
 
 from ..common import np
-from .gpu import Serialized, TorchPeer, Voxels, cuda_batch, cuda_states, per_cloud
+from .gpu import Serialized, TorchPeer, cuda_batch, cuda_states, per_cloud, pooled_voxels
 
 
 # ---- GPU peers built from their sources (scripts/peer_build.py) ---------------------------
@@ -330,21 +330,7 @@ class TorchClusterGrid(BuiltPeer):
                                             return_counts=True)
         point = torch.arange(n, device=a.device).repeat(b)
         kept = torch.full_like(keys, n).scatter_reduce(0, inverse, point, "amin")
-        means = None
-        if cfg["select"] == "mean":
-            sums = torch.zeros(keys.shape[0], 3, dtype=torch.float64, device=a.device)
-            means = (sums.index_add_(0, inverse, a.reshape(-1, 3).double()) /
-                     count[:, None]).float()
-        owner = keys >> 44
-
-        def rows(i):
-            mine = owner == i
-            index, counts = kept[mine], count[mine].to(torch.int32)
-            pad = n - index.shape[0]
-            extra = () if means is None else (means[mine],)
-            return (torch.cat([index, index.new_full((pad,), -1)]),
-                    torch.cat([counts, counts.new_zeros(pad)])) + extra
-        return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i), in_order=False) for i in range(b)]
+        return pooled_voxels(a, cfg, keys >> 44, inverse, kept, count, in_order=False)
 
 
 class PointceptSerialize(BuiltPeer):

@@ -377,6 +377,29 @@ class Voxels:
         return lines if self.in_order else sorted(lines, key=lambda line: line[:3])
 
 
+def pooled_voxels(a, cfg, owner, inverse, kept, count, in_order=True, p=None):
+    """A batch's voxels as PyG and PyTorch users pool them, each voxel's cloud
+    in owner, kept point and count: Voxels a cloud, padded to its points,
+    with each voxel's mean point (index_add in float64 of p, a in float64)
+    for select mean."""
+    import torch
+    b, n = a.shape[:2]
+    means = None
+    if cfg["select"] == "mean":
+        p = a.double() if p is None else p
+        sums = torch.zeros(kept.shape[0], 3, dtype=torch.float64, device=a.device)
+        means = (sums.index_add_(0, inverse, p.reshape(-1, 3)) / count[:, None]).float()
+
+    def rows(i):
+        mine = owner == i
+        index, counts = kept[mine], count[mine].to(torch.int32)
+        pad = n - index.shape[0]
+        extra = () if means is None else (means[mine],)
+        return (torch.cat([index, index.new_full((pad,), -1)]),
+                torch.cat([counts, counts.new_zeros(pad)])) + extra
+    return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i), in_order) for i in range(b)]
+
+
 class TorchGrid(TorchPeer):
     """Grid sampling as PyTorch users write it (Point Transformer V3's data
     loader, on the GPU): voxel coordinates by floor((p - min) / size) in
@@ -412,20 +435,7 @@ class TorchGrid(TorchPeer):
                 0, inverse, d2, "amin")
             point = torch.where(d2 == best[inverse], point, n)
         kept = big.scatter_reduce(0, inverse, point, "amin")
-        owner = keys >> 57
-        means = None
-        if cfg["select"] == "mean":
-            sums = torch.zeros(keys.shape[0], 3, dtype=torch.float64, device=a.device)
-            means = (sums.index_add_(0, inverse, p.reshape(-1, 3)) / count[:, None]).float()
-
-        def rows(i):
-            mine = owner == i
-            index, counts = kept[mine], count[mine].to(torch.int32)
-            pad = n - index.shape[0]
-            extra = () if means is None else (means[mine],)
-            return (torch.cat([index, index.new_full((pad,), -1)]),
-                    torch.cat([counts, counts.new_zeros(pad)])) + extra
-        return [Voxels(a[i], cfg["cell"], lambda i=i: rows(i)) for i in range(b)]
+        return pooled_voxels(a, cfg, keys >> 57, inverse, kept, count, p=p)
 
 class Serialized:
     """A cloud's serialization as pcbench check serialize reads it ('index
