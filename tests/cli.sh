@@ -108,6 +108,12 @@ awk 'BEGIN {srand(5); for (i = 0; i < 400; i++) printf "%.3f %.3f %.3f\n", 40000
 expect "grid mean, far from the origin" 0 -- "$tool" grid -i "$tmp/utm.xyz" --size 2 --select mean -o "$tmp/gm-utm.txt"
 awk '$6 < 4000000 || $7 < 5000000 {exit 1}' "$tmp/gm-utm.txt" && ok || bad "grid mean: not in the file's frame"
 expect "check grid mean, far from the origin" 0 "pass" -- "$tool" check grid -i "$tmp/utm.xyz" --size 2 --select mean --answer "$tmp/gm-utm.txt"
+# an origin given far from 0: check shifts it as grid and serialize do (the cloud is shifted
+# on load)
+expect "grid, far from 0, an origin given" 0 -- "$tool" grid -i "$tmp/utm.xyz" --size 2 --origin 3999990,4999990,-1 -o "$tmp/go-utm.txt"
+expect "check grid, far from 0, an origin given" 0 "pass" -- "$tool" check grid -i "$tmp/utm.xyz" --size 2 --origin 3999990,4999990,-1 --answer "$tmp/go-utm.txt"
+expect "serialize, far from 0, an origin given" 0 -- "$tool" serialize -i "$tmp/utm.xyz" --size 2 --curve hilbert --origin 3999990,4999990,-1 -o "$tmp/so-utm.txt"
+expect "check serialize, far from 0, an origin given" 0 "pass" -- "$tool" check serialize -i "$tmp/utm.xyz" --size 2 --curve hilbert --origin 3999990,4999990,-1 --answer "$tmp/so-utm.txt"
 printf '0 0 0 1 x\n' >"$tmp/badgrid.txt"
 expect "check grid, a malformed line" 3 "badgrid.txt:1" -- "$tool" check grid -i "$tmp/a.ply" --size 0.2 --answer "$tmp/badgrid.txt"
 

@@ -94,7 +94,7 @@ static void check_task(const struct run_args *a, pcb_task *t)
 {
     t->curve = a->curve, t->depth = a->depth, t->origin_given = a->have_origin;
     for (int k = 0; k < 3; k++)
-        t->cell[k] = a->cell[k], t->origin[k] = a->origin[k];
+        t->cell[k] = a->cell[k], t->origin[k] = a->origin[k] - a->applied[k]; /* as serialize */
 }
 
 /* The lines of pcbench serialize ('<index> <code>' in serialized order)
