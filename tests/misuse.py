@@ -205,6 +205,8 @@ CASES = [
      "select='mean' needs mean", None),
     ("check_grid means for first", "check_grid(X(50, 3), IDX(50), IDX(50), IDX(50), 0.1, "
      "mean=X(50, 3))", ValueError, "mean is judged with select='mean' only", None),
+    ("check_grid means short", "check_grid(X(50, 3), IDX(50), IDX(50), IDX(50), 0.1, "
+     "select='mean', mean=X(49, 3))", ValueError, "mean has 147 elements, need 150", None),
 ]
 PATHS = ["numpy", "torch-cpu", "cuda-python", "cuda-compiled"]
 TORCH_PATHS = PATHS[1:]

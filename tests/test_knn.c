@@ -44,6 +44,21 @@ static void free_set(set *s)
     free(s->a);
 }
 
+/* impl's rows got, judged j (said where wrong), and, for a canonical
+ * implementation, naive's rows want bit for bit, distances included. */
+static void expect_right(const pcb_impl *impl, const pcb_task *t, const pcb_judgement *j,
+                         const pcb_result *want, const pcb_result *got, const char *where)
+{
+    if (j->verdict != PCB_VERDICT_PASS)
+        fprintf(stderr, "knn %s %s: %s\n", impl->name, where, j->detail);
+    CHECK(j->verdict == PCB_VERDICT_PASS);
+    const size_t count = (size_t)pcb_answer_count(t);
+    if (impl->promise.canonical) {
+        CHECK(memcmp(want->index, got->index, count * sizeof *got->index) == 0);
+        CHECK(memcmp(want->dist2, got->dist2, count * sizeof *got->dist2) == 0);
+    }
+}
+
 /* Every implementation that runs here on every set: right by the judge
  * (which compares the canonical ones with naive's rows), and a canonical
  * one naive's rows bit for bit, distances included. */
@@ -71,14 +86,9 @@ static void test_every_impl_matches_naive(void)
             const pcb_promise p = pcb_promise_of(impl, t);
             pcb_judgement j;
             CHECK_RC(pcb_judge(t, &got, &p, want.index, &j), PCB_OK);
-            if (j.verdict != PCB_VERDICT_PASS)
-                fprintf(stderr, "knn %s on set %zu: %s\n", impl->name, s, j.detail);
-            CHECK(j.verdict == PCB_VERDICT_PASS);
-            const size_t count = (size_t)pcb_answer_count(t);
-            if (impl->promise.canonical) {
-                CHECK(memcmp(want.index, got.index, count * sizeof *got.index) == 0);
-                CHECK(memcmp(want.dist2, got.dist2, count * sizeof *got.dist2) == 0);
-            }
+            char where[32];
+            snprintf(where, sizeof where, "on set %zu", s);
+            expect_right(impl, t, &j, &want, &got, where);
             pcb_result_free(&want), pcb_result_free(&got);
         }
     }
@@ -202,7 +212,6 @@ static void test_self_ragged(void)
     pcb_result want;
     CHECK_RC(pcb_result_alloc(&two, &want), PCB_OK);
     CHECK_RC(pcb_run(naive, &two, &want, NULL), PCB_OK);
-    const size_t count = (size_t)pcb_answer_count(&two);
     for (const pcb_impl *const *it = pcb_registry(); *it; it++) {
         const pcb_impl *impl = *it;
         if (impl->problem != PCB_KNN || pcb_impl_available(impl) != PCB_OK || !impl->ragged)
@@ -213,12 +222,7 @@ static void test_self_ragged(void)
         const pcb_promise p = pcb_promise_of(impl, &self);
         pcb_judgement j;
         CHECK_RC(pcb_judge_full(&self, &got, &p, &j), PCB_OK);
-        if (j.verdict != PCB_VERDICT_PASS)
-            fprintf(stderr, "knn %s, self and ragged: %s\n", impl->name, j.detail);
-        CHECK(j.verdict == PCB_VERDICT_PASS);
-        if (impl->promise.canonical)
-            CHECK(memcmp(want.index, got.index, count * sizeof *got.index) == 0 &&
-                  memcmp(want.dist2, got.dist2, count * sizeof *got.dist2) == 0);
+        expect_right(impl, &two, &j, &want, &got, "self and ragged");
         pcb_result_free(&got);
     }
     pcb_result_free(&want);

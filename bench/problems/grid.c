@@ -93,40 +93,6 @@ static void check_task(const struct run_args *a, pcb_task *t)
         t->cell[k] = a->cell[k], t->origin[k] = a->origin[k] - a->applied[k];
 }
 
-/* A mean line's tail: three numbers (the file's frame), nothing after. */
-static int read_mean(const char *tail, const double shift[3], float *mean)
-{
-    for (int k = 0; k < 3; k++) {
-        char *end;
-        errno = 0;
-        const double m = strtod(tail, &end);
-        if (end == tail || errno)
-            return 0;
-        mean[k] = (float)(m - shift[k]);
-        tail = end;
-    }
-    while (*tail == ' ' || *tail == '\t' || *tail == '\r' || *tail == '\n')
-        tail++;
-    return *tail == 0 || *tail == '#';
-}
-
-/* Where a line's sixth field starts (its end if it has fewer), the line cut
- * there: a mean line's five integers are read apart from its three numbers. */
-static char *cut_after_five(char *line)
-{
-    char *p = line;
-    for (int field = 0; field < 5; field++) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        while (*p && *p != ' ' && *p != '\t' && *p != ',' && *p != '\n' && *p != '#')
-            p++;
-    }
-    if (*p == '\n' || *p == '#' || !*p)
-        return p + strlen(p);
-    *p = 0;
-    return p + 1;
-}
-
 /* A voxel line: its coordinates and row. */
 typedef struct {
     double v[3];
@@ -178,17 +144,17 @@ static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r
     while (rc == PCB_OK && getline(&buf, &cap, f) >= 0) {
         at++;
         long long w[5];
+        double m[3]; /* a mean line's point, in the file's frame */
         int header;
-        const char *tail = means ? cut_after_five(buf) : NULL;
-        const int fields = bench_line_integers(buf, w, 5, &header);
+        const int fields = bench_line_numbers(buf, w, 5, means ? m : NULL, 3, &header);
         if (fields == 0 || (header && v == 0)) /* blank, a comment, a header line first */
             continue;
-        if (fields != 5)
-            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: need 5 integers a line (ix iy iz count "
-                          "index)", a->answer, (long long)at);
-        else if (means && v < n && !read_mean(tail, a->applied, mean + 3 * v))
+        if (means && fields != 8)
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: select mean: need 5 integers and 3 numbers a "
                           "line (ix iy iz count index mx my mz)", a->answer, (long long)at);
+        else if (!means && fields != 5)
+            rc = pcb_fail(PCB_EBADFILE, "%s:%lld: need 5 integers a line (ix iy iz count "
+                          "index)", a->answer, (long long)at);
         else if (v == n)
             rc = pcb_fail(PCB_EBADFILE, "%s:%lld: more voxel lines than the cloud's %lld "
                           "points", a->answer, (long long)at, (long long)n);
@@ -203,6 +169,8 @@ static int check_read(const struct run_args *a, const pcb_task *t, pcb_result *r
             voxel_of(t, t->a + 3 * w[4], origin, want);
         index[v] = w[4] >= 0 && memcmp(have, want, sizeof have) == 0 ? (int32_t)w[4] : -2;
         count[v] = (int32_t)w[3];
+        for (int k = 0; means && k < 3; k++)
+            mean[3 * v + k] = (float)(m[k] - a->applied[k]);
         memcpy(lines[v].v, have, sizeof have);
         lines[v].line = v;
         v++;

@@ -34,6 +34,11 @@ const pcb_defect *pcb_defects(void)
 
 int bench_line_integers(char *line, long long *w, int want, int *header)
 {
+    return bench_line_numbers(line, w, want, NULL, 0, header);
+}
+
+int bench_line_numbers(char *line, long long *w, int want, double *x, int reals, int *header)
+{
     for (char *c = line; *c; c++)
         *c = *c == ',' || *c == '\t' ? ' ' : *c == '#' ? (c[1] = 0, ' ') : *c;
     char *p = line, *end;
@@ -45,13 +50,17 @@ int bench_line_integers(char *line, long long *w, int want, int *header)
         if (!*p)
             return fields;
         errno = 0;
-        const long long x = strtoll(p, &end, 10);
+        const int real = x && fields >= want;
+        const long long i = real ? 0 : strtoll(p, &end, 10);
+        const double d = real ? strtod(p, &end) : 0;
         if (end == p || errno || (*end && *end != ' ' && *end != '\r' && *end != '\n')) {
             *header = fields == 0 && (*p < '0' || *p > '9') && *p != '-' && *p != '+';
             return -1;
         }
-        if (fields < want)
-            w[fields] = x;
+        if (real && fields - want < reals)
+            x[fields - want] = d;
+        else if (!real && fields < want)
+            w[fields] = i;
         fields++, p = end;
     }
 }

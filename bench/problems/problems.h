@@ -97,6 +97,9 @@ PCB_PROBLEM_MAP(BENCH_PROBLEM_FACE)
  * -1 where a field is not an integer (*header: it is the line's first and
  * a word, a header line's). The line is edited in place. */
 int bench_line_integers(char *line, long long *w, int want, int *header);
+/* The same, the fields past the first want read as numbers (up to reals of
+ * them into x): a line of integers, then real numbers (grid's means). */
+int bench_line_numbers(char *line, long long *w, int want, double *x, int reals, int *header);
 
 /* The face of problem p (problems.c); NULL outside the list. */
 const bench_problem_face *bench_face(pcb_problem p);

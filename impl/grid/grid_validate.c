@@ -89,6 +89,7 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, vo
     qsort(vs, (size_t)n, sizeof *vs, by_voxel_then_index);
     const int32_t *rows = r->index + c * n, *inverse = r->index + t->batch * n + c * n;
     const int32_t *count = r->count + c * n;
+    const float *mean = t->select == PCB_GRID_MEAN ? r->mean + 3 * c * n : NULL;
     int64_t wrong = 0, v = 0;
     detail[0] = 0;
 #define FAULT(...)                                                                            \
@@ -120,13 +121,12 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, vo
             }
         }
         double want[3];
-        const int mean_ok = !r->mean || mean_right(xyz, vs + j, end - j, r->mean + 3 * (c * n + v),
-                                                  want);
+        const int mean_ok = !mean || mean_right(xyz, vs + j, end - j, mean + 3 * v, want);
         if (!mean_ok)
             FAULT("cloud %lld voxel %lld (%.17g, %.17g, %.17g): mean (%.9g, %.9g, %.9g), want "
                   "(%.9g, %.9g, %.9g)", (long long)c, (long long)v, vs[j].v[0], vs[j].v[1],
-                  vs[j].v[2], r->mean[3 * (c * n + v)], r->mean[3 * (c * n + v) + 1],
-                  r->mean[3 * (c * n + v) + 2], want[0], want[1], want[2]);
+                  vs[j].v[2], mean[3 * v], mean[3 * v + 1], mean[3 * v + 2], want[0], want[1],
+                  want[2]);
         const int row_right = rows[v] == keep && count[v] == end - j && mean_ok;
         if (!row_right)
             FAULT("cloud %lld voxel %lld (%.17g, %.17g, %.17g): point %d count %d, want point %d "
@@ -142,8 +142,7 @@ static int64_t judge_cloud(const pcb_task *t, const pcb_result *r, int64_t c, vo
     }
     for (int64_t e = v; e < n; e++)
         if (rows[e] != -1 || count[e] != 0 ||
-            (r->mean && (r->mean[3 * (c * n + e)] != 0 || r->mean[3 * (c * n + e) + 1] != 0 ||
-                         r->mean[3 * (c * n + e) + 2] != 0))) {
+            (mean && (mean[3 * e] != 0 || mean[3 * e + 1] != 0 || mean[3 * e + 2] != 0))) {
             FAULT("cloud %lld row %lld past its %lld voxels: point %d count %d, want -1 and 0 "
                   "(and a mean of 0)",
                   (long long)c, (long long)e, (long long)v, (int)rows[e], (int)count[e]);
@@ -168,9 +167,6 @@ int pcb_grid_validate(const pcb_task *t, const pcb_result *r, pcb_report *rep)
         return pcb_fail(PCB_EINVAL, "grid validate: the answer has no counts");
     if (t->select == PCB_GRID_MEAN && !r->mean)
         return pcb_fail(PCB_EINVAL, "grid validate: select mean: the answer has no mean points");
-    const pcb_result judged = {.index = r->index, .count = r->count,
-                               .mean = t->select == PCB_GRID_MEAN ? r->mean : NULL};
-    r = &judged;
     voxel_of *vs = malloc((size_t)t->n * sizeof *vs);
     if (!vs)
         return pcb_fail(PCB_ENOMEM, "grid validate: no memory for %lld points", (long long)t->n);
