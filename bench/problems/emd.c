@@ -67,6 +67,12 @@ static int full(bench_config_list *l)
         for (int i = 3; i < 6; i += 2)
             for (int g = 4; g < 6 && ok; g++)
                 ok = add_gap(l, kinds[k], 32, fn[i], gaps[g]) != NULL;
+    /* and at the batches training runs at 2,048 */
+    static const int64_t tb[] = {64, 128};
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 2; j++)
+            for (int g = 4; g < 6 && ok; g++)
+                ok = add_gap(l, kinds[k], tb[j], 2048, gaps[g]) != NULL;
     static const char *const pairs[] = {"lidar", "noisy"};
     for (int k = 0; k < 2; k++)
         for (int i = 2; i < 6 && ok; i += 2)
