@@ -493,8 +493,7 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
             for (int m = 0; m < misses; m++) {
                 const int32_t k = missed[m];
                 pcb_ca_best best = replay_rebuild(a, b, price, n, list[k], 0, &cache,
-                                                  misses <= pcb_ca_block_scans(n) &&
-                                                          !pcb_ca_chain_rebuilds(n, count)
+                                                  misses <= pcb_ca_block_scans(n)
                                                       ? REPLAY_BLOCK_BUILD
                                                       : REPLAY_WARP_BUILD,
                                                   st);

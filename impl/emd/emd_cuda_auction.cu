@@ -54,7 +54,6 @@ namespace cg = cooperative_groups;
 #include "cuda_auction/least.cuh"
 #include "cuda_auction/cache.cuh"
 #include "cuda_auction/rebuild.cuh"
-#include "cuda_auction/few.cuh"
 #include "cuda_auction/team.cuh"
 #include "cuda_auction/ascent.cuh"
 #include "cuda_auction/finish.cuh"

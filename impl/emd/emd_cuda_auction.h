@@ -299,19 +299,6 @@ PCB_CA_FN int pcb_ca_block_scans(int32_t n)
 {
     return n <= 4096 && PCB_CA_BLOCK_SCANS_MAX > 4 ? 4 : PCB_CA_BLOCK_SCANS_MAX;
 }
-/* Rounds of 2 to 31 bidders run on their bidders' own warps, a chain with
- * no block barrier (the kernel's few.cuh; tuning builds only: 0 runs them
- * on the whole block). Where the state is in shared memory a bidder whose
- * cache misses in such a round rebuilds it with its own warp (row l: lane
- * l's slots), so the chain goes on; elsewhere the chain stops there and the
- * block rebuilds as above. */
-#ifndef PCB_CA_FEW
-#define PCB_CA_FEW 1
-#endif
-PCB_CA_FN int pcb_ca_chain_rebuilds(int32_t n, int32_t bidders)
-{
-    return PCB_CA_FEW && n <= PCB_CA_SHARED_MAX_N && bidders >= 2 && bidders < PCB_CA_WARPS;
-}
 #define PCB_CA_CACHE_MAX_N 65535 /* slot indexes are 16 bits; 0xffff: none */
 #define PCB_CA_NO_SLOT 0xffffu
 

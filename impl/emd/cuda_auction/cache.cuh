@@ -136,20 +136,14 @@ __device__ __forceinline__ bool cache_look(const float *ai, const pair_state &s,
 }
 
 /* Rebuild bidder i's cache with one warp (row l: lane l's slots), store it
- * and look into it; the new row and bound also into *kept_row and
- * *kept_bound where given (a chain keeps its bidder's). */
+ * and look into it. */
 __device__ __forceinline__ bool warp_rebuild(const float *ai, const pair_state &s, int n, int i,
-                                             bool least_only, bidder_cache c, pcb_ca_best *b,
-                                             cache_row *kept_row = NULL, double *kept_bound = NULL)
+                                             bool least_only, bidder_cache c, pcb_ca_best *b)
 {
     const int lane = threadIdx.x & 31;
     const pcb_ca_slots sl = scan_slots(ai, s, n, lane, 32);
     const cache_row row = pack_slots(sl.j);
     const double bound = pcb_ca_cache_bound(warp_min(sl.v[PCB_CA_SLOTS - 1]));
-    if (kept_row) {
-        *kept_row = row;
-        *kept_bound = bound;
-    }
     c.slot[(size_t)i * 32 + lane] = row;
     if (lane == 0)
         c.bound[i] = bound;

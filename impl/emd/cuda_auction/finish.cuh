@@ -20,10 +20,9 @@ struct finish_parts { /* reductions and counts by step parity */
     int count[2]; /* settled objects */
     int rows[PCB_CA_FINISH_MOST];
 };
-union round_parts { /* one at a time: static shared memory is full */
+union round_parts {
     block_parts rebuild;
     finish_parts finish;
-    few_report few;
 };
 
 /* A key read after other threads' atomics (not from a stale L1 line). */

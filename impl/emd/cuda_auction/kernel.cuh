@@ -219,33 +219,6 @@ __global__ void __launch_bounds__(THREADS, 1)
                 __syncthreads(); /* solo_steps is read */
                 continue;
             }
-            bool slots = false; /* list: a chain's slots, -1 where placed */
-            int live = bidders;   /* bidders in list */
-            if (PCB_CA_FEW && CACHE && bidders >= 2 && bidders < PCB_CA_WARPS && !looked) {
-                /* Few bidders: their own warps run the rounds (few_rounds)
-                 * from this one on while the block waits, until a cache
-                 * misses (that round's rebuilds and awards are the
-                 * block's, below) or the block has other rounds to run. */
-                long long room = round_limit - phase_rounds + 1; /* this round counted */
-                if (WARM && limit && limit - rounds < room)
-                    room = limit - rounds;
-                few_rounds<SHARED>(a, s, n, list, bidders, eps, cache, missed_bits, taken, rounds, room,
-                           &parts.few);
-                __syncthreads();
-                const few_report few = parts.few;
-                bids += few.bids;
-                rounds += few.rounds;
-                phase_rounds += few.rounds;
-                live = few.live;
-                if (!few.pending) {
-                    phase_rounds--; /* counted at the loop's top */
-                    few_pack(list, bidders, &count[cur]);
-                    __syncthreads();
-                    continue;
-                }
-                slots = true;
-                __syncthreads(); /* parts.few is read: the rebuilds reuse it */
-            }
             if (tid == 0) { /* last read a round ago */
                 count[cur ^ 1] = 0;
                 missed_bits[(rounds + 1) & 1] = 0;
@@ -267,22 +240,18 @@ __global__ void __launch_bounds__(THREADS, 1)
             } else { /* few: caches first, then the misses */
                 bool missed = false;
                 pcb_ca_best best;
-                if (slots) { /* the chain looked: its misses */
-                    missed = warp < bidders && (missed_bits[rounds & 1] >> warp & 1);
-                } else {
-                    if (warp < bidders) {
-                        const int i = list[warp];
-                        missed = (warp == 0 && looked) ||
-                                 !cache_look(a + 3 * i, s, s.price, i, false, cache, &best);
-                        if (lane == 0 && !missed)
-                            place_bid(s, warp, i, best, eps);
-                        if (lane == 0 && missed)
-                            atomicOr(&missed_bits[rounds & 1], 1u << warp);
-                    }
-                    __syncthreads();
-                    if (tid == 0)
-                        solo_missed = 0; /* read by all before the barrier */
+                if (warp < bidders) {
+                    const int i = list[warp];
+                    missed = (warp == 0 && looked) ||
+                             !cache_look(a + 3 * i, s, s.price, i, false, cache, &best);
+                    if (lane == 0 && !missed)
+                        place_bid(s, warp, i, best, eps);
+                    if (lane == 0 && missed)
+                        atomicOr(&missed_bits[rounds & 1], 1u << warp);
                 }
+                __syncthreads();
+                if (tid == 0)
+                    solo_missed = 0; /* read by all before the barrier */
                 unsigned mask = missed_bits[rounds & 1];
                 if (mask) {
                     if (!SHARED && team && __popc(mask) >= TEAM_REBUILDS_FROM &&
@@ -306,10 +275,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
             int *next = cur ? s.list[0] : s.list[1];
             for (int k = tid; k < bidders; k += THREADS) {
-                const int i = list[k];
-                if (i < 0) /* a chain's slot, emptied */
-                    continue;
-                const int j = s.chose[k];
+                const int i = list[k], j = s.chose[k];
                 const unsigned long long key = *(volatile unsigned long long *)&s.top[j];
                 int requeue = i;
                 if (pcb_ca_key_bidder(key) == i) {
@@ -323,7 +289,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (requeue >= 0)
                     next[atomicAdd(&count[cur ^ 1], 1)] = requeue;
             }
-            bids += live;
+            bids += bidders;
             rounds++;
             cur ^= 1;
             __syncthreads();
