@@ -469,19 +469,6 @@ def ragged_figures(reps):
     return rows
 
 
-def zero_start(fn):
-    """fn with cuda_auction's cold pairs started from zero prices (the start
-    before issue 71's column reduction; PCBENCH_EMD_START is read at every
-    run)."""
-    def call(p, t, i):
-        os.environ["PCBENCH_EMD_START"] = "zero"
-        try:
-            return fn(p, t, i)
-        finally:
-            del os.environ["PCBENCH_EMD_START"]
-    return call
-
-
 def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 1))):
     """Issue 71's training-loop figure: every EMD loss timed on the same
     predictions of a decoder that trains on the warm loss; per epoch the
@@ -501,8 +488,9 @@ def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 
         model = completion.FoldingCompletion(n).cuda()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         cold = lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.01)  # noqa: E731
+        # (the zero start's column of issue 71 is gone: since the library
+        # reads no environment, PCBENCH_EMD_START no longer reaches it)
         losses = {"pcbench cold 1%": cold,
-                  "pcbench cold 1% (zero start)": zero_start(cold),
                   "pcbench cold 5%": lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.05)}
         warms = {}
         for scale, share in warm_rules:
