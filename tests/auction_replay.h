@@ -330,6 +330,9 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
  * are what a parallel pass (Bellman-Ford: every object relaxed at once)
  * would take. */
 static int32_t replay_global_at;
+/* The finish's threshold in place of pcb_ca_finish_at (0: the rule's;
+ * emd_routes part 9 prices others: issue 93's third lever). */
+static int32_t replay_finish_at;
 static int replay_global_repeat;
 
 static int64_t replay_global_update(const float *a, const float *b, int32_t n, double *price,
@@ -450,7 +453,8 @@ static int replay_pair_from(const float *a, const float *b, int32_t n, const pcb
         int restart = 0;
         int32_t global_next = replay_global_at; /* this phase's next global update */
         while (count > 0) { /* one round */
-            if (count <= pcb_ca_finish_at(n)) { /* the finish, bidders by index */
+            if (count <= (replay_finish_at > 0 ? replay_finish_at : pcb_ca_finish_at(n))) {
+                /* the finish, bidders by index */
                 const int64_t steps = st->finish_steps;
                 for (int32_t k = 1; k < count; k++)
                     for (int32_t m = k; m > 0 && list[m - 1] > list[m]; m--) {

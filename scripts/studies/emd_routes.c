@@ -39,7 +39,13 @@
  *    auction on one scaffold of their own (below), from the column start;
  *    reverse bids all the time, or only in a phase's tail.
  * 8. The batch's pairs from the column start, and the slowest of each kind
- *    phase by phase. */
+ *    phase by phase.
+ * 9. The finish from more bidders (issue 93's third lever): each phase's
+ *    last T bidders by augmenting paths (replay_finish_at), T = the rule's,
+ *    8, 16, 32 and 64, from the column start within 5% and 1%; the rounds
+ *    they save against the finish steps they cost, priced with a finish
+ *    step at 2,700 cycles (the model above) and at 9,000 (closer to what a
+ *    step over n = 4,096 objects costs the kernel: about 6,300 at 1,024). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -534,6 +540,40 @@ static void slowest(study *S)
     }
 }
 
+static void finish_from(study *S)
+{
+    const int32_t n = S->n, ts[] = {0, 8, 16, 32, 64};
+    const double gaps[] = {0.05, 0.01};
+    printf("\n9. The finish from T bidders, means over %d pair(s) a kind (column start): rounds "
+           "of 2-31 / of 32+, finish steps and the costs they evaluate (millions), cost "
+           "(Mcycles) with a finish step at 2,700 / 9,000 cycles\n\n| kind | bound | T | 2-31 "
+           "| 32+ | finish steps | their costs | cost at 2,700 | at 9,000 |\n"
+           "|---|---|---|---|---|---|---|---|---|\n", S->pairs);
+    for (int k = 0; k < 3; k++)
+        for (int g = 0; g < 2; g++)
+            for (int t = 0; t < 5; t++) {
+                double small = 0, wide = 0, steps = 0, evals = 0, c27 = 0, c90 = 0;
+                replay_finish_at = ts[t];
+                for (int p = 0; p < S->pairs; p++) {
+                    make_pair(kinds[k], n, 1 + (uint64_t)p, S->a, S->b);
+                    replay_column_prices(S->a, S->b, n, S->start);
+                    solve(S->a, S->b, n, gaps[g], S->start, 1e300, &S->warm);
+                    const replay_stats *s = &S->warm.st;
+                    small += (double)s->rounds_by[1], wide += (double)s->rounds_by[2];
+                    steps += (double)s->finish_steps;
+                    evals += (double)s->finish_evals;
+                    c27 += cycles(s);
+                    c90 += cycles(s) + 6300.0 * (double)s->finish_steps;
+                }
+                const double m = S->pairs;
+                printf("| %s | %g%% | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n", kinds[k],
+                       100 * gaps[g], ts[t] ? ts[t] : pcb_ca_finish_at(n), small / m, wide / m,
+                       steps / m, evals / m / 1e6, c27 / m / 1e6, c90 / m / 1e6);
+                fflush(stdout);
+            }
+    replay_finish_at = 0;
+}
+
 static int run_alloc(run *r, int32_t n)
 {
     r->n = n;
@@ -575,6 +615,8 @@ int main(int argc, char **argv)
         column_start(&S, argc > 4 ? argv[4] : NULL);
     if (strchr(parts, '8'))
         slowest(&S);
+    if (strchr(parts, '9'))
+        finish_from(&S);
     if (strchr(parts, '7'))
         forward_reverse(&S, argc > 4 ? argv[4] : NULL);
     free(S.a), free(S.b), free(S.moved), free(S.start);
