@@ -330,10 +330,10 @@ static void replay_finish(const float *a, const float *b, int32_t n, double eps,
  * are what a parallel pass (Bellman-Ford: every object relaxed at once)
  * would take. */
 static int32_t replay_global_at;
+static int replay_global_repeat;
 /* The finish's threshold in place of pcb_ca_finish_at (0: the rule's;
  * emd_routes part 9 prices others: issue 93's third lever). */
 static int32_t replay_finish_at;
-static int replay_global_repeat;
 
 static int64_t replay_global_update(const float *a, const float *b, int32_t n, double *price,
                                     const int32_t *owner, double *dist, int32_t *hops,

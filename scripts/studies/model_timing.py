@@ -488,8 +488,6 @@ def emd_loop_figures(epochs, sizes=(2048,), batches=8, warm_rules=((1, 1), (16, 
         model = completion.FoldingCompletion(n).cuda()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         cold = lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.01)  # noqa: E731
-        # (the zero start's column of issue 71 is gone: since the library
-        # reads no environment, PCBENCH_EMD_START no longer reaches it)
         losses = {"pcbench cold 1%": cold,
                   "pcbench cold 5%": lambda p, t, i: pcbench.emd_loss(p, t, max_gap=0.05)}
         warms = {}
